@@ -1,0 +1,229 @@
+"""Array libraries underneath chainrule: which namespace an array belongs to, dtype mapping,
+and the array-level helpers that rules share (written against a namespace `xp`).
+The only module that imports NumPy or names a backend's functions."""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+ndarray = np.ndarray
+_SCALAR_TYPES = (bool, int, float, complex)
+
+# Backend namespaces by array type: namespace() is on the hot path.
+_namespaces: dict[type, object] = {np.ndarray: np}
+
+
+def namespace(a) -> object:
+    """The Array API namespace of raw array `a`."""
+    t = a.__class__
+    xp = _namespaces.get(t)
+    if xp is None:
+        xp = _lookup_namespace(a)
+        _namespaces[t] = xp
+    return xp
+
+
+def _lookup_namespace(a):
+    if isinstance(a, (np.ndarray, np.generic)):
+        return np
+    get = getattr(a, "__array_namespace__", None)
+    if get is not None:
+        return get()
+    try:
+        import array_api_compat
+    except ImportError:
+        array_api_compat = None
+    if array_api_compat is not None:
+        try:
+            return array_api_compat.array_namespace(a)
+        except TypeError:
+            pass
+    raise TypeError(
+        f"chainrule cannot wrap an object of type {type(a).__module__}.{type(a).__qualname__}: "
+        "it is not an array of a library implementing the Python Array API standard"
+    )
+
+
+def is_array(a) -> bool:
+    if a.__class__ in _namespaces:
+        return True
+    try:
+        namespace(a)
+    except TypeError:
+        return False
+    return not isinstance(a, _SCALAR_TYPES)
+
+
+def normalize(out, xp):
+    """NumPy returns scalars from 0-d arithmetic and reductions: make them 0-d arrays."""
+    if isinstance(out, np.generic):
+        return np.asarray(out)
+    if xp is np and not isinstance(out, np.ndarray):
+        return np.asarray(out)
+    return out
+
+
+def name_of(xp) -> str:
+    name = getattr(xp, "__name__", None) or type(xp).__name__
+    return name
+
+
+# ----------------------------------------------------------------------------- default backend
+
+def _initial_default():
+    name = os.environ.get("CHAINRULE_BACKEND", "numpy")
+    if name == "numpy":
+        return np
+    import importlib
+
+    return importlib.import_module(name)
+
+
+_default = [_initial_default()]
+
+
+def default_namespace():
+    """The namespace that creation functions use for new arrays (NumPy unless set)."""
+    return _default[0]
+
+
+def set_default_namespace(xp) -> None:
+    _default[0] = xp
+
+
+# ----------------------------------------------------------------------------- dtypes
+# chainrule's dtypes are NumPy's dtype objects; another backend's dtypes map by name.
+
+DTYPE_NAMES = (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float32", "float64", "complex64", "complex128",
+)  # fmt: skip
+DTYPES = {n: np.dtype(n) for n in DTYPE_NAMES}
+_to_backend: dict[tuple[int, object], object] = {}
+
+
+def to_backend_dtype(xp, dtype):
+    """The backend dtype for chainrule dtype `dtype` (None stays None)."""
+    if dtype is None or xp is np:
+        return dtype
+    key = (id(xp), dtype)
+    d = _to_backend.get(key)
+    if d is None:
+        d = getattr(xp, np.dtype(dtype).name)
+        _to_backend[key] = d
+    return d
+
+
+def from_backend_dtype(d) -> np.dtype:
+    if isinstance(d, np.dtype):
+        return d
+    return np.dtype(str(d).rsplit(".", 1)[-1].split("'")[0])
+
+
+def dtype_kind(d) -> str:
+    """'b' bool, 'i' signed, 'u' unsigned, 'f' real floating, 'c' complex floating."""
+    return from_backend_dtype(d).kind
+
+
+def is_floating(d) -> bool:
+    return from_backend_dtype(d).kind in "fc"
+
+
+# ----------------------------------------------------------------------------- helpers for rules
+# Written against the namespace `xp`, so that they run on raw arrays and on chainrule tensors.
+
+
+def sum_to(xp, g, shape):
+    """Sum `g` down to `shape`, undoing broadcasting."""
+    gshape = g.shape
+    if gshape == shape:
+        return g
+    lead = len(gshape) - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1
+    )
+    if axes:
+        g = xp.sum(g, axis=axes, keepdims=True)
+    if lead or g.shape != shape:
+        g = xp.reshape(g, shape)
+    return g
+
+
+def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
+    """`axis` (None, int or tuple) as a sorted tuple of non-negative axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, int):
+        axis = (axis,)
+    out = []
+    for a in axis:
+        if not -ndim <= a < max(ndim, 1):
+            raise IndexError(f"axis {a} is out of bounds for a tensor of dimension {ndim}")
+        out.append(a % ndim if ndim else 0)
+    if len(set(out)) != len(out):
+        raise ValueError(f"repeated axis in {axis}")
+    return tuple(sorted(out))
+
+
+def expand_reduced(xp, g, axes: tuple[int, ...], ndim: int):
+    """Re-insert the reduced `axes` of a reduction result `g` as size-1 axes."""
+    if not axes or g.ndim == ndim:
+        return g
+    shape = list(g.shape)
+    for a in axes:
+        shape.insert(a, 1)
+    return xp.reshape(g, tuple(shape))
+
+
+def count(shape, axes) -> int:
+    return math.prod(shape[a] for a in axes)
+
+
+def index_add(xp, g, p):
+    """Zeros of the input's shape and dtype with `g` added at key `p[0]` (repeated indices
+    add up); `p` is getitem's (key, input shape, input dtype)."""
+    key, shape, dtype = p
+    if xp is np:
+        out = np.zeros(shape, dtype=dtype)
+        if _is_basic(key):
+            out[key] = g
+        else:
+            np.add.at(out, key, g)
+        return out
+    out = xp.zeros(shape, dtype=dtype)
+    if _is_basic(key) or _is_mask(key):
+        out[key] = g
+        return out
+    raise NotImplementedError(
+        f"the gradient of integer-array indexing is not implemented for {name_of(xp)} arrays"
+    )
+
+
+def _is_basic(key) -> bool:
+    keys = key if isinstance(key, tuple) else (key,)
+    return all(k is None or k is Ellipsis or isinstance(k, (int, slice)) for k in keys)
+
+
+def _is_mask(key) -> bool:
+    keys = key if isinstance(key, tuple) else (key,)
+    arrays = [k for k in keys if not (k is None or k is Ellipsis or isinstance(k, (int, slice)))]
+    return len(arrays) == 1 and dtype_kind(arrays[0].dtype) == "b"
+
+
+def take_add(xp, g, p):
+    """Zeros of the input's shape and dtype with `g` added at `indices` along `axis`;
+    `p` is take's (indices, axis, input shape, input dtype)."""
+    indices, axis, shape, dtype = p
+    if xp is np:
+        out = np.zeros(shape, dtype=dtype)
+        np.add.at(out, (slice(None),) * axis + (indices,), g)
+        return out
+    # Generic: a one-hot matrix sends each gathered slice back to its source position.
+    onehot = xp.astype(
+        xp.arange(shape[axis], dtype=indices.dtype)[:, None] == indices[None, :], dtype
+    )
+    moved = xp.moveaxis(g, axis, -1)
+    return xp.moveaxis(xp.matmul(moved, onehot.T), -1, axis)

@@ -1,0 +1,501 @@
+"""chainrule's public array functions (Array API names and signatures): the primitives of
+`_rules` with their parameters checked, composites built from them, creation functions,
+dtypes, and the operators and methods of Tensor."""
+
+from __future__ import annotations
+
+import builtins
+
+from . import _backend
+from ._backend import DTYPES, normalize_axes, to_backend_dtype
+from ._rules import OPS
+from ._tensor import Tensor, as_tensor, as_tensors, raw
+
+np = _backend.np
+
+float32 = DTYPES["float32"]
+float64 = DTYPES["float64"]
+complex64 = DTYPES["complex64"]
+complex128 = DTYPES["complex128"]
+int8, int16, int32, int64 = (DTYPES[n] for n in ("int8", "int16", "int32", "int64"))
+uint8, uint16, uint32, uint64 = (DTYPES[n] for n in ("uint8", "uint16", "uint32", "uint64"))
+bool = DTYPES["bool"]  # noqa: A001 - the standard's name
+
+e = np.e
+pi = np.pi
+inf = np.inf
+nan = np.nan
+newaxis = None
+
+
+# ----------------------------------------------------------------------------- elementwise
+
+
+def _elementwise(name: str):
+    op = OPS[name]
+
+    def fn(x, /):
+        return op(x)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise {name}, differentiable."
+    return fn
+
+
+negative = _elementwise("negative")
+positive = _elementwise("positive")
+abs = _elementwise("abs")  # noqa: A001
+square = _elementwise("square")
+sqrt = _elementwise("sqrt")
+exp = _elementwise("exp")
+expm1 = _elementwise("expm1")
+log = _elementwise("log")
+log1p = _elementwise("log1p")
+log2 = _elementwise("log2")
+log10 = _elementwise("log10")
+sin = _elementwise("sin")
+cos = _elementwise("cos")
+tan = _elementwise("tan")
+asin = _elementwise("asin")
+acos = _elementwise("acos")
+atan = _elementwise("atan")
+sinh = _elementwise("sinh")
+cosh = _elementwise("cosh")
+tanh = _elementwise("tanh")
+asinh = _elementwise("asinh")
+acosh = _elementwise("acosh")
+atanh = _elementwise("atanh")
+sign = _elementwise("sign")
+floor = _elementwise("floor")
+ceil = _elementwise("ceil")
+trunc = _elementwise("trunc")
+round = _elementwise("round")  # noqa: A001
+
+add = OPS["add"]
+subtract = OPS["subtract"]
+multiply = OPS["multiply"]
+divide = OPS["divide"]
+pow = OPS["pow"]  # noqa: A001
+atan2 = OPS["atan2"]
+maximum = OPS["maximum"]
+minimum = OPS["minimum"]
+floor_divide = OPS["floor_divide"]
+remainder = OPS["remainder"]
+matmul = OPS["matmul"]
+
+
+def _nondiff(name: str):
+    """A function whose result carries no gradient (bool or integer results)."""
+
+    def fn(*args):
+        ts, xp = as_tensors(args, name)
+        out = getattr(xp, name)(*(raw(t) for t in ts))
+        return Tensor(_backend.normalize(out, xp), xp, None)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"{name}; the result carries no gradient."
+    return fn
+
+
+equal = _nondiff("equal")
+not_equal = _nondiff("not_equal")
+less = _nondiff("less")
+less_equal = _nondiff("less_equal")
+greater = _nondiff("greater")
+greater_equal = _nondiff("greater_equal")
+isnan = _nondiff("isnan")
+isinf = _nondiff("isinf")
+isfinite = _nondiff("isfinite")
+logical_and = _nondiff("logical_and")
+logical_or = _nondiff("logical_or")
+logical_xor = _nondiff("logical_xor")
+logical_not = _nondiff("logical_not")
+bitwise_and = _nondiff("bitwise_and")
+bitwise_or = _nondiff("bitwise_or")
+bitwise_xor = _nondiff("bitwise_xor")
+bitwise_invert = _nondiff("bitwise_invert")
+bitwise_left_shift = _nondiff("bitwise_left_shift")
+bitwise_right_shift = _nondiff("bitwise_right_shift")
+
+
+def where(condition, x1, x2, /):
+    """Elements of x1 where condition holds, else of x2; differentiable in x1 and x2."""
+    return OPS["where"]((condition, x1, x2))
+
+
+def clip(x, /, min=None, max=None):  # noqa: A002
+    """x limited to [min, max]. The gradient passes where min <= x <= max (to x) and goes to a
+    tensor bound where x is beyond it, as PyTorch's clamp."""
+    x = as_tensor(x)
+    out = x
+    if min is not None:
+        out = where(less(out, min), min, out)
+    if max is not None:
+        out = where(greater(out, max), max, out)
+    if out is x:
+        return positive(x)
+    if not _backend.is_floating(x._data.dtype):
+        return astype(out, x.dtype)
+    return out
+
+
+# ----------------------------------------------------------------------------- reductions
+
+
+def _reduction_params(x: Tensor, axis, keepdims: builtins.bool):
+    shape = tuple(x._data.shape)
+    return (normalize_axes(axis, len(shape)), builtins.bool(keepdims), shape)
+
+
+def _reduce(name: str, x, axis, keepdims, dtype=None):
+    x = as_tensor(x)
+    if dtype is not None and x.dtype != dtype:
+        x = astype(x, dtype)
+    return OPS[name](x, _reduction_params(x, axis, keepdims))
+
+
+def sum(x, /, *, axis=None, dtype=None, keepdims=False):  # noqa: A001
+    x = as_tensor(x)
+    if dtype is None and x.dtype.kind in "biu":
+        dtype = uint64 if x.dtype.kind == "u" else int64
+    return _reduce("sum", x, axis, keepdims, dtype)
+
+
+def prod(x, /, *, axis=None, dtype=None, keepdims=False):
+    x = as_tensor(x)
+    if dtype is None and x.dtype.kind in "biu":
+        dtype = uint64 if x.dtype.kind == "u" else int64
+    return _reduce("prod", x, axis, keepdims, dtype)
+
+
+def mean(x, /, *, axis=None, keepdims=False):
+    return _reduce("mean", x, axis, keepdims)
+
+
+def max(x, /, *, axis=None, keepdims=False):  # noqa: A001
+    return _reduce("max", x, axis, keepdims)
+
+
+def min(x, /, *, axis=None, keepdims=False):  # noqa: A001
+    return _reduce("min", x, axis, keepdims)
+
+
+def var(x, /, *, axis=None, correction=0.0, keepdims=False):
+    x = as_tensor(x)
+    axes = normalize_axes(axis, x.ndim)
+    n = _backend.count(x.shape, axes)
+    d = x - mean(x, axis=axes, keepdims=True)
+    return sum(d * d, axis=axes, keepdims=keepdims) / builtins.max(n - correction, 0)
+
+
+def std(x, /, *, axis=None, correction=0.0, keepdims=False):
+    return sqrt(var(x, axis=axis, correction=correction, keepdims=keepdims))
+
+
+def logsumexp(x, /, *, axis=None, keepdims=False):
+    """log(sum(exp(x))) over `axis`, computed without overflow."""
+    return _reduce("logsumexp", x, axis, keepdims)
+
+
+def softmax(x, /, *, axis=-1):
+    x = as_tensor(x)
+    return OPS["softmax"](x, normalize_axes(axis, x.ndim))
+
+
+def log_softmax(x, /, *, axis=-1):
+    x = as_tensor(x)
+    return OPS["log_softmax"](x, normalize_axes(axis, x.ndim))
+
+
+# ----------------------------------------------------------------------------- linear algebra
+
+
+def matrix_transpose(x, /):
+    x = as_tensor(x)
+    if x.ndim < 2:
+        raise ValueError(f"matrix_transpose needs at least 2 dimensions, got shape {x.shape}")
+    axes = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
+    return permute_dims(x, axes)
+
+
+def tensordot(x1, x2, /, *, axes=2):
+    """Sum of products over the given axes, by permute, reshape and matmul."""
+    x1, x2 = as_tensor(x1), as_tensor(x2)
+    if isinstance(axes, int):
+        if axes < 0:
+            raise ValueError("tensordot: axes must be a non-negative integer")
+        ax1 = tuple(range(x1.ndim - axes, x1.ndim))
+        ax2 = tuple(range(axes))
+    else:
+        ax1, ax2 = (tuple(a) for a in axes)
+        ax1 = tuple(a % x1.ndim for a in ax1)
+        ax2 = tuple(a % x2.ndim for a in ax2)
+    if len(ax1) != len(ax2) or any(x1.shape[a] != x2.shape[b] for a, b in zip(ax1, ax2)):
+        raise ValueError(
+            f"tensordot: shape mismatch for sum over axes {ax1} of {x1.shape} "
+            f"and {ax2} of {x2.shape}"
+        )
+    free1 = tuple(a for a in range(x1.ndim) if a not in ax1)
+    free2 = tuple(a for a in range(x2.ndim) if a not in ax2)
+    k = _backend.count(x1.shape, ax1)
+    a = reshape(permute_dims(x1, free1 + ax1), (_backend.count(x1.shape, free1), k))
+    b = reshape(permute_dims(x2, ax2 + free2), (k, _backend.count(x2.shape, free2)))
+    shape = tuple(x1.shape[i] for i in free1) + tuple(x2.shape[i] for i in free2)
+    return reshape(matmul(a, b), shape)
+
+
+def vecdot(x1, x2, /, *, axis=-1):
+    x1, x2 = as_tensor(x1), as_tensor(x2)
+    if x1.dtype.kind == "c":
+        x1 = conj(x1)
+    return sum(x1 * x2, axis=axis)
+
+
+def conj(x, /):
+    x = as_tensor(x)
+    if x.dtype.kind != "c":
+        return positive(x)
+    raise NotImplementedError("complex tensors are not supported yet")
+
+
+# ----------------------------------------------------------------------------- manipulation
+
+
+def reshape(x, /, shape, *, copy=None):
+    x = as_tensor(x)
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    return OPS["reshape"](x, (shape, x.shape))
+
+
+def permute_dims(x, /, axes):
+    x = as_tensor(x)
+    axes = tuple(a % x.ndim for a in axes) if x.ndim else tuple(axes)
+    if sorted(axes) != list(range(x.ndim)):
+        raise ValueError(f"permute_dims: axes {axes} is not a permutation of {x.ndim} axes")
+    return OPS["permute_dims"](x, axes)
+
+
+def expand_dims(x, /, axis=0):
+    x = as_tensor(x)
+    n = x.ndim + 1
+    if not -n <= axis < n:
+        raise IndexError(f"expand_dims: axis {axis} is out of bounds for {n} dimensions")
+    shape = list(x.shape)
+    shape.insert(axis % n, 1)
+    return reshape(x, tuple(shape))
+
+
+def squeeze(x, /, axis):
+    x = as_tensor(x)
+    axes = normalize_axes(axis, x.ndim)
+    for a in axes:
+        if x.shape[a] != 1:
+            raise ValueError(f"squeeze: axis {a} has size {x.shape[a]}, not 1")
+    return reshape(x, tuple(n for i, n in enumerate(x.shape) if i not in axes))
+
+
+def broadcast_to(x, /, shape):
+    x = as_tensor(x)
+    shape = tuple(shape)
+    if shape == x.shape:
+        return positive(x)
+    return OPS["broadcast_to"](x, (shape, x.shape))
+
+
+def flip(x, /, *, axis=None):
+    x = as_tensor(x)
+    return OPS["flip"](x, normalize_axes(axis, x.ndim))
+
+
+def concat(arrays, /, *, axis=0):
+    arrays, _ = as_tensors(arrays, "concat")
+    if axis is None:
+        arrays = tuple(reshape(a, (-1,)) for a in arrays)
+        axis = 0
+    ndim = arrays[0].ndim
+    axis = normalize_axes(axis, ndim)[0]
+    return OPS["concat"](arrays, (axis, tuple(a.shape[axis] for a in arrays)))
+
+
+def stack(arrays, /, *, axis=0):
+    arrays, _ = as_tensors(arrays, "stack")
+    return OPS["stack"](arrays, normalize_axes(axis, arrays[0].ndim + 1)[0])
+
+
+def take(x, indices, /, *, axis=None):
+    x = as_tensor(x)
+    if axis is None:
+        if x.ndim != 1:
+            raise ValueError("take: axis is required for tensors of more than one dimension")
+        axis = 0
+    axis = normalize_axes(axis, x.ndim)[0]
+    idx = as_tensor(indices)._data
+    return OPS["take"](x, (idx, axis, x._data.shape, x._data.dtype))
+
+
+def astype(x, dtype, /, *, copy=True, device=None):
+    x = as_tensor(x)
+    dtype = _backend.from_backend_dtype(dtype)
+    src = x._data.dtype
+    target = to_backend_dtype(x._xp, dtype)
+    if x._edge is None or not _backend.is_floating(dtype):
+        if not copy and src == target:
+            return x.detach() if x._edge is not None else x
+        return Tensor(x._xp.astype(x._data, target), x._xp, None)
+    return OPS["astype"](x, (target, src))
+
+
+def _index_part(k):
+    if k.__class__ is Tensor:
+        return k._data
+    if isinstance(k, list):
+        return np.asarray(k)
+    return k
+
+
+def _index_key(key):
+    """An indexing key with tensors replaced by their raw arrays."""
+    if isinstance(key, tuple):
+        return tuple(_index_part(k) for k in key)
+    return _index_part(key)
+
+
+def _getitem(x, key):
+    return OPS["getitem"](x, (_index_key(key), x._data.shape, x._data.dtype))
+
+
+# ----------------------------------------------------------------------------- creation
+
+
+def _dtype(xp, dtype):
+    return None if dtype is None else to_backend_dtype(xp, _backend.from_backend_dtype(dtype))
+
+
+def _new(data, xp) -> Tensor:
+    return Tensor(_backend.normalize(data, xp), xp, None)
+
+
+def asarray(obj, /, *, dtype=None, device=None, copy=None):
+    """A tensor from a tensor, an array of any Array API library, or Python data."""
+    if obj.__class__ is Tensor:
+        if dtype is not None and obj.dtype != _backend.from_backend_dtype(dtype):
+            return astype(obj, dtype)
+        if copy:
+            return Tensor(obj._xp.asarray(obj._data, copy=True), obj._xp, None)
+        return obj
+    if _backend.is_array(obj) and not isinstance(obj, np.generic):
+        xp = _backend.namespace(obj)
+    else:
+        xp = _backend.default_namespace()
+    return _new(xp.asarray(obj, dtype=_dtype(xp, dtype), copy=copy), xp)
+
+
+def tensor(data, dtype=None, requires_grad: builtins.bool = False) -> Tensor:
+    """A new leaf tensor holding a copy of `data`."""
+    if data.__class__ is Tensor:
+        xp, data = data._xp, data._data
+    elif _backend.is_array(data) and not isinstance(data, np.generic):
+        xp = _backend.namespace(data)
+    else:
+        xp = _backend.default_namespace()
+    t = _new(xp.asarray(data, dtype=_dtype(xp, dtype), copy=True), xp)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _creator(name: str):
+    def fn(*args, dtype=None, device=None, **kwargs):
+        xp = _backend.default_namespace()
+        return _new(getattr(xp, name)(*args, dtype=_dtype(xp, dtype), **kwargs), xp)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"{name} in the default namespace (NumPy unless set)."
+    return fn
+
+
+zeros = _creator("zeros")
+ones = _creator("ones")
+empty = _creator("empty")
+full = _creator("full")
+arange = _creator("arange")
+linspace = _creator("linspace")
+eye = _creator("eye")
+
+
+def _like(name: str):
+    def fn(x, /, *args, dtype=None, device=None):
+        x = as_tensor(x)
+        xp = x._xp
+        return _new(getattr(xp, name)(x._data, *args, dtype=_dtype(xp, dtype)), xp)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"{name}: a new tensor shaped like x, in x's namespace; no gradient."
+    return fn
+
+
+zeros_like = _like("zeros_like")
+ones_like = _like("ones_like")
+empty_like = _like("empty_like")
+full_like = _like("full_like")
+
+
+# ----------------------------------------------------------------------------- Tensor methods
+
+
+def _reflect(op):
+    def reflected(self, other):
+        return op(other, self)
+
+    return reflected
+
+
+def _tensor_sum(self, axis=None, keepdims=False, dtype=None):
+    return sum(self, axis=axis, keepdims=keepdims, dtype=dtype)
+
+
+def _tensor_mean(self, axis=None, keepdims=False):
+    return mean(self, axis=axis, keepdims=keepdims)
+
+
+def _tensor_reshape(self, *shape):
+    if len(shape) == 1 and not isinstance(shape[0], int):
+        shape = shape[0]
+    return reshape(self, shape)
+
+
+def _bind_tensor_methods() -> None:
+    T = Tensor
+    for name, op in {
+        "add": add, "sub": subtract, "mul": multiply, "truediv": divide,
+        "floordiv": floor_divide, "mod": remainder, "pow": pow, "matmul": matmul,
+    }.items():  # fmt: skip
+        setattr(T, f"__{name}__", op)
+        setattr(T, f"__r{name}__", _reflect(op))
+    for name, op in {
+        "and": bitwise_and, "or": bitwise_or, "xor": bitwise_xor,
+        "lshift": bitwise_left_shift, "rshift": bitwise_right_shift,
+    }.items():  # fmt: skip
+        setattr(T, f"__{name}__", op)
+        setattr(T, f"__r{name}__", _reflect(op))
+    T.__neg__ = negative
+    T.__pos__ = positive
+    T.__abs__ = abs
+    T.__invert__ = bitwise_invert
+    T.__eq__ = equal
+    T.__ne__ = not_equal
+    T.__lt__ = less
+    T.__le__ = less_equal
+    T.__gt__ = greater
+    T.__ge__ = greater_equal
+    T.__getitem__ = _getitem
+    T.__array_ufunc__ = None
+    T.sum = _tensor_sum
+    T.mean = _tensor_mean
+    T.reshape = _tensor_reshape
+    T.abs = abs
+    T.T = property(lambda self: permute_dims(self, tuple(range(self.ndim))[::-1]))
+    T.mT = property(matrix_transpose)
+
+
+_bind_tensor_methods()

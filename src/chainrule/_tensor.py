@@ -1,0 +1,688 @@
+"""Tensor, graph nodes, the primitive factories that record them, and grad mode.
+
+A tensor holds a raw backend array, its namespace, and `_edge`: None when it needs no gradient,
+else (node, output index) naming where its gradient goes (a leaf's goes to its AccumulateGrad).
+Derivative rules live in `_rules`; the engine that walks nodes lives in `autograd._engine`."""
+
+from __future__ import annotations
+
+import threading
+import weakref
+
+from . import _backend
+from ._backend import ndarray
+
+_SCALARS = (bool, int, float, complex)
+
+
+# ----------------------------------------------------------------------------- grad mode
+
+
+class _GradMode(threading.local):
+    enabled = True
+
+
+grad_mode = _GradMode()
+
+
+class _ModeContext:
+    """Context manager and decorator that sets grad mode to `mode` for its duration."""
+
+    __slots__ = ("mode", "prev")
+
+    def __init__(self, mode: bool) -> None:
+        self.mode = mode
+        self.prev: list[bool] = []
+
+    def __enter__(self):
+        self.prev.append(grad_mode.enabled)
+        grad_mode.enabled = self.mode
+
+    def __exit__(self, *exc) -> None:
+        grad_mode.enabled = self.prev.pop()
+
+    def __call__(self, fn):
+        mode = self.mode
+
+        def wrapper(*args, **kwargs):
+            with _ModeContext(mode):
+                return fn(*args, **kwargs)
+
+        wrapper.__name__ = getattr(fn, "__name__", "wrapper")
+        wrapper.__qualname__ = getattr(fn, "__qualname__", "wrapper")
+        wrapper.__doc__ = getattr(fn, "__doc__", None)
+        wrapper.__wrapped__ = fn
+        return wrapper
+
+
+class no_grad(_ModeContext):
+    """Disable recording of operations (context manager or decorator)."""
+
+    def __init__(self) -> None:
+        super().__init__(False)
+
+
+class enable_grad(_ModeContext):
+    """Enable recording of operations (context manager or decorator)."""
+
+    def __init__(self) -> None:
+        super().__init__(True)
+
+
+class set_grad_enabled(_ModeContext):
+    """Set grad mode to `mode`: at once when called, and as a context manager or decorator."""
+
+    def __init__(self, mode: bool) -> None:
+        super().__init__(bool(mode))
+        self.prev.append(grad_mode.enabled)
+        grad_mode.enabled = self.mode
+
+    def __enter__(self):
+        return None
+
+    def __call__(self, fn):
+        grad_mode.enabled = self.prev.pop()
+        return super().__call__(fn)
+
+
+def is_grad_enabled() -> bool:
+    return grad_mode.enabled
+
+
+# ----------------------------------------------------------------------------- nodes
+
+
+class Node:
+    """One recorded primitive: edges to its inputs' nodes and what its rule saved.
+
+    `saved` is a tuple laid out by the node kind, or None once released by a backward
+    without retain_graph. Saved inputs are tensors (so that create_graph reaches their
+    history); a saved output is the raw array, wrapped on demand (no out -> node cycle)."""
+
+    __slots__ = ("rule", "edges", "saved", "params", "xp", "__weakref__")
+    n_out = 1
+
+    def __init__(self, rule, edges, saved, params, xp) -> None:
+        self.rule = rule
+        self.edges = edges
+        self.saved = saved
+        self.params = params
+        self.xp = xp
+
+    def name(self) -> str:
+        return self.rule.name
+
+    def __repr__(self) -> str:
+        return f"<{self.rule.backward_name} node>"
+
+    def release(self) -> None:
+        if self.saved is not None and self.saved is not _NOTHING_SAVED:
+            self.saved = None
+
+    def _wrap_out(self, out, index: int = 0):
+        return Tensor(out, self.xp, (self, index))
+
+
+_NOTHING_SAVED = ()
+
+
+class UnaryNode(Node):
+    __slots__ = ()
+
+    def apply(self, g, ns):
+        x, out = self.saved
+        if ns is None:
+            if x is not None:
+                x = x._data
+            return (self.rule.vjp(self.xp, g, x, out, self.params),)
+        if out is not None:
+            out = self._wrap_out(out)
+        return (self.rule.vjp(ns, g, x, out, self.params),)
+
+
+class BinaryNode(Node):
+    """`params` is None when both inputs share shape and dtype, else their shapes and dtypes:
+    the one generic place where broadcasting and promotion are undone."""
+
+    __slots__ = ()
+
+    def apply(self, g, ns):
+        x, y, out = self.saved
+        if ns is None:
+            xp = self.xp
+            if x.__class__ is Tensor:
+                x = x._data
+            if y.__class__ is Tensor:
+                y = y._data
+        else:
+            xp = ns
+            if out is not None:
+                out = self._wrap_out(out)
+        ex, ey = self.edges
+        rule = self.rule
+        gx = None if ex is None else rule.dx(xp, g, x, y, out)
+        gy = None if ey is None else rule.dy(xp, g, x, y, out)
+        meta = self.params
+        if meta is not None:
+            if gx is not None:
+                gx = fit(xp, gx, meta[0], meta[1])
+            if gy is not None:
+                gy = fit(xp, gy, meta[2], meta[3])
+        return gx, gy
+
+
+class NaryNode(Node):
+    """Saved: (inputs, out), inputs a tuple with None where not saved. For elementwise rules
+    `params` is (rule params, input shapes and dtypes) and results are fitted to them."""
+
+    __slots__ = ()
+
+    def apply(self, g, ns):
+        xs, out = self.saved
+        if ns is None:
+            xp = self.xp
+            if xs is not None:
+                xs = tuple(x._data if x.__class__ is Tensor else x for x in xs)
+        else:
+            xp = ns
+            if out is not None:
+                out = self._wrap_out(out)
+        needs = tuple(e is not None for e in self.edges)
+        rule = self.rule
+        if rule.elementwise:
+            p, metas = self.params
+            grads = rule.vjp(xp, g, xs, out, p, needs)
+            return tuple(
+                None if gi is None else fit(xp, gi, *meta) for gi, meta in zip(grads, metas)
+            )
+        return rule.vjp(xp, g, xs, out, self.params, needs)
+
+
+class MultiNode(Node):
+    """A primitive with several outputs; `g` is a list with None for outputs that got none."""
+
+    __slots__ = ("n_out",)
+
+    def __init__(self, rule, edges, saved, params, xp, n_out: int) -> None:
+        super().__init__(rule, edges, saved, params, xp)
+        self.n_out = n_out
+
+    def apply(self, g, ns):
+        xs, outs = self.saved
+        if ns is None:
+            xp = self.xp
+            if xs is not None:
+                xs = tuple(x._data if x.__class__ is Tensor else x for x in xs)
+        else:
+            xp = ns
+            if outs is not None:
+                outs = tuple(self._wrap_out(o, i) for i, o in enumerate(outs))
+        needs = tuple(e is not None for e in self.edges)
+        return self.rule.vjp(xp, g, xs, outs, self.params, needs)
+
+
+class AccumulateGrad:
+    """Where a leaf's gradient arrives. Holds its leaf weakly: the leaf holds it strongly."""
+
+    __slots__ = ("leaf", "__weakref__")
+    edges = ()
+    saved = _NOTHING_SAVED
+    n_out = 1
+
+    def __init__(self, leaf: Tensor) -> None:
+        self.leaf = weakref.ref(leaf)
+
+    def name(self) -> str:
+        return "AccumulateGrad"
+
+    def __repr__(self) -> str:
+        return "<AccumulateGrad>"
+
+
+def fit(xp, g, shape, dtype):
+    """Undo broadcasting and promotion of an input: sum to `shape`, cast to `dtype`.
+    Non-elementwise rules (matmul) undo their own broadcasting: they pass shape None."""
+    if shape is not None:
+        g = _backend.sum_to(xp, g, shape)
+    if g.dtype != dtype:
+        g = xp.astype(g, dtype)
+    return g
+
+
+# ----------------------------------------------------------------------------- rules
+
+
+class Rule:
+    """A primitive: forward on raw arrays and its VJPs, written against a namespace `xp`."""
+
+    __slots__ = (
+        "name", "fwd", "vjp", "dx", "dy", "save", "elementwise", "backward_name", "kind",
+    )  # fmt: skip
+
+    def __init__(self, name, kind, fwd, save, *, vjp=None, dx=None, dy=None, elementwise=False):
+        self.name = name
+        self.kind = kind
+        self.fwd = fwd
+        self.vjp = vjp
+        self.dx = dx
+        self.dy = dy
+        self.save = save
+        self.elementwise = elementwise
+        self.backward_name = "".join(w.capitalize() for w in name.split("_")) + "Backward"
+
+    def __repr__(self) -> str:
+        return f"<rule {self.name}>"
+
+
+def unary_save(save: str) -> tuple[bool, bool]:
+    return "x" in save, "out" in save
+
+
+def binary_save(dx_needs: str, dy_needs: str) -> tuple:
+    """The (save x, save y, save out) flags for each (x needs grad, y needs grad) case."""
+
+    def flags(needs: str) -> tuple[bool, bool, bool]:
+        return "x" in needs, "y" in needs, "out" in needs
+
+    fx, fy = flags(dx_needs), flags(dy_needs)
+    none = (False, False, False)
+    both = tuple(a or b for a, b in zip(fx, fy))
+    return (none, fx, fy, both)
+
+
+def unary_primitive(rule: Rule):
+    """The op function `op(x, p)` of a one-input rule; `p` holds static parameters."""
+    fwd = rule.fwd
+    save_x, save_out = rule.save
+
+    def op(x, p=None):
+        if x.__class__ is not Tensor:
+            x = as_tensor(x)
+        xp = x._xp
+        out = fwd(xp, x._data, p)
+        if out.__class__ is not ndarray:
+            out = _backend.normalize(out, xp)
+        e = x._edge
+        if e is None or not grad_mode.enabled:
+            return Tensor(out, xp, None)
+        node = UnaryNode(
+            rule, (e,), (x if save_x else None, out if save_out else None), p, xp
+        )
+        return Tensor(out, xp, (node, 0))
+
+    op.__name__ = op.__qualname__ = rule.name
+    return op
+
+
+def binary_primitive(rule: Rule):
+    """The op function `op(x, y)` of a two-input elementwise rule. Python scalars are
+    constants: no edge, no broadcasting, saved as they are."""
+    fwd = rule.fwd
+    save = rule.save
+    elementwise = rule.elementwise
+
+    def op(x, y):
+        if x.__class__ is Tensor:
+            xp = x._xp
+            xd = x._data
+            ex = x._edge
+            if y.__class__ is Tensor:
+                if y._xp is not xp:
+                    mixed_error(rule.name, x, y)
+                yd = y._data
+                ey = y._edge
+            elif y.__class__ in _SCALARS:
+                yd = y
+                ey = None
+            else:
+                y = constant(y, xp)
+                yd = y._data
+                ey = None
+        elif y.__class__ is Tensor:
+            xp = y._xp
+            yd = y._data
+            ey = y._edge
+            ex = None
+            if x.__class__ in _SCALARS:
+                xd = x
+            else:
+                x = constant(x, xp)
+                xd = x._data
+        else:
+            x = as_tensor(x)
+            return op(x, y)
+        out = fwd(xp, xd, yd)
+        if out.__class__ is not ndarray:
+            out = _backend.normalize(out, xp)
+        if (ex is None and ey is None) or not grad_mode.enabled:
+            return Tensor(out, xp, None)
+        sx, sy, so = save[(ex is not None) + 2 * (ey is not None)]
+        meta = None
+        if xd.__class__ in _SCALARS or yd.__class__ in _SCALARS:
+            pass
+        elif elementwise and (xd.shape != yd.shape or xd.dtype != yd.dtype):
+            meta = (xd.shape, xd.dtype, yd.shape, yd.dtype)
+        elif xd.dtype != yd.dtype:
+            meta = (None, xd.dtype, None, yd.dtype)
+        node = BinaryNode(
+            rule,
+            (ex, ey),
+            (x if sx else None, y if sy else None, out if so else None),
+            meta,
+            xp,
+        )
+        return Tensor(out, xp, (node, 0))
+
+    op.__name__ = op.__qualname__ = rule.name
+    return op
+
+
+def nary_primitive(rule: Rule):
+    """The op function `op(xs, p)` of a rule over a sequence of tensors."""
+    fwd = rule.fwd
+    save_inputs, save_out = rule.save
+    elementwise = rule.elementwise
+
+    def op(xs, p=None):
+        xs, xp = as_tensors(xs, rule.name)
+        out = fwd(xp, tuple(raw(x) for x in xs), p)
+        if out.__class__ is not ndarray:
+            out = _backend.normalize(out, xp)
+        edges = tuple(x._edge if x.__class__ is Tensor else None for x in xs)
+        if not grad_mode.enabled or all(e is None for e in edges):
+            return Tensor(out, xp, None)
+        params = p
+        if elementwise:
+            params = (p, tuple((x._data.shape, x._data.dtype) if e else None for x, e in zip(xs, edges)))
+        node = NaryNode(
+            rule, edges, (xs if save_inputs else None, out if save_out else None), params, xp
+        )
+        return Tensor(out, xp, (node, 0))
+
+    op.__name__ = op.__qualname__ = rule.name
+    return op
+
+
+def multi_primitive(rule: Rule):
+    """The op function `op(xs, p)` of a rule with several outputs; returns a tuple of tensors."""
+    fwd = rule.fwd
+    save_inputs, save_out = rule.save
+
+    def op(xs, p=None):
+        xs, xp = as_tensors(xs, rule.name)
+        outs = tuple(_backend.normalize(o, xp) for o in fwd(xp, tuple(raw(x) for x in xs), p))
+        edges = tuple(x._edge if x.__class__ is Tensor else None for x in xs)
+        if not grad_mode.enabled or all(e is None for e in edges):
+            return tuple(Tensor(o, xp, None) for o in outs)
+        node = MultiNode(
+            rule,
+            edges,
+            (xs if save_inputs else None, outs if save_out else None),
+            p,
+            xp,
+            len(outs),
+        )
+        return tuple(Tensor(o, xp, (node, i)) for i, o in enumerate(outs))
+
+    op.__name__ = op.__qualname__ = rule.name
+    return op
+
+
+def raw(x):
+    """The raw array of a tensor; Python scalars pass as they are."""
+    return x._data if x.__class__ is Tensor else x
+
+
+def mixed_error(name, x, y):
+    raise TypeError(
+        f"{name}: cannot mix arrays of different libraries in one operation: "
+        f"{_backend.name_of(x._xp)} and {_backend.name_of(y._xp)}"
+    )
+
+
+def as_tensors(xs, name: str):
+    """Tensors of one namespace from a sequence of tensors and arrays."""
+    xs = tuple(xs)
+    xp = None
+    for x in xs:
+        if x.__class__ is Tensor:
+            if xp is None:
+                xp = x._xp
+            elif x._xp is not xp:
+                raise TypeError(
+                    f"{name}: cannot mix arrays of different libraries in one operation: "
+                    f"{_backend.name_of(xp)} and {_backend.name_of(x._xp)}"
+                )
+    if xp is None:
+        xp = _backend.default_namespace()
+    return tuple(
+        x if x.__class__ is Tensor or x.__class__ in _SCALARS else constant(x, xp) for x in xs
+    ), xp
+
+
+def constant(obj, xp) -> Tensor:
+    """A tensor that needs no gradient, from an array or Python data, in namespace `xp`."""
+    if obj.__class__ is Tensor:
+        return obj
+    if _backend.is_array(obj) and not isinstance(obj, _backend.np.generic):
+        oxp = _backend.namespace(obj)
+        if oxp is not xp:
+            raise TypeError(
+                "cannot mix arrays of different libraries in one operation: "
+                f"{_backend.name_of(xp)} and {_backend.name_of(oxp)}"
+            )
+        return Tensor(_backend.normalize(obj, xp), xp, None)
+    return Tensor(_backend.normalize(xp.asarray(obj), xp), xp, None)
+
+
+def as_tensor(obj) -> Tensor:
+    """`obj` as a tensor: tensors as they are, arrays wrapped without copy, Python data
+    converted by the default namespace."""
+    if obj.__class__ is Tensor:
+        return obj
+    if isinstance(obj, Tensor):
+        return obj
+    if _backend.is_array(obj):
+        xp = _backend.namespace(obj)
+        return Tensor(_backend.normalize(obj, xp), xp, None)
+    xp = _backend.default_namespace()
+    return Tensor(_backend.normalize(xp.asarray(obj), xp), xp, None)
+
+
+# ----------------------------------------------------------------------------- Tensor
+
+
+class Tensor:
+    """An array of any Array API library that records the operations applied to it."""
+
+    __slots__ = ("_data", "_xp", "_edge", "_grad", "__weakref__")
+    __array_priority__ = 1000.0
+
+    def __init__(self, data, xp, edge) -> None:
+        self._data = data
+        self._xp = xp
+        self._edge = edge
+        self._grad = None
+
+    # -- autograd attributes
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._edge is not None
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        e = self._edge
+        if e is not None and e[0].__class__ is not AccumulateGrad:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to "
+                "use a computed variable in a subgraph that doesn't require differentiation "
+                "use var_no_grad = var.detach()."
+            )
+        if not flag:
+            self._edge = None
+        elif e is None:
+            if not _backend.is_floating(self._data.dtype):
+                raise RuntimeError(
+                    "only Tensors of floating point dtype can require gradients "
+                    f"(this tensor has dtype {self.dtype})"
+                )
+            self._edge = (AccumulateGrad(self), 0)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def grad_fn(self):
+        e = self._edge
+        if e is None or e[0].__class__ is AccumulateGrad:
+            return None
+        return e[0]
+
+    @property
+    def is_leaf(self) -> bool:
+        e = self._edge
+        return e is None or e[0].__class__ is AccumulateGrad
+
+    @property
+    def grad(self):
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            if value.__class__ is not Tensor:
+                raise TypeError(f"assigned grad must be a Tensor or None, not {type(value)}")
+            if value.shape != self.shape:
+                raise RuntimeError(
+                    f"assigned grad has data of a different size: {value.shape} "
+                    f"for a tensor of shape {self.shape}"
+                )
+        self._grad = value
+
+    def detach(self) -> Tensor:
+        """The same data, cut from the graph."""
+        return Tensor(self._data, self._xp, None)
+
+    # -- array attributes
+
+    @property
+    def shape(self) -> tuple:
+        return tuple(self._data.shape)
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for s in self._data.shape:
+            n *= s
+        return n
+
+    @property
+    def dtype(self):
+        return _backend.from_backend_dtype(self._data.dtype)
+
+    @property
+    def device(self):
+        return getattr(self._data, "device", "cpu")
+
+    @property
+    def data(self) -> Tensor:
+        return self.detach()
+
+    # -- conversion
+
+    def numpy(self):
+        """The values as a NumPy array: a NumPy-backed tensor that needs no grad is not copied."""
+        np = _backend.np
+        d = self._data
+        if isinstance(d, ndarray):
+            return d.copy() if self._edge is not None else d
+        try:
+            return np.asarray(d)
+        except Exception:
+            return np.from_dlpack(d)
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        if dtype is not None:
+            a = a.astype(dtype, copy=False)
+        if copy:
+            a = a.copy()
+        return a
+
+    def item(self):
+        if self.size != 1:
+            raise ValueError(
+                f"a Tensor with {self.size} elements cannot be converted to a Python scalar"
+            )
+        d = self._data
+        if isinstance(d, ndarray):
+            return d.item()
+        kind = _backend.dtype_kind(d.dtype)
+        d = self._xp.reshape(d, ())
+        return {"b": bool, "i": int, "u": int, "f": float, "c": complex}[kind](d)
+
+    def tolist(self):
+        return self.numpy().tolist()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise ValueError(
+                f"the truth value of a Tensor with {self.size} elements is ambiguous"
+            )
+        return bool(self.item())
+
+    def __index__(self) -> int:
+        if _backend.dtype_kind(self._data.dtype) not in "iu":
+            raise TypeError("only integer tensors with one element can be used as an index")
+        return int(self.item())
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        np = _backend.np
+        try:
+            values = np.array2string(
+                np.asarray(self.numpy()), separator=", ", prefix="tensor(", threshold=200
+            )
+        except Exception:
+            values = repr(self._data)
+        extra = []
+        dt = self.dtype
+        if dt not in (np.dtype("float64"), np.dtype("int64"), np.dtype("bool")):
+            extra.append(f"dtype={dt}")
+        if self._xp is not np:
+            extra.append(f"backend={_backend.name_of(self._xp)}")
+        fn = self.grad_fn
+        if fn is not None:
+            extra.append(f"grad_fn=<{fn.rule.backward_name}>")
+        elif self._edge is not None:
+            extra.append("requires_grad=True")
+        return "tensor(" + ", ".join([values] + extra) + ")"
+
+    __str__ = __repr__

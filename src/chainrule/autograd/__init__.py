@@ -1,0 +1,182 @@
+"""The autograd API, with PyTorch's names and semantics: backward, grad, gradcheck,
+anomaly detection and the functional transforms."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .. import _backend, _namespace
+from .._tensor import Tensor
+from . import functional
+from ._engine import _root_grads, anomaly, execute
+from ._gradcheck import GradcheckError, gradcheck, gradgradcheck
+
+__all__ = [
+    "backward",
+    "grad",
+    "gradcheck",
+    "gradgradcheck",
+    "GradcheckError",
+    "detect_anomaly",
+    "set_detect_anomaly",
+    "functional",
+]
+
+_Tensors = Tensor | Sequence[Tensor]
+
+
+def _seq(x) -> tuple:
+    if x is None:
+        return ()
+    if x.__class__ is Tensor:
+        return (x,)
+    return tuple(x)
+
+
+def _targets(inputs, what: str):
+    for t in inputs:
+        if t.__class__ is not Tensor:
+            raise TypeError(f"{what} must be Tensors, got {type(t).__name__}")
+        if t._edge is None:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    return {t._edge[0] for t in inputs}
+
+
+def _pick(captured, t: Tensor):
+    node, index = t._edge
+    g = captured.get(node)
+    if g is not None and node.n_out > 1:
+        g = g[index]
+    return g
+
+
+def backward(
+    tensors: _Tensors,
+    grad_tensors=None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: _Tensors | None = None,
+) -> None:
+    """Sum the gradients of `tensors` (weighted by `grad_tensors`) into the `.grad` of the
+    leaves that require grad, or only of `inputs` when given."""
+    tensors = _seq(tensors)
+    grad_tensors = (None,) * len(tensors) if grad_tensors is None else _seq(grad_tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = _root_grads(tensors, grad_tensors, create_graph, "tensors")
+    targets = None
+    if inputs is not None:
+        inputs = _seq(inputs)
+        if not inputs:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        targets = _targets(inputs, "inputs")
+    captured = execute(roots, targets, retain_graph, create_graph)
+    # Every gradient is computed before any .grad changes: an error leaves them all as they were.
+    stored = {id(g) for _, g in roots}
+    if inputs is None:
+        for node, g in captured.items():
+            leaf = node.leaf()
+            if leaf is not None:
+                _accumulate(leaf, g, create_graph, stored)
+    else:
+        for t in inputs:
+            g = _pick(captured, t)
+            if g is not None:
+                _accumulate(t, g, create_graph, stored)
+
+
+def _accumulate(t: Tensor, g, create_graph: bool, stored: set) -> None:
+    if create_graph:
+        if t._grad is None:
+            # A gradient object already stored elsewhere gets its own (differentiable) copy.
+            t._grad = _namespace.positive(g) if id(g) in stored else g
+            stored.add(id(t._grad))
+        else:
+            t._grad = t._grad + g
+        return
+    xp = t._xp
+    if g.dtype != t._data.dtype:
+        g = xp.astype(g, t._data.dtype)
+    current = t._grad
+    if current is None:
+        t._grad = Tensor(_backend.normalize(xp.asarray(g, copy=True), xp), xp, None)
+    elif current._edge is None:
+        data = current._data
+        data += g
+        current._data = data
+    else:
+        t._grad = current + Tensor(g, xp, None)
+
+
+def grad(
+    outputs: _Tensors,
+    inputs: _Tensors,
+    grad_outputs=None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool | None = None,
+    materialize_grads: bool = False,
+) -> tuple:
+    """The gradients of `outputs` (weighted by `grad_outputs`) with respect to `inputs`, one
+    per input; `.grad` is left untouched."""
+    outputs = _seq(outputs)
+    inputs = _seq(inputs)
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, "
+            "but got: allow_unused=False."
+        )
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if not inputs:
+        raise RuntimeError("grad requires at least one input")
+    grad_outputs = (None,) * len(outputs) if grad_outputs is None else _seq(grad_outputs)
+    if retain_graph is None:
+        retain_graph = create_graph
+    targets = _targets(inputs, "inputs")
+    roots = _root_grads(outputs, grad_outputs, create_graph, "outputs")
+    captured = execute(roots, targets, retain_graph, create_graph)
+    result = []
+    for t in inputs:
+        g = _pick(captured, t)
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError(
+                    "One of the differentiated Tensors appears to not have been used in the "
+                    "graph. Set allow_unused=True if this is the desired behavior."
+                )
+            result.append(_namespace.zeros_like(t) if materialize_grads else None)
+            continue
+        if g.__class__ is not Tensor:
+            g = Tensor(_backend.normalize(g, t._xp), t._xp, None)
+        if g._data.dtype != t._data.dtype:
+            g = _namespace.astype(g, t.dtype)
+        result.append(g)
+    return tuple(result)
+
+
+def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate the gradient of this tensor into the leaves' `.grad` (see autograd.backward)."""
+    backward(self, None if gradient is None else (gradient,), retain_graph, create_graph, inputs)
+
+
+Tensor.backward = _tensor_backward
+
+
+class detect_anomaly:
+    """While active, a backward that produces NaN raises, naming the node that produced it."""
+
+    def __init__(self) -> None:
+        self.prev = False
+
+    def __enter__(self) -> None:
+        self.prev = anomaly.enabled
+        anomaly.enabled = True
+
+    def __exit__(self, *exc) -> None:
+        anomaly.enabled = self.prev
+
+
+def set_detect_anomaly(mode: bool) -> None:
+    anomaly.enabled = bool(mode)
+

@@ -1,0 +1,158 @@
+"""Finite-difference checks of gradients, first order (gradcheck) and second (gradgradcheck):
+the oracle for every rule. Jacobians are compared in float64, element by element."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _namespace
+from .._tensor import Tensor, as_tensor
+
+
+class GradcheckError(RuntimeError):
+    """An analytic gradient disagrees with finite differences."""
+
+
+def _tuple(x) -> tuple:
+    if isinstance(x, (list, tuple)):
+        return tuple(x)
+    return (x,)
+
+
+def _to_float64(inputs) -> tuple:
+    """Copies of the inputs in float64; those that required grad still do."""
+    out = []
+    for x in inputs:
+        if x.__class__ is Tensor and x.dtype.kind == "f":
+            y = _namespace.astype(x.detach(), _namespace.float64)
+            out.append(y.requires_grad_(x.requires_grad))
+        else:
+            out.append(x)
+    return tuple(out)
+
+
+def _outputs(fn, inputs) -> list[Tensor]:
+    return [as_tensor(o) for o in _tuple(fn(*inputs))]
+
+
+def _numpy(t: Tensor) -> np.ndarray:
+    return np.asarray(t.detach().numpy(), dtype=np.float64)
+
+
+def _set(x: Tensor, values: np.ndarray) -> Tensor:
+    """A leaf like x holding `values`."""
+    return Tensor(x._xp.asarray(values.reshape(x.shape)), x._xp, None)
+
+
+def _numerical(fn, inputs, wrt, eps: float) -> list[list[np.ndarray]]:
+    """J[i][k]: the Jacobian of output i by input wrt[k], by central differences."""
+    base = [_numpy(o) for o in _outputs(fn, inputs)]
+    jac = [[np.zeros((o.size, inputs[k].size)) for k in wrt] for o in base]
+    for col, k in enumerate(wrt):
+        x = inputs[k]
+        flat = _numpy(x).ravel()
+        for j in range(flat.size):
+            values = []
+            for step in (eps, -eps):
+                moved = flat.copy()
+                moved[j] += step
+                args = list(inputs)
+                args[k] = _set(x, moved).requires_grad_(x.requires_grad)
+                values.append([_numpy(o).ravel() for o in _outputs(fn, args)])
+            for i, (plus, minus) in enumerate(zip(*values)):
+                jac[i][col][:, j] = (plus - minus) / (2 * eps)
+    return jac
+
+
+def _analytical(fn, inputs, wrt) -> list[list[np.ndarray]]:
+    """J[i][k] by one backward pass per output element."""
+    from . import grad
+
+    outs = _outputs(fn, inputs)
+    xs = [inputs[k] for k in wrt]
+    jac = [[np.zeros((o.size, inputs[k].size)) for k in wrt] for o in outs]
+    for i, o in enumerate(outs):
+        if o.dtype.kind != "f" or not o.requires_grad:
+            continue
+        for r in range(o.size):
+            seed = np.zeros(o.size)
+            seed[r] = 1.0
+            gs = grad(o, xs, _set(o, seed), retain_graph=True, allow_unused=True)
+            for col, (x, g) in enumerate(zip(xs, gs)):
+                if g is None:
+                    continue
+                if g.shape != x.shape or g.dtype != x.dtype:
+                    raise GradcheckError(
+                        f"the gradient for input {wrt[col]} has shape {g.shape} and dtype "
+                        f"{g.dtype}, but the input has shape {x.shape} and dtype {x.dtype}"
+                    )
+                jac[i][col][r] = _numpy(g).ravel()
+    return jac
+
+
+def gradcheck(
+    fn, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+    raise_exception: bool = True,
+) -> bool:  # fmt: skip
+    """Check the gradients of `fn` at `inputs` (a tensor or a tuple; those that require grad
+    are checked) against central finite differences, in float64. Returns True, or raises
+    GradcheckError naming the worst element, its index and both values."""
+    inputs = _to_float64(_tuple(inputs))
+    wrt = [k for k, x in enumerate(inputs) if x.__class__ is Tensor and x.requires_grad]
+    if not wrt:
+        raise ValueError("gradcheck: no input requires grad")
+    analytic = _analytical(fn, inputs, wrt)
+    numeric = _numerical(fn, inputs, wrt, eps)
+    worst = None
+    for i, (arow, nrow) in enumerate(zip(analytic, numeric)):
+        for col, (a, n) in enumerate(zip(arow, nrow)):
+            excess = np.abs(a - n) - (atol + rtol * np.abs(n))
+            if excess.size and (np.nanmax(excess) > 0 or np.isnan(a - n).any()):
+                excess = np.where(np.isnan(a - n), np.inf, excess)
+                r, c = np.unravel_index(np.argmax(excess), excess.shape)
+                if worst is None or excess[r, c] > worst[0]:
+                    worst = (excess[r, c], i, wrt[col], r, c, a[r, c], n[r, c])
+    if worst is None:
+        return True
+    if not raise_exception:
+        return False
+    _, i, k, r, c, a, n = worst
+    raise GradcheckError(
+        f"Jacobian mismatch for output {i} with respect to input {k}: at (output element {r}, "
+        f"input element {c}) the analytical gradient is {a!r} but finite differences give "
+        f"{n!r} (atol={atol}, rtol={rtol})"
+    )
+
+
+def gradgradcheck(
+    fn, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: float = 1e-5,
+    rtol: float = 1e-3, seed: int = 0, raise_exception: bool = True,
+) -> bool:  # fmt: skip
+    """Check second derivatives: gradcheck of the vector-Jacobian product of `fn` (with random
+    or given `grad_outputs`, themselves differentiated) with respect to inputs and vectors."""
+    from . import grad
+
+    inputs = _to_float64(_tuple(inputs))
+    n = len(inputs)
+    wrt = [k for k, x in enumerate(inputs) if x.__class__ is Tensor and x.requires_grad]
+    outs = _outputs(fn, inputs)
+    if grad_outputs is None:
+        rng = np.random.default_rng(seed)
+        grad_outputs = tuple(
+            _set(o, rng.standard_normal(o.shape)).requires_grad_(True)
+            for o in outs
+            if o.requires_grad
+        )
+    else:
+        grad_outputs = _to_float64(_tuple(grad_outputs))
+
+    def first_derivative(*args):
+        xs, vs = args[:n], args[n:]
+        os = [o for o in _outputs(fn, xs) if o.requires_grad]
+        gs = grad(os, [xs[k] for k in wrt], vs, create_graph=True, allow_unused=True)
+        return tuple(_namespace.zeros_like(xs[k]) if g is None else g for k, g in zip(wrt, gs))
+
+    return gradcheck(
+        first_derivative, inputs + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
+        raise_exception=raise_exception,
+    )  # fmt: skip

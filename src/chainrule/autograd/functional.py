@@ -1,0 +1,123 @@
+"""Function transforms built on grad: vjp, jvp, jacobian, hessian, hvp, vhp."""
+
+from __future__ import annotations
+
+from .. import _namespace
+from .._tensor import Tensor, as_tensor
+
+
+def _tuple(x) -> tuple:
+    return tuple(x) if isinstance(x, (list, tuple)) else (x,)
+
+
+def _leaves(inputs, create_graph: bool) -> tuple:
+    """Inputs as leaves that require grad (attached to their history under create_graph)."""
+    out = []
+    for x in _tuple(inputs):
+        x = as_tensor(x)
+        if create_graph and x.requires_grad:
+            out.append(_namespace.positive(x))
+        else:
+            out.append(x.detach().requires_grad_(True))
+    return tuple(out)
+
+
+def _unpack(values, like):
+    return values if isinstance(like, (list, tuple)) else values[0]
+
+
+def _grad(outputs, inputs, vs, create_graph, retain_graph=None):
+    from . import grad
+
+    gs = grad(
+        outputs, inputs, vs, retain_graph, create_graph=create_graph, allow_unused=True
+    )
+    return tuple(_namespace.zeros_like(x) if g is None else g for x, g in zip(inputs, gs))
+
+
+def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """(func(inputs), v^T J)."""
+    xs = _leaves(inputs, create_graph)
+    res = func(*xs)
+    outs = _tuple(res)
+    vs = None if v is None else _tuple(v)
+    gs = _grad(outs, xs, vs, create_graph)
+    return _unpack(_detach(outs, create_graph), res), _unpack(gs, inputs)
+
+
+def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """(func(inputs), J v), by differentiating a vector-Jacobian product once more."""
+    xs = _leaves(inputs, create_graph)
+    res = func(*xs)
+    outs = _tuple(res)
+    us = tuple(_namespace.zeros_like(o).requires_grad_(True) for o in outs)
+    gs = _grad(outs, xs, us, True)
+    vs = tuple(as_tensor(u) for u in _tuple(v)) if v is not None else None
+    if vs is None:
+        if any(x.size != 1 for x in xs):
+            raise RuntimeError("jvp: v can be omitted only when every input has one element")
+        vs = tuple(_namespace.ones_like(x) for x in xs)
+    jv = _grad(gs, us, vs, create_graph)
+    return _unpack(_detach(outs, create_graph), res), _unpack(jv, res)
+
+
+def _detach(ts, create_graph):
+    return ts if create_graph else tuple(t.detach() for t in ts)
+
+
+def jacobian(func, inputs, create_graph: bool = False, strict: bool = False):
+    """The Jacobian of func at inputs: for one input and one output, a tensor of shape
+    output.shape + input.shape; else nested tuples [output][input]."""
+    xs = _leaves(inputs, create_graph)
+    res = func(*xs)
+    outs = _tuple(res)
+    rows = []
+    for o in outs:
+        per_input = [[] for _ in xs]
+        flat = _namespace.reshape(o, (-1,))
+        for r in range(o.size):
+            gs = _grad((flat[r],), xs, None, create_graph, retain_graph=True)
+            for k, g in enumerate(gs):
+                per_input[k].append(g)
+        rows.append(
+            tuple(
+                _namespace.reshape(_stack(gl, x), o.shape + x.shape) for gl, x in zip(per_input, xs)
+            )
+        )
+    if not isinstance(inputs, (list, tuple)):
+        rows = [r[0] for r in rows]
+    return _unpack(tuple(rows), res)
+
+
+def _stack(grads, x: Tensor):
+    if not grads:
+        return _namespace.zeros((0,) + x.shape, dtype=x.dtype)
+    return _namespace.stack(grads)
+
+
+def hessian(func, inputs, create_graph: bool = False, strict: bool = False):
+    """The Hessian of scalar func at inputs."""
+
+    def gradient(*xs):
+        out = func(*xs)
+        return _unpack(_grad((out,), xs, None, True), inputs)
+
+    return jacobian(gradient, inputs, create_graph=create_graph)
+
+
+def vhp(func, inputs, v, create_graph: bool = False, strict: bool = False):
+    """(func(inputs), v^T H) for scalar func, by grad of grad."""
+    xs = _leaves(inputs, create_graph)
+    out = func(*xs)
+    gs = _grad((out,), xs, None, True)
+    dots = [_namespace.sum(g * as_tensor(u)) for g, u in zip(gs, _tuple(v))]
+    total = dots[0]
+    for d in dots[1:]:
+        total = total + d
+    hv = _grad((total,), xs, None, create_graph)
+    return (out if create_graph else out.detach()), _unpack(hv, inputs)
+
+
+def hvp(func, inputs, v, create_graph: bool = False, strict: bool = False):
+    """(func(inputs), H v) for scalar func; H is symmetric, so this is vhp."""
+    return vhp(func, inputs, v, create_graph, strict)

@@ -1,0 +1,5 @@
+"""Neural-network helpers built on chainrule's public API."""
+
+from . import functional
+
+__all__ = ["functional"]
