@@ -6,6 +6,8 @@ previous gradients, as ``zero_grad(set_to_none=True)`` does), ``grads(leaves)``
 and ``hvp(f, x, v)`` (double backward; ``None`` where unsupported).
 """
 
+import numpy as np
+
 import workloads as wl
 
 
@@ -26,7 +28,7 @@ def build(work, data, be) -> dict:
 
     elif work.kind == "mlp":
         X, leaves = be.const(data["X"]), [be.leaf(p) for p in data["params"]]
-        rows = be.index(wl.np.arange(X.shape[0]))
+        rows = be.index(np.arange(X.shape[0]))
         labels = be.index(data["labels"])
 
         def loss():

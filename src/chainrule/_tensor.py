@@ -603,9 +603,9 @@ class Tensor:
         if isinstance(d, ndarray):
             return d.copy() if self._edge is not None else d
         try:
-            return np.asarray(d)
-        except Exception:
             return np.from_dlpack(d)
+        except (TypeError, AttributeError, BufferError, RuntimeError):
+            return np.asarray(d)
 
     def __array__(self, dtype=None, copy=None):
         a = self.numpy()
