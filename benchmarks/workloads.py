@@ -44,6 +44,14 @@ class Workload:
         return 1e-4 if self.dtype == "float32" else 1e-8
 
 
+WORKLOADS = {
+    "W1": Workload("W1", "tiny ops: 2,000-op elementwise chain, 16 elements", "chain", 2000, "us/op"),
+    "W2": Workload("W2", "MLP step 784-1024-1024-10, batch 256, float32", "mlp", 0, "ms/step"),
+    "W3": Workload("W3", "deep chain: 100,000 ops on 1 element", "chain", 100_000, "us/op"),
+    "W4": Workload("W4", "Hessian-vector product, n = 1,000", "hvp", 0, "ms/step"),
+    "W5": Workload("W5", "fan-out: 1,000 branches of one 16-element input", "fanout", 1000, "us/branch"),
+    "W6": Workload("W6", "memory: 20 x 2048 tanh MLP, batch 512, float32", "memory", 0, "MiB"),
+}
 CHAIN_WIDTH = {"W1": 16, "W3": 1}
 MLP_SIZES = (784, 1024, 1024, 10)
 MLP_BATCH = 256
@@ -52,9 +60,18 @@ FANOUT_WIDTH = 16
 MEMORY_LAYERS, MEMORY_WIDTH, MEMORY_BATCH = 20, 2048, 512
 
 
+def get(key: str) -> Workload:
+    """A workload by key; "W1@20000" is W1 at another length (for W7)."""
+    base, _, size = key.partition("@")
+    work = WORKLOADS[base]
+    if not size:
+        return work
+    return Workload(key, f"{base} at {int(size):,} ops", work.kind, int(size), work.unit)
+
+
 def chain_width(key: str) -> int:
     """W1 and its scaled versions use 16-element vectors, W3 one element."""
-    return CHAIN_WIDTH["W3" if "W3" in key else "W1"]
+    return CHAIN_WIDTH[key.partition("@")[0]]
 
 
 def make_data(work: Workload) -> dict:
