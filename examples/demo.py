@@ -29,7 +29,9 @@ def main() -> None:
     sizes = [2, 32, 32, 2]
     params = []
     for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
-        params.append(cr.tensor(rng.normal(0, 1 / np.sqrt(fan_in), (fan_in, fan_out)), requires_grad=True))
+        params.append(
+            cr.tensor(rng.normal(0, 1 / np.sqrt(fan_in), (fan_in, fan_out)), requires_grad=True)
+        )
         params.append(cr.tensor(np.zeros(fan_out), requires_grad=True))
 
     def forward(ps, h):

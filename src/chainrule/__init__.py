@@ -9,5 +9,17 @@ from . import autograd, nn  # noqa: E402
 __version__ = "0.1.0"
 __array_api_version__ = "2024.12"
 
-__all__ = [n for n in dir(_namespace) if not n.startswith("_") and n not in {"annotations", "builtins", "np"}]
-__all__ += ["Tensor", "autograd", "nn", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]
+__all__ = [
+    n
+    for n in dir(_namespace)
+    if not n.startswith("_") and n not in {"annotations", "builtins", "np"}
+]
+__all__ += [
+    "Tensor",
+    "autograd",
+    "nn",
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "is_grad_enabled",
+]

@@ -73,6 +73,7 @@ def name_of(xp) -> str:
 
 # ----------------------------------------------------------------------------- default backend
 
+
 def _initial_default():
     name = os.environ.get("CHAINRULE_BACKEND", "numpy")
     if name == "numpy":

@@ -5,6 +5,7 @@ dtypes, and the operators and methods of Tensor."""
 from __future__ import annotations
 
 import builtins
+import inspect
 
 from . import _backend
 from ._backend import DTYPES, normalize_axes, to_backend_dtype
@@ -31,15 +32,15 @@ newaxis = None
 # ----------------------------------------------------------------------------- elementwise
 
 
+_ONE_ARRAY = inspect.Signature([inspect.Parameter("x", inspect.Parameter.POSITIONAL_ONLY)])
+
+
 def _elementwise(name: str):
+    """The primitive itself (no wrapper on the hot path), showing the standard's signature."""
     op = OPS[name]
-
-    def fn(x, /):
-        return op(x)
-
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"Elementwise {name}, differentiable."
-    return fn
+    op.__signature__ = _ONE_ARRAY
+    op.__doc__ = f"Elementwise {name}, differentiable."
+    return op
 
 
 negative = _elementwise("negative")

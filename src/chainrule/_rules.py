@@ -40,9 +40,7 @@ def unary(name, fwd, vjp, save=""):
     return _register(Rule(name, "unary", fwd, unary_save(save), vjp=vjp), unary_primitive)
 
 
-def elementwise(name, fwd, vjp, save=""):
-    """A one-input elementwise function: `fwd(xp, x)`."""
-    return unary(name, lambda xp, x, p: fwd(xp, x), vjp, save)
+elementwise = unary  # one-input elementwise functions: unary rules without parameters
 
 
 def binary(name, fwd, dx, dy, *, broadcast=True):
@@ -67,58 +65,54 @@ def multi(name, fwd, vjp, save=""):
 
 # ----------------------------------------------------------------------------- elementwise, one input
 
-elementwise("negative", lambda xp, x: -x, lambda xp, g, x, out, p: -g)
-elementwise("positive", lambda xp, x: +x, lambda xp, g, x, out, p: g)
+elementwise("negative", lambda xp, x, p: -x, lambda xp, g, x, out, p: -g)
+elementwise("positive", lambda xp, x, p: +x, lambda xp, g, x, out, p: g)
 # abs: subgradient 0 at 0 (sign(0) == 0), as PyTorch.
-elementwise("abs", lambda xp, x: xp.abs(x), lambda xp, g, x, out, p: g * xp.sign(x), "x")
-elementwise("square", lambda xp, x: x * x, lambda xp, g, x, out, p: g * (2 * x), "x")
-elementwise("sqrt", lambda xp, x: xp.sqrt(x), lambda xp, g, x, out, p: g / (2 * out), "out")
-elementwise("exp", lambda xp, x: xp.exp(x), lambda xp, g, x, out, p: g * out, "out")
+elementwise("abs", lambda xp, x, p: xp.abs(x), lambda xp, g, x, out, p: g * xp.sign(x), "x")
+elementwise("square", lambda xp, x, p: x * x, lambda xp, g, x, out, p: g * (2 * x), "x")
+elementwise("sqrt", lambda xp, x, p: xp.sqrt(x), lambda xp, g, x, out, p: g / (2 * out), "out")
+elementwise("exp", lambda xp, x, p: xp.exp(x), lambda xp, g, x, out, p: g * out, "out")
+elementwise("expm1", lambda xp, x, p: xp.expm1(x), lambda xp, g, x, out, p: g * (out + 1), "out")
+elementwise("log", lambda xp, x, p: xp.log(x), lambda xp, g, x, out, p: g / x, "x")
+elementwise("log1p", lambda xp, x, p: xp.log1p(x), lambda xp, g, x, out, p: g / (x + 1), "x")
 elementwise(
-    "expm1", lambda xp, x: xp.expm1(x), lambda xp, g, x, out, p: g * (out + 1), "out"
-)
-elementwise("log", lambda xp, x: xp.log(x), lambda xp, g, x, out, p: g / x, "x")
-elementwise("log1p", lambda xp, x: xp.log1p(x), lambda xp, g, x, out, p: g / (x + 1), "x")
-elementwise(
-    "log2", lambda xp, x: xp.log2(x), lambda xp, g, x, out, p: g / (x * math.log(2)), "x"
+    "log2", lambda xp, x, p: xp.log2(x), lambda xp, g, x, out, p: g / (x * math.log(2)), "x"
 )
 elementwise(
-    "log10", lambda xp, x: xp.log10(x), lambda xp, g, x, out, p: g / (x * math.log(10)), "x"
+    "log10", lambda xp, x, p: xp.log10(x), lambda xp, g, x, out, p: g / (x * math.log(10)), "x"
 )
-elementwise("sin", lambda xp, x: xp.sin(x), lambda xp, g, x, out, p: g * xp.cos(x), "x")
-elementwise("cos", lambda xp, x: xp.cos(x), lambda xp, g, x, out, p: -g * xp.sin(x), "x")
-elementwise("tan", lambda xp, x: xp.tan(x), lambda xp, g, x, out, p: g * (1 + out * out), "out")
+elementwise("sin", lambda xp, x, p: xp.sin(x), lambda xp, g, x, out, p: g * xp.cos(x), "x")
+elementwise("cos", lambda xp, x, p: xp.cos(x), lambda xp, g, x, out, p: -g * xp.sin(x), "x")
+elementwise("tan", lambda xp, x, p: xp.tan(x), lambda xp, g, x, out, p: g * (1 + out * out), "out")
 elementwise(
-    "asin", lambda xp, x: xp.asin(x), lambda xp, g, x, out, p: g / xp.sqrt(1 - x * x), "x"
-)
-elementwise(
-    "acos", lambda xp, x: xp.acos(x), lambda xp, g, x, out, p: -g / xp.sqrt(1 - x * x), "x"
-)
-elementwise("atan", lambda xp, x: xp.atan(x), lambda xp, g, x, out, p: g / (1 + x * x), "x")
-elementwise("sinh", lambda xp, x: xp.sinh(x), lambda xp, g, x, out, p: g * xp.cosh(x), "x")
-elementwise("cosh", lambda xp, x: xp.cosh(x), lambda xp, g, x, out, p: g * xp.sinh(x), "x")
-elementwise(
-    "tanh", lambda xp, x: xp.tanh(x), lambda xp, g, x, out, p: g * (1 - out * out), "out"
+    "asin", lambda xp, x, p: xp.asin(x), lambda xp, g, x, out, p: g / xp.sqrt(1 - x * x), "x"
 )
 elementwise(
-    "asinh", lambda xp, x: xp.asinh(x), lambda xp, g, x, out, p: g / xp.sqrt(x * x + 1), "x"
+    "acos", lambda xp, x, p: xp.acos(x), lambda xp, g, x, out, p: -g / xp.sqrt(1 - x * x), "x"
+)
+elementwise("atan", lambda xp, x, p: xp.atan(x), lambda xp, g, x, out, p: g / (1 + x * x), "x")
+elementwise("sinh", lambda xp, x, p: xp.sinh(x), lambda xp, g, x, out, p: g * xp.cosh(x), "x")
+elementwise("cosh", lambda xp, x, p: xp.cosh(x), lambda xp, g, x, out, p: g * xp.sinh(x), "x")
+elementwise(
+    "tanh", lambda xp, x, p: xp.tanh(x), lambda xp, g, x, out, p: g * (1 - out * out), "out"
 )
 elementwise(
-    "acosh", lambda xp, x: xp.acosh(x), lambda xp, g, x, out, p: g / xp.sqrt(x * x - 1), "x"
+    "asinh", lambda xp, x, p: xp.asinh(x), lambda xp, g, x, out, p: g / xp.sqrt(x * x + 1), "x"
 )
 elementwise(
-    "atanh", lambda xp, x: xp.atanh(x), lambda xp, g, x, out, p: g / (1 - x * x), "x"
+    "acosh", lambda xp, x, p: xp.acosh(x), lambda xp, g, x, out, p: g / xp.sqrt(x * x - 1), "x"
 )
+elementwise("atanh", lambda xp, x, p: xp.atanh(x), lambda xp, g, x, out, p: g / (1 - x * x), "x")
 elementwise(
     "sigmoid",
-    lambda xp, x: 1 / (1 + xp.exp(-x)),
+    lambda xp, x, p: 1 / (1 + xp.exp(-x)),
     lambda xp, g, x, out, p: g * (out * (1 - out)),
     "out",
 )
 # relu: subgradient 0 at 0, as PyTorch.
 elementwise(
     "relu",
-    lambda xp, x: xp.where(x > 0, x, xp.zeros_like(x)),
+    lambda xp, x, p: xp.where(x > 0, x, xp.zeros_like(x)),
     lambda xp, g, x, out, p: xp.where(out > 0, g, 0.0),
     "out",
 )
@@ -129,17 +123,22 @@ def _zero_vjp(xp, g, x, out, p):
 
 
 # Piecewise-constant functions: zero gradient everywhere, as PyTorch.
-elementwise("sign", lambda xp, x: xp.sign(x), _zero_vjp)
-elementwise("floor", lambda xp, x: xp.floor(x), _zero_vjp)
-elementwise("ceil", lambda xp, x: xp.ceil(x), _zero_vjp)
-elementwise("trunc", lambda xp, x: xp.trunc(x), _zero_vjp)
-elementwise("round", lambda xp, x: xp.round(x), _zero_vjp)
+elementwise("sign", lambda xp, x, p: xp.sign(x), _zero_vjp)
+elementwise("floor", lambda xp, x, p: xp.floor(x), _zero_vjp)
+elementwise("ceil", lambda xp, x, p: xp.ceil(x), _zero_vjp)
+elementwise("trunc", lambda xp, x, p: xp.trunc(x), _zero_vjp)
+elementwise("round", lambda xp, x, p: xp.round(x), _zero_vjp)
 
 
 # ----------------------------------------------------------------------------- elementwise, two inputs
 # Results are reduced back to each input's shape and dtype in BinaryNode, not here.
 
-binary("add", lambda xp, x, y: x + y, (lambda xp, g, x, y, out: g, ""), (lambda xp, g, x, y, out: g, ""))
+binary(
+    "add",
+    lambda xp, x, y: x + y,
+    (lambda xp, g, x, y, out: g, ""),
+    (lambda xp, g, x, y, out: g, ""),
+)
 binary(
     "subtract", lambda xp, x, y: x - y,
     (lambda xp, g, x, y, out: g, ""), (lambda xp, g, x, y, out: -g, ""),
@@ -155,16 +154,21 @@ binary(
 
 
 def _pow_dx(xp, g, x, y, out):
-    # y * x**(y-1), written so that y == 0 gives 0 and integral y needs no log.
+    # y * x**(y-1), written so that y == 0 gives 0 and integral y needs no log. Only x == y == 0
+    # (0 * inf) is masked: a mask at every y == 0 would cut d/dy of this (1/x there).
     if y.__class__ in (int, float):
         if y == 0:
             return g * 0.0
         return g * (y * x ** (y - 1))
-    return g * xp.where(y == 0, 0.0, y * x ** (y - 1))
+    return g * xp.where(xp.logical_and(y == 0, x == 0), 0.0, y * x ** (y - 1))
 
 
 def _pow_dy(xp, g, x, y, out):
     # x**y * log(x), taken as 0 where x == 0 (the limit for y > 0), as PyTorch.
+    if x.__class__ in (int, float):
+        if x == 0:
+            return g * 0.0
+        return g * (out * (math.log(x) if x > 0 else math.nan))
     return g * xp.where(x == 0, 0.0, out * xp.log(xp.where(x == 0, 1.0, x)))
 
 
@@ -179,7 +183,7 @@ binary(
 # maximum/minimum: where the inputs tie, the gradient is split evenly between them.
 def _pick(xp, g, x, y, sign):
     wins = (x > y) if sign > 0 else (x < y)
-    return g * xp.where(wins, 1.0, xp.where(x == y, 0.5, 0.0))
+    return xp.where(wins, g, xp.where(x == y, g * 0.5, 0.0))
 
 
 binary(
@@ -402,9 +406,7 @@ def _where_vjp(xp, g, xs, out, p, needs):
     ]
 
 
-nary(
-    "where", lambda xp, xs, p: xp.where(*xs), _where_vjp, "inputs", broadcast=True
-)
+nary("where", lambda xp, xs, p: xp.where(*xs), _where_vjp, "inputs", broadcast=True)
 
 
 # ----------------------------------------------------------------------------- indexing
@@ -454,4 +456,3 @@ take_add = unary(
     lambda xp, g, p: _backend.take_add(xp, g, p),
     lambda xp, g, x, out, p: _take(xp, g, p),
 )
-

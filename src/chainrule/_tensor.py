@@ -96,47 +96,50 @@ class Node:
     """One recorded primitive: edges to its inputs' nodes and what its rule saved.
 
     `saved` is a tuple laid out by the node kind, or None once released by a backward
-    without retain_graph. Saved inputs are tensors (so that create_graph reaches their
-    history); a saved output is the raw array, wrapped on demand (no out -> node cycle)."""
+    without retain_graph (nodes that saved nothing keep NOTHING_SAVED and can run again).
+    Saved inputs are tensors (so that create_graph reaches their history); a saved output is
+    the raw array, wrapped on demand (no out -> node cycle).
 
-    __slots__ = ("rule", "edges", "saved", "params", "xp", "__weakref__")
+    `apply(g, xp, ns)` returns one gradient (or None) per edge: with `ns` None it runs the rule
+    on raw arrays of namespace `xp`; else on tensors, with `ns` (chainrule) as namespace."""
+
+    __slots__ = ("rule", "edges", "saved", "params", "__weakref__")
     n_out = 1
 
-    def __init__(self, rule, edges, saved, params, xp) -> None:
+    def __init__(self, rule, edges, saved, params) -> None:
         self.rule = rule
         self.edges = edges
         self.saved = saved
         self.params = params
-        self.xp = xp
 
     def name(self) -> str:
-        return self.rule.name
+        return self.rule.backward_name
 
     def __repr__(self) -> str:
         return f"<{self.rule.backward_name} node>"
 
-    def release(self) -> None:
-        if self.saved is not None and self.saved is not _NOTHING_SAVED:
-            self.saved = None
 
-    def _wrap_out(self, out, index: int = 0):
-        return Tensor(out, self.xp, (self, index))
+class Kept(tuple):
+    """A saved tuple that holds no arrays (only Python scalars or nothing): a backward without
+    retain_graph leaves it, so that such a node can run again (as in PyTorch)."""
+
+    __slots__ = ()
 
 
-_NOTHING_SAVED = ()
+NOTHING_SAVED = Kept((None, None))
 
 
 class UnaryNode(Node):
     __slots__ = ()
 
-    def apply(self, g, ns):
+    def apply(self, g, xp, ns):
         x, out = self.saved
         if ns is None:
             if x is not None:
                 x = x._data
-            return (self.rule.vjp(self.xp, g, x, out, self.params),)
+            return (self.rule.vjp(xp, g, x, out, self.params),)
         if out is not None:
-            out = self._wrap_out(out)
+            out = Tensor(out, xp, (self, 0))
         return (self.rule.vjp(ns, g, x, out, self.params),)
 
 
@@ -146,18 +149,17 @@ class BinaryNode(Node):
 
     __slots__ = ()
 
-    def apply(self, g, ns):
+    def apply(self, g, xp, ns):
         x, y, out = self.saved
         if ns is None:
-            xp = self.xp
             if x.__class__ is Tensor:
                 x = x._data
             if y.__class__ is Tensor:
                 y = y._data
         else:
-            xp = ns
             if out is not None:
-                out = self._wrap_out(out)
+                out = Tensor(out, xp, (self, 0))
+            xp = ns
         ex, ey = self.edges
         rule = self.rule
         gx = None if ex is None else rule.dx(xp, g, x, y, out)
@@ -177,16 +179,15 @@ class NaryNode(Node):
 
     __slots__ = ()
 
-    def apply(self, g, ns):
+    def apply(self, g, xp, ns):
         xs, out = self.saved
         if ns is None:
-            xp = self.xp
             if xs is not None:
-                xs = tuple(x._data if x.__class__ is Tensor else x for x in xs)
+                xs = tuple(raw(x) for x in xs)
         else:
-            xp = ns
             if out is not None:
-                out = self._wrap_out(out)
+                out = Tensor(out, xp, (self, 0))
+            xp = ns
         needs = tuple(e is not None for e in self.edges)
         rule = self.rule
         if rule.elementwise:
@@ -203,20 +204,19 @@ class MultiNode(Node):
 
     __slots__ = ("n_out",)
 
-    def __init__(self, rule, edges, saved, params, xp, n_out: int) -> None:
-        super().__init__(rule, edges, saved, params, xp)
+    def __init__(self, rule, edges, saved, params, n_out: int) -> None:
+        super().__init__(rule, edges, saved, params)
         self.n_out = n_out
 
-    def apply(self, g, ns):
+    def apply(self, g, xp, ns):
         xs, outs = self.saved
         if ns is None:
-            xp = self.xp
             if xs is not None:
-                xs = tuple(x._data if x.__class__ is Tensor else x for x in xs)
+                xs = tuple(raw(x) for x in xs)
         else:
-            xp = ns
             if outs is not None:
-                outs = tuple(self._wrap_out(o, i) for i, o in enumerate(outs))
+                outs = tuple(Tensor(o, xp, (self, i)) for i, o in enumerate(outs))
+            xp = ns
         needs = tuple(e is not None for e in self.edges)
         return self.rule.vjp(xp, g, xs, outs, self.params, needs)
 
@@ -226,7 +226,7 @@ class AccumulateGrad:
 
     __slots__ = ("leaf", "__weakref__")
     edges = ()
-    saved = _NOTHING_SAVED
+    saved = NOTHING_SAVED
     n_out = 1
 
     def __init__(self, leaf: Tensor) -> None:
@@ -305,10 +305,11 @@ def unary_primitive(rule: Rule):
         e = x._edge
         if e is None or not grad_mode.enabled:
             return Tensor(out, xp, None)
-        node = UnaryNode(
-            rule, (e,), (x if save_x else None, out if save_out else None), p, xp
-        )
-        return Tensor(out, xp, (node, 0))
+        if save_x:
+            saved = (x, out) if save_out else (x, None)
+        else:
+            saved = (None, out) if save_out else NOTHING_SAVED
+        return Tensor(out, xp, (UnaryNode(rule, (e,), saved, p), 0))
 
     op.__name__ = op.__qualname__ = rule.name
     return op
@@ -357,21 +358,18 @@ def binary_primitive(rule: Rule):
         if (ex is None and ey is None) or not grad_mode.enabled:
             return Tensor(out, xp, None)
         sx, sy, so = save[(ex is not None) + 2 * (ey is not None)]
+        saved = (x if sx else None, y if sy else None, out if so else None)
+        if not (so or (sx and x.__class__ is Tensor) or (sy and y.__class__ is Tensor)):
+            saved = Kept(saved)
         meta = None
         if xd.__class__ in _SCALARS or yd.__class__ in _SCALARS:
             pass
-        elif elementwise and (xd.shape != yd.shape or xd.dtype != yd.dtype):
+        elif xd.dtype is not yd.dtype and xd.dtype != yd.dtype:
+            meta = (xd.shape if elementwise else None, xd.dtype,
+                    yd.shape if elementwise else None, yd.dtype)  # fmt: skip
+        elif elementwise and xd.shape != yd.shape:
             meta = (xd.shape, xd.dtype, yd.shape, yd.dtype)
-        elif xd.dtype != yd.dtype:
-            meta = (None, xd.dtype, None, yd.dtype)
-        node = BinaryNode(
-            rule,
-            (ex, ey),
-            (x if sx else None, y if sy else None, out if so else None),
-            meta,
-            xp,
-        )
-        return Tensor(out, xp, (node, 0))
+        return Tensor(out, xp, (BinaryNode(rule, (ex, ey), saved, meta), 0))
 
     op.__name__ = op.__qualname__ = rule.name
     return op
@@ -393,10 +391,12 @@ def nary_primitive(rule: Rule):
             return Tensor(out, xp, None)
         params = p
         if elementwise:
-            params = (p, tuple((x._data.shape, x._data.dtype) if e else None for x, e in zip(xs, edges)))
-        node = NaryNode(
-            rule, edges, (xs if save_inputs else None, out if save_out else None), params, xp
-        )
+            params = (
+                p,
+                tuple((x._data.shape, x._data.dtype) if e else None for x, e in zip(xs, edges)),
+            )
+        saved = (xs if save_inputs else None, out if save_out else None)
+        node = NaryNode(rule, edges, saved if save_inputs or save_out else NOTHING_SAVED, params)
         return Tensor(out, xp, (node, 0))
 
     op.__name__ = op.__qualname__ = rule.name
@@ -414,13 +414,9 @@ def multi_primitive(rule: Rule):
         edges = tuple(x._edge if x.__class__ is Tensor else None for x in xs)
         if not grad_mode.enabled or all(e is None for e in edges):
             return tuple(Tensor(o, xp, None) for o in outs)
+        saved = (xs if save_inputs else None, outs if save_out else None)
         node = MultiNode(
-            rule,
-            edges,
-            (xs if save_inputs else None, outs if save_out else None),
-            p,
-            xp,
-            len(outs),
+            rule, edges, saved if save_inputs or save_out else NOTHING_SAVED, p, len(outs)
         )
         return tuple(Tensor(o, xp, (node, i)) for i, o in enumerate(outs))
 
@@ -502,7 +498,6 @@ class Tensor:
         self._data = data
         self._xp = xp
         self._edge = edge
-        self._grad = None
 
     # -- autograd attributes
 
@@ -547,7 +542,8 @@ class Tensor:
 
     @property
     def grad(self):
-        return self._grad
+        # `_grad` is left unset until a gradient arrives: one assignment less per op.
+        return getattr(self, "_grad", None)
 
     @grad.setter
     def grad(self, value) -> None:
@@ -641,9 +637,7 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self.size != 1:
-            raise ValueError(
-                f"the truth value of a Tensor with {self.size} elements is ambiguous"
-            )
+            raise ValueError(f"the truth value of a Tensor with {self.size} elements is ambiguous")
         return bool(self.item())
 
     def __index__(self) -> int:

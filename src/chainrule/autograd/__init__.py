@@ -70,7 +70,7 @@ def backward(
         if not inputs:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
         targets = _targets(inputs, "inputs")
-    captured = execute(roots, targets, retain_graph, create_graph)
+    captured = execute(roots, targets, retain_graph, create_graph, tensors[0]._xp)
     # Every gradient is computed before any .grad changes: an error leaves them all as they were.
     stored = {id(g) for _, g in roots}
     if inputs is None:
@@ -86,18 +86,18 @@ def backward(
 
 
 def _accumulate(t: Tensor, g, create_graph: bool, stored: set) -> None:
+    current = t.grad
     if create_graph:
-        if t._grad is None:
+        if current is None:
             # A gradient object already stored elsewhere gets its own (differentiable) copy.
             t._grad = _namespace.positive(g) if id(g) in stored else g
             stored.add(id(t._grad))
         else:
-            t._grad = t._grad + g
+            t._grad = current + g
         return
     xp = t._xp
     if g.dtype != t._data.dtype:
         g = xp.astype(g, t._data.dtype)
-    current = t._grad
     if current is None:
         t._grad = Tensor(_backend.normalize(xp.asarray(g, copy=True), xp), xp, None)
     elif current._edge is None:
@@ -135,7 +135,7 @@ def grad(
         retain_graph = create_graph
     targets = _targets(inputs, "inputs")
     roots = _root_grads(outputs, grad_outputs, create_graph, "outputs")
-    captured = execute(roots, targets, retain_graph, create_graph)
+    captured = execute(roots, targets, retain_graph, create_graph, outputs[0]._xp)
     result = []
     for t in inputs:
         g = _pick(captured, t)
@@ -179,4 +179,3 @@ class detect_anomaly:
 
 def set_detect_anomaly(mode: bool) -> None:
     anomaly.enabled = bool(mode)
-

@@ -41,7 +41,7 @@ def _root_grads(outputs, grad_outputs, create_graph: bool, what: str):
             raise TypeError(f"element {i} of {what} is a {type(t).__name__}, not a Tensor")
         if t._edge is None:
             raise RuntimeError(
-                f"element {i} of {what} does not require grad and does not have a grad_fn"
+                f"element {i} of tensors does not require grad and does not have a grad_fn"
             )
         xp = t._xp
         if g is None:
@@ -76,28 +76,42 @@ def _root_grads(outputs, grad_outputs, create_graph: bool, what: str):
 
 
 def _topological(roots):
-    """Nodes reachable from the roots, inner nodes in post-order (inputs before users),
-    and the leaves' accumulators apart."""
+    """Walk the graph from the roots. Returns the inner nodes in post-order (inputs before
+    their users), the leaves' accumulators, the nodes already released, and `shared`: the
+    nodes whose gradient may arrive from several places (fan-in, several outputs, roots,
+    leaves). Every other node has one consumer, which hands its gradient straight on."""
     order = []
     leaves = []
+    freed = []
+    shared = {e[0] for e, _ in roots}
     seen = set()
-    stack = [(e[0], False) for e, _ in roots]
+    stack = [(node, False) for node in shared]
     while stack:
         node, expanded = stack.pop()
         if expanded:
             order.append(node)
             continue
         if node in seen:
+            shared.add(node)
             continue
         seen.add(node)
         if node.__class__ is AccumulateGrad:
             leaves.append(node)
+            shared.add(node)
             continue
+        if node.saved is None:
+            freed.append(node)
+        if node.n_out != 1:
+            shared.add(node)
         stack.append((node, True))
         for e in node.edges:
-            if e is not None and e[0] not in seen:
-                stack.append((e[0], False))
-    return order, leaves
+            if e is not None:
+                child = e[0]
+                if child in seen:
+                    shared.add(child)
+                else:
+                    stack.append((child, False))
+    return order, leaves, freed, shared
 
 
 def _needed(order, targets):
@@ -113,27 +127,29 @@ def _needed(order, targets):
     return run, reach
 
 
-def execute(roots, targets, retain_graph: bool, create_graph: bool):
-    """Run the graph backwards from `roots` [(edge, gradient)].
+def execute(roots, targets, retain_graph: bool, create_graph: bool, xp):
+    """Run the graph backwards from `roots` [(edge, gradient)], on arrays of namespace `xp`.
 
     targets: the nodes whose incoming gradients are wanted, or None for every leaf.
     Returns {node: gradient} for the targets (every reached leaf when targets is None);
     a multi-output node's entry is a list, one gradient or None per output."""
-    order, leaves = _topological(roots)
+    order, leaves, freed, shared = _topological(roots)
     if targets is None:
         run = reach = None
         wanted = leaves
     else:
         run, reach = _needed(order, targets)
         wanted = targets
-    for node in order if run is None else run:
-        if node.saved is None:
+    for node in freed:
+        if run is None or node in run:
             raise RuntimeError(_FREED.format(name=node.rule.backward_name))
 
     ns = _namespace if create_graph else None
     grads: dict = {}
     for (node, i), g in roots:
         _add(grads, node, i, g)
+    # A gradient with a single consumer skips the dict: it waits in `carry` for its node.
+    carry_node = carry = None
     captured = {}
     check_nan = anomaly.enabled
     gc_was_enabled = gc.isenabled()
@@ -141,17 +157,21 @@ def execute(roots, targets, retain_graph: bool, create_graph: bool):
     try:
         with enable_grad() if create_graph else nullcontext():
             for node in reversed(order):
-                g = grads.pop(node, None)
-                if g is None:
-                    continue
+                if node is carry_node:
+                    g = carry
+                    carry_node = carry = None
+                else:
+                    g = grads.pop(node, None)
+                    if g is None:
+                        continue
                 if run is not None:
                     if node in targets:
                         captured[node] = g
                     if node not in run:
                         continue
-                gins = node.apply(g, ns)
-                if not retain_graph:
-                    node.release()
+                gins = node.apply(g, xp, ns)
+                if not retain_graph and node.saved.__class__ is tuple:
+                    node.saved = None
                 if check_nan:
                     _check_nan(node, gins)
                 for e, gi in zip(node.edges, gins):
@@ -160,11 +180,13 @@ def execute(roots, targets, retain_graph: bool, create_graph: bool):
                     child = e[0]
                     if reach is not None and child not in reach:
                         continue
-                    if child.n_out == 1:
-                        prev = grads.get(child)
-                        grads[child] = gi if prev is None else prev + gi
-                    else:
+                    if child in shared:
                         _add(grads, child, e[1], gi)
+                    elif carry_node is None:
+                        carry_node = child
+                        carry = gi
+                    else:
+                        grads[child] = gi
     finally:
         if gc_was_enabled:
             gc.enable()

@@ -29,9 +29,7 @@ def _unpack(values, like):
 def _grad(outputs, inputs, vs, create_graph, retain_graph=None):
     from . import grad
 
-    gs = grad(
-        outputs, inputs, vs, retain_graph, create_graph=create_graph, allow_unused=True
-    )
+    gs = grad(outputs, inputs, vs, retain_graph, create_graph=create_graph, allow_unused=True)
     return tuple(_namespace.zeros_like(x) if g is None else g for x, g in zip(inputs, gs))
 
 
