@@ -1,25 +1,14 @@
 """chainrule: define-by-run reverse-mode automatic differentiation over any Python Array API
 library. The package is itself an Array API namespace whose functions record gradients."""
 
-from . import _namespace
+from . import _namespace, autograd, nn
 from ._namespace import *  # noqa: F403
 from ._tensor import Tensor, enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from . import autograd, nn  # noqa: E402
 
 __version__ = "0.1.0"
 __array_api_version__ = "2024.12"
 
-__all__ = [
-    n
-    for n in dir(_namespace)
-    if not n.startswith("_") and n not in {"annotations", "builtins", "np"}
-]
-__all__ += [
-    "Tensor",
-    "autograd",
-    "nn",
-    "no_grad",
-    "enable_grad",
-    "set_grad_enabled",
-    "is_grad_enabled",
-]
+_PRIVATE = {"annotations", "builtins", "inspect", "np"}
+__all__ = [n for n in dir(_namespace) if not n.startswith("_") and n not in _PRIVATE]
+__all__ += ["Tensor", "autograd", "nn"]
+__all__ += ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]

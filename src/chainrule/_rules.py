@@ -63,7 +63,7 @@ def multi(name, fwd, vjp, save=""):
     return _register(rule, multi_primitive)
 
 
-# ----------------------------------------------------------------------------- elementwise, one input
+# --------------------------------------------------------------------- elementwise, one input
 
 elementwise("negative", lambda xp, x, p: -x, lambda xp, g, x, out, p: -g)
 elementwise("positive", lambda xp, x, p: +x, lambda xp, g, x, out, p: g)
@@ -130,7 +130,7 @@ elementwise("trunc", lambda xp, x, p: xp.trunc(x), _zero_vjp)
 elementwise("round", lambda xp, x, p: xp.round(x), _zero_vjp)
 
 
-# ----------------------------------------------------------------------------- elementwise, two inputs
+# -------------------------------------------------------------------- elementwise, two inputs
 # Results are reduced back to each input's shape and dtype in BinaryNode, not here.
 
 binary(
@@ -199,7 +199,8 @@ binary(
 # floor_divide: piecewise constant, zero gradient. remainder: x - floor(x / y) * y.
 binary(
     "floor_divide", lambda xp, x, y: x // y,
-    (lambda xp, g, x, y, out: xp.zeros_like(g), ""), (lambda xp, g, x, y, out: xp.zeros_like(g), ""),
+    (lambda xp, g, x, y, out: xp.zeros_like(g), ""),
+    (lambda xp, g, x, y, out: xp.zeros_like(g), ""),
 )  # fmt: skip
 binary(
     "remainder", lambda xp, x, y: x % y,
