@@ -196,11 +196,20 @@ def index_add(xp, g, p):
         return out
     out = xp.zeros(shape, dtype=dtype)
     if _is_basic(key) or _is_mask(key):
+        # Not every library assigns through newaxis: drop those size-1 axes from key and g.
+        keys = key if isinstance(key, tuple) else (key,)
+        if any(k is None for k in keys):
+            key = tuple(k for k in keys if k is not None)
+            g = xp.reshape(g, out[key].shape)
         out[key] = g
         return out
-    raise NotImplementedError(
-        f"the gradient of integer-array indexing is not implemented for {name_of(xp)} arrays"
-    )
+    # Integer arrays may repeat positions, and the standard has no scatter-add: find each
+    # gathered element's flat source position, then sum with a one-hot matrix (memory
+    # grows as input size x gathered size).
+    size = math.prod(shape)
+    positions = xp.reshape(xp.reshape(xp.arange(size), shape)[key], (-1,))
+    onehot = xp.astype(xp.arange(size)[:, None] == positions[None, :], dtype)
+    return xp.reshape(xp.matmul(onehot, xp.reshape(g, (-1,))), shape)
 
 
 def _is_basic(key) -> bool:

@@ -346,23 +346,25 @@ def astype(x, dtype, /, *, copy=True, device=None):
     return OPS["astype"](x, (target, src))
 
 
-def _index_part(k):
+def _index_part(k, xp):
     if k.__class__ is Tensor:
         return k._data
     if isinstance(k, list):
-        return np.asarray(k)
+        return xp.asarray(k)
     return k
 
 
-def _index_key(key):
-    """An indexing key with tensors replaced by their raw arrays."""
-    if isinstance(key, tuple):
-        return tuple(_index_part(k) for k in key)
-    return _index_part(key)
+def _index_key(key, xp):
+    """An indexing key with tensors replaced by their raw arrays, lists by arrays of `xp`,
+    and a basic key closed by an ellipsis (the standard asks a key to cover every axis; NumPy
+    assumes it)."""
+    keys = tuple(_index_part(k, xp) for k in (key if isinstance(key, tuple) else (key,)))
+    basic = all(k is None or isinstance(k, (int, slice)) for k in keys)
+    return keys + (Ellipsis,) if basic else keys
 
 
 def _getitem(x, key):
-    return OPS["getitem"](x, (_index_key(key), x._data.shape, x._data.dtype))
+    return OPS["getitem"](x, (_index_key(key, x._xp), x._data.shape, x._data.dtype))
 
 
 # ----------------------------------------------------------------------------- creation

@@ -378,7 +378,7 @@ def _concat_vjp(xp, g, xs, out, p, needs):
     start = 0
     lead = (slice(None),) * axis
     for n, need in zip(sizes, needs):
-        grads.append(g[lead + (slice(start, start + n),)] if need else None)
+        grads.append(g[lead + (slice(start, start + n), ...)] if need else None)
         start += n
     return grads
 
@@ -392,7 +392,7 @@ nary(
 
 def _stack_vjp(xp, g, xs, out, p, needs):
     lead = (slice(None),) * p
-    return [g[lead + (i,)] if need else None for i, need in enumerate(needs)]
+    return [g[lead + (i, ...)] if need else None for i, need in enumerate(needs)]
 
 
 nary("stack", lambda xp, xs, p: xp.stack(xs, axis=p), _stack_vjp)

@@ -96,9 +96,11 @@ class Node:
     """One recorded primitive: edges to its inputs' nodes and what its rule saved.
 
     `saved` is a tuple laid out by the node kind, or None once released by a backward
-    without retain_graph (nodes that saved nothing keep NOTHING_SAVED and can run again).
-    Saved inputs are tensors (so that create_graph reaches their history); a saved output is
-    the raw array, wrapped on demand (no out -> node cycle).
+    without retain_graph (nodes that saved nothing keep a Kept tuple and can run again).
+    A saved input is its raw array and its edge, never the tensor object: under create_graph
+    it is rewrapped as a tensor with the same edge (so gradients reach its history), and no
+    node keeps a leaf alive (no leaf -> .grad -> node -> leaf cycle). A saved output is the
+    raw array, wrapped on demand with this node as its grad_fn (no out -> node cycle).
 
     `apply(g, xp, ns)` returns one gradient (or None) per edge: with `ns` None it runs the rule
     on raw arrays of namespace `xp`; else on tensors, with `ns` (chainrule) as namespace."""
@@ -126,37 +128,42 @@ class Kept(tuple):
     __slots__ = ()
 
 
-NOTHING_SAVED = Kept((None, None))
+NOTHING_SAVED = Kept((None, None, None))
+
+
+def _rewrap(d, e, xp):
+    """A saved input as a tensor on its original edge; Python scalars and None stay."""
+    if d is None or d.__class__ in _SCALARS:
+        return d
+    return Tensor(d, xp, e)
 
 
 class UnaryNode(Node):
+    """Saved: (x array, x edge, out array), None where not needed."""
+
     __slots__ = ()
 
     def apply(self, g, xp, ns):
-        x, out = self.saved
+        xd, xe, out = self.saved
         if ns is None:
-            if x is not None:
-                x = x._data
-            return (self.rule.vjp(xp, g, x, out, self.params),)
+            return (self.rule.vjp(xp, g, xd, out, self.params),)
         if out is not None:
             out = Tensor(out, xp, (self, 0))
-        return (self.rule.vjp(ns, g, x, out, self.params),)
+        return (self.rule.vjp(ns, g, _rewrap(xd, xe, xp), out, self.params),)
 
 
 class BinaryNode(Node):
-    """`params` is None when both inputs share shape and dtype, else their shapes and dtypes:
-    the one generic place where broadcasting and promotion are undone."""
+    """Saved: (x, x edge, y, y edge, out), None where not needed; x or y may be a Python
+    scalar. `params` is None when both inputs share shape and dtype, else their shapes and
+    dtypes: the one generic place where broadcasting and promotion are undone."""
 
     __slots__ = ()
 
     def apply(self, g, xp, ns):
-        x, y, out = self.saved
-        if ns is None:
-            if x.__class__ is Tensor:
-                x = x._data
-            if y.__class__ is Tensor:
-                y = y._data
-        else:
+        x, xe, y, ye, out = self.saved
+        if ns is not None:
+            x = _rewrap(x, xe, xp)
+            y = _rewrap(y, ye, xp)
             if out is not None:
                 out = Tensor(out, xp, (self, 0))
             xp = ns
@@ -173,18 +180,25 @@ class BinaryNode(Node):
         return gx, gy
 
 
+def _saved_inputs(pairs, xp, ns):
+    """The inputs an n-ary node saved, as raw arrays (ns None) or rewrapped tensors."""
+    if pairs is None:
+        return None
+    if ns is None:
+        return tuple(d for d, _ in pairs)
+    return tuple(_rewrap(d, e, xp) for d, e in pairs)
+
+
 class NaryNode(Node):
-    """Saved: (inputs, out), inputs a tuple with None where not saved. For elementwise rules
-    `params` is (rule params, input shapes and dtypes) and results are fitted to them."""
+    """Saved: (inputs as (array, edge) pairs, out), None where not needed. For elementwise
+    rules `params` is (rule params, input shapes and dtypes) and results are fitted to them."""
 
     __slots__ = ()
 
     def apply(self, g, xp, ns):
-        xs, out = self.saved
-        if ns is None:
-            if xs is not None:
-                xs = tuple(raw(x) for x in xs)
-        else:
+        pairs, out = self.saved
+        xs = _saved_inputs(pairs, xp, ns)
+        if ns is not None:
             if out is not None:
                 out = Tensor(out, xp, (self, 0))
             xp = ns
@@ -209,11 +223,9 @@ class MultiNode(Node):
         self.n_out = n_out
 
     def apply(self, g, xp, ns):
-        xs, outs = self.saved
-        if ns is None:
-            if xs is not None:
-                xs = tuple(raw(x) for x in xs)
-        else:
+        pairs, outs = self.saved
+        xs = _saved_inputs(pairs, xp, ns)
+        if ns is not None:
             if outs is not None:
                 outs = tuple(Tensor(o, xp, (self, i)) for i, o in enumerate(outs))
             xp = ns
@@ -299,16 +311,17 @@ def unary_primitive(rule: Rule):
         if x.__class__ is not Tensor:
             x = as_tensor(x)
         xp = x._xp
-        out = fwd(xp, x._data, p)
+        xd = x._data
+        out = fwd(xp, xd, p)
         if out.__class__ is not ndarray:
             out = _backend.normalize(out, xp)
         e = x._edge
         if e is None or not grad_mode.enabled:
             return Tensor(out, xp, None)
         if save_x:
-            saved = (x, out) if save_out else (x, None)
+            saved = (xd, e, out if save_out else None)
         else:
-            saved = (None, out) if save_out else NOTHING_SAVED
+            saved = (None, None, out) if save_out else NOTHING_SAVED
         return Tensor(out, xp, (UnaryNode(rule, (e,), saved, p), 0))
 
     op.__name__ = op.__qualname__ = rule.name
@@ -358,8 +371,12 @@ def binary_primitive(rule: Rule):
         if (ex is None and ey is None) or not grad_mode.enabled:
             return Tensor(out, xp, None)
         sx, sy, so = save[(ex is not None) + 2 * (ey is not None)]
-        saved = (x if sx else None, y if sy else None, out if so else None)
-        if not (so or (sx and x.__class__ is Tensor) or (sy and y.__class__ is Tensor)):
+        saved = (
+            xd if sx else None, ex, yd if sy else None, ey, out if so else None
+        )  # fmt: skip
+        if not (
+            so or (sx and xd.__class__ not in _SCALARS) or (sy and yd.__class__ not in _SCALARS)
+        ):
             saved = Kept(saved)
         meta = None
         if xd.__class__ in _SCALARS or yd.__class__ in _SCALARS:
@@ -395,8 +412,11 @@ def nary_primitive(rule: Rule):
                 p,
                 tuple((x._data.shape, x._data.dtype) if e else None for x, e in zip(xs, edges)),
             )
-        saved = (xs if save_inputs else None, out if save_out else None)
-        node = NaryNode(rule, edges, saved if save_inputs or save_out else NOTHING_SAVED, params)
+        pairs = tuple(zip(map(raw, xs), edges)) if save_inputs else None
+        saved = (
+            (pairs, out if save_out else None) if save_inputs or save_out else Kept((None, None))
+        )
+        node = NaryNode(rule, edges, saved, params)
         return Tensor(out, xp, (node, 0))
 
     op.__name__ = op.__qualname__ = rule.name
@@ -414,10 +434,11 @@ def multi_primitive(rule: Rule):
         edges = tuple(x._edge if x.__class__ is Tensor else None for x in xs)
         if not grad_mode.enabled or all(e is None for e in edges):
             return tuple(Tensor(o, xp, None) for o in outs)
-        saved = (xs if save_inputs else None, outs if save_out else None)
-        node = MultiNode(
-            rule, edges, saved if save_inputs or save_out else NOTHING_SAVED, p, len(outs)
+        pairs = tuple(zip(map(raw, xs), edges)) if save_inputs else None
+        saved = (
+            (pairs, outs if save_out else None) if save_inputs or save_out else Kept((None, None))
         )
+        node = MultiNode(rule, edges, saved, p, len(outs))
         return tuple(Tensor(o, xp, (node, i)) for i, o in enumerate(outs))
 
     op.__name__ = op.__qualname__ = rule.name

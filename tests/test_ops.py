@@ -1,0 +1,423 @@
+"""Elementwise ops and Tensor operators: values against NumPy, first and second derivatives
+against finite differences, dtypes, broadcasting, and the conventions at non-differentiable
+points. Shared helpers for the other test_ops_* files, and the check that every rule in the
+rule table has a gradient test."""
+
+import math
+import operator
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import chainrule as cr
+import chainrule.nn.functional as F
+from chainrule._rules import RULES
+from chainrule.autograd import gradcheck, gradgradcheck
+from conftest import N, T
+
+# ----------------------------------------------------------------------------- shared helpers
+
+MAX_SIZE = 12
+
+
+def floats(lo, hi):
+    return st.floats(lo, hi, allow_nan=False, allow_infinity=False)
+
+
+WIDE = floats(-2, 2)
+POSITIVE = floats(0.5, 3)
+UNIT = floats(-0.8, 0.8)
+AWAY_FROM_ZERO = st.one_of(floats(-3, -0.1), floats(0.1, 3))
+# Away from integers and half-integers: where sign, floor, ceil, trunc and round jump.
+AWAY_FROM_JUMPS = st.builds(operator.add, st.integers(-3, 2), floats(0.1, 0.4))
+# Two grids a quarter apart: a value of one never equals a value of the other.
+GRID = st.integers(-4, 4).map(lambda k: k / 2)
+OFF_GRID = st.integers(-4, 4).map(lambda k: k / 2 + 0.25)
+# x / y stays at least 0.15 from an integer: floor_divide and remainder are smooth there.
+DIVIDEND = st.builds(operator.add, st.integers(-3, 3), floats(0.3, 0.45))
+DIVISOR = st.sampled_from([-2.0, -1.0, -0.5, 0.5, 1.0, 2.0])
+
+SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=3).filter(
+    lambda s: math.prod(s) <= MAX_SIZE
+)
+
+
+def broadcastable(n):
+    """n shapes that broadcast together and with result_shape, which has at most MAX_SIZE
+    elements (drawn around a base shape, for a mix of sizes)."""
+    return SHAPES.flatmap(
+        lambda base: hnp.mutually_broadcastable_shapes(
+            num_shapes=n, base_shape=base, min_dims=0, max_dims=3, min_side=1, max_side=3
+        )
+    ).filter(lambda b: math.prod(b.result_shape) <= MAX_SIZE)
+
+
+def arrays(shape, elements=WIDE):
+    return hnp.arrays(np.float64, shape, elements=elements)
+
+
+def leaf(values, dtype=None):
+    return T(values, dtype, requires_grad=True)
+
+
+def assert_values(t, expected, rtol=1e-12, atol=1e-14):
+    """Tensor t holds `expected` (same shape, values within tolerance)."""
+    expected = np.asarray(expected)
+    assert N(t).shape == expected.shape
+    np.testing.assert_allclose(N(t), expected, rtol=rtol, atol=atol)
+
+
+def check_grads(fn, *inputs, eps=1e-6):
+    """First and second derivatives of fn at inputs agree with finite differences."""
+    assert gradcheck(fn, inputs, eps=eps)
+    assert gradgradcheck(fn, inputs, eps=eps)
+
+
+def grads_of(fn, *inputs):
+    """The gradients of sum(fn(*inputs)) by backward, one per input."""
+    cr.sum(fn(*inputs)).backward()
+    return [x.grad for x in inputs]
+
+
+# ----------------------------------------------------------------------------- one input
+
+UNARY = {
+    "negative": (cr.negative, np.negative, WIDE),
+    "positive": (cr.positive, np.positive, WIDE),
+    "abs": (cr.abs, np.abs, AWAY_FROM_ZERO),
+    "square": (cr.square, np.square, WIDE),
+    "sqrt": (cr.sqrt, np.sqrt, POSITIVE),
+    "exp": (cr.exp, np.exp, WIDE),
+    "expm1": (cr.expm1, np.expm1, WIDE),
+    "log": (cr.log, np.log, POSITIVE),
+    "log1p": (cr.log1p, np.log1p, floats(-0.5, 2)),
+    "log2": (cr.log2, np.log2, POSITIVE),
+    "log10": (cr.log10, np.log10, POSITIVE),
+    "sin": (cr.sin, np.sin, WIDE),
+    "cos": (cr.cos, np.cos, WIDE),
+    "tan": (cr.tan, np.tan, floats(-1.2, 1.2)),
+    "asin": (cr.asin, np.asin, UNIT),
+    "acos": (cr.acos, np.acos, UNIT),
+    "atan": (cr.atan, np.atan, WIDE),
+    "sinh": (cr.sinh, np.sinh, WIDE),
+    "cosh": (cr.cosh, np.cosh, WIDE),
+    "tanh": (cr.tanh, np.tanh, WIDE),
+    "asinh": (cr.asinh, np.asinh, WIDE),
+    "acosh": (cr.acosh, np.acosh, floats(1.5, 3)),
+    "atanh": (cr.atanh, np.atanh, UNIT),
+    "sigmoid": (F.sigmoid, lambda a: 1 / (1 + np.exp(-a)), WIDE),
+    "relu": (F.relu, lambda a: np.maximum(a, 0.0), AWAY_FROM_ZERO),
+    "sign": (cr.sign, np.sign, AWAY_FROM_JUMPS),
+    "floor": (cr.floor, np.floor, AWAY_FROM_JUMPS),
+    "ceil": (cr.ceil, np.ceil, AWAY_FROM_JUMPS),
+    "trunc": (cr.trunc, np.trunc, AWAY_FROM_JUMPS),
+    "round": (cr.round, np.round, AWAY_FROM_JUMPS),
+}
+PIECEWISE_CONSTANT = ["sign", "floor", "ceil", "trunc", "round"]
+
+
+@pytest.mark.parametrize("name", UNARY)
+@given(data=st.data())
+def test_unary_values_and_derivatives(name, data):
+    fn, np_fn, elements = UNARY[name]
+    a = data.draw(arrays(data.draw(SHAPES), elements))
+    assert_values(fn(T(a)), np_fn(a))
+    check_grads(fn, leaf(a))
+
+
+@pytest.mark.parametrize("name", UNARY)
+@settings(max_examples=5)
+@given(data=st.data())
+def test_unary_float32_gives_float32_values_and_gradients(name, data):
+    fn, _, elements = UNARY[name]
+    x = leaf(data.draw(arrays(data.draw(SHAPES), elements)), "float32")
+    out = fn(x)
+    assert out.dtype == cr.float32
+    cr.sum(out).backward()
+    assert x.grad.dtype == cr.float32
+    assert x.grad.shape == x.shape
+
+
+@pytest.mark.parametrize("name", PIECEWISE_CONSTANT)
+def test_piecewise_constant_functions_have_zero_gradient(name):
+    fn = UNARY[name][0]
+    (g,) = grads_of(fn, leaf([-1.5, -0.5, 0.0, 0.5, 1.0, 2.5]))
+    assert_values(g, np.zeros(6), atol=0)
+
+
+# ----------------------------------------------------------------------------- two inputs
+
+BINARY = {
+    "add": (cr.add, np.add, WIDE, WIDE),
+    "subtract": (cr.subtract, np.subtract, WIDE, WIDE),
+    "multiply": (cr.multiply, np.multiply, WIDE, WIDE),
+    "divide": (cr.divide, np.divide, WIDE, AWAY_FROM_ZERO),
+    "pow": (cr.pow, np.pow, POSITIVE, WIDE),
+    "atan2": (cr.atan2, np.atan2, AWAY_FROM_ZERO, WIDE),
+    "maximum": (cr.maximum, np.maximum, GRID, OFF_GRID),
+    "minimum": (cr.minimum, np.minimum, GRID, OFF_GRID),
+    "floor_divide": (cr.floor_divide, np.floor_divide, DIVIDEND, DIVISOR),
+    "remainder": (cr.remainder, np.remainder, DIVIDEND, DIVISOR),
+}
+
+
+@pytest.mark.parametrize("name", BINARY)
+@given(data=st.data())
+def test_binary_values_and_derivatives_with_broadcasting(name, data):
+    fn, np_fn, x_elements, y_elements = BINARY[name]
+    x_shape, y_shape = data.draw(broadcastable(2)).input_shapes
+    a = data.draw(arrays(x_shape, x_elements))
+    b = data.draw(arrays(y_shape, y_elements))
+    assert_values(fn(T(a), T(b)), np_fn(a, b))
+    check_grads(fn, leaf(a), leaf(b))
+    x, y = leaf(a), leaf(b)
+    gx, gy = grads_of(fn, x, y)
+    assert gx.shape == x_shape
+    assert gy.shape == y_shape
+
+
+@pytest.mark.parametrize("name", BINARY)
+@settings(max_examples=5)
+@given(data=st.data())
+def test_binary_with_a_python_scalar_on_either_side(name, data):
+    fn, np_fn, x_elements, y_elements = BINARY[name]
+    shape = data.draw(SHAPES)
+    a = data.draw(arrays(shape, x_elements))
+    b = data.draw(arrays(shape, y_elements))
+    s, r = data.draw(x_elements), data.draw(y_elements)
+    assert_values(fn(T(a), r), np_fn(a, r))
+    assert_values(fn(s, T(b)), np_fn(s, b))
+    check_grads(lambda x: fn(x, r), leaf(a))
+    check_grads(lambda y: fn(s, y), leaf(b))
+
+
+@pytest.mark.parametrize("name", BINARY)
+@settings(max_examples=5)
+@given(data=st.data())
+def test_binary_float32_gives_float32_values_and_gradients(name, data):
+    fn, _, x_elements, y_elements = BINARY[name]
+    x_shape, y_shape = data.draw(broadcastable(2)).input_shapes
+    x = leaf(data.draw(arrays(x_shape, x_elements)), "float32")
+    y = leaf(data.draw(arrays(y_shape, y_elements)), "float32")
+    r = data.draw(y_elements)
+    assert fn(x, y).dtype == cr.float32
+    assert fn(x, r).dtype == cr.float32
+    assert fn(r, y).dtype == cr.float32
+    gx, gy = grads_of(fn, x, y)
+    assert gx.dtype == cr.float32
+    assert gy.dtype == cr.float32
+
+
+@pytest.mark.parametrize("name", BINARY)
+@settings(max_examples=5)
+@given(data=st.data())
+def test_binary_float32_with_float64_promotes_and_keeps_each_gradient_dtype(name, data):
+    fn, _, x_elements, y_elements = BINARY[name]
+    x_shape, y_shape = data.draw(broadcastable(2)).input_shapes
+    x = leaf(data.draw(arrays(x_shape, x_elements)), "float32")
+    y = leaf(data.draw(arrays(y_shape, y_elements)), "float64")
+    assert fn(x, y).dtype == cr.float64
+    gx, gy = grads_of(fn, x, y)
+    assert (gx.dtype, gx.shape) == (cr.float32, x_shape)
+    assert (gy.dtype, gy.shape) == (cr.float64, y_shape)
+
+
+# ----------------------------------------------------------------------------- Tensor operators
+
+OPERATORS = {
+    "+": (operator.add, WIDE, WIDE),
+    "-": (operator.sub, WIDE, WIDE),
+    "*": (operator.mul, WIDE, WIDE),
+    "/": (operator.truediv, WIDE, AWAY_FROM_ZERO),
+    "//": (operator.floordiv, DIVIDEND, DIVISOR),
+    "%": (operator.mod, DIVIDEND, DIVISOR),
+    "**": (operator.pow, POSITIVE, WIDE),
+}
+
+
+@pytest.mark.parametrize("symbol", OPERATORS)
+@settings(max_examples=10)
+@given(data=st.data())
+def test_operators_on_tensors_and_python_scalars_on_either_side(symbol, data):
+    op, x_elements, y_elements = OPERATORS[symbol]
+    x_shape, y_shape = data.draw(broadcastable(2)).input_shapes
+    a = data.draw(arrays(x_shape, x_elements))
+    b = data.draw(arrays(y_shape, y_elements))
+    s, r = data.draw(x_elements), data.draw(y_elements)
+    assert_values(op(T(a), T(b)), op(a, b))
+    assert_values(op(T(a), r), op(a, r))
+    assert_values(op(s, T(b)), op(s, b))
+    check_grads(op, leaf(a), leaf(b))
+    check_grads(lambda x: op(x, r), leaf(a))
+    check_grads(lambda y: op(s, y), leaf(b))
+
+
+@pytest.mark.parametrize("symbol", OPERATORS)
+def test_operators_keep_float32_with_python_scalars(symbol):
+    op = OPERATORS[symbol][0]
+    x = leaf([0.75, 1.5, 2.25], "float32")
+    for out in (op(x, 2.0), op(2.0, x), op(x, 2), op(2, x)):
+        assert out.dtype == cr.float32
+    (g,) = grads_of(lambda t: op(t, 2.0) + op(2.0, t), x)
+    assert g.dtype == cr.float32
+
+
+@given(a=arrays(SHAPES, AWAY_FROM_ZERO))
+def test_unary_operators_negate_keep_and_take_absolute_values(a):
+    assert_values(-T(a), -a)
+    assert_values(+T(a), +a)
+    assert_values(abs(T(a)), np.abs(a))
+    check_grads(operator.neg, leaf(a))
+    check_grads(operator.pos, leaf(a))
+    check_grads(abs, leaf(a))
+
+
+# ----------------------------------------------------------------------------- where and clip
+
+
+@given(data=st.data())
+def test_where_values_and_derivatives_with_broadcasting(data):
+    c_shape, x_shape, y_shape = data.draw(broadcastable(3)).input_shapes
+    c = data.draw(hnp.arrays(np.bool_, c_shape))
+    a = data.draw(arrays(x_shape))
+    b = data.draw(arrays(y_shape))
+    assert_values(cr.where(T(c), T(a), T(b)), np.where(c, a, b))
+    check_grads(lambda x, y: cr.where(T(c), x, y), leaf(a), leaf(b))
+    x, y = leaf(a), leaf(b)
+    gx, gy = grads_of(lambda x, y: cr.where(T(c), x, y), x, y)
+    assert gx.shape == x_shape
+    assert gy.shape == y_shape
+
+
+@settings(max_examples=10)
+@given(a=arrays(SHAPES), c=st.booleans())
+def test_where_with_a_python_scalar_branch_keeps_float32(a, c):
+    cond = T(np.full(a.shape, c))
+    x = leaf(a, "float32")
+    assert_values(cr.where(cond, x, 0.5), np.where(c, a.astype(np.float32), 0.5))
+    assert cr.where(cond, x, 0.5).dtype == cr.float32
+    (g,) = grads_of(lambda t: cr.where(cond, 0.5, t), x)
+    assert g.dtype == cr.float32
+    check_grads(lambda t: cr.where(cond, t, 0.5), leaf(a))
+
+
+@given(
+    a=arrays(SHAPES, OFF_GRID),
+    lo=st.none() | st.integers(-4, 0).map(lambda k: k / 2),
+    hi=st.none() | st.integers(1, 4).map(lambda k: k / 2),
+)
+def test_clip_with_scalar_bounds(a, lo, hi):
+    expected = a if lo is None else np.maximum(a, lo)
+    expected = expected if hi is None else np.minimum(expected, hi)
+    assert_values(cr.clip(T(a), lo, hi), expected)
+    assert cr.clip(T(a, "float32"), lo, hi).dtype == cr.float32
+    check_grads(lambda x: cr.clip(x, lo, hi), leaf(a))
+
+
+@given(data=st.data())
+def test_clip_with_tensor_bounds_broadcast_to_x(data):
+    shapes = data.draw(broadcastable(2))
+    lo_shape, hi_shape = shapes.input_shapes
+    a = data.draw(arrays(shapes.result_shape, OFF_GRID))
+    lo = data.draw(arrays(lo_shape, st.integers(-4, 0).map(lambda k: k / 2)))
+    hi = data.draw(arrays(hi_shape, st.integers(1, 4).map(lambda k: k / 2)))
+    assert_values(cr.clip(T(a), T(lo), T(hi)), np.minimum(np.maximum(a, lo), hi))
+    check_grads(cr.clip, leaf(a), leaf(lo), leaf(hi))
+    x, tlo, thi = leaf(a), leaf(lo), leaf(hi)
+    gx, glo, ghi = grads_of(cr.clip, x, tlo, thi)
+    assert (gx.shape, glo.shape, ghi.shape) == (a.shape, lo_shape, hi_shape)
+
+
+# ------------------------------------------------------------------- non-differentiable points
+# PyTorch's conventions: the subgradient of least norm, ties split evenly.
+
+
+def test_abs_has_gradient_zero_at_zero():
+    (g,) = grads_of(cr.abs, leaf([0.0, -2.0, 3.0]))
+    assert_values(g, [0.0, -1.0, 1.0], atol=0)
+
+
+def test_relu_has_gradient_zero_at_zero():
+    (g,) = grads_of(F.relu, leaf([0.0, -2.0, 3.0]))
+    assert_values(g, [0.0, 0.0, 1.0], atol=0)
+
+
+@pytest.mark.parametrize("fn", [cr.maximum, cr.minimum])
+def test_maximum_and_minimum_split_the_gradient_of_ties_evenly(fn):
+    x, y = leaf([1.0, 2.0, 3.0]), leaf([1.0, 5.0, 0.0])
+    gx, gy = grads_of(fn, x, y)
+    win = [0.0, 0.0, 1.0] if fn is cr.maximum else [0.0, 1.0, 0.0]
+    assert_values(gx, [0.5] + win[1:], atol=0)
+    assert_values(gy, [0.5] + win[:0:-1], atol=0)
+
+
+@pytest.mark.parametrize("fn", [cr.maximum, cr.minimum])
+def test_maximum_and_minimum_split_ties_with_a_broadcast_or_scalar_operand(fn):
+    x, y = leaf([2.0, 2.0, 2.0]), leaf([2.0])
+    gx, gy = grads_of(fn, x, y)
+    assert_values(gx, [0.5, 0.5, 0.5], atol=0)
+    assert_values(gy, [1.5], atol=0)
+    (gx,) = grads_of(lambda t: fn(t, 2.0), leaf([2.0, 1.0, 3.0]))
+    expected = [0.5, 0.0, 1.0] if fn is cr.maximum else [0.5, 1.0, 0.0]
+    assert_values(gx, expected, atol=0)
+
+
+def test_clip_passes_the_gradient_at_the_bounds_inclusive():
+    (g,) = grads_of(lambda t: cr.clip(t, 1.0, 2.0), leaf([0.5, 1.0, 1.5, 2.0, 2.5]))
+    assert_values(g, [0.0, 1.0, 1.0, 1.0, 0.0], atol=0)
+
+
+def test_clip_sends_the_gradient_to_a_tensor_bound_only_beyond_it():
+    x = leaf([0.5, 1.0, 1.5, 2.0, 2.5])
+    lo, hi = leaf([1.0] * 5), leaf([2.0] * 5)
+    gx, glo, ghi = grads_of(cr.clip, x, lo, hi)
+    assert_values(gx, [0.0, 1.0, 1.0, 1.0, 0.0], atol=0)
+    assert_values(glo, [1.0, 0.0, 0.0, 0.0, 0.0], atol=0)
+    assert_values(ghi, [0.0, 0.0, 0.0, 0.0, 1.0], atol=0)
+
+
+def test_floor_divide_has_zero_gradient_even_at_its_jumps():
+    x, y = leaf([2.0, 3.0, -1.0]), leaf([1.0, 1.5, 0.5])
+    gx, gy = grads_of(cr.floor_divide, x, y)
+    assert_values(gx, np.zeros(3), atol=0)
+    assert_values(gy, np.zeros(3), atol=0)
+
+
+def test_pow_at_zero_base_has_finite_gradients():
+    x, y = leaf([0.0, 0.0, 0.0]), leaf([0.0, 1.0, 2.5])
+    assert_values(cr.pow(x, y), [1.0, 0.0, 0.0])
+    gx, gy = grads_of(cr.pow, x, y)
+    assert_values(gx, [0.0, 1.0, 0.0], atol=0)
+    assert_values(gy, [0.0, 0.0, 0.0], atol=0)
+
+
+def test_pow_at_zero_base_with_python_scalars_has_finite_gradients():
+    (gx,) = grads_of(lambda t: t**0.0 + t**0, leaf([0.0, 2.0]))
+    assert_values(gx, [0.0, 0.0], atol=0)
+    (gy,) = grads_of(lambda t: 0.0**t, leaf([0.0, 1.0, 2.5]))
+    assert_values(gy, [0.0, 0.0, 0.0], atol=0)
+
+
+# ----------------------------------------------------------------------------- registry coverage
+
+# The rules that the gradient tests of this file check (each name of UNARY and BINARY is
+# gradchecked by name above); the other test_ops_* files name theirs in GRADCHECKED.
+GRADCHECKED = set(UNARY) | set(BINARY) | {"where"}
+
+
+def test_every_rule_has_a_gradient_test():
+    import test_ops_linalg
+    import test_ops_reductions
+    import test_ops_shape
+
+    checked = (
+        GRADCHECKED
+        | test_ops_linalg.GRADCHECKED
+        | test_ops_reductions.GRADCHECKED
+        | test_ops_shape.GRADCHECKED
+    )
+    assert sorted(set(RULES) - checked) == [], "rules without a gradient test"
+    assert sorted(checked - set(RULES)) == [], "gradient tests of rules that do not exist"

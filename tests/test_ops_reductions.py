@@ -1,0 +1,180 @@
+"""Reductions (sum, prod, mean, max, min, var, std, logsumexp) and softmax / log_softmax:
+values against NumPy, first and second derivatives against finite differences over drawn
+axes and keepdims, float32, ties in max / min, and prod at exact zeros."""
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import chainrule as cr
+import chainrule.nn.functional as F
+from chainrule.autograd import gradcheck, gradgradcheck
+from conftest import T
+from test_ops import POSITIVE, SHAPES, arrays, assert_values, check_grads, grads_of, leaf
+
+GRADCHECKED = {"sum", "prod", "mean", "max", "min", "logsumexp", "softmax", "log_softmax"}
+
+# Distinct values, at least 0.25 apart: no ties, and a variance away from zero.
+DISTINCT = st.integers(-24, 24).map(lambda k: k / 4)
+SIGNED = st.one_of(POSITIVE, POSITIVE.map(lambda v: -v))
+
+
+def distinct_arrays(shape):
+    return hnp.arrays(np.float64, shape, elements=DISTINCT, unique=True)
+
+
+def axes_for(ndim):
+    """An `axis` argument for a tensor of ndim dimensions: None, an int or a tuple."""
+    if ndim == 0:
+        return st.sampled_from([None, ()])
+    one = st.integers(-ndim, ndim - 1)
+    several = st.lists(one, max_size=ndim, unique_by=lambda a: a % ndim).map(tuple)
+    return st.none() | one | several
+
+
+def reduced_count(shape, axis):
+    axes = range(len(shape)) if axis is None else np.atleast_1d(axis)
+    return int(np.prod([shape[a] for a in axes]))
+
+
+def np_logsumexp(a, axis, keepdims):
+    return np.log(np.sum(np.exp(a), axis=axis, keepdims=keepdims))
+
+
+REDUCTIONS = {
+    "sum": (cr.sum, np.sum, arrays),
+    "prod": (cr.prod, np.prod, lambda shape: arrays(shape, SIGNED)),
+    "mean": (cr.mean, np.mean, arrays),
+    "max": (cr.max, np.max, distinct_arrays),
+    "min": (cr.min, np.min, distinct_arrays),
+    "logsumexp": (F.logsumexp, np_logsumexp, arrays),
+}
+
+
+@pytest.mark.parametrize("name", REDUCTIONS)
+@given(data=st.data())
+def test_reduction_values_and_derivatives_over_drawn_axes(name, data):
+    fn, np_fn, values = REDUCTIONS[name]
+    a = data.draw(values(data.draw(SHAPES)))
+    axis = data.draw(axes_for(a.ndim))
+    keepdims = data.draw(st.booleans())
+    assert_values(fn(T(a), axis=axis, keepdims=keepdims), np_fn(a, axis=axis, keepdims=keepdims))
+    check_grads(lambda x: fn(x, axis=axis, keepdims=keepdims), leaf(a))
+
+
+@pytest.mark.parametrize("name", REDUCTIONS)
+@settings(max_examples=5)
+@given(data=st.data())
+def test_reduction_of_float32_gives_float32_values_and_gradients(name, data):
+    fn, _, values = REDUCTIONS[name]
+    x = leaf(data.draw(values(data.draw(SHAPES))), "float32")
+    axis = data.draw(axes_for(x.ndim))
+    assert fn(x, axis=axis).dtype == cr.float32
+    (g,) = grads_of(lambda t: fn(t, axis=axis), x)
+    assert (g.dtype, g.shape) == (cr.float32, x.shape)
+
+
+@pytest.mark.parametrize("fn", [cr.var, cr.std])
+@given(data=st.data())
+def test_var_and_std_values_and_derivatives_with_correction(fn, data):
+    a = data.draw(distinct_arrays(data.draw(SHAPES)))
+    axis = data.draw(axes_for(a.ndim))
+    keepdims = data.draw(st.booleans())
+    correction = data.draw(st.sampled_from([0, 1, 0.5]))
+    n = reduced_count(a.shape, axis)
+    # std is not differentiable where the variance is 0: at least two distinct values.
+    assume(n > correction and (fn is cr.var or n >= 2))
+    np_fn = np.var if fn is cr.var else np.std
+    expected = np_fn(a, axis=axis, keepdims=keepdims, ddof=correction)
+    assert_values(fn(T(a), axis=axis, keepdims=keepdims, correction=correction), expected)
+    check_grads(lambda x: fn(x, axis=axis, keepdims=keepdims, correction=correction), leaf(a))
+    x = leaf(a, "float32")
+    out = fn(x, axis=axis, correction=correction)
+    assert out.dtype == cr.float32
+    (g,) = grads_of(lambda t: fn(t, axis=axis, correction=correction), x)
+    assert (g.dtype, g.shape) == (cr.float32, a.shape)
+
+
+def np_softmax(a, axis):
+    e = np.exp(a - np.max(a, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+SOFTMAXES = {
+    "softmax": (F.softmax, np_softmax),
+    "log_softmax": (F.log_softmax, lambda a, axis: np.log(np_softmax(a, axis))),
+}
+
+
+@pytest.mark.parametrize("name", SOFTMAXES)
+@given(data=st.data())
+def test_softmax_values_and_derivatives_over_a_drawn_axis(name, data):
+    fn, np_fn = SOFTMAXES[name]
+    a = data.draw(arrays(data.draw(SHAPES.filter(lambda s: len(s) > 0))))
+    axis = data.draw(st.integers(-a.ndim, a.ndim - 1))
+    assert_values(fn(T(a), axis=axis), np_fn(a, axis))
+    check_grads(lambda x: fn(x, axis=axis), leaf(a))
+    x = leaf(a, "float32")
+    assert fn(x, axis=axis).dtype == cr.float32
+    (g,) = grads_of(lambda t: fn(t, axis=axis), x)
+    assert (g.dtype, g.shape) == (cr.float32, a.shape)
+
+
+def test_logsumexp_does_not_overflow():
+    assert_values(F.logsumexp(T([1000.0, 1000.0])), 1000.0 + np.log(2.0))
+    (g,) = grads_of(F.logsumexp, leaf([1000.0, 1000.0]))
+    assert_values(g, [0.5, 0.5])
+
+
+# ----------------------------------------------------------------------------- ties and zeros
+
+
+def test_max_and_min_share_the_gradient_of_ties_evenly():
+    (g,) = grads_of(cr.max, leaf([1.0, 3.0, 3.0]))
+    assert_values(g, [0.0, 0.5, 0.5], atol=0)
+    (g,) = grads_of(cr.min, leaf([2.0, 1.0, 1.0, 1.0]))
+    assert_values(g, [0.0, 1 / 3, 1 / 3, 1 / 3])
+
+
+def test_max_and_min_share_ties_within_each_reduced_slice():
+    a = [[1.0, 3.0, 3.0], [2.0, 2.0, 0.0]]
+    (g,) = grads_of(lambda t: cr.max(t, axis=1, keepdims=True), leaf(a))
+    assert_values(g, [[0.0, 0.5, 0.5], [0.5, 0.5, 0.0]], atol=0)
+    (g,) = grads_of(lambda t: cr.min(t, axis=0), leaf([[1.0, 3.0], [1.0, 2.0]]))
+    assert_values(g, [[0.5, 0.0], [0.5, 1.0]], atol=0)
+
+
+def test_prod_gradient_with_one_zero_is_the_product_of_the_others_at_the_zero():
+    (g,) = grads_of(cr.prod, leaf([2.0, 0.0, 3.0, -1.5]))
+    assert_values(g, [0.0, -9.0, 0.0, 0.0], atol=0)
+    (g,) = grads_of(lambda t: cr.prod(t, axis=1), leaf([[2.0, 0.0, 3.0], [1.0, 2.0, 4.0]]))
+    assert_values(g, [[0.0, 6.0, 0.0], [8.0, 4.0, 2.0]], atol=0)
+
+
+def test_prod_gradient_with_two_zeros_is_zero():
+    (g,) = grads_of(cr.prod, leaf([0.0, 2.0, 0.0, 3.0]))
+    assert_values(g, np.zeros(4), atol=0)
+    (g,) = grads_of(lambda t: cr.prod(t, axis=0), leaf([[0.0, 0.0], [0.0, 2.0], [5.0, 3.0]]))
+    assert_values(g, [[0.0, 6.0], [0.0, 0.0], [0.0, 0.0]], atol=0)
+
+
+@settings(max_examples=15)
+@given(data=st.data())
+def test_prod_first_derivative_with_zeros_and_second_with_one_zero(data):
+    a = data.draw(arrays(data.draw(SHAPES), SIGNED))
+    axis = data.draw(axes_for(a.ndim))
+    keepdims = data.draw(st.booleans())
+    zeros = data.draw(hnp.arrays(np.bool_, a.shape))
+    with_zeros = np.where(zeros, 0.0, a)
+    one_zero = a.copy()
+    one_zero.flat[data.draw(st.integers(0, a.size - 1))] = 0.0
+
+    def fn(x):
+        return cr.prod(x, axis=axis, keepdims=keepdims)
+
+    assert_values(fn(T(with_zeros)), np.prod(with_zeros, axis=axis, keepdims=keepdims))
+    assert gradcheck(fn, leaf(with_zeros))
+    assert gradcheck(fn, leaf(one_zero))
+    assert gradgradcheck(fn, leaf(one_zero))
