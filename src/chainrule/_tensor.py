@@ -256,7 +256,7 @@ def fit(xp, g, shape, dtype):
     Non-elementwise rules (matmul) undo their own broadcasting: they pass shape None."""
     if shape is not None:
         g = _backend.sum_to(xp, g, shape)
-    if g.dtype != dtype:
+    if raw(g).dtype != dtype:
         g = xp.astype(g, dtype)
     return g
 
