@@ -1,7 +1,7 @@
 """chainrule: define-by-run reverse-mode automatic differentiation over any Python Array API
 library. The package is itself an Array API namespace whose functions record gradients."""
 
-from . import _namespace, autograd, nn
+from . import _inplace, _namespace, autograd, nn  # noqa: F401 - _inplace binds on import
 from ._namespace import *  # noqa: F403
 from ._tensor import Tensor, enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 

@@ -212,6 +212,13 @@ def index_add(xp, g, p):
     return xp.reshape(xp.matmul(onehot, xp.reshape(g, (-1,))), shape)
 
 
+def outside(xp, shape, key):
+    """A bool array of `shape`: False at `key`, True elsewhere."""
+    mask = xp.ones(shape, dtype=xp.bool)
+    mask[key] = False
+    return mask
+
+
 def _is_basic(key) -> bool:
     keys = key if isinstance(key, tuple) else (key,)
     return all(k is None or k is Ellipsis or isinstance(k, (int, slice)) for k in keys)

@@ -5,10 +5,12 @@ dtypes, and the operators and methods of Tensor."""
 from __future__ import annotations
 
 import builtins
+import collections as _collections
 import inspect
 
-from . import _backend
+from . import _backend, _tensor
 from ._backend import DTYPES, normalize_axes, to_backend_dtype
+from ._interop import from_dlpack  # noqa: F401 - public
 from ._rules import OPS
 from ._tensor import Tensor, as_tensor, as_tensors, raw
 
@@ -71,6 +73,7 @@ floor = _elementwise("floor")
 ceil = _elementwise("ceil")
 trunc = _elementwise("trunc")
 round = _elementwise("round")  # noqa: A001
+reciprocal = _elementwise("reciprocal")
 
 add = OPS["add"]
 subtract = OPS["subtract"]
@@ -83,6 +86,10 @@ minimum = OPS["minimum"]
 floor_divide = OPS["floor_divide"]
 remainder = OPS["remainder"]
 matmul = OPS["matmul"]
+hypot = OPS["hypot"]
+logaddexp = OPS["logaddexp"]
+copysign = OPS["copysign"]
+nextafter = OPS["nextafter"]
 
 
 def _nondiff(name: str):
@@ -117,6 +124,33 @@ bitwise_xor = _nondiff("bitwise_xor")
 bitwise_invert = _nondiff("bitwise_invert")
 bitwise_left_shift = _nondiff("bitwise_left_shift")
 bitwise_right_shift = _nondiff("bitwise_right_shift")
+signbit = _nondiff("signbit")
+
+
+def _complex_part(x, name: str):
+    """real, imag or conj of a complex tensor, computed by the backend. Gradients through
+    complex tensors have no convention here yet, so a tensor that requires one is refused."""
+    if x._edge is not None and _tensor.grad_mode.enabled:
+        raise NotImplementedError(f"{name}: gradients of complex tensors are not supported yet")
+    return Tensor(_backend.normalize(getattr(x._xp, name)(x._data), x._xp), x._xp, None)
+
+
+def real(x, /):
+    """The real part of x; a real x as it is (differentiable)."""
+    x = as_tensor(x)
+    return _complex_part(x, "real") if x.dtype.kind == "c" else positive(x)
+
+
+def imag(x, /):
+    """The imaginary part of a complex x; no gradient."""
+    x = as_tensor(x)
+    return _complex_part(x, "imag")
+
+
+def conj(x, /):
+    """The complex conjugate of x; a real x as it is (differentiable)."""
+    x = as_tensor(x)
+    return _complex_part(x, "conj") if x.dtype.kind == "c" else positive(x)
 
 
 def where(condition, x1, x2, /):
@@ -252,13 +286,6 @@ def vecdot(x1, x2, /, *, axis=-1):
     return sum(x1 * x2, axis=axis)
 
 
-def conj(x, /):
-    x = as_tensor(x)
-    if x.dtype.kind != "c":
-        return positive(x)
-    raise NotImplementedError("complex tensors are not supported yet")
-
-
 # ----------------------------------------------------------------------------- manipulation
 
 
@@ -297,10 +324,7 @@ def squeeze(x, /, axis):
 
 def broadcast_to(x, /, shape):
     x = as_tensor(x)
-    shape = tuple(shape)
-    if shape == x.shape:
-        return positive(x)
-    return OPS["broadcast_to"](x, (shape, x.shape))
+    return OPS["broadcast_to"](x, (tuple(shape), x.shape))
 
 
 def flip(x, /, *, axis=None):
@@ -331,6 +355,8 @@ def take(x, indices, /, *, axis=None):
         axis = 0
     axis = normalize_axes(axis, x.ndim)[0]
     idx = as_tensor(indices)._data
+    # Non-negative indices: the generic scatter-add of take's VJP matches positions 0..n-1.
+    idx = x._xp.where(idx < 0, idx + x.shape[axis], idx)
     return OPS["take"](x, (idx, axis, x._data.shape, x._data.dtype))
 
 
@@ -365,6 +391,208 @@ def _index_key(key, xp):
 
 def _getitem(x, key):
     return OPS["getitem"](x, (_index_key(key, x._xp), x._data.shape, x._data.dtype))
+
+
+# ----------------------------------------------------------------------------- more manipulation
+
+
+def _one_axis(axis: int, ndim: int) -> int:
+    """`axis` as a non-negative axis of a tensor of `ndim` dimensions, order kept."""
+    if not -ndim <= axis < ndim:
+        raise IndexError(f"axis {axis} is out of bounds for a tensor of dimension {ndim}")
+    return axis % ndim
+
+
+def _ints(v) -> tuple:
+    return (v,) if isinstance(v, int) else tuple(v)
+
+
+def broadcast_arrays(*arrays):
+    """The arrays broadcast to one shape, as a tuple; differentiable."""
+    if not arrays:
+        return ()
+    arrays, xp = as_tensors(arrays, "broadcast_arrays")
+    shape = tuple(xp.broadcast_arrays(*(t._data for t in arrays))[0].shape)
+    return tuple(broadcast_to(t, shape) for t in arrays)
+
+
+def moveaxis(x, source, destination, /):
+    """x with the axes `source` moved to positions `destination`, by permute_dims."""
+    x = as_tensor(x)
+    src = tuple(_one_axis(a, x.ndim) for a in _ints(source))
+    dst = tuple(_one_axis(a, x.ndim) for a in _ints(destination))
+    if len(src) != len(dst) or len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise ValueError(
+            f"moveaxis: source {source} and destination {destination} must be unique axes, "
+            "as many of each"
+        )
+    order = [a for a in range(x.ndim) if a not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return permute_dims(x, tuple(order))
+
+
+def repeat(x, repeats, /, *, axis=None):
+    """Each element of x repeated along `axis` (of the flattened x when None): `repeats` times,
+    or per element by a 1-D integer array of counts (one count for all, or one each)."""
+    x = as_tensor(x)
+    if axis is None:
+        x = reshape(x, (-1,))
+        axis = 0
+    axis = _one_axis(axis, x.ndim)
+    shape = x._data.shape
+    if isinstance(repeats, int):
+        split = shape[:axis] + (shape[axis], repeats) + shape[axis + 1 :]
+        return OPS["repeat"](x, (repeats, axis, split))
+    # Counts per element: gather each output element's source, so take's VJP scatters back.
+    (x, counts), xp = as_tensors((x, repeats), "repeat")
+    sources = xp.repeat(xp.arange(shape[axis]), counts._data)
+    return OPS["take"](x, (sources, axis, shape, x._data.dtype))
+
+
+def roll(x, /, shift, *, axis=None):
+    """x with its elements shifted by `shift` places along `axis` (ints, or tuples of one
+    length), wrapping around; along the flattened x when axis is None."""
+    x = as_tensor(x)
+    if axis is None:
+        if not isinstance(shift, int):
+            raise ValueError("roll: shift must be an integer when axis is None")
+        return OPS["roll"](x, (shift, None, -shift))
+    axes = tuple(_one_axis(a, x.ndim) for a in _ints(axis))
+    shifts = (shift,) * len(axes) if isinstance(shift, int) else tuple(shift)
+    if len(shifts) != len(axes):
+        raise ValueError(f"roll: shift {shift} and axis {axis} differ in length")
+    return OPS["roll"](x, (shifts, axes, tuple(-s for s in shifts)))
+
+
+def tile(x, repetitions, /):
+    """x repeated `repetitions[i]` times along axis i; the shorter of x's shape and
+    `repetitions` is padded with leading ones."""
+    x = as_tensor(x)
+    reps = tuple(repetitions)
+    shape = x._data.shape
+    m = builtins.max(len(reps), len(shape))
+    padded = zip((1,) * (m - len(reps)) + reps, (1,) * (m - len(shape)) + shape)
+    split = tuple(n for pair in padded for n in pair)
+    return OPS["tile"](x, (reps, split, tuple(range(0, 2 * m, 2)), shape))
+
+
+def unstack(x, /, *, axis=0):
+    """The slices of x along `axis`, as a tuple (one recorded node with several outputs)."""
+    x = as_tensor(x)
+    axis = _one_axis(axis, x.ndim)
+    if x.shape[axis] == 1:
+        # The engine gives a multi-output node with one output a bare gradient, not a list.
+        return (reshape(x, x.shape[:axis] + x.shape[axis + 1 :]),)
+    return OPS["unstack"]((x,), axis)
+
+
+def take_along_axis(x, indices, /, *, axis=-1):
+    """The elements of x at `indices` along `axis`: indices have x's rank and broadcast with
+    x off that axis; negative ones count from the end. Differentiable in x."""
+    (x, indices), _ = as_tensors((x, indices), "take_along_axis")
+    if indices.ndim != x.ndim:
+        raise ValueError(
+            f"take_along_axis: indices of shape {indices.shape} need x's rank {x.ndim}"
+        )
+    axis = _one_axis(axis, x.ndim)
+    idx = indices._data
+    idx = x._xp.where(idx < 0, idx + x.shape[axis], idx)
+    return OPS["take_along_axis"](x, (idx, axis, x._data.shape, x._data.dtype))
+
+
+# ----------------------------------------------------------------------------- searching and sets
+# Integer and set results carry no gradient.
+
+
+def argmax(x, /, *, axis=None, keepdims=False):
+    """The index of the first maximum along `axis` (of the flattened x when None)."""
+    x = as_tensor(x)
+    return _new(x._xp.argmax(x._data, axis=axis, keepdims=keepdims), x._xp)
+
+
+def argmin(x, /, *, axis=None, keepdims=False):
+    """The index of the first minimum along `axis` (of the flattened x when None)."""
+    x = as_tensor(x)
+    return _new(x._xp.argmin(x._data, axis=axis, keepdims=keepdims), x._xp)
+
+
+def count_nonzero(x, /, *, axis=None, keepdims=False):
+    x = as_tensor(x)
+    return _new(x._xp.count_nonzero(x._data, axis=axis, keepdims=keepdims), x._xp)
+
+
+def nonzero(x, /):
+    """The indices of x's nonzero elements, one index tensor per axis."""
+    x = as_tensor(x)
+    return tuple(_new(i, x._xp) for i in x._xp.nonzero(x._data))
+
+
+def searchsorted(x1, x2, /, *, side="left", sorter=None):
+    """Where x2's values would go into the 1-D x1 (ascending, or put in order by the indices
+    `sorter`) to keep it sorted: before equal values (side 'left') or after them ('right')."""
+    (x1, x2), xp = as_tensors((x1, x2), "searchsorted")
+    v = x2._data if x2.__class__ is Tensor else xp.asarray(x2, dtype=x1._data.dtype)
+    if sorter is not None:
+        sorter = as_tensors((x1, sorter), "searchsorted")[0][1]._data
+    return _new(xp.searchsorted(x1._data, v, side=side, sorter=sorter), xp)
+
+
+_UniqueAll = _collections.namedtuple(
+    "UniqueAllResult", ["values", "indices", "inverse_indices", "counts"]
+)
+_UniqueCounts = _collections.namedtuple("UniqueCountsResult", ["values", "counts"])
+_UniqueInverse = _collections.namedtuple("UniqueInverseResult", ["values", "inverse_indices"])
+
+
+def unique_all(x, /):
+    """x's unique values (NaNs each distinct), the index of each one's first occurrence, the
+    inverse indices (shaped like x) and the counts."""
+    x = as_tensor(x)
+    return _UniqueAll(*(_new(r, x._xp) for r in x._xp.unique_all(x._data)))
+
+
+def unique_counts(x, /):
+    x = as_tensor(x)
+    return _UniqueCounts(*(_new(r, x._xp) for r in x._xp.unique_counts(x._data)))
+
+
+def unique_inverse(x, /):
+    x = as_tensor(x)
+    return _UniqueInverse(*(_new(r, x._xp) for r in x._xp.unique_inverse(x._data)))
+
+
+def unique_values(x, /):
+    x = as_tensor(x)
+    return _new(x._xp.unique_values(x._data), x._xp)
+
+
+# ----------------------------------------------------------------------------- sorting
+
+
+def _argsort(xp, a, axis: int, descending: builtins.bool, stable: builtins.bool):
+    if not descending:
+        return xp.argsort(a, axis=axis, stable=stable)
+    # Descending, equal values in their original order: sort the reversed axis ascending,
+    # reverse the result, and map positions in the reversed axis back.
+    order = xp.flip(xp.argsort(xp.flip(a, axis=axis), axis=axis, stable=stable), axis=axis)
+    return (a.shape[axis] - 1) - order
+
+
+def argsort(x, /, *, axis=-1, descending=False, stable=True):
+    """The indices that sort x along `axis`; no gradient."""
+    x = as_tensor(x)
+    axis = _one_axis(axis, x.ndim)
+    return _new(_argsort(x._xp, x._data, axis, descending, stable), x._xp)
+
+
+def sort(x, /, *, axis=-1, descending=False, stable=True):
+    """x sorted along `axis`. Differentiable: take_along_axis by argsort's order, so each
+    gradient goes back to its value's original position."""
+    x = as_tensor(x)
+    axis = _one_axis(axis, x.ndim)
+    order = _argsort(x._xp, x._data, axis, descending, stable)
+    return OPS["take_along_axis"](x, (order, axis, x._data.shape, x._data.dtype))
 
 
 # ----------------------------------------------------------------------------- creation
@@ -468,6 +696,8 @@ def _tensor_reshape(self, *shape):
 
 
 def _bind_tensor_methods() -> None:
+    from . import _interop
+
     T = Tensor
     for name, op in {
         "add": add, "sub": subtract, "mul": multiply, "truediv": divide,
@@ -492,7 +722,13 @@ def _bind_tensor_methods() -> None:
     T.__gt__ = greater
     T.__ge__ = greater_equal
     T.__getitem__ = _getitem
-    T.__array_ufunc__ = None
+    # NumPy's ufuncs and functions dispatch to chainrule (so `ndarray * t` is a Tensor too).
+    T.__array_ufunc__ = _interop.array_ufunc
+    T.__array_function__ = _interop.array_function
+    T.__array_namespace__ = _interop.array_namespace
+    T.__dlpack__ = _interop.dlpack
+    T.__dlpack_device__ = _interop.dlpack_device
+    T.to_device = _interop.to_device
     T.sum = _tensor_sum
     T.mean = _tensor_mean
     T.reshape = _tensor_reshape

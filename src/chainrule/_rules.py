@@ -36,8 +36,10 @@ def _register(rule: Rule, factory):
     return op
 
 
-def unary(name, fwd, vjp, save=""):
-    return _register(Rule(name, "unary", fwd, unary_save(save), vjp=vjp), unary_primitive)
+def unary(name, fwd, vjp, save="", *, view=False):
+    """`view`: the forward may return a view of x (then so does its result)."""
+    rule = Rule(name, "unary", fwd, unary_save(save), vjp=vjp, view=view)
+    return _register(rule, unary_primitive)
 
 
 elementwise = unary  # one-input elementwise functions: unary rules without parameters
@@ -58,8 +60,8 @@ def nary(name, fwd, vjp, save="", *, broadcast=False):
     return _register(rule, nary_primitive)
 
 
-def multi(name, fwd, vjp, save=""):
-    rule = Rule(name, "multi", fwd, ("inputs" in save, "out" in save), vjp=vjp)
+def multi(name, fwd, vjp, save="", *, view=False):
+    rule = Rule(name, "multi", fwd, ("inputs" in save, "out" in save), vjp=vjp, view=view)
     return _register(rule, multi_primitive)
 
 
@@ -116,6 +118,7 @@ elementwise(
     lambda xp, g, x, out, p: xp.where(out > 0, g, 0.0),
     "out",
 )
+elementwise("reciprocal", lambda xp, x, p: 1 / x, lambda xp, g, x, out, p: -g * (out * out), "out")
 
 
 def _zero_vjp(xp, g, x, out, p):
@@ -205,6 +208,36 @@ binary(
 binary(
     "remainder", lambda xp, x, y: x % y,
     (lambda xp, g, x, y, out: g, ""), (lambda xp, g, x, y, out: -g * xp.floor(x / y), "xy"),
+)  # fmt: skip
+
+
+def _nonzero(xp, d):
+    """d with its zeros replaced by ones: a denominator safe at d == 0."""
+    return xp.where(d == 0, 1.0, d)
+
+
+# hypot: subgradient 0 where x == y == 0, as the gradient of a norm at 0.
+binary(
+    "hypot", lambda xp, x, y: xp.hypot(x, y),
+    (lambda xp, g, x, y, out: g * x / _nonzero(xp, out), "x out"),
+    (lambda xp, g, x, y, out: g * y / _nonzero(xp, out), "y out"),
+)  # fmt: skip
+binary(
+    "logaddexp", lambda xp, x, y: xp.logaddexp(x, y),
+    (lambda xp, g, x, y, out: g * xp.exp(x - out), "x out"),
+    (lambda xp, g, x, y, out: g * xp.exp(y - out), "y out"),
+)  # fmt: skip
+# copysign: |x| with the sign of y. d/dx is out / x (+1 or -1), 0 at x == 0 as abs; d/dy is 0
+# (a jump at y == 0).
+binary(
+    "copysign", lambda xp, x, y: xp.copysign(x, y),
+    (lambda xp, g, x, y, out: g * (out / _nonzero(xp, x)), "x out"),
+    (lambda xp, g, x, y, out: xp.zeros_like(g), ""),
+)  # fmt: skip
+# nextafter: x moved by one unit in the last place towards y, so d/dx is 1 and d/dy is 0.
+binary(
+    "nextafter", lambda xp, x, y: xp.nextafter(x, y),
+    (lambda xp, g, x, y, out: g, ""), (lambda xp, g, x, y, out: xp.zeros_like(g), ""),
 )  # fmt: skip
 
 
@@ -311,6 +344,58 @@ unary(
 )
 
 
+# ----------------------------------------------------------------------------- cumulative
+# p = (axis, include_initial), axis non-negative. With include_initial the output has one more
+# place along the axis, first, holding 0 (sum) or 1 (product): the VJPs drop it from g.
+
+
+def _along(axis, s):
+    """An indexing key: slice `s` along `axis`, everything elsewhere."""
+    return (slice(None),) * axis + (s, Ellipsis)
+
+
+def _reverse_cumsum(xp, v, axis):
+    """r[i] = sum of v[j] over j >= i along axis."""
+    return xp.flip(xp.cumulative_sum(xp.flip(v, axis=axis), axis=axis), axis=axis)
+
+
+def _cumsum_vjp(xp, g, x, out, p):
+    axis, initial = p
+    if initial:
+        g = g[_along(axis, slice(1, None))]
+    return _reverse_cumsum(xp, g, axis)
+
+
+def _cumprod_vjp(xp, g, x, out, p):
+    # d out_k / d x_j = prod of x_i over i <= k, i != j (for k >= j). Where x_j != 0 the VJP is
+    # reverse_cumsum(g * out)_j / x_j. At the first zero z of a slice it is reverse_cumsum(g * P)_z
+    # with P the cumulative product of x with x_z set to 1; at later zeros every term holds x_z,
+    # so it is 0. First order is exact everywhere. Second order is exact except for the
+    # derivatives of the gradient at the second and later zeros of a slice, taken as 0.
+    axis, initial = p
+    if initial:
+        g = g[_along(axis, slice(1, None))]
+        out = out[_along(axis, slice(1, None))]
+    zero = x == 0
+    first = xp.logical_and(zero, xp.cumulative_sum(xp.astype(zero, x.dtype), axis=axis) == 1)
+    off_zero = _reverse_cumsum(xp, g * out, axis) / _nonzero(xp, x)
+    at_first = _reverse_cumsum(xp, g * xp.cumulative_prod(xp.where(first, 1.0, x), axis=axis), axis)
+    return xp.where(zero, xp.where(first, at_first, 0.0), off_zero)
+
+
+unary(
+    "cumulative_sum",
+    lambda xp, x, p: xp.cumulative_sum(x, axis=p[0], include_initial=p[1]),
+    _cumsum_vjp,
+)
+unary(
+    "cumulative_prod",
+    lambda xp, x, p: xp.cumulative_prod(x, axis=p[0], include_initial=p[1]),
+    _cumprod_vjp,
+    "x out",
+)
+
+
 # ----------------------------------------------------------------------------- linear algebra
 
 
@@ -349,16 +434,19 @@ unary(
     "reshape",
     lambda xp, x, p: xp.reshape(x, p[0]),
     lambda xp, g, x, out, p: xp.reshape(g, p[1]),
+    view=True,
 )
 unary(
     "permute_dims",
     lambda xp, x, p: xp.permute_dims(x, p),
     lambda xp, g, x, out, p: xp.permute_dims(g, tuple(sorted(range(len(p)), key=p.__getitem__))),
+    view=True,
 )
 unary(
     "broadcast_to",
     lambda xp, x, p: xp.broadcast_to(x, p[0]),
     lambda xp, g, x, out, p: sum_to(xp, g, p[1]),
+    view=True,
 )
 unary(
     "astype",
@@ -369,6 +457,7 @@ unary(
     "flip",
     lambda xp, x, p: xp.flip(x, axis=p),
     lambda xp, g, x, out, p: xp.flip(g, axis=p),
+    view=True,
 )
 
 
@@ -427,7 +516,12 @@ def _getitem(xp, g, p):
     return g[p[0]]
 
 
-getitem = unary("getitem", lambda xp, x, p: x[p[0]], lambda xp, g, x, out, p: _index_add(xp, g, p))
+getitem = unary(
+    "getitem",
+    lambda xp, x, p: x[p[0]],
+    lambda xp, g, x, out, p: _index_add(xp, g, p),
+    view=True,
+)
 index_add = unary(
     "index_add",
     lambda xp, g, p: _backend.index_add(xp, g, p),
@@ -456,4 +550,123 @@ take_add = unary(
     "take_add",
     lambda xp, g, p: _backend.take_add(xp, g, p),
     lambda xp, g, x, out, p: _take(xp, g, p),
+)
+
+
+# ----------------------------------------------------------------------------- writes
+# setitem: out = x with out[key] = v (v broadcast to x[key]). p = (key, v's shape).
+
+
+def _setitem_fwd(xp, xs, p):
+    x, v = xs
+    out = xp.asarray(x, copy=True)
+    out[p[0]] = v
+    return out
+
+
+def _setitem_vjp(xp, g, xs, out, p, needs):
+    key, vshape = p
+    gx = gv = None
+    if needs[0]:
+        rg = g._data if g.__class__ is Tensor else g
+        keep = _backend.outside(_backend.namespace(rg), rg.shape, key)
+        if g.__class__ is Tensor:
+            keep = Tensor(keep, g._xp, None)
+        gx = xp.where(keep, g, 0.0)
+    if needs[1]:
+        gv = sum_to(xp, g[key], vshape)
+    return [gx, gv]
+
+
+nary("setitem", _setitem_fwd, _setitem_vjp)
+
+
+# ----------------------------------------------------------------------------- repeat, roll, tile
+# p carries what the VJP needs (counts, shifts, shapes) precomputed by the public function.
+
+
+def _repeat_vjp(xp, g, x, out, p):
+    # Each input element fills `repeats` consecutive places along the axis: split that axis
+    # into (input size, repeats) and sum the copies.
+    return xp.sum(xp.reshape(g, p[2]), axis=p[1] + 1)
+
+
+unary("repeat", lambda xp, x, p: xp.repeat(x, p[0], axis=p[1]), _repeat_vjp)
+# p = (shift, axis, the opposite shift): a roll is undone by rolling back.
+unary(
+    "roll",
+    lambda xp, x, p: xp.roll(x, p[0], axis=p[1]),
+    lambda xp, g, x, out, p: xp.roll(g, p[2], axis=p[1]),
+)
+
+
+def _tile_vjp(xp, g, x, out, p):
+    # Along each axis the output is `r` blocks of the input: split every axis into
+    # (r, size), sum over the block axes, drop the leading axes tiling added.
+    split, blocks, shape = p[1:]
+    return xp.reshape(xp.sum(xp.reshape(g, split), axis=blocks), shape)
+
+
+unary("tile", lambda xp, x, p: xp.tile(x, p[0]), _tile_vjp)
+
+
+# ----------------------------------------------------------------------------- unstack
+
+
+def _unstack_vjp(xp, g, xs, outs, p, needs):
+    # Outputs that received no gradient contribute zeros (all outputs share shape and dtype).
+    zero = xp.zeros_like(next(gi for gi in g if gi is not None))
+    return [xp.stack([zero if gi is None else gi for gi in g], axis=p)]
+
+
+multi("unstack", lambda xp, xs, p: xp.unstack(xs[0], axis=p), _unstack_vjp, view=True)
+
+
+# ----------------------------------------------------------------------------- take_along_axis
+# take_along_axis and take_along_add are each other's VJP (both linear).
+# p = (indices, axis, input shape, input dtype): indices non-negative, of the input's rank and
+# broadcastable with it off the axis; the output has the broadcast shape.
+
+
+def _scatter_along_axis(xp, g, p):
+    """Zeros of the input's shape and dtype with `g` added at `indices` along `axis`
+    (repeated indices add up, broadcast axes of the input are summed)."""
+    indices, axis, shape, dtype = p
+    n = shape[axis]
+    if xp is _backend.np:
+        ndim = g.ndim
+        key = tuple(
+            indices if d == axis else xp.reshape(xp.arange(k), (k,) + (1,) * (ndim - 1 - d))
+            for d, k in enumerate(g.shape)
+        )
+        out = _backend.index_add(xp, g, (key, g.shape[:axis] + (n,) + g.shape[axis + 1 :], dtype))
+    else:
+        # Generic: hit[..., j, i] says whether the j-th index along the axis is i; a batched
+        # matmul sums g over the j of each i (memory grows as g's size times n).
+        idx = xp.expand_dims(xp.moveaxis(indices, axis, -1), axis=-1)
+        hit = xp.astype(idx == xp.arange(n, dtype=indices.dtype), dtype)
+        rows = xp.expand_dims(xp.moveaxis(g, axis, -1), axis=-2)
+        out = xp.moveaxis(xp.matmul(rows, hit)[..., 0, :], -1, axis)
+    return sum_to(xp, out, shape)
+
+
+def _take_along_add(xp, g, p):
+    if g.__class__ is Tensor:
+        return take_along_add(g, p)
+    return _scatter_along_axis(xp, g, p)
+
+
+def _take_along(xp, g, p):
+    if g.__class__ is Tensor:
+        return take_along_axis(g, p)
+    return xp.take_along_axis(g, p[0], axis=p[1])
+
+
+take_along_axis = unary(
+    "take_along_axis",
+    lambda xp, x, p: xp.take_along_axis(x, p[0], axis=p[1]),
+    lambda xp, g, x, out, p: _take_along_add(xp, g, p),
+)
+take_along_add = unary(
+    "take_along_add", _scatter_along_axis, lambda xp, g, x, out, p: _take_along(xp, g, p)
 )

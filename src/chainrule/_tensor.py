@@ -130,12 +130,80 @@ class Kept(tuple):
 
 NOTHING_SAVED = Kept((None, None, None))
 
+# Versions: a tensor that needs no grad is written in place (NumPy semantics), so a node that
+# saved one keeps a Snapshot of its version cell (shared with views of it) and refuses to run
+# once it moved. Tensors that need grad, and their unrecorded aliases (detach(), results under
+# no_grad: marked ALIAS), are never written in place: they get a new array instead.
+ALIAS = "alias"
+inplace_writes = [0]
+
+
+class Snapshot:
+    """The version of a saved tensor that needs no grad, taken when it was saved."""
+
+    __slots__ = ("cell", "version")
+
+    def __init__(self, cell: list, version: int) -> None:
+        self.cell = cell
+        self.version = version
+
+
+def version_cell(t: Tensor):
+    """t's version cell, made on first use; ALIAS for tensors never written in place."""
+    cell = getattr(t, "_version", None)
+    if cell is None:
+        cell = t._version = [0]
+    return cell
+
+
+def _snapshot(t):
+    cell = version_cell(t)
+    return None if cell is ALIAS else Snapshot(cell, cell[0])
+
+
+def stale(node) -> Snapshot | None:
+    """A snapshot in `node`'s saved inputs whose tensor was written since, if any."""
+    saved = node.saved
+    if node.__class__ is BinaryNode:
+        slots = (saved[1], saved[3])
+    elif node.__class__ is NaryNode or node.__class__ is MultiNode:
+        slots = () if saved[0] is None else [e for _, e in saved[0]]
+    else:
+        return None
+    for s in slots:
+        if s.__class__ is Snapshot and s.cell[0] != s.version:
+            return s
+    return None
+
 
 def _rewrap(d, e, xp):
     """A saved input as a tensor on its original edge; Python scalars and None stay."""
     if d is None or d.__class__ in _SCALARS:
         return d
-    return Tensor(d, xp, e)
+    return Tensor(d, xp, None if e.__class__ is Snapshot else e)
+
+
+def _save_pair(x, e):
+    """(array, edge) of a saved input of an n-ary node; a snapshot for a constant tensor."""
+    if e is None and x.__class__ is Tensor:
+        return x._data, _snapshot(x)
+    return raw(x), e
+
+
+def _unrecorded(out, xp):
+    """The result of an op that recorded nothing although an input needs grad (grad mode
+    off): an alias of the graph's values, never written in place."""
+    t = Tensor(out, xp, None)
+    t._version = ALIAS
+    return t
+
+
+def _plain(out, xp, view_of):
+    """The result of an op on tensors that need no grad; a view shares its source's cell."""
+    t = Tensor(out, xp, None)
+    if view_of is not None:
+        t._version = version_cell(view_of)
+    return t
 
 
 class UnaryNode(Node):
@@ -268,11 +336,14 @@ class Rule:
     """A primitive: forward on raw arrays and its VJPs, written against a namespace `xp`."""
 
     __slots__ = (
-        "name", "fwd", "vjp", "dx", "dy", "save", "elementwise", "backward_name", "kind",
+        "name", "fwd", "vjp", "dx", "dy", "save", "elementwise", "view", "backward_name", "kind",
     )  # fmt: skip
 
-    def __init__(self, name, kind, fwd, save, *, vjp=None, dx=None, dy=None, elementwise=False):
+    def __init__(
+        self, name, kind, fwd, save, *, vjp=None, dx=None, dy=None, elementwise=False, view=False
+    ):
         self.name = name
+        self.view = view  # the forward may return a view of its input's memory
         self.kind = kind
         self.fwd = fwd
         self.vjp = vjp
@@ -306,6 +377,7 @@ def unary_primitive(rule: Rule):
     """The op function `op(x, p)` of a one-input rule; `p` holds static parameters."""
     fwd = rule.fwd
     save_x, save_out = rule.save
+    view = rule.view
 
     def op(x, p=None):
         if x.__class__ is not Tensor:
@@ -316,8 +388,10 @@ def unary_primitive(rule: Rule):
         if out.__class__ is not ndarray:
             out = _backend.normalize(out, xp)
         e = x._edge
-        if e is None or not grad_mode.enabled:
-            return Tensor(out, xp, None)
+        if e is None:
+            return Tensor(out, xp, None) if not view else _plain(out, xp, x)
+        if not grad_mode.enabled:
+            return _unrecorded(out, xp)
         if save_x:
             saved = (xd, e, out if save_out else None)
         else:
@@ -368,11 +442,15 @@ def binary_primitive(rule: Rule):
         out = fwd(xp, xd, yd)
         if out.__class__ is not ndarray:
             out = _backend.normalize(out, xp)
-        if (ex is None and ey is None) or not grad_mode.enabled:
+        if ex is None and ey is None:
             return Tensor(out, xp, None)
+        if not grad_mode.enabled:
+            return _unrecorded(out, xp)
         sx, sy, so = save[(ex is not None) + 2 * (ey is not None)]
         saved = (
-            xd if sx else None, ex, yd if sy else None, ey, out if so else None
+            xd if sx else None, ex if ex is not None or not sx or xd.__class__ in _SCALARS else _snapshot(x),
+            yd if sy else None, ey if ey is not None or not sy or yd.__class__ in _SCALARS else _snapshot(y),
+            out if so else None,
         )  # fmt: skip
         if not (
             so or (sx and xd.__class__ not in _SCALARS) or (sy and yd.__class__ not in _SCALARS)
@@ -404,15 +482,17 @@ def nary_primitive(rule: Rule):
         if out.__class__ is not ndarray:
             out = _backend.normalize(out, xp)
         edges = tuple(x._edge if x.__class__ is Tensor else None for x in xs)
-        if not grad_mode.enabled or all(e is None for e in edges):
+        if all(e is None for e in edges):
             return Tensor(out, xp, None)
+        if not grad_mode.enabled:
+            return _unrecorded(out, xp)
         params = p
         if elementwise:
             params = (
                 p,
                 tuple((x._data.shape, x._data.dtype) if e else None for x, e in zip(xs, edges)),
             )
-        pairs = tuple(zip(map(raw, xs), edges)) if save_inputs else None
+        pairs = tuple(map(_save_pair, xs, edges)) if save_inputs else None
         saved = (
             (pairs, out if save_out else None) if save_inputs or save_out else Kept((None, None))
         )
@@ -427,14 +507,17 @@ def multi_primitive(rule: Rule):
     """The op function `op(xs, p)` of a rule with several outputs; returns a tuple of tensors."""
     fwd = rule.fwd
     save_inputs, save_out = rule.save
+    view = rule.view
 
     def op(xs, p=None):
         xs, xp = as_tensors(xs, rule.name)
         outs = tuple(_backend.normalize(o, xp) for o in fwd(xp, tuple(raw(x) for x in xs), p))
         edges = tuple(x._edge if x.__class__ is Tensor else None for x in xs)
-        if not grad_mode.enabled or all(e is None for e in edges):
-            return tuple(Tensor(o, xp, None) for o in outs)
-        pairs = tuple(zip(map(raw, xs), edges)) if save_inputs else None
+        if all(e is None for e in edges):
+            return tuple(_plain(o, xp, xs[0] if view else None) for o in outs)
+        if not grad_mode.enabled:
+            return tuple(_unrecorded(o, xp) for o in outs)
+        pairs = tuple(map(_save_pair, xs, edges)) if save_inputs else None
         saved = (
             (pairs, outs if save_out else None) if save_inputs or save_out else Kept((None, None))
         )
@@ -512,7 +595,7 @@ def as_tensor(obj) -> Tensor:
 class Tensor:
     """An array of any Array API library that records the operations applied to it."""
 
-    __slots__ = ("_data", "_xp", "_edge", "_grad", "__weakref__")
+    __slots__ = ("_data", "_xp", "_edge", "_grad", "_version", "__weakref__")
     __array_priority__ = 1000.0
 
     def __init__(self, data, xp, edge) -> None:
@@ -580,7 +663,9 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """The same data, cut from the graph."""
-        return Tensor(self._data, self._xp, None)
+        if self._edge is None:
+            return _plain(self._data, self._xp, self)
+        return _unrecorded(self._data, self._xp)
 
     # -- array attributes
 

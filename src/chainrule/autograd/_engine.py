@@ -9,7 +9,7 @@ import threading
 from contextlib import nullcontext
 
 from .. import _backend, _namespace
-from .._tensor import AccumulateGrad, Tensor, as_tensor, enable_grad
+from .._tensor import AccumulateGrad, Tensor, as_tensor, enable_grad, inplace_writes, stale
 
 
 class _Anomaly(threading.local):
@@ -143,6 +143,15 @@ def execute(roots, targets, retain_graph: bool, create_graph: bool, xp):
     for node in freed:
         if run is None or node in run:
             raise RuntimeError(_FREED.format(name=node.rule.backward_name))
+    if inplace_writes[0]:
+        for node in order if run is None else run:
+            s = stale(node)
+            if s is not None:
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified "
+                    f"by an inplace operation: a tensor saved by {node.rule.backward_name} is "
+                    f"at version {s.cell[0]}; expected version {s.version} instead."
+                )
 
     ns = _namespace if create_graph else None
     grads: dict = {}

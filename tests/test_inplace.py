@@ -1,0 +1,132 @@
+"""In-place operators and item assignment: in place on tensors that need no grad (views see
+the write), recorded on tensors that need grad, refused on leaves that require grad, and never
+a silently wrong gradient (a node whose saved tensor was written refuses to run)."""
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+from chainrule.autograd import grad, gradcheck, gradgradcheck
+from conftest import N, T
+
+GRADCHECKED = {"setitem"}
+
+
+def test_in_place_operators_on_a_tensor_without_grad_write_its_array():
+    x = T([1.0, 2.0, 3.0])
+    data = x._data
+    x += 1.0
+    x *= T([2.0, 2.0, 2.0])
+    x -= 1
+    x /= 2.0
+    assert x._data is data
+    np.testing.assert_allclose(N(x), [1.5, 2.5, 3.5])
+
+
+def test_item_assignment_writes_through_views():
+    x = T(np.zeros((2, 3)))
+    row = x[0]
+    row[1] = 5.0
+    x[1, :] = T([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(N(x), [[0.0, 5.0, 0.0], [1.0, 2.0, 3.0]])
+
+
+def test_in_place_on_a_leaf_that_requires_grad_raises():
+    x = T([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used"):
+        x += 1.0
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used"):
+        x[0] = 3.0
+    np.testing.assert_allclose(N(x), [1.0, 2.0])
+
+
+def test_in_place_on_a_leaf_under_no_grad_updates_it_and_keeps_it_a_leaf():
+    x = T([1.0, 2.0], requires_grad=True)
+    (x * x).sum().backward()
+    with cr.no_grad():
+        x -= 0.5 * x.grad
+    assert x.requires_grad and x.is_leaf
+    np.testing.assert_allclose(N(x), [0.0, 0.0])
+
+
+def test_a_write_after_a_node_saved_the_tensor_makes_backward_raise():
+    x = T([1.0, 2.0], requires_grad=True)
+    c = T([3.0, 4.0])
+    y = (x * c).sum()
+    c[0] = 10.0
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+    assert x.grad is None
+
+
+def test_a_write_through_a_view_is_seen_by_the_version_check():
+    x = T([1.0, 2.0], requires_grad=True)
+    c = T([3.0, 4.0])
+    y = (x * c).sum()
+    view = c[0:1]
+    view += 1.0
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+
+
+def test_a_write_before_the_node_saved_the_tensor_is_fine():
+    x = T([1.0, 2.0], requires_grad=True)
+    c = T([3.0, 4.0])
+    c += 1.0
+    (x * c).sum().backward()
+    np.testing.assert_allclose(N(x.grad), [4.0, 5.0])
+
+
+def test_writing_a_detached_alias_leaves_the_graph_values_alone():
+    x = T([1.0, 2.0], requires_grad=True)
+    y = cr.exp(x)
+    alias = y.detach()
+    alias += 100.0
+    y.sum().backward()
+    np.testing.assert_allclose(N(x.grad), np.exp([1.0, 2.0]))
+
+
+def test_in_place_on_a_non_leaf_is_recorded():
+    x = T([1.0, 2.0, 3.0], requires_grad=True)
+    h = x * 2.0
+    h *= x
+    h[1] = x[0] * 10.0
+    assert h.grad_fn is not None
+    (g,) = grad(h.sum(), x)
+    # h = [2 x0^2, 10 x0, 2 x2^2]
+    np.testing.assert_allclose(N(g), [4.0 * 1.0 + 10.0, 0.0, 4.0 * 3.0])
+
+
+def test_item_assignment_of_a_grad_value_into_a_constant_makes_it_a_non_leaf():
+    w = T([1.0, 2.0, 3.0], requires_grad=True)
+    c = T(np.zeros(3))
+    c[1:] = w[1:] * 2.0
+    assert c.requires_grad and not c.is_leaf
+    (g,) = grad(c.sum(), w)
+    np.testing.assert_allclose(N(g), [0.0, 2.0, 2.0])
+
+
+def _assign(x, v):
+    t = x * x
+    t[0:2] = v * v
+    t *= x
+    return t
+
+
+def test_setitem_gradients_first_and_second_order():
+    x = T([1.0, 2.0, 3.0], requires_grad=True)
+    v = T([0.5], requires_grad=True)
+    assert gradcheck(_assign, (x, v))
+    assert gradgradcheck(_assign, (x, v))
+
+
+def test_in_place_must_keep_the_shape():
+    x = T([1.0, 2.0])
+    with pytest.raises((ValueError, RuntimeError)):
+        x += T([[1.0, 2.0], [3.0, 4.0]])
+
+
+def test_in_place_cannot_turn_floats_into_integers():
+    x = T([1, 2])
+    with pytest.raises(TypeError):
+        x += 1.5
