@@ -66,6 +66,11 @@ def normalize(out, xp):
     return out
 
 
+def owns_memory(a) -> bool:
+    """Whether `a` is a writable NumPy array that is no view of another (unknown: False)."""
+    return a.__class__ is np.ndarray and a.base is None and a.flags.writeable
+
+
 def name_of(xp) -> str:
     name = getattr(xp, "__name__", None) or type(xp).__name__
     return name

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .. import _backend, _namespace
-from .._tensor import Tensor
+from .._tensor import ALIAS, Tensor, inplace_writes
 from . import functional
 from ._engine import _root_grads, anomaly, execute
 from ._gradcheck import GradcheckError, gradcheck, gradgradcheck
@@ -99,11 +99,20 @@ def _accumulate(t: Tensor, g, create_graph: bool, stored: set) -> None:
     if g.dtype != t._data.dtype:
         g = xp.astype(g, t._data.dtype)
     if current is None:
-        t._grad = Tensor(_backend.normalize(xp.asarray(g, copy=True), xp), xp, None)
-    elif current._edge is None:
+        # Stored as it is only when no one else can hold it: not a view, not a gradient the
+        # caller passed in, not already given to another leaf.
+        if id(g) in stored or not _backend.owns_memory(g):
+            g = _backend.normalize(xp.asarray(g, copy=True), xp)
+        stored.add(id(g))
+        t._grad = Tensor(g, xp, None)
+    elif current._edge is None and getattr(current, "_version", None) is not ALIAS:
         data = current._data
         data += g
         current._data = data
+        cell = getattr(current, "_version", None)
+        if cell is not None:
+            cell[0] += 1
+            inplace_writes[0] += 1
     else:
         t._grad = current + Tensor(g, xp, None)
 
