@@ -291,6 +291,8 @@ class MultiNode(Node):
         self.n_out = n_out
 
     def apply(self, g, xp, ns):
+        if self.n_out == 1:
+            g = [g]  # the engine keeps one-output nodes' gradients unwrapped
         pairs, outs = self.saved
         xs = _saved_inputs(pairs, xp, ns)
         if ns is not None:
@@ -447,11 +449,10 @@ def binary_primitive(rule: Rule):
         if not grad_mode.enabled:
             return _unrecorded(out, xp)
         sx, sy, so = save[(ex is not None) + 2 * (ey is not None)]
-        saved = (
-            xd if sx else None, ex if ex is not None or not sx or xd.__class__ in _SCALARS else _snapshot(x),
-            yd if sy else None, ey if ey is not None or not sy or yd.__class__ in _SCALARS else _snapshot(y),
-            out if so else None,
-        )  # fmt: skip
+        # A saved constant tensor keeps a snapshot of its version where an edge would be.
+        kx = ex if ex is not None or not sx or xd.__class__ in _SCALARS else _snapshot(x)
+        ky = ey if ey is not None or not sy or yd.__class__ in _SCALARS else _snapshot(y)
+        saved = (xd if sx else None, kx, yd if sy else None, ky, out if so else None)
         if not (
             so or (sx and xd.__class__ not in _SCALARS) or (sy and yd.__class__ not in _SCALARS)
         ):
