@@ -3,12 +3,16 @@ library. The package is itself an Array API namespace whose functions record gra
 
 from . import _inplace, _namespace, autograd, nn  # noqa: F401 - _inplace binds on import
 from ._namespace import *  # noqa: F403
+from ._namespace import __array_namespace_info__  # noqa: F401 - public
 from ._tensor import Tensor, enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 
 __version__ = "0.1.0"
 __array_api_version__ = "2024.12"
 
-_PRIVATE = {"annotations", "builtins", "inspect", "np"}
+_PRIVATE = {
+    "annotations", "builtins", "inspect", "np",
+    "DTYPES", "OPS", "as_tensor", "as_tensors", "normalize_axes", "raw", "to_backend_dtype",
+}  # fmt: skip
 __all__ = [n for n in dir(_namespace) if not n.startswith("_") and n not in _PRIVATE]
 __all__ += ["Tensor", "autograd", "nn"]
 __all__ += ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]

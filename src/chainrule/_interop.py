@@ -63,7 +63,7 @@ def _is_default(value, default) -> bool:
 
 # NumPy's ufuncs whose name and meaning are the Array API standard's.
 _SAME_NAME = (
-    "abs", "add", "bitwise_and", "bitwise_or", "bitwise_xor", "ceil", "copysign", "cos", "cosh",
+    "add", "bitwise_and", "bitwise_or", "bitwise_xor", "ceil", "copysign", "cos", "cosh",
     "divide", "equal", "exp", "expm1", "floor", "floor_divide", "greater", "greater_equal",
     "hypot", "isfinite", "isinf", "isnan", "less", "less_equal", "log", "log10", "log1p", "log2",
     "logaddexp", "logical_and", "logical_not", "logical_or", "logical_xor", "matmul", "maximum",
@@ -272,8 +272,7 @@ FUNCTIONS = {
     "matrix_transpose": _rename("matrix_transpose", x=0),
     "concatenate": _rename("concat", arrays=0, axis="axis"),
     "stack": _rename("stack", arrays=0, axis="axis"),
-    # NumPy before 2.1 calls `shape` `newshape`.
-    "reshape": _rename("reshape", a=0, shape=1, newshape=1, copy="copy"),
+    "reshape": _rename("reshape", a=0, shape=1, copy="copy"),
     "transpose": _custom(_transpose),
     "expand_dims": _custom(_expand_dims),
     "squeeze": _custom(_squeeze),
@@ -313,7 +312,9 @@ VALUE_FUNCTIONS = frozenset(
      "result_type", "iscomplexobj", "isrealobj")
 )  # fmt: skip
 
-_signatures: dict = {}
+# NumPy function -> (its positional parameters' names, every parameter's default by name).
+# inspect.Signature.bind costs too much to run on every call.
+_parameters: dict = {}
 
 
 def _values(x):
@@ -321,20 +322,22 @@ def _values(x):
 
 
 def _bind(func, args, kwargs) -> dict:
-    """NumPy's parameters of a call of `func`, by name, each with its default (or
-    Parameter.empty) and the value given."""
-    sig = _signatures.get(func)
-    if sig is None:
-        sig = _signatures[func] = inspect.signature(func)
-    params = sig.parameters
-    given = {}
-    for name, value in sig.bind(*args, **kwargs).arguments.items():
-        p = params[name]
-        if p.kind is inspect.Parameter.VAR_KEYWORD:
-            given.update((k, (inspect.Parameter.empty, v)) for k, v in value.items())
-        else:
-            given[name] = (p.default, value)
-    return given
+    """The arguments of a call of NumPy's `func` by parameter name, each as (the parameter's
+    default or Parameter.empty, the value given). NumPy checked the call when it dispatched."""
+    spec = _parameters.get(func)
+    if spec is None:
+        P = inspect.Parameter
+        params = inspect.signature(func).parameters.values()
+        positional = (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)
+        spec = _parameters[func] = (
+            tuple(p.name for p in params if p.kind in positional),
+            {p.name: p.default for p in params},
+        )
+    names, defaults = spec
+    given = dict(zip(names, args))
+    given.update(kwargs)
+    empty = inspect.Parameter.empty
+    return {key: (defaults.get(key, empty), value) for key, value in given.items()}
 
 
 def array_function(self, func, types, args, kwargs):

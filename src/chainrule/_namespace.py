@@ -35,6 +35,9 @@ newaxis = None
 
 
 _ONE_ARRAY = inspect.Signature([inspect.Parameter("x", inspect.Parameter.POSITIONAL_ONLY)])
+_TWO_ARRAYS = inspect.Signature(
+    [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in ("x1", "x2")]
+)
 
 
 def _elementwise(name: str):
@@ -42,6 +45,14 @@ def _elementwise(name: str):
     op = OPS[name]
     op.__signature__ = _ONE_ARRAY
     op.__doc__ = f"Elementwise {name}, differentiable."
+    return op
+
+
+def _binary(name: str):
+    """The two-input primitive itself, showing the standard's signature."""
+    op = OPS[name]
+    op.__signature__ = _TWO_ARRAYS
+    op.__doc__ = f"{name}, differentiable."
     return op
 
 
@@ -75,24 +86,24 @@ trunc = _elementwise("trunc")
 round = _elementwise("round")  # noqa: A001
 reciprocal = _elementwise("reciprocal")
 
-add = OPS["add"]
-subtract = OPS["subtract"]
-multiply = OPS["multiply"]
-divide = OPS["divide"]
-pow = OPS["pow"]  # noqa: A001
-atan2 = OPS["atan2"]
-maximum = OPS["maximum"]
-minimum = OPS["minimum"]
-floor_divide = OPS["floor_divide"]
-remainder = OPS["remainder"]
-matmul = OPS["matmul"]
-hypot = OPS["hypot"]
-logaddexp = OPS["logaddexp"]
-copysign = OPS["copysign"]
-nextafter = OPS["nextafter"]
+add = _binary("add")
+subtract = _binary("subtract")
+multiply = _binary("multiply")
+divide = _binary("divide")
+pow = _binary("pow")  # noqa: A001
+atan2 = _binary("atan2")
+maximum = _binary("maximum")
+minimum = _binary("minimum")
+floor_divide = _binary("floor_divide")
+remainder = _binary("remainder")
+matmul = _binary("matmul")
+hypot = _binary("hypot")
+logaddexp = _binary("logaddexp")
+copysign = _binary("copysign")
+nextafter = _binary("nextafter")
 
 
-def _nondiff(name: str):
+def _nondiff(name: str, signature=_TWO_ARRAYS):
     """A function whose result carries no gradient (bool or integer results)."""
 
     def fn(*args):
@@ -102,6 +113,7 @@ def _nondiff(name: str):
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{name}; the result carries no gradient."
+    fn.__signature__ = signature
     return fn
 
 
@@ -111,27 +123,25 @@ less = _nondiff("less")
 less_equal = _nondiff("less_equal")
 greater = _nondiff("greater")
 greater_equal = _nondiff("greater_equal")
-isnan = _nondiff("isnan")
-isinf = _nondiff("isinf")
-isfinite = _nondiff("isfinite")
+isnan = _nondiff("isnan", _ONE_ARRAY)
+isinf = _nondiff("isinf", _ONE_ARRAY)
+isfinite = _nondiff("isfinite", _ONE_ARRAY)
 logical_and = _nondiff("logical_and")
 logical_or = _nondiff("logical_or")
 logical_xor = _nondiff("logical_xor")
-logical_not = _nondiff("logical_not")
+logical_not = _nondiff("logical_not", _ONE_ARRAY)
 bitwise_and = _nondiff("bitwise_and")
 bitwise_or = _nondiff("bitwise_or")
 bitwise_xor = _nondiff("bitwise_xor")
-bitwise_invert = _nondiff("bitwise_invert")
+bitwise_invert = _nondiff("bitwise_invert", _ONE_ARRAY)
 bitwise_left_shift = _nondiff("bitwise_left_shift")
 bitwise_right_shift = _nondiff("bitwise_right_shift")
-signbit = _nondiff("signbit")
+signbit = _nondiff("signbit", _ONE_ARRAY)
 
 
 def _complex_part(x, name: str):
-    """real, imag or conj of a complex tensor, computed by the backend. Gradients through
-    complex tensors have no convention here yet, so a tensor that requires one is refused."""
-    if x._edge is not None and _tensor.grad_mode.enabled:
-        raise NotImplementedError(f"{name}: gradients of complex tensors are not supported yet")
+    """real, imag or conj of a complex tensor, computed by the backend (complex tensors
+    can't require grad, so there is no gradient to record)."""
     return Tensor(_backend.normalize(getattr(x._xp, name)(x._data), x._xp), x._xp, None)
 
 
@@ -189,18 +199,22 @@ def _reduce(name: str, x, axis, keepdims, dtype=None):
     return OPS[name](x, _reduction_params(x, axis, keepdims))
 
 
+def _accumulator_dtype(x: Tensor, dtype):
+    """The dtype that sums and products of x use: `dtype` if given; else x's, except that bool
+    and integers widen to 64 bits (unsigned ones staying unsigned), as the standard says."""
+    if dtype is not None or x.dtype.kind not in "biu":
+        return dtype
+    return uint64 if x.dtype.kind == "u" else int64
+
+
 def sum(x, /, *, axis=None, dtype=None, keepdims=False):  # noqa: A001
     x = as_tensor(x)
-    if dtype is None and x.dtype.kind in "biu":
-        dtype = uint64 if x.dtype.kind == "u" else int64
-    return _reduce("sum", x, axis, keepdims, dtype)
+    return _reduce("sum", x, axis, keepdims, _accumulator_dtype(x, dtype))
 
 
 def prod(x, /, *, axis=None, dtype=None, keepdims=False):
     x = as_tensor(x)
-    if dtype is None and x.dtype.kind in "biu":
-        dtype = uint64 if x.dtype.kind == "u" else int64
-    return _reduce("prod", x, axis, keepdims, dtype)
+    return _reduce("prod", x, axis, keepdims, _accumulator_dtype(x, dtype))
 
 
 def mean(x, /, *, axis=None, keepdims=False):
@@ -220,7 +234,9 @@ def var(x, /, *, axis=None, correction=0.0, keepdims=False):
     axes = normalize_axes(axis, x.ndim)
     n = _backend.count(x.shape, axes)
     d = x - mean(x, axis=axes, keepdims=True)
-    return sum(d * d, axis=axes, keepdims=keepdims) / builtins.max(n - correction, 0)
+    # The standard: NaN where there are no more values than the correction.
+    dof = n - correction if n > correction else nan
+    return sum(d * d, axis=axes, keepdims=keepdims) / dof
 
 
 def std(x, /, *, axis=None, correction=0.0, keepdims=False):
@@ -240,6 +256,65 @@ def softmax(x, /, *, axis=-1):
 def log_softmax(x, /, *, axis=-1):
     x = as_tensor(x)
     return OPS["log_softmax"](x, normalize_axes(axis, x.ndim))
+
+
+def _cumulative(name: str, x, axis, dtype, include_initial):
+    x = as_tensor(x)
+    if x.ndim == 0:
+        # As NumPy and array_api_strict: a 0-d x counts as one element along axis 0.
+        x = reshape(x, (1,))
+    if axis is None:
+        if x.ndim != 1:
+            raise ValueError(f"{name}: axis is required for a tensor of {x.ndim} dimensions")
+        axis = 0
+    dtype = _accumulator_dtype(x, dtype)
+    if dtype is not None and x.dtype != dtype:
+        x = astype(x, dtype)
+    return OPS[name](x, (normalize_axes(axis, x.ndim)[0], builtins.bool(include_initial)))
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Running sums along `axis` (optional for 1-D x), led by 0 if include_initial."""
+    return _cumulative("cumulative_sum", x, axis, dtype, include_initial)
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Running products along `axis` (optional for 1-D x), led by 1 if include_initial; the
+    gradient is exact where x holds zeros."""
+    return _cumulative("cumulative_prod", x, axis, dtype, include_initial)
+
+
+def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
+    """The n-th forward difference along `axis` of x between `prepend` and `append`, by
+    slicing and subtraction (differentiable); bool values differ by not_equal, as NumPy's."""
+    x = as_tensor(x)
+    if x.ndim == 0:
+        raise ValueError("diff needs a tensor of at least one dimension")
+    if n < 0:
+        raise ValueError(f"diff: n must be non-negative, got {n}")
+    axis = normalize_axes(axis, x.ndim)[0]
+    parts = [t for t in (prepend, x, append) if t is not None]
+    if len(parts) > 1:
+        x = concat(parts, axis=axis)
+    lead = (slice(None),) * axis
+    later, earlier = lead + (slice(1, None), ...), lead + (slice(None, -1), ...)
+    for _ in range(n):
+        x = not_equal(x[later], x[earlier]) if x.dtype.kind == "b" else x[later] - x[earlier]
+    return x
+
+
+def all(x, /, *, axis=None, keepdims=False):  # noqa: A001
+    """Whether every element along `axis` is true (nonzero); no gradient."""
+    x = as_tensor(x)
+    axes = normalize_axes(axis, x.ndim)
+    return _new(x._xp.all(x._data, axis=axes, keepdims=keepdims), x._xp)
+
+
+def any(x, /, *, axis=None, keepdims=False):  # noqa: A001
+    """Whether some element along `axis` is true (nonzero); no gradient."""
+    x = as_tensor(x)
+    axes = normalize_axes(axis, x.ndim)
+    return _new(x._xp.any(x._data, axis=axes, keepdims=keepdims), x._xp)
 
 
 # ----------------------------------------------------------------------------- linear algebra
@@ -265,7 +340,7 @@ def tensordot(x1, x2, /, *, axes=2):
         ax1, ax2 = (tuple(a) for a in axes)
         ax1 = tuple(a % x1.ndim for a in ax1)
         ax2 = tuple(a % x2.ndim for a in ax2)
-    if len(ax1) != len(ax2) or any(x1.shape[a] != x2.shape[b] for a, b in zip(ax1, ax2)):
+    if len(ax1) != len(ax2) or builtins.any(x1.shape[a] != x2.shape[b] for a, b in zip(ax1, ax2)):
         raise ValueError(
             f"tensordot: shape mismatch for sum over axes {ax1} of {x1.shape} "
             f"and {ax2} of {x2.shape}"
@@ -365,9 +440,10 @@ def astype(x, dtype, /, *, copy=True, device=None):
     dtype = _backend.from_backend_dtype(dtype)
     src = x._data.dtype
     target = to_backend_dtype(x._xp, dtype)
+    if not copy and src == target:
+        # The standard: x itself (for autograd, the identity).
+        return x
     if x._edge is None or not _backend.is_floating(dtype):
-        if not copy and src == target:
-            return x.detach() if x._edge is not None else x
         return Tensor(x._xp.astype(x._data, target), x._xp, None)
     return OPS["astype"](x, (target, src))
 
@@ -385,7 +461,7 @@ def _index_key(key, xp):
     and a basic key closed by an ellipsis (the standard asks a key to cover every axis; NumPy
     assumes it)."""
     keys = tuple(_index_part(k, xp) for k in (key if isinstance(key, tuple) else (key,)))
-    basic = all(k is None or isinstance(k, (int, slice)) for k in keys)
+    basic = builtins.all(k is None or isinstance(k, (int, slice)) for k in keys)
     return keys + (Ellipsis,) if basic else keys
 
 
@@ -595,6 +671,105 @@ def sort(x, /, *, axis=-1, descending=False, stable=True):
     return OPS["take_along_axis"](x, (order, axis, x._data.shape, x._data.dtype))
 
 
+# ----------------------------------------------------------------------------- data types
+# chainrule's dtypes are NumPy's dtype objects. Promotion and casting are those of the backend
+# of the tensors given (the default backend for dtypes alone), as in chainrule's operations.
+
+
+def _dtype_arg(a):
+    """A dtype function's argument: a tensor (arrays wrapped), a Python scalar, or a dtype."""
+    if a.__class__ is Tensor or a.__class__ in _tensor._SCALARS or isinstance(a, np.dtype):
+        return a
+    return as_tensor(a) if _backend.is_array(a) else _backend.from_backend_dtype(a)
+
+
+def _backend_dtype(a, xp):
+    return a._data.dtype if a.__class__ is Tensor else to_backend_dtype(xp, a)
+
+
+def result_type(*arrays_and_dtypes):
+    """The dtype of a result from these tensors and dtypes, and Python scalars, which are weak:
+    a float32 tensor with 2.0 gives float32."""
+    args = [_dtype_arg(a) for a in arrays_and_dtypes]
+    _, xp = as_tensors([a for a in args if a.__class__ is Tensor], "result_type")
+    if builtins.all(a.__class__ in _tensor._SCALARS for a in args):
+        raise ValueError("result_type needs at least one tensor or dtype")
+    backend_args = [a if a.__class__ in _tensor._SCALARS else _backend_dtype(a, xp) for a in args]
+    return _backend.from_backend_dtype(xp.result_type(*backend_args))
+
+
+def can_cast(from_, to, /):
+    """Whether dtype `from_` (or a tensor's dtype) casts to `to` by the promotion rules."""
+    from_, to = _dtype_arg(from_), _dtype_arg(to)
+    _, xp = as_tensors([from_] if from_.__class__ is Tensor else [], "can_cast")
+    return builtins.bool(xp.can_cast(_backend_dtype(from_, xp), _backend_dtype(to, xp)))
+
+
+_FInfo = _collections.namedtuple(
+    "finfo_object", ["bits", "eps", "max", "min", "smallest_normal", "dtype"]
+)
+_IInfo = _collections.namedtuple("iinfo_object", ["bits", "max", "min", "dtype"])
+
+
+def finfo(type, /):  # noqa: A002 - the standard's name
+    """Limits of a floating dtype (or a tensor's); of a complex dtype, those of its parts."""
+    f = np.finfo(type.dtype if type.__class__ is Tensor else _backend.from_backend_dtype(type))
+    return _FInfo(
+        int(f.bits), float(f.eps), float(f.max), float(f.min), float(f.smallest_normal),
+        _backend.from_backend_dtype(f.dtype),
+    )  # fmt: skip
+
+
+def iinfo(type, /):  # noqa: A002 - the standard's name
+    """Limits of an integer dtype (or a tensor's)."""
+    i = np.iinfo(type.dtype if type.__class__ is Tensor else _backend.from_backend_dtype(type))
+    return _IInfo(int(i.bits), int(i.max), int(i.min), _backend.from_backend_dtype(i.dtype))
+
+
+_KINDS = {
+    "bool": "b", "signed integer": "i", "unsigned integer": "u", "integral": "iu",
+    "real floating": "f", "complex floating": "c", "numeric": "iufc",
+}  # fmt: skip
+
+
+def isdtype(dtype, kind):
+    """Whether `dtype` is `kind`: a dtype, a kind named by the standard, or a tuple of these."""
+    dtype = _backend.from_backend_dtype(dtype)
+    for k in kind if isinstance(kind, tuple) else (kind,):
+        if isinstance(k, str):
+            if k not in _KINDS:
+                raise ValueError(f"isdtype: unknown kind {k!r}")
+            if dtype.kind in _KINDS[k]:
+                return True
+        elif dtype == _backend.from_backend_dtype(k):
+            return True
+    return False
+
+
+class __array_namespace_info__:
+    """What chainrule supports: that of its default backend, with chainrule's dtypes."""
+
+    def _info(self):
+        return _backend.default_namespace().__array_namespace_info__()
+
+    def capabilities(self):
+        return dict(self._info().capabilities())
+
+    def default_device(self):
+        return self._info().default_device()
+
+    def default_dtypes(self, *, device=None):
+        found = self._info().default_dtypes(device=device)
+        return {k: _backend.from_backend_dtype(d) for k, d in found.items()}
+
+    def dtypes(self, *, device=None, kind=None):
+        found = self._info().dtypes(device=device, kind=kind)
+        return {k: _backend.from_backend_dtype(d) for k, d in found.items()}
+
+    def devices(self):
+        return list(self._info().devices())
+
+
 # ----------------------------------------------------------------------------- creation
 
 
@@ -635,40 +810,104 @@ def tensor(data, dtype=None, requires_grad: builtins.bool = False) -> Tensor:
     return t
 
 
-def _creator(name: str):
-    def fn(*args, dtype=None, device=None, **kwargs):
-        xp = _backend.default_namespace()
-        return _new(getattr(xp, name)(*args, dtype=_dtype(xp, dtype), **kwargs), xp)
-
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"{name} in the default namespace (NumPy unless set)."
-    return fn
+def _default(dtype):
+    xp = _backend.default_namespace()
+    return xp, _dtype(xp, dtype)
 
 
-zeros = _creator("zeros")
-ones = _creator("ones")
-empty = _creator("empty")
-full = _creator("full")
-arange = _creator("arange")
-linspace = _creator("linspace")
-eye = _creator("eye")
+def zeros(shape, *, dtype=None, device=None):
+    xp, dt = _default(dtype)
+    return _new(xp.zeros(shape, dtype=dt), xp)
 
 
-def _like(name: str):
-    def fn(x, /, *args, dtype=None, device=None):
-        x = as_tensor(x)
-        xp = x._xp
-        return _new(getattr(xp, name)(x._data, *args, dtype=_dtype(xp, dtype)), xp)
-
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"{name}: a new tensor shaped like x, in x's namespace; no gradient."
-    return fn
+def ones(shape, *, dtype=None, device=None):
+    xp, dt = _default(dtype)
+    return _new(xp.ones(shape, dtype=dt), xp)
 
 
-zeros_like = _like("zeros_like")
-ones_like = _like("ones_like")
-empty_like = _like("empty_like")
-full_like = _like("full_like")
+def empty(shape, *, dtype=None, device=None):
+    xp, dt = _default(dtype)
+    return _new(xp.empty(shape, dtype=dt), xp)
+
+
+def full(shape, fill_value, *, dtype=None, device=None):
+    xp, dt = _default(dtype)
+    return _new(xp.full(shape, fill_value, dtype=dt), xp)
+
+
+def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
+    xp, dt = _default(dtype)
+    return _new(xp.arange(start, stop, step, dtype=dt), xp)
+
+
+def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
+    xp, dt = _default(dtype)
+    return _new(xp.linspace(start, stop, num, dtype=dt, endpoint=endpoint), xp)
+
+
+def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
+    xp, dt = _default(dtype)
+    return _new(xp.eye(n_rows, n_cols, k=k, dtype=dt), xp)
+
+
+def zeros_like(x, /, *, dtype=None, device=None):
+    x = as_tensor(x)
+    return _new(x._xp.zeros_like(x._data, dtype=_dtype(x._xp, dtype)), x._xp)
+
+
+def ones_like(x, /, *, dtype=None, device=None):
+    x = as_tensor(x)
+    return _new(x._xp.ones_like(x._data, dtype=_dtype(x._xp, dtype)), x._xp)
+
+
+def empty_like(x, /, *, dtype=None, device=None):
+    x = as_tensor(x)
+    return _new(x._xp.empty_like(x._data, dtype=_dtype(x._xp, dtype)), x._xp)
+
+
+def full_like(x, /, fill_value, *, dtype=None, device=None):
+    x = as_tensor(x)
+    return _new(x._xp.full_like(x._data, fill_value, dtype=_dtype(x._xp, dtype)), x._xp)
+
+
+def _triangle(x, k: int, lower: builtins.bool):
+    x = as_tensor(x)
+    xp = x._xp
+    n, m = x.shape[-2:]
+    rows = xp.reshape(xp.arange(n), (n, 1))
+    cols = xp.reshape(xp.arange(m), (1, m))
+    keep = (cols - rows <= k) if lower else (cols - rows >= k)
+    return where(Tensor(keep, xp, None), x, 0)
+
+
+def tril(x, /, *, k=0):
+    """The lower triangle of the last two axes (below and on diagonal k); differentiable."""
+    return _triangle(x, k, True)
+
+
+def triu(x, /, *, k=0):
+    """The upper triangle of the last two axes (above and on diagonal k); differentiable."""
+    return _triangle(x, k, False)
+
+
+def meshgrid(*arrays, indexing="xy"):
+    """Coordinate grids from 1-D tensors; differentiable (reshape and broadcast_to)."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', not {indexing!r}")
+    arrays, _ = as_tensors(arrays, "meshgrid")
+    n = len(arrays)
+    shape = [a.size for a in arrays]
+    if indexing == "xy" and n > 1:
+        shape[0], shape[1] = shape[1], shape[0]
+    grids = []
+    for i, a in enumerate(arrays):
+        axis = i
+        if indexing == "xy" and n > 1 and i < 2:
+            axis = 1 - i
+        one = [1] * n
+        one[axis] = a.size
+        grids.append(broadcast_to(reshape(a, tuple(one)), tuple(shape)))
+    return grids
 
 
 # ----------------------------------------------------------------------------- Tensor methods

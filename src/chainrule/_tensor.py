@@ -622,10 +622,10 @@ class Tensor:
         if not flag:
             self._edge = None
         elif e is None:
-            if not _backend.is_floating(self._data.dtype):
+            if _backend.dtype_kind(self._data.dtype) != "f":
                 raise RuntimeError(
-                    "only Tensors of floating point dtype can require gradients "
-                    f"(this tensor has dtype {self.dtype})"
+                    "only Tensors of real floating point dtype can require gradients "
+                    f"(this tensor has dtype {self.dtype}; complex gradients are not supported)"
                 )
             self._edge = (AccumulateGrad(self), 0)
 

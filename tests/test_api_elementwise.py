@@ -1,0 +1,444 @@
+"""The Array API 2024.12 elementwise functions that came late (hypot, logaddexp, copysign,
+nextafter, reciprocal, signbit, real, imag, conj), the data type functions and namespace info,
+cumulative sums and products, diff, all and any, and the signatures of the reductions: values
+against NumPy and array_api_strict, first and second derivatives against finite differences,
+dtypes, and Python scalars as weak operands."""
+
+import inspect
+import itertools
+
+import array_api_strict as xs
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import chainrule as cr
+from chainrule import _backend
+from chainrule.autograd import gradcheck, gradgradcheck
+from conftest import BACKEND, N, T
+from test_ops import (
+    AWAY_FROM_ZERO,
+    GRID,
+    OFF_GRID,
+    SHAPES,
+    WIDE,
+    arrays,
+    assert_values,
+    broadcastable,
+    check_grads,
+    grads_of,
+    leaf,
+)
+from test_ops_reductions import SIGNED, axes_for
+
+GRADCHECKED = {
+    "hypot", "logaddexp", "copysign", "nextafter", "reciprocal",
+    "cumulative_sum", "cumulative_prod",
+}  # fmt: skip
+
+FEW = settings(max_examples=15)
+NONEMPTY = SHAPES.filter(lambda s: len(s) > 0)
+DTYPE_NAMES = _backend.DTYPE_NAMES
+
+
+def dtype_of(d):
+    """A dtype of array_api_strict (or any backend) as chainrule's."""
+    return _backend.from_backend_dtype(d)
+
+
+# ----------------------------------------------------------------------------- elementwise
+
+BINARY = {
+    # hypot: away from x == y == 0, where it has a kink.
+    "hypot": (cr.hypot, np.hypot, AWAY_FROM_ZERO, WIDE),
+    "logaddexp": (cr.logaddexp, np.logaddexp, WIDE, WIDE),
+    # copysign: kinks at x == 0 and jumps at y == 0.
+    "copysign": (cr.copysign, np.copysign, AWAY_FROM_ZERO, AWAY_FROM_ZERO),
+    # nextafter: jumps where x == y; the two grids never meet.
+    "nextafter": (cr.nextafter, np.nextafter, GRID, OFF_GRID),
+}
+
+
+@pytest.mark.parametrize("name", BINARY)
+@FEW
+@given(data=st.data())
+def test_binary_values_and_derivatives_with_broadcasting(name, data):
+    fn, np_fn, x_elements, y_elements = BINARY[name]
+    x_shape, y_shape = data.draw(broadcastable(2)).input_shapes
+    a = data.draw(arrays(x_shape, x_elements))
+    b = data.draw(arrays(y_shape, y_elements))
+    assert_values(fn(T(a), T(b)), np_fn(a, b))
+    check_grads(fn, leaf(a), leaf(b))
+    gx, gy = grads_of(fn, leaf(a), leaf(b))
+    assert (gx.shape, gy.shape) == (x_shape, y_shape)
+
+
+@pytest.mark.parametrize("name", BINARY)
+@settings(max_examples=5)
+@given(data=st.data())
+def test_binary_python_scalars_are_weak_on_either_side(name, data):
+    fn, np_fn, x_elements, y_elements = BINARY[name]
+    shape = data.draw(SHAPES)
+    a = data.draw(arrays(shape, x_elements)).astype(np.float32)
+    b = data.draw(arrays(shape, y_elements)).astype(np.float32)
+    s, r = data.draw(x_elements), data.draw(y_elements)
+    x, y = leaf(a, "float32"), leaf(b, "float32")
+    for out, expected in ((fn(x, r), np_fn(a, r)), (fn(s, y), np_fn(s, b))):
+        assert out.dtype == cr.float32
+        assert_values(out, expected, rtol=1e-6, atol=1e-7)
+    gx, gy = grads_of(lambda x, y: fn(x, r) + fn(s, y), x, y)
+    assert (gx.dtype, gy.dtype) == (cr.float32, cr.float32)
+    check_grads(lambda t: fn(t, r), leaf(a))
+    check_grads(lambda t: fn(s, t), leaf(b))
+
+
+def test_nextafter_steps_one_float32_place():
+    a = np.array([1.0, -2.0, 0.0], dtype=np.float32)
+    b = np.array([2.0, -3.0, -1.0], dtype=np.float32)
+    out = cr.nextafter(T(a), T(b))
+    assert out.dtype == cr.float32
+    np.testing.assert_array_equal(N(out), np.nextafter(a, b))
+
+
+def test_hypot_has_gradient_zero_at_the_origin():
+    gx, gy = grads_of(cr.hypot, leaf([0.0, 3.0]), leaf([0.0, -4.0]))
+    assert_values(gx, [0.0, 0.6])
+    assert_values(gy, [0.0, -0.8])
+
+
+def test_copysign_gradient_is_the_sign_agreement_and_zero_in_y():
+    x, y = leaf([1.5, 1.5, -2.0, -2.0, 0.0]), leaf([3.0, -3.0, 1.0, -1.0, -1.0])
+    gx, gy = grads_of(cr.copysign, x, y)
+    assert_values(gx, [1.0, -1.0, -1.0, 1.0, 0.0], atol=0)
+    assert_values(gy, np.zeros(5), atol=0)
+
+
+@given(a=arrays(SHAPES, AWAY_FROM_ZERO))
+@FEW
+def test_reciprocal_values_and_derivatives(a):
+    assert_values(cr.reciprocal(T(a)), 1 / a)
+    check_grads(cr.reciprocal, leaf(a))
+    x = leaf(a, "float32")
+    (g,) = grads_of(cr.reciprocal, x)
+    assert (cr.reciprocal(x).dtype, g.dtype) == (cr.float32, cr.float32)
+
+
+def test_signbit_sees_negative_zero_and_carries_no_gradient():
+    a = np.array([-0.0, 0.0, -1.5, 2.0, -np.inf, np.inf])
+    out = cr.signbit(leaf(a))
+    assert out.dtype == cr.bool
+    assert not out.requires_grad
+    np.testing.assert_array_equal(N(out), np.signbit(a))
+
+
+def test_real_imag_conj_of_complex_tensors():
+    z = np.array([1 + 2j, -3 - 0.5j, 0j], dtype=np.complex64)
+    t = T(z)
+    for fn, np_fn in ((cr.real, np.real), (cr.imag, np.imag), (cr.conj, np.conj)):
+        out = fn(t)
+        assert out.dtype == np_fn(z).dtype
+        np.testing.assert_array_equal(N(out), np_fn(z))
+
+
+def test_complex_tensors_cannot_require_grad_and_their_parts_carry_none():
+    with pytest.raises(RuntimeError, match="complex gradients are not supported"):
+        T(np.array([1 + 2j]), requires_grad=True)
+    z = T(np.array([1 + 2j]))
+    for fn, want in ((cr.real, 1.0), (cr.imag, 2.0), (cr.conj, 1 - 2j)):
+        assert N(fn(z))[0] == want and not fn(z).requires_grad
+
+
+@given(a=arrays(SHAPES))
+@settings(max_examples=5)
+def test_real_and_conj_of_a_real_tensor_are_differentiable_identities(a):
+    for fn in (cr.real, cr.conj):
+        assert_values(fn(T(a)), a, atol=0, rtol=0)
+        assert fn(T(a, "float32")).dtype == cr.float32
+        check_grads(fn, leaf(a))
+
+
+# ----------------------------------------------------------------------------- data types
+
+
+def test_dtypes_constants_and_version_are_namespace_attributes():
+    for name in DTYPE_NAMES:
+        assert getattr(cr, name) == np.dtype(name)
+    assert (cr.e, cr.pi) == (np.e, np.pi)
+    assert cr.inf == np.inf and np.isnan(cr.nan)
+    assert cr.newaxis is None
+    assert cr.__array_api_version__ == "2024.12"
+
+
+def test_result_type_agrees_with_the_reference_wherever_the_standard_promotes():
+    for a, b in itertools.product(DTYPE_NAMES, repeat=2):
+        try:
+            expected = xs.result_type(getattr(xs, a), getattr(xs, b))
+        except TypeError:
+            continue
+        assert cr.result_type(getattr(cr, a), getattr(cr, b)) == dtype_of(expected), (a, b)
+
+
+def test_result_type_of_tensors_and_weak_python_scalars():
+    x32 = T([1.0], "float32")
+    assert cr.result_type(x32, 2.0) == cr.float32
+    assert cr.result_type(2.0, x32, 1) == cr.float32
+    assert cr.result_type(cr.int8, 1) == cr.int8
+    assert cr.result_type(cr.float32, 1j) == cr.complex64
+    assert cr.result_type(x32, cr.float64) == cr.float64
+    assert cr.result_type(T([1], "int16"), cr.int32, T([1], "int8")) == cr.int32
+    with pytest.raises(ValueError):
+        cr.result_type(1.0, 2)
+
+
+def test_can_cast_agrees_with_the_reference_within_each_kind():
+    kinds = [["bool"], [n for n in DTYPE_NAMES if "int" in n], ["float32", "float64"]]
+    kinds.append(["float32", "float64", "complex64", "complex128"])
+    for names in kinds:
+        for a, b in itertools.product(names, repeat=2):
+            expected = xs.can_cast(getattr(xs, a), getattr(xs, b))
+            assert cr.can_cast(getattr(cr, a), getattr(cr, b)) == expected, (a, b)
+    assert cr.can_cast(T([1.0], "float32"), cr.float64)
+    assert not cr.can_cast(T([1.0], "float64"), cr.float32)
+
+
+def test_finfo_and_iinfo_agree_with_the_reference_for_dtypes_and_tensors():
+    for name in ("float32", "float64", "complex64", "complex128"):
+        ref = xs.finfo(getattr(xs, name))
+        for arg in (getattr(cr, name), T(np.zeros(1, dtype=name))):
+            info = cr.finfo(arg)
+            assert (info.bits, info.eps, info.max, info.min, info.smallest_normal) == (
+                ref.bits, ref.eps, ref.max, ref.min, ref.smallest_normal
+            )  # fmt: skip
+            assert info.dtype == dtype_of(ref.dtype)
+            assert isinstance(info.eps, float)
+    for name in (n for n in DTYPE_NAMES if "int" in n):
+        ref = xs.iinfo(getattr(xs, name))
+        for arg in (getattr(cr, name), T(np.zeros(1, dtype=name))):
+            info = cr.iinfo(arg)
+            assert (info.bits, info.max, info.min) == (ref.bits, ref.max, ref.min)
+            assert info.dtype == getattr(cr, name)
+
+
+KINDS = [
+    "bool", "signed integer", "unsigned integer", "integral", "real floating",
+    "complex floating", "numeric", ("integral", "real floating"), "float32",
+    ("bool", "complex64"),
+]  # fmt: skip
+
+
+def test_isdtype_agrees_with_the_reference():
+    def kind_in(module, kind):
+        if isinstance(kind, tuple):
+            return tuple(kind_in(module, k) for k in kind)
+        return getattr(module, kind) if kind in DTYPE_NAMES else kind
+
+    for name, kind in itertools.product(DTYPE_NAMES, KINDS):
+        expected = xs.isdtype(getattr(xs, name), kind_in(xs, kind))
+        assert cr.isdtype(getattr(cr, name), kind_in(cr, kind)) == expected, (name, kind)
+    with pytest.raises(ValueError):
+        cr.isdtype(cr.float32, "floating")
+
+
+def test_namespace_info_reports_the_default_backend_with_chainrule_dtypes():
+    info = cr.__array_namespace_info__()
+    ref = BACKEND.__array_namespace_info__()
+    expected = {k: dtype_of(d) for k, d in ref.default_dtypes().items()}
+    assert info.default_dtypes() == expected
+    assert set(info.dtypes()) == set(ref.dtypes())
+    assert info.dtypes(kind="integral") == {n: getattr(cr, n) for n in DTYPE_NAMES if "int" in n}
+    assert info.dtypes(kind=("bool", "real floating")) == {
+        n: getattr(cr, n) for n in ("bool", "float32", "float64")
+    }
+    assert {"boolean indexing", "data-dependent shapes"} <= set(info.capabilities())
+    assert info.default_device() in info.devices()
+    assert isinstance(info.devices(), list)
+
+
+def test_astype_copies_unless_told_not_to_and_the_dtype_matches():
+    for requires_grad in (False, True):
+        x = leaf([1.0, 2.0]) if requires_grad else T([1.0, 2.0])
+        assert cr.astype(x, cr.float64, copy=False) is x
+        y = cr.astype(x, cr.float64)
+        assert y is not x and y._data is not x._data
+        assert cr.astype(x, cr.float32, copy=False).dtype == cr.float32
+    x = leaf([1.0, 2.0], "float32")
+    (g,) = grads_of(lambda t: cr.astype(t, cr.float64) * 3.0, x)
+    assert g.dtype == cr.float32
+    assert_values(g, [3.0, 3.0])
+
+
+# ----------------------------------------------------------------------------- cumulative
+
+
+def cumulative_args(data, shape):
+    """An axis (None allowed for 1-D) and include_initial."""
+    axes = st.integers(-len(shape), len(shape) - 1)
+    if len(shape) == 1:
+        axes = st.none() | axes
+    return data.draw(axes), data.draw(st.booleans())
+
+
+CUMULATIVE = {
+    "cumulative_sum": (cr.cumulative_sum, np.cumulative_sum, arrays),
+    "cumulative_prod": (cr.cumulative_prod, np.cumulative_prod, lambda s: arrays(s, SIGNED)),
+}
+
+
+@pytest.mark.parametrize("name", CUMULATIVE)
+@FEW
+@given(data=st.data())
+def test_cumulative_values_and_derivatives(name, data):
+    fn, np_fn, values = CUMULATIVE[name]
+    a = data.draw(values(data.draw(NONEMPTY)))
+    axis, initial = cumulative_args(data, a.shape)
+
+    def f(x):
+        return fn(x, axis=axis, include_initial=initial)
+
+    assert_values(f(T(a)), np_fn(a, axis=axis, include_initial=initial))
+    check_grads(f, leaf(a))
+    x = leaf(a, "float32")
+    (g,) = grads_of(f, x)
+    assert (f(x).dtype, g.dtype, g.shape) == (cr.float32, cr.float32, a.shape)
+
+
+@FEW
+@given(data=st.data())
+def test_cumulative_prod_first_derivative_with_zeros_and_second_with_one_zero(data):
+    a = data.draw(arrays(data.draw(NONEMPTY), SIGNED))
+    axis, initial = cumulative_args(data, a.shape)
+    with_zeros = np.where(data.draw(hnp.arrays(np.bool_, a.shape)), 0.0, a)
+    one_zero = a.copy()
+    one_zero.flat[data.draw(st.integers(0, a.size - 1))] = 0.0
+
+    def f(x):
+        return cr.cumulative_prod(x, axis=axis, include_initial=initial)
+
+    expected = np.cumulative_prod(with_zeros, axis=axis, include_initial=initial)
+    assert_values(f(T(with_zeros)), expected)
+    assert gradcheck(f, leaf(with_zeros))
+    assert gradcheck(f, leaf(one_zero))
+    assert gradgradcheck(f, leaf(one_zero))
+
+
+def test_cumulative_prod_gradient_at_zeros_is_the_product_of_the_others():
+    # d/dx_1 sums x_0 (k = 1) and x_0 x_2 (k = 2); beyond the first zero every term holds it.
+    (g,) = grads_of(cr.cumulative_prod, leaf([2.0, 0.0, 3.0, 0.0, 5.0]))
+    assert_values(g, [1.0, 8.0, 0.0, 0.0, 0.0], atol=0)
+
+
+@pytest.mark.parametrize("fn", [cr.cumulative_sum, cr.cumulative_prod])
+def test_cumulative_dtypes_axis_and_zero_dimensions(fn):
+    np_fn = np.cumulative_sum if fn is cr.cumulative_sum else np.cumulative_prod
+    for name, expected in (("int16", "int64"), ("uint8", "uint64"), ("bool", "int64")):
+        out = fn(T([1, 0, 1], name))
+        assert out.dtype == np.dtype(expected)
+        assert_values(out, np_fn(np.array([1, 0, 1], dtype=name), dtype=expected))
+    x = leaf([1.5, 2.0], "float32")
+    assert fn(x, dtype=cr.float64).dtype == cr.float64
+    (g,) = grads_of(lambda t: fn(t, dtype=cr.float64), x)
+    assert g.dtype == cr.float32
+    assert_values(fn(T(3.0)), [3.0])
+    with pytest.raises(ValueError, match="axis"):
+        fn(T(np.ones((2, 2))))
+
+
+# ----------------------------------------------------------------------------- diff
+
+
+@FEW
+@given(data=st.data())
+def test_diff_values_and_derivatives_with_prepend_and_append(data):
+    shape = data.draw(NONEMPTY)
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    n = data.draw(st.integers(0, 2))
+
+    def part():
+        edge = list(shape)
+        edge[axis] = data.draw(st.integers(0, 2))
+        return data.draw(st.none() | arrays(tuple(edge)))
+
+    a, before, after = data.draw(arrays(shape)), part(), part()
+    kwargs = {} if before is None else {"prepend": before}
+    kwargs |= {} if after is None else {"append": after}
+    # The standard's length along the axis is that of the parts less n, even for n == 0
+    # (where NumPy's diff drops prepend and append): difference the joined parts.
+    joined = np.concatenate([p for p in (before, a, after) if p is not None], axis=axis)
+    expected = np.diff(joined, axis=axis, n=n)
+    out = cr.diff(T(a), axis=axis, n=n, **{k: T(v) for k, v in kwargs.items()})
+    assert_values(out, expected)
+    names = list(kwargs)
+
+    def f(x, *edges):
+        return cr.diff(x, axis=axis, n=n, **dict(zip(names, edges)))
+
+    check_grads(f, leaf(a), *(leaf(kwargs[k]) for k in names))
+
+
+def test_diff_of_integers_and_booleans_as_numpy():
+    a = np.array([[3, 1, 4, 1], [5, 9, 2, 6]], dtype=np.int32)
+    out = cr.diff(T(a), n=2)
+    assert out.dtype == cr.int32
+    np.testing.assert_array_equal(N(out), np.diff(a, n=2))
+    b = np.array([True, True, False, True])
+    np.testing.assert_array_equal(N(cr.diff(T(b))), np.diff(b))
+
+
+# ----------------------------------------------------------------------------- all and any
+
+
+@pytest.mark.parametrize("name", ["all", "any"])
+@given(data=st.data())
+@settings(max_examples=15)
+def test_all_and_any_over_drawn_axes(name, data):
+    shape = data.draw(SHAPES)
+    a = data.draw(hnp.arrays(np.bool_, shape) | arrays(shape, st.sampled_from([0.0, 1.5])))
+    axis = data.draw(axes_for(len(shape)))
+    keepdims = data.draw(st.booleans())
+    out = getattr(cr, name)(T(a), axis=axis, keepdims=keepdims)
+    assert out.dtype == cr.bool
+    np.testing.assert_array_equal(N(out), getattr(np, name)(a, axis=axis, keepdims=keepdims))
+
+
+# ----------------------------------------------------------------------------- reductions
+
+
+STANDARD_SIGNATURES = [
+    "sum", "prod", "mean", "max", "min", "var", "std", "cumulative_sum", "cumulative_prod",
+    "diff", "all", "any", "astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type",
+    "hypot", "logaddexp", "copysign", "nextafter", "reciprocal", "signbit", "real", "imag",
+    "conj", "add", "equal", "isnan",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", STANDARD_SIGNATURES)
+def test_signatures_name_their_parameters_as_the_standard(name):
+    def parameters(fn):
+        return [(p.name, p.kind) for p in inspect.signature(fn).parameters.values()]
+
+    assert parameters(getattr(cr, name)) == parameters(getattr(xs, name))
+
+
+@pytest.mark.parametrize("fn", [cr.var, cr.std])
+def test_var_and_std_are_nan_without_more_values_than_the_correction(fn):
+    x = T([1.0, 3.0])
+    for correction in (2, 3, 2.5):
+        assert np.isnan(N(fn(x, correction=correction)))
+    expected = np.var([1.0, 3.0], ddof=1.5)
+    assert_values(fn(x, correction=1.5), expected if fn is cr.var else np.sqrt(expected))
+
+
+@pytest.mark.parametrize("fn", [cr.sum, cr.prod])
+def test_sum_and_prod_widen_integers_and_take_a_dtype(fn):
+    np_fn = np.sum if fn is cr.sum else np.prod
+    for name, expected in (("int8", "int64"), ("uint16", "uint64"), ("bool", "int64")):
+        out = fn(T(np.ones((2, 3), dtype=name)), axis=1)
+        assert out.dtype == np.dtype(expected)
+        assert_values(out, np_fn(np.ones((2, 3), dtype=name), axis=1))
+    x = leaf([[1.5, 2.0]], "float32")
+    assert fn(x, dtype=cr.float64).dtype == cr.float64
+    out = fn(x, axis=())
+    assert out.shape == (1, 2)
+    assert_values(out, [[1.5, 2.0]])
