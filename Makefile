@@ -3,8 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-test
+BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo test test-numpy test-strict lint bench conformance clean
+.PHONY: demo test lint bench bench-quick conformance clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,9 +22,24 @@ test: $(STAMP)
 	$(PY) -m pytest -q -n 2 tests
 	CHAINRULE_BACKEND=array_api_strict $(PY) -m pytest -q -n 2 tests
 
+$(BENCH_STAMP): pyproject.toml | $(VENV)/bin/python
+	$(PY) -m pip install -q -e '.[bench]'
+	touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
+	$(PY) benchmarks/run.py --out benchmarks/results.json --md benchmarks/results.md
+
+bench-quick: $(BENCH_STAMP)
+	$(PY) benchmarks/run.py --quick
+
 lint: $(STAMP)
 	$(PY) -m ruff check src tests benchmarks examples
 	$(PY) -m ruff format --check src tests benchmarks examples
+
+# The official Array API test suite (data-apis/array-api-tests), on NumPy and on chainrule.
+# Needs a checkout of the suite: make conformance ARRAY_API_TESTS_DIR=/path/to/array-api-tests
+conformance:
+	ARRAY_API_TESTS_DIR="$(ARRAY_API_TESTS_DIR)" PYTHON="$(PYTHON)" bash scripts/conformance.sh
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build src/*.egg-info

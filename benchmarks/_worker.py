@@ -63,11 +63,15 @@ def _pin_threads(one_thread: bool) -> list:
     try:
         import threadpoolctl
     except ImportError:
-        return [{"api": "threadpoolctl not installed"}]
+        return [{"api": "unverified (threadpoolctl not installed)"}]
     if one_thread:
         threadpoolctl.threadpool_limits(1)
     return [
-        {"api": p["internal_api"], "lib": p["prefix"], "threads": p["num_threads"]}
+        {
+            "api": p["internal_api"],
+            "lib": p["filepath"].rpartition("site-packages/")[2].split("/")[0],
+            "threads": p["num_threads"],
+        }
         for p in threadpoolctl.threadpool_info()
     ]
 
@@ -115,6 +119,16 @@ def _rss() -> int:
     return psutil.Process().memory_info().rss
 
 
+def _malloc_trim() -> None:
+    """Hand the C heap's free pages back to the OS (glibc only)."""
+    import ctypes
+
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
 def _measure_memory(work, module, steps: dict, path: str) -> dict:
     """Peak and retained RSS above the baseline (parameters and input built)."""
     import resource
@@ -144,6 +158,8 @@ def _measure_memory(work, module, steps: dict, path: str) -> dict:
     del aux
     gc.collect()
     after_drop = _rss()
+    _malloc_trim()
+    after_trim = _rss()
     checked = workloads.checked(work, module.to_numpy(grads))
     _save(path, {f"step_{i}": g for i, g in enumerate(checked)})
     mib = 2.0**-20
@@ -151,6 +167,7 @@ def _measure_memory(work, module, steps: dict, path: str) -> dict:
         "peak_mib": (peak[0] - baseline) * mib,
         "after_backward_mib": (after_backward - baseline) * mib,
         "after_drop_mib": (after_drop - baseline) * mib,
+        "after_trim_mib": (after_trim - baseline) * mib,
         "baseline_mib": baseline * mib,
     }
 

@@ -18,7 +18,7 @@ import numpy as np
 class Workload:
     """One measured configuration: a computation kind at one size."""
 
-    key: str  # "W1", "W7-W3" ...
+    key: str  # "W1" ... "W6"; "W1@20000" for a W7 length
     title: str
     kind: str  # chain | mlp | hvp | fanout | memory
     size: int  # ops, branches, or 0 where the kind has a fixed size
@@ -28,6 +28,11 @@ class Workload:
     def per(self) -> int:
         """Divisor that turns the time of one step into the reported unit."""
         return self.size if self.kind in ("chain", "fanout") else 1
+
+    @property
+    def graph_ops(self) -> int:
+        """Ops recorded per step where it grows with the size (0: fixed size)."""
+        return {"chain": self.size, "fanout": 6 * self.size}.get(self.kind, 0)
 
     @property
     def scale(self) -> float:
@@ -45,11 +50,15 @@ class Workload:
 
 
 WORKLOADS = {
-    "W1": Workload("W1", "tiny ops: 2,000-op elementwise chain, 16 elements", "chain", 2000, "us/op"),
+    "W1": Workload(
+        "W1", "tiny ops: 2,000-op elementwise chain, 16 elements", "chain", 2000, "us/op"
+    ),
     "W2": Workload("W2", "MLP step 784-1024-1024-10, batch 256, float32", "mlp", 0, "ms/step"),
     "W3": Workload("W3", "deep chain: 100,000 ops on 1 element", "chain", 100_000, "us/op"),
     "W4": Workload("W4", "Hessian-vector product, n = 1,000", "hvp", 0, "ms/step"),
-    "W5": Workload("W5", "fan-out: 1,000 branches of one 16-element input", "fanout", 1000, "us/branch"),
+    "W5": Workload(
+        "W5", "fan-out: 1,000 branches of one 16-element input", "fanout", 1000, "us/branch"
+    ),
     "W6": Workload("W6", "memory: 20 x 2048 tanh MLP, batch 512, float32", "memory", 0, "MiB"),
 }
 CHAIN_WIDTH = {"W1": 16, "W3": 1}

@@ -2,10 +2,10 @@
 
 from types import SimpleNamespace
 
-import chainrule as cr
-import chainrule.nn.functional as F
 import numpy as np
 
+import chainrule as cr
+import chainrule.nn.functional as F
 from systems import _tape
 
 
