@@ -400,23 +400,28 @@ unary(
 
 
 def _matmul_grads(xp, g, x, y, want_x: bool):
-    """matmul's VJP for x (want_x) or y, with 1-D operands promoted as the standard says."""
-    x1, y1 = x.ndim == 1, y.ndim == 1
-    X = xp.reshape(x, (1, x.shape[0])) if x1 else x
-    Y = xp.reshape(y, (y.shape[0], 1)) if y1 else y
-    if x1 and y1:
-        G = xp.reshape(g, (1, 1))
-    elif x1:
-        G = xp.expand_dims(g, axis=-2)
-    elif y1:
-        G = xp.expand_dims(g, axis=-1)
-    else:
-        G = g
-    if want_x:
-        r = sum_to(xp, xp.matmul(G, xp.matrix_transpose(Y)), X.shape)
-        return xp.reshape(r, x.shape) if x1 else r
-    r = sum_to(xp, xp.matmul(xp.matrix_transpose(X), G), Y.shape)
-    return xp.reshape(r, y.shape) if y1 else r
+    """matmul's VJP for x (want_x) or y. A 1-D operand's gradient is a vector-matrix product
+    (or an outer product for the other operand), not a product of padded matrices."""
+    if x.ndim > 1 and y.ndim > 1:
+        if want_x:
+            return sum_to(xp, xp.matmul(g, xp.matrix_transpose(y)), x.shape)
+        return sum_to(xp, xp.matmul(xp.matrix_transpose(x), g), y.shape)
+    if x.ndim == 1 and y.ndim == 1:
+        return g * y if want_x else g * x
+    if y.ndim == 1:  # x (..., n, k) @ y (k,) -> g (..., n)
+        if want_x:
+            return xp.expand_dims(g, axis=-1) * y
+        if x.ndim == 2:
+            return xp.matmul(g, x)
+        rows = xp.matmul(xp.expand_dims(g, axis=-2), x)
+        return xp.reshape(sum_to(xp, rows, (1, y.shape[0])), y.shape)
+    # x (k,) @ y (..., k, m) -> g (..., m)
+    if not want_x:
+        return sum_to(xp, xp.expand_dims(x, axis=-1) * xp.expand_dims(g, axis=-2), y.shape)
+    if y.ndim == 2:
+        return xp.matmul(y, g)
+    cols = xp.matmul(y, xp.expand_dims(g, axis=-1))
+    return xp.reshape(sum_to(xp, cols, (x.shape[0], 1)), x.shape)
 
 
 binary(
