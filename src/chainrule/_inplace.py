@@ -47,7 +47,7 @@ def _records(t: Tensor, value) -> bool:
     if not grad_mode.enabled:
         return False
     e = t._edge
-    if e is not None and e[0].__class__ is AccumulateGrad:
+    if e is not None and e.__class__ is AccumulateGrad:
         raise RuntimeError(_LEAF)
     return e is not None or (value.__class__ is Tensor and value._edge is not None)
 

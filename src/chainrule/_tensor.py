@@ -1,7 +1,8 @@
 """Tensor, graph nodes, the primitive factories that record them, and grad mode.
 
 A tensor holds a raw backend array, its namespace, and `_edge`: None when it needs no gradient,
-else (node, output index) naming where its gradient goes (a leaf's goes to its AccumulateGrad).
+else where its gradient goes: the node that made it (a Port for output i of a node with several
+outputs), or for a leaf its AccumulateGrad.
 Derivative rules live in `_rules`; the engine that walks nodes lives in `autograd._engine`."""
 
 from __future__ import annotations
@@ -106,7 +107,6 @@ class Node:
     on raw arrays of namespace `xp`; else on tensors, with `ns` (chainrule) as namespace."""
 
     __slots__ = ("rule", "edges", "saved", "params", "__weakref__")
-    n_out = 1
 
     def __init__(self, rule, edges, saved, params) -> None:
         self.rule = rule
@@ -216,7 +216,7 @@ class UnaryNode(Node):
         if ns is None:
             return (self.rule.vjp(xp, g, xd, out, self.params),)
         if out is not None:
-            out = Tensor(out, xp, (self, 0))
+            out = Tensor(out, xp, self)
         return (self.rule.vjp(ns, g, _rewrap(xd, xe, xp), out, self.params),)
 
 
@@ -233,7 +233,7 @@ class BinaryNode(Node):
             x = _rewrap(x, xe, xp)
             y = _rewrap(y, ye, xp)
             if out is not None:
-                out = Tensor(out, xp, (self, 0))
+                out = Tensor(out, xp, self)
             xp = ns
         ex, ey = self.edges
         rule = self.rule
@@ -268,7 +268,7 @@ class NaryNode(Node):
         xs = _saved_inputs(pairs, xp, ns)
         if ns is not None:
             if out is not None:
-                out = Tensor(out, xp, (self, 0))
+                out = Tensor(out, xp, self)
             xp = ns
         needs = tuple(e is not None for e in self.edges)
         rule = self.rule
@@ -291,16 +291,29 @@ class MultiNode(Node):
         self.n_out = n_out
 
     def apply(self, g, xp, ns):
-        if self.n_out == 1:
-            g = [g]  # the engine keeps one-output nodes' gradients unwrapped
         pairs, outs = self.saved
         xs = _saved_inputs(pairs, xp, ns)
         if ns is not None:
             if outs is not None:
-                outs = tuple(Tensor(o, xp, (self, i)) for i, o in enumerate(outs))
+                outs = tuple(Tensor(o, xp, Port(self, i)) for i, o in enumerate(outs))
             xp = ns
         needs = tuple(e is not None for e in self.edges)
         return self.rule.vjp(xp, g, xs, outs, self.params, needs)
+
+
+class Port:
+    """Output `index` of a node with several outputs, as the edge of that output's tensor."""
+
+    __slots__ = ("node", "index")
+
+    def __init__(self, node: MultiNode, index: int) -> None:
+        self.node = node
+        self.index = index
+
+
+def node_of(edge):
+    """The node an edge leads to."""
+    return edge.node if edge.__class__ is Port else edge
 
 
 class AccumulateGrad:
@@ -309,7 +322,6 @@ class AccumulateGrad:
     __slots__ = ("leaf", "__weakref__")
     edges = ()
     saved = NOTHING_SAVED
-    n_out = 1
 
     def __init__(self, leaf: Tensor) -> None:
         self.leaf = weakref.ref(leaf)
@@ -398,7 +410,7 @@ def unary_primitive(rule: Rule):
             saved = (xd, e, out if save_out else None)
         else:
             saved = (None, None, out) if save_out else NOTHING_SAVED
-        return Tensor(out, xp, (UnaryNode(rule, (e,), saved, p), 0))
+        return Tensor(out, xp, UnaryNode(rule, (e,), saved, p))
 
     op.__name__ = op.__qualname__ = rule.name
     return op
@@ -465,7 +477,7 @@ def binary_primitive(rule: Rule):
                     yd.shape if elementwise else None, yd.dtype)  # fmt: skip
         elif elementwise and xd.shape != yd.shape:
             meta = (xd.shape, xd.dtype, yd.shape, yd.dtype)
-        return Tensor(out, xp, (BinaryNode(rule, (ex, ey), saved, meta), 0))
+        return Tensor(out, xp, BinaryNode(rule, (ex, ey), saved, meta))
 
     op.__name__ = op.__qualname__ = rule.name
     return op
@@ -497,8 +509,7 @@ def nary_primitive(rule: Rule):
         saved = (
             (pairs, out if save_out else None) if save_inputs or save_out else Kept((None, None))
         )
-        node = NaryNode(rule, edges, saved, params)
-        return Tensor(out, xp, (node, 0))
+        return Tensor(out, xp, NaryNode(rule, edges, saved, params))
 
     op.__name__ = op.__qualname__ = rule.name
     return op
@@ -523,7 +534,7 @@ def multi_primitive(rule: Rule):
             (pairs, outs if save_out else None) if save_inputs or save_out else Kept((None, None))
         )
         node = MultiNode(rule, edges, saved, p, len(outs))
-        return tuple(Tensor(o, xp, (node, i)) for i, o in enumerate(outs))
+        return tuple(Tensor(o, xp, Port(node, i)) for i, o in enumerate(outs))
 
     op.__name__ = op.__qualname__ = rule.name
     return op
@@ -613,7 +624,7 @@ class Tensor:
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
         e = self._edge
-        if e is not None and e[0].__class__ is not AccumulateGrad:
+        if e is not None and e.__class__ is not AccumulateGrad:
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf variables. If you want to "
                 "use a computed variable in a subgraph that doesn't require differentiation "
@@ -627,7 +638,7 @@ class Tensor:
                     "only Tensors of real floating point dtype can require gradients "
                     f"(this tensor has dtype {self.dtype}; complex gradients are not supported)"
                 )
-            self._edge = (AccumulateGrad(self), 0)
+            self._edge = AccumulateGrad(self)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         self.requires_grad = requires_grad
@@ -636,14 +647,14 @@ class Tensor:
     @property
     def grad_fn(self):
         e = self._edge
-        if e is None or e[0].__class__ is AccumulateGrad:
+        if e is None or e.__class__ is AccumulateGrad:
             return None
-        return e[0]
+        return node_of(e)
 
     @property
     def is_leaf(self) -> bool:
         e = self._edge
-        return e is None or e[0].__class__ is AccumulateGrad
+        return e is None or e.__class__ is AccumulateGrad
 
     @property
     def grad(self):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .. import _backend, _namespace
-from .._tensor import ALIAS, Tensor, inplace_writes
+from .._tensor import ALIAS, Port, Tensor, inplace_writes, node_of
 from . import functional
 from ._engine import _root_grads, anomaly, execute
 from ._gradcheck import GradcheckError, gradcheck, gradgradcheck
@@ -39,15 +39,15 @@ def _targets(inputs, what: str):
             raise TypeError(f"{what} must be Tensors, got {type(t).__name__}")
         if t._edge is None:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-    return {t._edge[0] for t in inputs}
+    return {node_of(t._edge) for t in inputs}
 
 
 def _pick(captured, t: Tensor):
-    node, index = t._edge
-    g = captured.get(node)
-    if g is not None and node.n_out > 1:
-        g = g[index]
-    return g
+    e = t._edge
+    if e.__class__ is Port:
+        g = captured.get(e.node)
+        return None if g is None else g[e.index]
+    return captured.get(e)
 
 
 def backward(

@@ -9,7 +9,16 @@ import threading
 from contextlib import nullcontext
 
 from .. import _backend, _namespace
-from .._tensor import AccumulateGrad, Tensor, as_tensor, enable_grad, inplace_writes, stale
+from .._tensor import (
+    AccumulateGrad,
+    Port,
+    Tensor,
+    as_tensor,
+    enable_grad,
+    inplace_writes,
+    node_of,
+    stale,
+)
 
 
 class _Anomaly(threading.local):
@@ -78,12 +87,13 @@ def _root_grads(outputs, grad_outputs, create_graph: bool, what: str):
 def _topological(roots):
     """Walk the graph from the roots. Returns the inner nodes in post-order (inputs before
     their users), the leaves' accumulators, the nodes already released, and `shared`: the
-    nodes whose gradient may arrive from several places (fan-in, several outputs, roots,
-    leaves). Every other node has one consumer, which hands its gradient straight on."""
+    nodes whose gradient may arrive from several places (fan-in, roots, leaves). Every other
+    node has one consumer, which hands its gradient straight on. (Nodes with several outputs
+    collect their gradients through Ports, in a list.)"""
     order = []
     leaves = []
     freed = []
-    shared = {e[0] for e, _ in roots}
+    shared = {node_of(e) for e, _ in roots}
     seen = set()
     stack = [(node, False) for node in shared]
     while stack:
@@ -101,12 +111,10 @@ def _topological(roots):
             continue
         if node.saved is None:
             freed.append(node)
-        if node.n_out != 1:
-            shared.add(node)
         stack.append((node, True))
         for e in node.edges:
             if e is not None:
-                child = e[0]
+                child = e.node if e.__class__ is Port else e
                 if child in seen:
                     shared.add(child)
                 else:
@@ -120,7 +128,7 @@ def _needed(order, targets):
     run = set()
     for node in order:
         for e in node.edges:
-            if e is not None and e[0] in reach:
+            if e is not None and node_of(e) in reach:
                 run.add(node)
                 reach.add(node)
                 break
@@ -133,6 +141,16 @@ def execute(roots, targets, retain_graph: bool, create_graph: bool, xp):
     targets: the nodes whose incoming gradients are wanted, or None for every leaf.
     Returns {node: gradient} for the targets (every reached leaf when targets is None);
     a multi-output node's entry is a list, one gradient or None per output."""
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _execute(roots, targets, retain_graph, create_graph, xp)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _execute(roots, targets, retain_graph, create_graph, xp):
     order, leaves, freed, shared = _topological(roots)
     if targets is None:
         run = reach = None
@@ -155,65 +173,61 @@ def execute(roots, targets, retain_graph: bool, create_graph: bool, xp):
 
     ns = _namespace if create_graph else None
     grads: dict = {}
-    for (node, i), g in roots:
-        _add(grads, node, i, g)
+    for e, g in roots:
+        _add(grads, e, g)
     # A gradient with a single consumer skips the dict: it waits in `carry` for its node.
     carry_node = carry = None
     captured = {}
     check_nan = anomaly.enabled
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        with enable_grad() if create_graph else nullcontext():
-            for node in reversed(order):
-                if node is carry_node:
-                    g = carry
-                    carry_node = carry = None
+    with enable_grad() if create_graph else nullcontext():
+        for node in reversed(order):
+            if node is carry_node:
+                g = carry
+                carry_node = carry = None
+            else:
+                g = grads.pop(node, None)
+                if g is None:
+                    continue
+            if run is not None:
+                if node in targets:
+                    captured[node] = g
+                if node not in run:
+                    continue
+            gins = node.apply(g, xp, ns)
+            if not retain_graph and node.saved.__class__ is tuple:
+                node.saved = None
+            if check_nan:
+                _check_nan(node, gins)
+            for e, gi in zip(node.edges, gins):
+                if e is None or gi is None:
+                    continue
+                if reach is not None and node_of(e) not in reach:
+                    continue
+                if e in shared or e.__class__ is Port:
+                    _add(grads, e, gi)
+                elif carry_node is None:
+                    carry_node = e
+                    carry = gi
                 else:
-                    g = grads.pop(node, None)
-                    if g is None:
-                        continue
-                if run is not None:
-                    if node in targets:
-                        captured[node] = g
-                    if node not in run:
-                        continue
-                gins = node.apply(g, xp, ns)
-                if not retain_graph and node.saved.__class__ is tuple:
-                    node.saved = None
-                if check_nan:
-                    _check_nan(node, gins)
-                for e, gi in zip(node.edges, gins):
-                    if e is None or gi is None:
-                        continue
-                    child = e[0]
-                    if reach is not None and child not in reach:
-                        continue
-                    if child in shared:
-                        _add(grads, child, e[1], gi)
-                    elif carry_node is None:
-                        carry_node = child
-                        carry = gi
-                    else:
-                        grads[child] = gi
-    finally:
-        if gc_was_enabled:
-            gc.enable()
+                    grads[e] = gi
     for node in wanted:
         if node not in captured and node in grads:
             captured[node] = grads[node]
     return captured
 
 
-def _add(grads, node, index, g):
-    if node.n_out == 1:
-        prev = grads.get(node)
-        grads[node] = g if prev is None else prev + g
+def _add(grads, edge, g):
+    """Add gradient g into the buffer of `edge`: a node's, or one output's of a Port's node."""
+    if edge.__class__ is Port:
+        node = edge.node
+        buf = grads.get(node)
+        if buf is None:
+            buf = grads[node] = [None] * node.n_out
+        i = edge.index
+        buf[i] = g if buf[i] is None else buf[i] + g
         return
-    buf = grads.get(node)
-    if buf is None:
-        buf = grads[node] = [None] * node.n_out
-    buf[index] = g if buf[index] is None else buf[index] + g
+    prev = grads.get(edge)
+    grads[edge] = g if prev is None else prev + g
 
 
 def _check_nan(node, gins):
