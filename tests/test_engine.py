@@ -292,12 +292,13 @@ def test_graph_whose_nodes_saved_nothing_may_run_again():
     np.testing.assert_array_equal(N(x.grad), [0.0, -2.0, -2.0])
 
 
-def test_multiply_by_a_python_constant_may_run_again():
+def test_multiply_by_a_python_constant_saves_it_and_frees_it_as_pytorch_does():
     x = T([1.0, 2.0], requires_grad=True)
     y = (x * 2.0).sum()
     y.backward()
-    y.backward()
-    np.testing.assert_array_equal(N(x.grad), [4.0, 4.0])
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.backward()
+    np.testing.assert_array_equal(N(x.grad), [2.0, 2.0])
 
 
 def test_retain_graph_allows_repeated_backward_that_accumulates():

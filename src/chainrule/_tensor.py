@@ -97,11 +97,13 @@ class Node:
     """One recorded primitive: edges to its inputs' nodes and what its rule saved.
 
     `saved` is a tuple laid out by the node kind, or None once released by a backward
-    without retain_graph (nodes that saved nothing keep a Kept tuple and can run again).
-    A saved input is its raw array and its edge, never the tensor object: under create_graph
-    it is rewrapped as a tensor with the same edge (so gradients reach its history), and no
-    node keeps a leaf alive (no leaf -> .grad -> node -> leaf cycle). A saved output is the
-    raw array, wrapped on demand with this node as its grad_fn (no out -> node cycle).
+    without retain_graph (nodes that saved nothing share a NOTHING_SAVED tuple, which is
+    never released: they can run again, as in PyTorch).
+    A saved input is its raw array, never the tensor object: under create_graph it is
+    rewrapped as a tensor on the input's edge (so gradients reach its history), and no node
+    keeps a leaf alive (no leaf -> .grad -> node -> leaf cycle). A saved output is the raw
+    array, wrapped on demand with this node as its grad_fn (no out -> node cycle). Saved
+    tuples of arrays hold no node, so the cyclic GC soon stops tracking them.
 
     `apply(g, xp, ns)` returns one gradient (or None) per edge: with `ns` None it runs the rule
     on raw arrays of namespace `xp`; else on tensors, with `ns` (chainrule) as namespace."""
@@ -121,14 +123,14 @@ class Node:
         return f"<{self.rule.backward_name} node>"
 
 
-class Kept(tuple):
-    """A saved tuple that holds no arrays (only Python scalars or nothing): a backward without
-    retain_graph leaves it, so that such a node can run again (as in PyTorch)."""
+class _Nothing(tuple):
+    """The saved tuple of nodes that saved nothing (one shared instance per layout)."""
 
     __slots__ = ()
 
 
-NOTHING_SAVED = Kept((None, None, None))
+NOTHING_SAVED = _Nothing((None, None))
+NOTHING_SAVED_BINARY = _Nothing((None, None, None, None))
 
 # Versions: a tensor that needs no grad is written in place (NumPy semantics), so a node that
 # saved one keeps a Snapshot of its version cell (shared with views of it) and refuses to run
@@ -165,7 +167,7 @@ def stale(node) -> Snapshot | None:
     """A snapshot in `node`'s saved inputs whose tensor was written since, if any."""
     saved = node.saved
     if node.__class__ is BinaryNode:
-        slots = (saved[1], saved[3])
+        slots = () if saved[3] is None else saved[3]
     elif node.__class__ is NaryNode or node.__class__ is MultiNode:
         slots = () if saved[0] is None else [e for _, e in saved[0]]
     else:
@@ -207,29 +209,31 @@ def _plain(out, xp, view_of):
 
 
 class UnaryNode(Node):
-    """Saved: (x array, x edge, out array), None where not needed."""
+    """Saved: (x array, out array), None where not needed."""
 
     __slots__ = ()
 
     def apply(self, g, xp, ns):
-        xd, xe, out = self.saved
+        xd, out = self.saved
         if ns is None:
             return (self.rule.vjp(xp, g, xd, out, self.params),)
         if out is not None:
             out = Tensor(out, xp, self)
-        return (self.rule.vjp(ns, g, _rewrap(xd, xe, xp), out, self.params),)
+        return (self.rule.vjp(ns, g, _rewrap(xd, self.edges[0], xp), out, self.params),)
 
 
 class BinaryNode(Node):
-    """Saved: (x, x edge, y, y edge, out), None where not needed; x or y may be a Python
-    scalar. `params` is None when both inputs share shape and dtype, else their shapes and
-    dtypes: the one generic place where broadcasting and promotion are undone."""
+    """Saved: (x, y, out, snapshots), None where not needed; x or y may be a Python scalar;
+    snapshots, where an input is a saved tensor that needs no grad, replace `edges` when
+    rewrapping. `params` is None when both inputs share shape and dtype, else their shapes
+    and dtypes: the one generic place where broadcasting and promotion are undone."""
 
     __slots__ = ()
 
     def apply(self, g, xp, ns):
-        x, xe, y, ye, out = self.saved
+        x, y, out, snapshots = self.saved
         if ns is not None:
+            xe, ye = self.edges if snapshots is None else snapshots
             x = _rewrap(x, xe, xp)
             y = _rewrap(y, ye, xp)
             if out is not None:
@@ -407,9 +411,9 @@ def unary_primitive(rule: Rule):
         if not grad_mode.enabled:
             return _unrecorded(out, xp)
         if save_x:
-            saved = (xd, e, out if save_out else None)
+            saved = (xd, out if save_out else None)
         else:
-            saved = (None, None, out) if save_out else NOTHING_SAVED
+            saved = (None, out) if save_out else NOTHING_SAVED
         return Tensor(out, xp, UnaryNode(rule, (e,), saved, p))
 
     op.__name__ = op.__qualname__ = rule.name
@@ -461,14 +465,14 @@ def binary_primitive(rule: Rule):
         if not grad_mode.enabled:
             return _unrecorded(out, xp)
         sx, sy, so = save[(ex is not None) + 2 * (ey is not None)]
-        # A saved constant tensor keeps a snapshot of its version where an edge would be.
-        kx = ex if ex is not None or not sx or xd.__class__ in _SCALARS else _snapshot(x)
-        ky = ey if ey is not None or not sy or yd.__class__ in _SCALARS else _snapshot(y)
-        saved = (xd if sx else None, kx, yd if sy else None, ky, out if so else None)
-        if not (
-            so or (sx and xd.__class__ not in _SCALARS) or (sy and yd.__class__ not in _SCALARS)
-        ):
-            saved = Kept(saved)
+        # A saved tensor that needs no grad is saved with a snapshot of its version.
+        kx = _snapshot(x) if ex is None and sx and xd.__class__ not in _SCALARS else ex
+        ky = _snapshot(y) if ey is None and sy and yd.__class__ not in _SCALARS else ey
+        snapshots = None if kx is ex and ky is ey else (kx, ky)
+        if sx or sy or so:
+            saved = (xd if sx else None, yd if sy else None, out if so else None, snapshots)
+        else:
+            saved = NOTHING_SAVED_BINARY
         meta = None
         if xd.__class__ in _SCALARS or yd.__class__ in _SCALARS:
             pass
@@ -507,7 +511,7 @@ def nary_primitive(rule: Rule):
             )
         pairs = tuple(map(_save_pair, xs, edges)) if save_inputs else None
         saved = (
-            (pairs, out if save_out else None) if save_inputs or save_out else Kept((None, None))
+            (pairs, out if save_out else None) if save_inputs or save_out else NOTHING_SAVED
         )
         return Tensor(out, xp, NaryNode(rule, edges, saved, params))
 
@@ -531,7 +535,7 @@ def multi_primitive(rule: Rule):
             return tuple(_unrecorded(o, xp) for o in outs)
         pairs = tuple(map(_save_pair, xs, edges)) if save_inputs else None
         saved = (
-            (pairs, outs if save_out else None) if save_inputs or save_out else Kept((None, None))
+            (pairs, outs if save_out else None) if save_inputs or save_out else NOTHING_SAVED
         )
         node = MultiNode(rule, edges, saved, p, len(outs))
         return tuple(Tensor(o, xp, Port(node, i)) for i, o in enumerate(outs))
