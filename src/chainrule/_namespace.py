@@ -194,9 +194,21 @@ def _reduction_params(x: Tensor, axis, keepdims: builtins.bool):
 
 def _reduce(name: str, x, axis, keepdims, dtype=None):
     x = as_tensor(x)
+    if dtype is not None and _backend.from_backend_dtype(dtype).kind in "biu":
+        # Integer results carry no gradient: the backend accumulates in `dtype` (NumPy would
+        # widen small integers if only the input were cast).
+        return _integral(name, x, dtype, axis=normalize_axes(axis, x.ndim), keepdims=keepdims)
     if dtype is not None and x.dtype != dtype:
         x = astype(x, dtype)
     return OPS[name](x, _reduction_params(x, axis, keepdims))
+
+
+def _integral(name: str, x: Tensor, dtype, **kwargs) -> Tensor:
+    xp = x._xp
+    dt = _dtype(xp, dtype)
+    data = xp.astype(x._data, dt) if x.dtype.kind == "b" else x._data
+    out = getattr(xp, name)(data, dtype=dt, **kwargs)
+    return Tensor(_backend.normalize(out, xp), xp, None)
 
 
 def _accumulator_dtype(x: Tensor, dtype):
@@ -268,9 +280,12 @@ def _cumulative(name: str, x, axis, dtype, include_initial):
             raise ValueError(f"{name}: axis is required for a tensor of {x.ndim} dimensions")
         axis = 0
     dtype = _accumulator_dtype(x, dtype)
+    axis = normalize_axes(axis, x.ndim)[0]
+    if dtype is not None and _backend.from_backend_dtype(dtype).kind in "biu":
+        return _integral(name, x, dtype, axis=axis, include_initial=builtins.bool(include_initial))
     if dtype is not None and x.dtype != dtype:
         x = astype(x, dtype)
-    return OPS[name](x, (normalize_axes(axis, x.ndim)[0], builtins.bool(include_initial)))
+    return OPS[name](x, (axis, builtins.bool(include_initial)))
 
 
 def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
@@ -355,10 +370,17 @@ def tensordot(x1, x2, /, *, axes=2):
 
 
 def vecdot(x1, x2, /, *, axis=-1):
+    """Dot products of vectors along `axis` (which is not broadcast), other axes broadcast."""
     x1, x2 = as_tensor(x1), as_tensor(x2)
+    if not -builtins.min(x1.ndim, x2.ndim) <= axis < 0 or x1.shape[axis] != x2.shape[axis]:
+        raise ValueError(
+            f"vecdot: axis {axis} must be a negative axis of the same size in both inputs; "
+            f"got shapes {x1.shape} and {x2.shape}"
+        )
     if x1.dtype.kind == "c":
         x1 = conj(x1)
-    return sum(x1 * x2, axis=axis)
+    product = x1 * x2
+    return sum(product, axis=axis, dtype=product.dtype)
 
 
 # ----------------------------------------------------------------------------- manipulation
@@ -484,12 +506,12 @@ def _ints(v) -> tuple:
 
 
 def broadcast_arrays(*arrays):
-    """The arrays broadcast to one shape, as a tuple; differentiable."""
+    """The arrays broadcast to one shape, as a list (as the standard says); differentiable."""
     if not arrays:
-        return ()
+        return []
     arrays, xp = as_tensors(arrays, "broadcast_arrays")
     shape = tuple(xp.broadcast_arrays(*(t._data for t in arrays))[0].shape)
-    return tuple(broadcast_to(t, shape) for t in arrays)
+    return [broadcast_to(t, shape) for t in arrays]
 
 
 def moveaxis(x, source, destination, /):
