@@ -712,3 +712,16 @@ def test_nan_gradients_pass_outside_anomaly_mode():
     with np.errstate(invalid="ignore"):
         (cr.sqrt(z) * 0.0).sum().backward()
     assert np.isnan(N(z.grad)[0]) and N(z.grad)[1] == 0.0
+
+
+def test_a_rule_returning_a_gradient_of_the_wrong_shape_is_caught_before_any_grad_changes(
+    monkeypatch,
+):
+    rule = RULES["sin"]
+    monkeypatch.setattr(rule, "vjp", lambda xp, g, x, out, p: xp.sum(g * xp.cos(x)))
+    a = T([1.0, 2.0], requires_grad=True)
+    b = T([3.0], requires_grad=True)
+    loss = (b * 2.0).sum() + cr.sin(a).sum()
+    with pytest.raises(RuntimeError, match="has shape"):
+        loss.backward()
+    assert a.grad is None and b.grad is None

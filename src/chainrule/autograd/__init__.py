@@ -71,18 +71,26 @@ def backward(
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
         targets = _targets(inputs, "inputs")
     captured = execute(roots, targets, retain_graph, create_graph, tensors[0]._xp)
-    # Every gradient is computed before any .grad changes: an error leaves them all as they were.
-    stored = {id(g) for _, g in roots}
     if inputs is None:
-        for node, g in captured.items():
-            leaf = node.leaf()
-            if leaf is not None:
-                _accumulate(leaf, g, create_graph, stored)
+        pairs = [(node.leaf(), g) for node, g in captured.items()]
     else:
-        for t in inputs:
-            g = _pick(captured, t)
-            if g is not None:
-                _accumulate(t, g, create_graph, stored)
+        pairs = [(t, _pick(captured, t)) for t in inputs]
+    pairs = [(t, g) for t, g in pairs if t is not None and g is not None]
+    # Every gradient is computed and checked before any .grad changes: an error leaves them
+    # all as they were.
+    for t, g in pairs:
+        _check_shape(t, g)
+    stored = {id(g) for _, g in roots}
+    for t, g in pairs:
+        _accumulate(t, g, create_graph, stored)
+
+
+def _check_shape(t: Tensor, g) -> None:
+    if tuple(g.shape) != t.shape:
+        raise RuntimeError(
+            f"the gradient computed for a tensor of shape {t.shape} has shape "
+            f"{tuple(g.shape)}: a derivative rule returned a gradient of the wrong shape"
+        )
 
 
 def _accumulate(t: Tensor, g, create_graph: bool, stored: set) -> None:
@@ -156,6 +164,7 @@ def grad(
                 )
             result.append(_namespace.zeros_like(t) if materialize_grads else None)
             continue
+        _check_shape(t, g)
         if g.__class__ is not Tensor:
             g = Tensor(_backend.normalize(g, t._xp), t._xp, None)
         if g._data.dtype != t._data.dtype:
