@@ -295,3 +295,13 @@ def test_index_add_values_and_derivatives(name, g_values):
     np.add.at(expected, key, g)
     assert_values(OPS["index_add"](T(g), p), expected)
     check_grads(lambda t: OPS["index_add"](t, p), leaf(g))
+
+
+def test_astype_of_a_tensor_needing_grad_to_complex_raises_and_to_integers_drops_the_graph():
+    x = T([1.5, -2.0], requires_grad=True)
+    with pytest.raises(NotImplementedError, match="complex"):
+        cr.astype(x, cr.complex128)
+    with cr.no_grad():
+        assert cr.astype(x, cr.complex128).dtype == cr.complex128
+    as_int = cr.astype(x, cr.int64)
+    assert as_int.dtype == cr.int64 and not as_int.requires_grad

@@ -465,7 +465,12 @@ def astype(x, dtype, /, *, copy=True, device=None):
     if not copy and src == target:
         # The standard: x itself (for autograd, the identity).
         return x
-    if x._edge is None or not _backend.is_floating(dtype):
+    if x._edge is not None and dtype.kind == "c" and _tensor.grad_mode.enabled:
+        raise NotImplementedError(
+            "astype: gradients through complex values are not supported "
+            "(cast a tensor that needs no grad, or under no_grad)"
+        )
+    if x._edge is None or dtype.kind != "f":
         return Tensor(x._xp.astype(x._data, target), x._xp, None)
     return OPS["astype"](x, (target, src))
 

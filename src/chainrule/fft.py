@@ -1,0 +1,144 @@
+"""chainrule.fft: the Array API fft extension. The transforms run through the backend's fft,
+forward only (chainrule has no complex gradients: a transform of an input that requires grad
+raises while grad mode is on); fftshift and ifftshift are rolls, differentiable to any order."""
+
+from __future__ import annotations
+
+from . import _backend
+from ._namespace import _dtype, _new, _one_axis, complex64, complex128, float32, roll
+from ._tensor import as_tensor, grad_mode
+
+__all__ = [
+    "fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
+    "fftfreq", "rfftfreq", "fftshift", "ifftshift",
+]  # fmt: skip
+
+
+def _transform(name: str, x, complex_input: bool, **kwargs):
+    """Backend transform `name` of x. A complex_input transform takes a real x as complex of
+    its precision (float32 as complex64), as NumPy does, on every backend."""
+    x = as_tensor(x)
+    if x._edge is not None and grad_mode.enabled:
+        raise NotImplementedError(
+            f"chainrule.fft.{name}: gradients through complex values are not supported"
+        )
+    xp, data = x._xp, x._data
+    if complex_input and x.dtype.kind != "c":
+        data = xp.astype(data, _dtype(xp, complex64 if x.dtype == float32 else complex128))
+    return _new(getattr(xp.fft, name)(data, **kwargs), xp)
+
+
+def _transform_n(name: str, x, s, axes, norm, complex_input: bool, halved: bool = False):
+    """An n-dimensional transform, with s and axes made explicit for the backend. axes default
+    to all axes, or to the last len(s) axes when only s is given; a size of -1 (or no s) means the
+    whole input along that axis. `halved`: the last axis holds a half spectrum (irfftn), and
+    a whole input of length m makes an output of length 2 * (m - 1)."""
+    x = as_tensor(x)
+    ndim = x.ndim
+    if axes is None:
+        axes = range(ndim) if s is None else range(ndim - len(s), ndim)
+    axes = tuple(axes)
+    s = (-1,) * len(axes) if s is None else tuple(s)
+    if len(s) != len(axes):
+        raise ValueError(f"chainrule.fft.{name}: s {s} and axes {axes} differ in length")
+    whole = [x.shape[_one_axis(a, ndim)] for a in axes]
+    if halved and whole:
+        whole[-1] = 2 * (whole[-1] - 1)
+    s = tuple(m if n == -1 else n for n, m in zip(s, whole))
+    return _transform(name, x, complex_input, s=s, axes=axes, norm=norm)
+
+
+def fft(x, /, *, n=None, axis=-1, norm="backward"):
+    """The discrete Fourier transform along `axis`, over n elements (x trimmed or zero-padded)."""
+    return _transform("fft", x, True, n=n, axis=axis, norm=norm)
+
+
+def ifft(x, /, *, n=None, axis=-1, norm="backward"):
+    """The inverse discrete Fourier transform along `axis`, over n elements."""
+    return _transform("ifft", x, True, n=n, axis=axis, norm=norm)
+
+
+def fftn(x, /, *, s=None, axes=None, norm="backward"):
+    """The n-dimensional discrete Fourier transform over `axes`, of sizes s."""
+    return _transform_n("fftn", x, s, axes, norm, True)
+
+
+def ifftn(x, /, *, s=None, axes=None, norm="backward"):
+    """The n-dimensional inverse discrete Fourier transform over `axes`, of sizes s."""
+    return _transform_n("ifftn", x, s, axes, norm, True)
+
+
+def rfft(x, /, *, n=None, axis=-1, norm="backward"):
+    """The Fourier transform of a real x along `axis`: the n // 2 + 1 non-negative frequencies."""
+    return _transform("rfft", x, False, n=n, axis=axis, norm=norm)
+
+
+def irfft(x, /, *, n=None, axis=-1, norm="backward"):
+    """The inverse of rfft: a real result of n elements (by default 2 * (m - 1) for m inputs)
+    along `axis`."""
+    return _transform("irfft", x, True, n=n, axis=axis, norm=norm)
+
+
+def rfftn(x, /, *, s=None, axes=None, norm="backward"):
+    """The n-dimensional Fourier transform of a real x; the last of `axes` keeps the
+    s[-1] // 2 + 1 non-negative frequencies."""
+    return _transform_n("rfftn", x, s, axes, norm, False)
+
+
+def irfftn(x, /, *, s=None, axes=None, norm="backward"):
+    """The inverse of rfftn: a real result of sizes s over `axes` (along the last one, by
+    default or for -1, 2 * (m - 1) for m inputs)."""
+    return _transform_n("irfftn", x, s, axes, norm, True, True)
+
+
+def hfft(x, /, *, n=None, axis=-1, norm="backward"):
+    """The real Fourier transform of a signal with Hermitian symmetry, given by its first half
+    along `axis`; n elements (by default 2 * (m - 1) for m inputs)."""
+    return _transform("hfft", x, True, n=n, axis=axis, norm=norm)
+
+
+def ihfft(x, /, *, n=None, axis=-1, norm="backward"):
+    """The inverse of hfft: the n // 2 + 1 first elements of the inverse transform of a real x."""
+    return _transform("ihfft", x, False, n=n, axis=axis, norm=norm)
+
+
+def _frequencies(name: str, n: int, d: float, dtype):
+    if dtype is not None and _backend.dtype_kind(dtype) != "f":
+        raise ValueError(f"chainrule.fft.{name}: dtype must be a real floating dtype, not {dtype}")
+    xp = _backend.default_namespace()
+    out = getattr(xp.fft, name)(n, d=d)
+    return _new(out if dtype is None else xp.astype(out, _dtype(xp, dtype)), xp)
+
+
+def fftfreq(n, /, *, d=1.0, dtype=None, device=None):
+    """The sample frequencies of a Fourier transform of length n with sample spacing d, in the
+    default backend (default real floating dtype unless `dtype`); no gradient."""
+    return _frequencies("fftfreq", n, d, dtype)
+
+
+def rfftfreq(n, /, *, d=1.0, dtype=None, device=None):
+    """The n // 2 + 1 non-negative sample frequencies of rfft; as fftfreq otherwise."""
+    return _frequencies("rfftfreq", n, d, dtype)
+
+
+def _shift(x, axes, sign: int):
+    x = as_tensor(x)
+    if axes is None:
+        axes = range(x.ndim)
+    axes = (axes,) if isinstance(axes, int) else tuple(axes)
+    if not axes:
+        # Nothing to shift (a 0-d x): a flat roll by zero, a new tensor as for any axes.
+        return roll(x, 0)
+    shifts = tuple(sign * (x.shape[_one_axis(a, x.ndim)] // 2) for a in axes)
+    return roll(x, shifts, axis=axes)
+
+
+def fftshift(x, /, *, axes=None):
+    """x with the zero frequency moved to the centre of `axes` (all by default): a roll by
+    half of each axis, differentiable."""
+    return _shift(x, axes, 1)
+
+
+def ifftshift(x, /, *, axes=None):
+    """The inverse of fftshift (the two differ by one place along axes of odd length)."""
+    return _shift(x, axes, -1)
