@@ -95,11 +95,12 @@ def _topological(roots):
     freed = []
     shared = {node_of(e) for e, _ in roots}
     seen = set()
-    stack = [(node, False) for node in shared]
+    stack = list(shared)
     while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
+        node = stack.pop()
+        if node is _DONE:
+            # All of the node below this marker's inputs are ordered: order the node.
+            order.append(stack.pop())
             continue
         if node in seen:
             shared.add(node)
@@ -111,15 +112,19 @@ def _topological(roots):
             continue
         if node.saved is None:
             freed.append(node)
-        stack.append((node, True))
+        stack.append(node)
+        stack.append(_DONE)
         for e in node.edges:
             if e is not None:
                 child = e.node if e.__class__ is Port else e
                 if child in seen:
                     shared.add(child)
                 else:
-                    stack.append((child, False))
+                    stack.append(child)
     return order, leaves, freed, shared
+
+
+_DONE = object()
 
 
 def _needed(order, targets):
