@@ -675,3 +675,242 @@ take_along_axis = unary(
 take_along_add = unary(
     "take_along_add", _scatter_along_axis, lambda xp, g, x, out, p: _take_along(xp, g, p)
 )
+
+
+# ----------------------------------------------------------------------------- linalg extension
+# The primitives of chainrule.linalg, for real floating inputs. Forwards call the backend's
+# `xp.linalg`; VJPs use standard functions, and inv, solve and diagonal through the helpers
+# below (chainrule's own ops under create_graph), so they differentiate again. mT(a) is the
+# matrix transpose. cholesky and eigh read only one triangle of a matrix taken as symmetric:
+# their gradient is the symmetric one, as in PyTorch.
+
+
+def _mT(xp, a):
+    return xp.matrix_transpose(a)
+
+
+def _inv(xp, a):
+    return linalg_inv(a) if a.__class__ is Tensor else xp.linalg.inv(a)
+
+
+def _solve(xp, a, b):
+    return linalg_solve((a, b)) if a.__class__ is Tensor else xp.linalg.solve(a, b)
+
+
+def _gap_inverse(xp, d, offdiagonal):
+    """F[..., i, j] = 1 / (d_j - d_i) off the diagonal, 1 on it (where it only meets zeros).
+    Equal values off the diagonal give inf: degenerate spectra have no unique gradient."""
+    gaps = xp.expand_dims(d, axis=-2) - xp.expand_dims(d, axis=-1)
+    return 1 / xp.where(offdiagonal, gaps, 1.0)
+
+
+# diagonal and diagonal_embed are each other's VJP (both linear). p = (offset, input shape,
+# `on`: bool (M, N), True on the diagonal, `index`: for each row, its element of the diagonal
+# (clipped), length of the diagonal).
+
+
+def _diagonal_embed_fwd(xp, g, p):
+    offset, shape, on, index, length = p
+    if length == 0:
+        return xp.zeros(shape, dtype=g.dtype)
+    rows = xp.expand_dims(xp.take(g, index, axis=-1), axis=-1)
+    return xp.where(on, rows, 0.0)
+
+
+def _diagonal_embed(xp, g, p):
+    if g.__class__ is Tensor:
+        return linalg_diagonal_embed(g, p)
+    return _diagonal_embed_fwd(xp, g, p)
+
+
+def _diagonal(xp, g, p):
+    if g.__class__ is Tensor:
+        return linalg_diagonal(g, p)
+    return xp.linalg.diagonal(g, offset=p[0])
+
+
+linalg_diagonal = unary(
+    "linalg_diagonal",
+    lambda xp, x, p: xp.linalg.diagonal(x, offset=p[0]),
+    lambda xp, g, x, out, p: _diagonal_embed(xp, g, p),
+    view=True,
+)
+linalg_diagonal_embed = unary(
+    "linalg_diagonal_embed", _diagonal_embed_fwd, lambda xp, g, x, out, p: _diagonal(xp, g, p)
+)
+
+# inv: d(A^-1) = -A^-1 dA A^-1, so gA = -out^T g out^T.
+linalg_inv = unary(
+    "linalg_inv",
+    lambda xp, x, p: xp.linalg.inv(x),
+    lambda xp, g, x, out, p: -(_mT(xp, out) @ g @ _mT(xp, out)),
+    "out",
+)
+
+
+def _det_vjp(xp, g, x, out, p):
+    # d det(A) = det(A) tr(A^-1 dA): gA = g det(A) A^-T (A must be invertible).
+    scale = xp.expand_dims(xp.expand_dims(g * out, axis=-1), axis=-1)
+    return scale * _mT(xp, _inv(xp, x))
+
+
+unary("linalg_det", lambda xp, x, p: xp.linalg.det(x), _det_vjp, "x out")
+
+
+def _slogdet_vjp(xp, g, xs, outs, p, needs):
+    # The sign is piecewise constant (no gradient); d log|det A| = tr(A^-1 dA): gA = g A^-T.
+    if g[1] is None:
+        return [None]
+    scale = xp.expand_dims(xp.expand_dims(g[1], axis=-1), axis=-1)
+    return [scale * _mT(xp, _inv(xp, xs[0]))]
+
+
+multi("linalg_slogdet", lambda xp, xs, p: tuple(xp.linalg.slogdet(xs[0])), _slogdet_vjp, "inputs")
+
+
+def _solve_vjp(xp, g, xs, out, p, needs):
+    # A X = B: gB = solve(A^T, g), gA = -gB X^T, each summed over the batch axes it was
+    # broadcast along. A 1-D B is one vector for every matrix of A.
+    a, b = xs
+    at = _mT(xp, a)
+    if b.ndim == 1:
+        gb = _solve(xp, at, xp.expand_dims(g, axis=-1))[..., 0]
+        ga = -(xp.expand_dims(gb, axis=-1) * xp.expand_dims(out, axis=-2)) if needs[0] else None
+    else:
+        gb = _solve(xp, at, g)
+        ga = -(gb @ _mT(xp, out)) if needs[0] else None
+    return [
+        None if ga is None else sum_to(xp, ga, a.shape),
+        sum_to(xp, gb, b.shape) if needs[1] else None,
+    ]
+
+
+linalg_solve = nary(
+    "linalg_solve", lambda xp, xs, p: xp.linalg.solve(*xs), _solve_vjp, "inputs out"
+)
+
+
+def _cholesky_vjp(xp, g, x, out, p):
+    # A = L L^T: gA = L^-T S L^-1 with S = (tril(L^T g) + tril(L^T g, -1)^T) / 2, by two
+    # solves with L^T (the standard has no triangular solve). S is symmetric, so solving
+    # L^T Y = S and then L^T Z = Y^T gives Z = gA.
+    lt = _mT(xp, out)
+    w = xp.tril(lt @ g)
+    s = (w + _mT(xp, xp.tril(w, k=-1))) / 2
+    return _solve(xp, lt, _mT(xp, _solve(xp, lt, s)))
+
+
+unary("linalg_cholesky", lambda xp, x, p: xp.linalg.cholesky(x), _cholesky_vjp, "out")
+
+
+def _qr_square_or_tall(xp, gq, gr, q, r):
+    """gA for A = QR with R square and invertible:
+    gA = (gQ + Q copyltu(gR R^T - Q^T gQ)) R^-T, copyltu(M) = triu(M) + triu(M, 1)^T."""
+    c = None if gr is None else gr @ _mT(xp, r)
+    if gq is not None:
+        qtg = _mT(xp, q) @ gq
+        c = -qtg if c is None else c - qtg
+    b = q @ (xp.triu(c) + _mT(xp, xp.triu(c, k=1)))
+    if gq is not None:
+        b = b + gq
+    return _mT(xp, _solve(xp, r, _mT(xp, b)))
+
+
+def _qr_vjp(xp, g, xs, outs, p, needs):
+    gq, gr = g
+    q, r = outs
+    m, n = q.shape[-2], r.shape[-1]
+    if m > n and p == "complete":
+        raise NotImplementedError(
+            "linalg.qr: the gradient for mode='complete' of a matrix with more rows than "
+            "columns is not implemented (Q's extra columns are not unique); use mode='reduced'"
+        )
+    if m >= n:
+        return [_qr_square_or_tall(xp, gq, gr, q, r)]
+    # Wide (m < n): A = [X | Y] with X = QU square and Y = QV. Then gY = Q gV, and X is
+    # a square QR whose gQ gains Y gV^T.
+    u, v = r[..., :m], r[..., m:]
+    gu, gv = (None, xp.zeros_like(v)) if gr is None else (gr[..., :m], gr[..., m:])
+    y_gv = (q @ v) @ _mT(xp, gv)
+    gq = y_gv if gq is None else gq + y_gv
+    return [xp.concat([_qr_square_or_tall(xp, gq, gu, q, u), q @ gv], axis=-1)]
+
+
+multi("linalg_qr", lambda xp, xs, p: tuple(xp.linalg.qr(xs[0], mode=p)), _qr_vjp, "out")
+
+
+def _eigh_vjp(xp, g, xs, outs, p, needs):
+    # A = V diag(w) V^T: gA = V (diag(gw) + F o (X - X^T) / 2) V^T, X = V^T gV,
+    # F_ij = 1 / (w_j - w_i): inf/NaN for repeated eigenvalues, as in PyTorch.
+    gw, gv = g
+    w, v = outs
+    vt = _mT(xp, v)
+    if gv is None:
+        return [(v * xp.expand_dims(gw, axis=-2)) @ vt]
+    x = vt @ gv
+    inner = _gap_inverse(xp, w, p) * ((x - _mT(xp, x)) / 2)
+    if gw is not None:
+        inner = xp.where(p, inner, xp.expand_dims(gw, axis=-2))
+    return [v @ inner @ vt]
+
+
+multi("linalg_eigh", lambda xp, xs, p: tuple(xp.linalg.eigh(xs[0])), _eigh_vjp, "out")
+
+
+def _svd_vjp(xp, g, xs, outs, p, needs):
+    # A = U diag(s) Vh, k = min(m, n), V = Vh^T, X = U^T gU, Y = V^T gV, F_ij = 1/(s_j^2 - s_i^2):
+    # gA = U (diag(gS) + (F o (X - X^T)) diag(s) + diag(s) (F o (Y - Y^T))) Vh
+    #      + (I - U U^T) gU diag(1/s) Vh + U diag(1/s) gV^T (I - V V^T).
+    # Repeated singular values give inf/NaN (when gU or gVh is used), as in PyTorch.
+    full, offdiagonal = p
+    gu, gs, gvh = g
+    u, s, vh = outs
+    m, n, k = u.shape[-2], vh.shape[-1], s.shape[-1]
+    if full and m != n:
+        if gu is not None or gvh is not None:
+            raise NotImplementedError(
+                "linalg.svd: the gradient through U or Vh for full_matrices=True of a "
+                "non-square matrix is not implemented (their extra columns are not unique); "
+                "use full_matrices=False"
+            )
+        u, vh = u[..., :k], vh[..., :k, :]
+    if gu is None and gvh is None:
+        return [(u * xp.expand_dims(gs, axis=-2)) @ vh]
+    s_col, s_row = xp.expand_dims(s, axis=-1), xp.expand_dims(s, axis=-2)
+    f = _gap_inverse(xp, s * s, offdiagonal)
+    inner = None
+    if gu is not None:
+        x = _mT(xp, u) @ gu
+        inner = f * (x - _mT(xp, x)) * s_row
+    if gvh is not None:
+        y = vh @ _mT(xp, gvh)
+        term = s_col * (f * (y - _mT(xp, y)))
+        inner = term if inner is None else inner + term
+    if gs is not None:
+        inner = xp.where(offdiagonal, inner, xp.expand_dims(gs, axis=-2))
+    ga = u @ inner @ vh
+    if gu is not None and m > k:
+        ga = ga + ((gu - u @ x) / s_row) @ vh
+    if gvh is not None and n > k:
+        ga = ga + u @ ((gvh - _mT(xp, y) @ vh) / s_col)
+    return [ga]
+
+
+multi(
+    "linalg_svd",
+    lambda xp, xs, p: tuple(xp.linalg.svd(xs[0], full_matrices=p[0])),
+    _svd_vjp,
+    "out",
+)
+
+
+def _pinv_vjp(xp, g, x, out, p):
+    # P = pinv(A), exact where the rank of A is locally constant (Golub & Pereyra):
+    # gA = -P^T g P^T + (I - A P) g^T P P^T + P^T P g^T (I - P A).
+    pt, gt = _mT(xp, out), _mT(xp, g)
+    ga = -(pt @ g @ pt)
+    ga = ga + (gt - x @ (out @ gt)) @ (out @ pt)
+    return ga + (pt @ out) @ (gt - (gt @ out) @ x)
+
+
+unary("linalg_pinv", lambda xp, x, p: xp.linalg.pinv(x, rtol=p), _pinv_vjp, "x out")

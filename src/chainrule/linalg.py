@@ -1,0 +1,280 @@
+"""chainrule.linalg: the Array API linear algebra extension (2024.12), differentiable for real
+floating inputs. Decompositions, inv, det, solve and pinv are primitives of `_rules` (their VJPs
+live there); norms, trace, cross, outer and matrix_power are composites of differentiable ops."""
+
+from __future__ import annotations
+
+import builtins
+from collections import namedtuple
+
+from . import _backend
+from ._namespace import (
+    abs,
+    astype,
+    float64,
+    inf,
+    matmul,
+    matrix_transpose,
+    max,
+    min,
+    positive,
+    reshape,
+    result_type,
+    sqrt,
+    square,
+    stack,
+    sum,
+    tensordot,
+    unstack,
+    vecdot,
+    where,
+)
+from ._rules import OPS
+from ._tensor import Tensor, as_tensor, as_tensors, grad_mode
+
+__all__ = [
+    "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm",
+    "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve",
+    "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm",
+    "EighResult", "QRResult", "SlogdetResult", "SVDResult",
+]  # fmt: skip
+
+EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+QRResult = namedtuple("QRResult", ["Q", "R"])
+SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
+SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
+
+
+def _matrices(x, name: str, square_only: bool = False) -> Tensor:
+    x = as_tensor(x)
+    if x.ndim < 2 or (square_only and x.shape[-1] != x.shape[-2]):
+        kind = "square matrices" if square_only else "matrices"
+        raise ValueError(f"linalg.{name} needs a stack of {kind}, got shape {x.shape}")
+    return x
+
+
+def _constant(x: Tensor, data) -> Tensor:
+    """A result without gradient, from a raw array of x's backend."""
+    return Tensor(_backend.normalize(data, x._xp), x._xp, None)
+
+
+def _records(x: Tensor) -> bool:
+    return x._edge is not None and grad_mode.enabled
+
+
+def _off_diagonal(x: Tensor, n: int):
+    """A bool (n, n) array of x's backend, True off the diagonal (for the VJPs)."""
+    i = x._xp.arange(n)
+    return x._xp.reshape(i, (n, 1)) != x._xp.reshape(i, (1, n))
+
+
+def _raw(v):
+    return v._data if v.__class__ is Tensor else v
+
+
+# ----------------------------------------------------------------------------- products
+# matmul, matrix_transpose, tensordot and vecdot are imported above from the main namespace.
+
+
+def outer(x1, x2, /):
+    """The outer product of two 1-D tensors."""
+    (x1, x2), _ = as_tensors((x1, x2), "outer")
+    if x1.ndim != 1 or x2.ndim != 1:
+        raise ValueError(f"linalg.outer needs 1-D inputs, got shapes {x1.shape} and {x2.shape}")
+    return reshape(x1, (-1, 1)) * x2
+
+
+def cross(x1, x2, /, *, axis=-1):
+    """Cross products of 3-vectors along `axis` (negative; the other axes broadcast)."""
+    (x1, x2), _ = as_tensors((x1, x2), "cross")
+    if not -builtins.min(x1.ndim, x2.ndim) <= axis < 0:
+        raise ValueError(
+            f"linalg.cross: axis must be in [-{builtins.min(x1.ndim, x2.ndim)}, -1], got {axis}"
+        )
+    if x1.shape[axis] != 3 or x2.shape[axis] != 3:
+        raise ValueError(
+            f"linalg.cross needs size 3 along axis {axis}, got shapes {x1.shape} and {x2.shape}"
+        )
+    a0, a1, a2 = unstack(x1, axis=axis)
+    b0, b1, b2 = unstack(x2, axis=axis)
+    return stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=axis)
+
+
+# ----------------------------------------------------------------------------- diagonal and trace
+
+
+def diagonal(x, /, *, offset=0):
+    """The diagonal `offset` of each matrix (above the main one if positive, below if negative)."""
+    x = _matrices(x, "diagonal")
+    xp = x._xp
+    m, n = x.shape[-2:]
+    first_row = builtins.max(0, -offset)
+    length = builtins.max(0, builtins.min(m - first_row, n - builtins.max(0, offset)))
+    rows = xp.arange(m)
+    on = xp.reshape(xp.arange(n), (1, n)) - xp.reshape(rows, (m, 1)) == offset
+    index = xp.clip(rows - first_row, 0, builtins.max(length - 1, 0))
+    return OPS["linalg_diagonal"](x, (offset, x._data.shape, on, index, length))
+
+
+def trace(x, /, *, offset=0, dtype=None):
+    """The sum of the diagonal `offset` of each matrix."""
+    return sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)
+
+
+# ----------------------------------------------------------------------------- inverses and solvers
+
+
+def inv(x, /):
+    return OPS["linalg_inv"](_matrices(x, "inv", square_only=True))
+
+
+def det(x, /):
+    """Determinants; the gradient needs invertible matrices."""
+    return OPS["linalg_det"](_matrices(x, "det", square_only=True))
+
+
+def slogdet(x, /):
+    """Sign and log of the absolute value of determinants; the gradient (of logabsdet only)
+    needs invertible matrices."""
+    return SlogdetResult(*OPS["linalg_slogdet"]((_matrices(x, "slogdet", square_only=True),)))
+
+
+def solve(x1, x2, /):
+    """X with x1 @ X = x2. x2 of shape (M,) is one vector for every matrix of x1; otherwise x2
+    is a stack of (M, K) matrices, its batch axes broadcast with those of x1."""
+    (x1, x2), _ = as_tensors((x1, x2), "solve")
+    _matrices(x1, "solve", square_only=True)
+    dtype = result_type(x1, x2)
+    return OPS["linalg_solve"]((astype(x1, dtype, copy=False), astype(x2, dtype, copy=False)))
+
+
+def pinv(x, /, *, rtol=None):
+    """Moore-Penrose pseudo-inverses (singular values below rtol times the largest count as
+    zero). The gradient holds where the rank does not change nearby, as for full rank."""
+    return OPS["linalg_pinv"](_matrices(x, "pinv"), _raw(rtol))
+
+
+def matrix_power(x, n, /):
+    """x multiplied by itself n times (by repeated squaring); inv(x) -n times for negative n;
+    for n == 0, identity matrices (a constant)."""
+    x = _matrices(x, "matrix_power", square_only=True)
+    if not isinstance(n, int):
+        raise TypeError(f"linalg.matrix_power: n must be an integer, got {type(n).__name__}")
+    if n == 0:
+        xp = x._xp
+        return _constant(x, xp.zeros_like(x._data) + xp.eye(x.shape[-1], dtype=x._data.dtype))
+    base = inv(x) if n < 0 else x
+    n = -n if n < 0 else n
+    out = None
+    while True:
+        if n & 1:
+            out = base if out is None else matmul(out, base)
+        n >>= 1
+        if not n:
+            return positive(out) if out is x else out
+        base = matmul(base, base)
+
+
+def matrix_rank(x, /, *, rtol=None):
+    """The number of singular values above rtol times the largest; no gradient."""
+    x = _matrices(x, "matrix_rank")
+    return _constant(x, x._xp.linalg.matrix_rank(x._data, rtol=_raw(rtol)))
+
+
+# ----------------------------------------------------------------------------- decompositions
+
+
+def cholesky(x, /, *, upper=False):
+    """L with x = L L^T (or U = L^T with x = U^T U if upper), for symmetric positive definite x.
+    The gradient is the symmetric one (x is taken as symmetric)."""
+    lower = OPS["linalg_cholesky"](_matrices(x, "cholesky", square_only=True))
+    return matrix_transpose(lower) if upper else lower
+
+
+def qr(x, /, *, mode="reduced"):
+    """Q and R with x = QR. Gradients need R's leading square block invertible (full rank); with
+    mode='complete' and more rows than columns they raise NotImplementedError."""
+    if mode not in ("reduced", "complete"):
+        raise ValueError(f"linalg.qr: mode must be 'reduced' or 'complete', got {mode!r}")
+    return QRResult(*OPS["linalg_qr"]((_matrices(x, "qr"),), mode))
+
+
+def eigh(x, /):
+    """Eigenvalues (ascending) and eigenvectors of symmetric matrices. The gradient is the
+    symmetric one; through the eigenvectors it needs distinct eigenvalues (else inf/NaN)."""
+    x = _matrices(x, "eigh", square_only=True)
+    return EighResult(*OPS["linalg_eigh"]((x,), _off_diagonal(x, x.shape[-1])))
+
+
+def eigvalsh(x, /):
+    """Eigenvalues (ascending) of symmetric matrices; gradient V diag(g) V^T."""
+    x = _matrices(x, "eigvalsh", square_only=True)
+    if _records(x):
+        return eigh(x).eigenvalues
+    return _constant(x, x._xp.linalg.eigvalsh(x._data))
+
+
+def svd(x, /, *, full_matrices=True):
+    """U, S (descending) and Vh with x = U diag(S) Vh. Gradients through U or Vh need distinct
+    nonzero singular values (else inf/NaN), and full_matrices=False unless x is square."""
+    x = _matrices(x, "svd")
+    p = (bool(full_matrices), _off_diagonal(x, builtins.min(x.shape[-2:])))
+    return SVDResult(*OPS["linalg_svd"]((x,), p))
+
+
+def svdvals(x, /):
+    """Singular values (descending); gradient U diag(g) Vh."""
+    x = _matrices(x, "svdvals")
+    if _records(x):
+        return svd(x, full_matrices=False).S
+    return _constant(x, x._xp.linalg.svdvals(x._data))
+
+
+# ----------------------------------------------------------------------------- norms
+# Convention at non-differentiable points: the subgradient of minimum norm, 0 at x == 0 (as
+# PyTorch); a singular value of 0 passes no gradient; ties of max/min share the gradient.
+
+
+def _root(s, p):
+    """s ** (1/p), with gradient 0 where s == 0."""
+    zero = s == 0
+    safe = where(zero, 1.0, s)
+    return where(zero, 0.0, sqrt(safe) if p == 2 else safe ** (1 / p))
+
+
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002 - the standard's name
+    """Vector norms over `axis` (all axes if None): ord 2 (default), 1, inf, -inf, 0 (the number
+    of nonzero elements), or any other p: sum(abs(x)**p)**(1/p)."""
+    x = as_tensor(x)
+    if x.dtype.kind not in "f":
+        x = astype(x, float64)
+    if ord == 2:
+        return _root(sum(square(x), axis=axis, keepdims=keepdims), 2)
+    if ord == 1:
+        return sum(abs(x), axis=axis, keepdims=keepdims)
+    if ord == inf:
+        return max(abs(x), axis=axis, keepdims=keepdims)
+    if ord == -inf:
+        return min(abs(x), axis=axis, keepdims=keepdims)
+    if ord == 0:
+        return sum(astype(x != 0, x.dtype), axis=axis, keepdims=keepdims)
+    return _root(sum(abs(x) ** ord, axis=axis, keepdims=keepdims), ord)
+
+
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):  # noqa: A002 - the standard's name
+    """Matrix norms: 'fro' (default), 'nuc' (sum of singular values), 2 and -2 (largest and
+    smallest singular value), 1 and -1 (max and min column sum of abs), inf and -inf (rows)."""
+    x = _matrices(x, "matrix_norm")
+    if ord == "fro":
+        return vector_norm(x, axis=(-2, -1), keepdims=keepdims)
+    if ord in ("nuc", 2, -2):
+        s = svdvals(x)
+        s = where(s == 0, 0.0, s)
+        out = sum(s, axis=-1) if ord == "nuc" else s[..., 0 if ord == 2 else -1]
+        return reshape(out, out.shape + (1, 1)) if keepdims else out
+    if ord in (1, -1, inf, -inf):
+        along = -2 if ord in (1, -1) else -1
+        pick = max if ord > 0 else min
+        out = pick(sum(abs(x), axis=along, keepdims=True), axis=-3 - along, keepdims=True)
+        return out if keepdims else reshape(out, x.shape[:-2])
+    raise ValueError(f"linalg.matrix_norm: unsupported ord {ord!r}")
