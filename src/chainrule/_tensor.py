@@ -510,9 +510,7 @@ def nary_primitive(rule: Rule):
                 tuple((x._data.shape, x._data.dtype) if e else None for x, e in zip(xs, edges)),
             )
         pairs = tuple(map(_save_pair, xs, edges)) if save_inputs else None
-        saved = (
-            (pairs, out if save_out else None) if save_inputs or save_out else NOTHING_SAVED
-        )
+        saved = (pairs, out if save_out else None) if save_inputs or save_out else NOTHING_SAVED
         return Tensor(out, xp, NaryNode(rule, edges, saved, params))
 
     op.__name__ = op.__qualname__ = rule.name
@@ -534,9 +532,7 @@ def multi_primitive(rule: Rule):
         if not grad_mode.enabled:
             return tuple(_unrecorded(o, xp) for o in outs)
         pairs = tuple(map(_save_pair, xs, edges)) if save_inputs else None
-        saved = (
-            (pairs, outs if save_out else None) if save_inputs or save_out else NOTHING_SAVED
-        )
+        saved = (pairs, outs if save_out else None) if save_inputs or save_out else NOTHING_SAVED
         node = MultiNode(rule, edges, saved, p, len(outs))
         return tuple(Tensor(o, xp, Port(node, i)) for i, o in enumerate(outs))
 
