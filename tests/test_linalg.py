@@ -457,3 +457,19 @@ def test_float32_gives_float32_values_and_gradients(name):
     assert out.dtype == cr.float32
     cr.sum(out).backward()
     assert (x.grad.dtype, x.grad.shape) == (cr.float32, x.shape)
+
+
+@pytest.mark.parametrize("ord", [2, 1, -1, float("inf"), 3])
+def test_vector_norm_of_complex_values_is_real_of_the_same_precision(ord):
+    z = np.array([1 + 2j, 3 - 1j, 0.5j], dtype=np.complex64)
+    out = cr.linalg.vector_norm(T(z), ord=ord)
+    assert out.dtype == cr.float32
+    np.testing.assert_allclose(N(out), np.linalg.norm(z, ord=ord), rtol=1e-5)
+
+
+@pytest.mark.parametrize("ord", ["fro", "nuc", 2, 1, float("inf")])
+def test_matrix_norm_of_complex_values_is_real_of_the_same_precision(ord):
+    z = np.array([[1 + 2j, 3 - 1j], [0.5j, 2]], dtype=np.complex64)
+    out = cr.linalg.matrix_norm(T(z), ord=ord)
+    assert out.dtype == cr.float32
+    np.testing.assert_allclose(N(out), np.linalg.norm(z, ord=ord), rtol=1e-5)

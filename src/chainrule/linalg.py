@@ -246,7 +246,9 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002 - the 
     """Vector norms over `axis` (all axes if None): ord 2 (default), 1, inf, -inf, 0 (the number
     of nonzero elements), or any other p: sum(abs(x)**p)**(1/p)."""
     x = as_tensor(x)
-    if x.dtype.kind not in "f":
+    if x.dtype.kind == "c":
+        x = abs(x)  # a real tensor of the same precision; norms depend only on |x|
+    elif x.dtype.kind != "f":
         x = astype(x, float64)
     if ord == 2:
         return _root(sum(square(x), axis=axis, keepdims=keepdims), 2)
