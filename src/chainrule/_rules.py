@@ -114,7 +114,7 @@ elementwise(
 # relu: subgradient 0 at 0, as PyTorch.
 elementwise(
     "relu",
-    lambda xp, x, p: xp.where(x > 0, x, xp.zeros_like(x)),
+    lambda xp, x, p: xp.maximum(x, 0.0),
     lambda xp, g, x, out, p: xp.where(out > 0, g, 0.0),
     "out",
 )
