@@ -65,6 +65,21 @@ def multi(name, fwd, vjp, save="", *, view=False):
     return _register(rule, multi_primitive)
 
 
+def linear_pair(name, fwd, adjoint, adjoint_fwd, *, view=False):
+    """Two linear primitives, each the other's VJP (getitem and index_add, take and take_add):
+    a VJP applies the other's forward on raw arrays, or records the other op on tensors, so
+    both differentiate to any order. Forwards are `(xp, x, p)`; both share `p`."""
+
+    def vjp_by(other: str, other_fwd):
+        def vjp(xp, g, x, out, p):
+            return OPS[other](g, p) if g.__class__ is Tensor else other_fwd(xp, g, p)
+
+        return vjp
+
+    unary(name, fwd, vjp_by(adjoint, adjoint_fwd), view=view)
+    unary(adjoint, adjoint_fwd, vjp_by(name, fwd))
+
+
 # --------------------------------------------------------------------- elementwise, one input
 
 elementwise("negative", lambda xp, x, p: -x, lambda xp, g, x, out, p: -g)
@@ -509,53 +524,8 @@ nary("where", lambda xp, xs, p: xp.where(*xs), _where_vjp, "inputs", broadcast=T
 # p = (key or indices, axis, input shape, input dtype); keys hold raw arrays.
 
 
-def _index_add(xp, g, p):
-    if g.__class__ is Tensor:
-        return index_add(g, p)
-    return _backend.index_add(xp, g, p)
-
-
-def _getitem(xp, g, p):
-    if g.__class__ is Tensor:
-        return getitem(g, p)
-    return g[p[0]]
-
-
-getitem = unary(
-    "getitem",
-    lambda xp, x, p: x[p[0]],
-    lambda xp, g, x, out, p: _index_add(xp, g, p),
-    view=True,
-)
-index_add = unary(
-    "index_add",
-    lambda xp, g, p: _backend.index_add(xp, g, p),
-    lambda xp, g, x, out, p: _getitem(xp, g, p),
-)
-
-
-def _take_add(xp, g, p):
-    if g.__class__ is Tensor:
-        return take_add(g, p)
-    return _backend.take_add(xp, g, p)
-
-
-def _take(xp, g, p):
-    if g.__class__ is Tensor:
-        return take(g, p)
-    return xp.take(g, p[0], axis=p[1])
-
-
-take = unary(
-    "take",
-    lambda xp, x, p: xp.take(x, p[0], axis=p[1]),
-    lambda xp, g, x, out, p: _take_add(xp, g, p),
-)
-take_add = unary(
-    "take_add",
-    lambda xp, g, p: _backend.take_add(xp, g, p),
-    lambda xp, g, x, out, p: _take(xp, g, p),
-)
+linear_pair("getitem", lambda xp, x, p: x[p[0]], "index_add", _backend.index_add, view=True)
+linear_pair("take", lambda xp, x, p: xp.take(x, p[0], axis=p[1]), "take_add", _backend.take_add)
 
 
 # ----------------------------------------------------------------------------- writes
@@ -655,25 +625,11 @@ def _scatter_along_axis(xp, g, p):
     return sum_to(xp, out, shape)
 
 
-def _take_along_add(xp, g, p):
-    if g.__class__ is Tensor:
-        return take_along_add(g, p)
-    return _scatter_along_axis(xp, g, p)
-
-
-def _take_along(xp, g, p):
-    if g.__class__ is Tensor:
-        return take_along_axis(g, p)
-    return xp.take_along_axis(g, p[0], axis=p[1])
-
-
-take_along_axis = unary(
+linear_pair(
     "take_along_axis",
     lambda xp, x, p: xp.take_along_axis(x, p[0], axis=p[1]),
-    lambda xp, g, x, out, p: _take_along_add(xp, g, p),
-)
-take_along_add = unary(
-    "take_along_add", _scatter_along_axis, lambda xp, g, x, out, p: _take_along(xp, g, p)
+    "take_along_add",
+    _scatter_along_axis,
 )
 
 
@@ -717,26 +673,12 @@ def _diagonal_embed_fwd(xp, g, p):
     return xp.where(on, rows, 0.0)
 
 
-def _diagonal_embed(xp, g, p):
-    if g.__class__ is Tensor:
-        return linalg_diagonal_embed(g, p)
-    return _diagonal_embed_fwd(xp, g, p)
-
-
-def _diagonal(xp, g, p):
-    if g.__class__ is Tensor:
-        return linalg_diagonal(g, p)
-    return xp.linalg.diagonal(g, offset=p[0])
-
-
-linalg_diagonal = unary(
+linear_pair(
     "linalg_diagonal",
     lambda xp, x, p: xp.linalg.diagonal(x, offset=p[0]),
-    lambda xp, g, x, out, p: _diagonal_embed(xp, g, p),
+    "linalg_diagonal_embed",
+    _diagonal_embed_fwd,
     view=True,
-)
-linalg_diagonal_embed = unary(
-    "linalg_diagonal_embed", _diagonal_embed_fwd, lambda xp, g, x, out, p: _diagonal(xp, g, p)
 )
 
 # inv: d(A^-1) = -A^-1 dA A^-1, so gA = -out^T g out^T.
