@@ -96,10 +96,6 @@ def default_namespace():
     return _default[0]
 
 
-def set_default_namespace(xp) -> None:
-    _default[0] = xp
-
-
 # ----------------------------------------------------------------------------- dtypes
 # chainrule's dtypes are NumPy's dtype objects; another backend's dtypes map by name.
 

@@ -38,7 +38,7 @@ def _register(rule: Rule, factory):
 
 def unary(name, fwd, vjp, save="", *, view=False):
     """`view`: the forward may return a view of x (then so does its result)."""
-    rule = Rule(name, "unary", fwd, unary_save(save), vjp=vjp, view=view)
+    rule = Rule(name, fwd, unary_save(save), vjp=vjp, view=view)
     return _register(rule, unary_primitive)
 
 
@@ -47,21 +47,17 @@ elementwise = unary  # one-input elementwise functions: unary rules without para
 
 def binary(name, fwd, dx, dy, *, broadcast=True):
     """`dx`, `dy`: (vjp, what it needs among 'x', 'y', 'out')."""
-    rule = Rule(
-        name, "binary", fwd, binary_save(dx[1], dy[1]), dx=dx[0], dy=dy[0], elementwise=broadcast
-    )
+    rule = Rule(name, fwd, binary_save(dx[1], dy[1]), dx=dx[0], dy=dy[0], elementwise=broadcast)
     return _register(rule, binary_primitive)
 
 
 def nary(name, fwd, vjp, save="", *, broadcast=False):
-    rule = Rule(
-        name, "nary", fwd, ("inputs" in save, "out" in save), vjp=vjp, elementwise=broadcast
-    )
+    rule = Rule(name, fwd, ("inputs" in save, "out" in save), vjp=vjp, elementwise=broadcast)
     return _register(rule, nary_primitive)
 
 
 def multi(name, fwd, vjp, save="", *, view=False):
-    rule = Rule(name, "multi", fwd, ("inputs" in save, "out" in save), vjp=vjp, view=view)
+    rule = Rule(name, fwd, ("inputs" in save, "out" in save), vjp=vjp, view=view)
     return _register(rule, multi_primitive)
 
 

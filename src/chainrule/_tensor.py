@@ -354,15 +354,14 @@ class Rule:
     """A primitive: forward on raw arrays and its VJPs, written against a namespace `xp`."""
 
     __slots__ = (
-        "name", "fwd", "vjp", "dx", "dy", "save", "elementwise", "view", "backward_name", "kind",
+        "name", "fwd", "vjp", "dx", "dy", "save", "elementwise", "view", "backward_name",
     )  # fmt: skip
 
     def __init__(
-        self, name, kind, fwd, save, *, vjp=None, dx=None, dy=None, elementwise=False, view=False
+        self, name, fwd, save, *, vjp=None, dx=None, dy=None, elementwise=False, view=False
     ):
         self.name = name
         self.view = view  # the forward may return a view of its input's memory
-        self.kind = kind
         self.fwd = fwd
         self.vjp = vjp
         self.dx = dx
