@@ -4,6 +4,7 @@ The only module that imports NumPy or names a backend's functions."""
 
 from __future__ import annotations
 
+import importlib
 import math
 import os
 
@@ -79,21 +80,14 @@ def name_of(xp) -> str:
 # ----------------------------------------------------------------------------- default backend
 
 
-def _initial_default():
-    name = os.environ.get("CHAINRULE_BACKEND", "numpy")
-    if name == "numpy":
-        return np
-    import importlib
-
-    return importlib.import_module(name)
-
-
-_default = [_initial_default()]
+# The library that creation functions and Python data use: NumPy, unless the environment
+# variable CHAINRULE_BACKEND names another module (the tests use array_api_strict).
+_DEFAULT = importlib.import_module(os.environ.get("CHAINRULE_BACKEND", "numpy"))
 
 
 def default_namespace():
-    """The namespace that creation functions use for new arrays (NumPy unless set)."""
-    return _default[0]
+    """The namespace that creation functions use for new arrays."""
+    return _DEFAULT
 
 
 # ----------------------------------------------------------------------------- dtypes
