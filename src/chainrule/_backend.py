@@ -1,6 +1,7 @@
 """Array libraries underneath chainrule: which namespace an array belongs to, dtype mapping,
 and the array-level helpers that rules share (written against a namespace `xp`).
-The only module that imports NumPy or names a backend's functions."""
+The only module of the library that imports NumPy (gradcheck aside, whose finite differences
+run in NumPy float64) or names a backend's functions."""
 
 from __future__ import annotations
 
