@@ -40,6 +40,7 @@ HERE = Path(__file__).resolve().parent
 WORKER = HERE / "_worker.py"
 MEMORY_FIGURES = ("peak_mib", "after_backward_mib", "after_drop_mib", "after_trim_mib")
 PARALLEL_STARTS = 2  # workers starting at once (the reference machine has 2 cores)
+SETTLE_S = 0.3  # pause before each timed batch, seconds
 PIP_NAMES = {"torch": "torch", "autograd": "autograd", "mygrad": "mygrad", "jax": "'jax[cpu]'"}
 
 
@@ -316,6 +317,9 @@ class Runner:
                 entry = results[system]["steps"][step]
                 if round_ >= repeats or entry["status"] != "ok":
                     continue
+                # Let the previous worker's BLAS threads stop spinning (OpenBLAS busy-waits
+                # after a call): with default threads they would take the cores of this one.
+                time.sleep(SETTLE_S)
                 try:
                     reply = workers[system].request(step, number, 10 * warm * number + 60)
                 except WorkerError as exc:
