@@ -163,6 +163,13 @@ BINARY = {
     "minimum": (cr.minimum, np.minimum, GRID, OFF_GRID),
     "floor_divide": (cr.floor_divide, np.floor_divide, DIVIDEND, DIVISOR),
     "remainder": (cr.remainder, np.remainder, DIVIDEND, DIVISOR),
+    # hypot: away from x == y == 0, where it has a kink.
+    "hypot": (cr.hypot, np.hypot, AWAY_FROM_ZERO, WIDE),
+    "logaddexp": (cr.logaddexp, np.logaddexp, WIDE, WIDE),
+    # copysign: kinks at x == 0 and jumps at y == 0.
+    "copysign": (cr.copysign, np.copysign, AWAY_FROM_ZERO, AWAY_FROM_ZERO),
+    # nextafter: jumps where x == y; the two grids never meet.
+    "nextafter": (cr.nextafter, np.nextafter, GRID, OFF_GRID),
 }
 
 
