@@ -427,6 +427,7 @@ def binary_primitive(rule: Rule):
     elementwise = rule.elementwise
 
     def op(x, y):
+        scalar = False  # one side is a Python scalar: no edge, no broadcasting, no snapshot
         if x.__class__ is Tensor:
             xp = x._xp
             xd = x._data
@@ -439,6 +440,7 @@ def binary_primitive(rule: Rule):
             elif y.__class__ in _SCALARS:
                 yd = y
                 ey = None
+                scalar = True
             else:
                 y = constant(y, xp)
                 yd = y._data
@@ -450,6 +452,7 @@ def binary_primitive(rule: Rule):
             ex = None
             if x.__class__ in _SCALARS:
                 xd = x
+                scalar = True
             else:
                 x = constant(x, xp)
                 xd = x._data
@@ -465,15 +468,15 @@ def binary_primitive(rule: Rule):
             return _unrecorded(out, xp)
         sx, sy, so = save[(ex is not None) + 2 * (ey is not None)]
         # A saved tensor that needs no grad is saved with a snapshot of its version.
-        kx = _snapshot(x) if ex is None and sx and xd.__class__ not in _SCALARS else ex
-        ky = _snapshot(y) if ey is None and sy and yd.__class__ not in _SCALARS else ey
+        kx = _snapshot(x) if ex is None and sx and x.__class__ is Tensor else ex
+        ky = _snapshot(y) if ey is None and sy and y.__class__ is Tensor else ey
         snapshots = None if kx is ex and ky is ey else (kx, ky)
         if sx or sy or so:
             saved = (xd if sx else None, yd if sy else None, out if so else None, snapshots)
         else:
             saved = NOTHING_SAVED_BINARY
         meta = None
-        if xd.__class__ in _SCALARS or yd.__class__ in _SCALARS:
+        if scalar:
             pass
         elif xd.dtype is not yd.dtype and xd.dtype != yd.dtype:
             meta = (xd.shape if elementwise else None, xd.dtype,
