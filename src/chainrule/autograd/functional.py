@@ -1,4 +1,5 @@
-"""Function transforms built on grad: vjp, jvp, jacobian, hessian, hvp, vhp."""
+"""Function transforms built on grad: vjp, jvp, jacobian, hessian, hvp, vhp (PyTorch's
+names and arguments, without `strict`)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def _grad(outputs, inputs, vs, create_graph, retain_graph=None):
     return tuple(_namespace.zeros_like(x) if g is None else g for x, g in zip(inputs, gs))
 
 
-def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
+def vjp(func, inputs, v=None, create_graph: bool = False):
     """(func(inputs), v^T J)."""
     xs = _leaves(inputs, create_graph)
     res = func(*xs)
@@ -43,7 +44,7 @@ def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     return _unpack(_detach(outs, create_graph), res), _unpack(gs, inputs)
 
 
-def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
+def jvp(func, inputs, v=None, create_graph: bool = False):
     """(func(inputs), J v), by differentiating a vector-Jacobian product once more."""
     xs = _leaves(inputs, create_graph)
     res = func(*xs)
@@ -63,7 +64,7 @@ def _detach(ts, create_graph):
     return ts if create_graph else tuple(t.detach() for t in ts)
 
 
-def jacobian(func, inputs, create_graph: bool = False, strict: bool = False):
+def jacobian(func, inputs, create_graph: bool = False):
     """The Jacobian of func at inputs: for one input and one output, a tensor of shape
     output.shape + input.shape; else nested tuples [output][input]."""
     xs = _leaves(inputs, create_graph)
@@ -93,7 +94,7 @@ def _stack(grads, x: Tensor):
     return _namespace.stack(grads)
 
 
-def hessian(func, inputs, create_graph: bool = False, strict: bool = False):
+def hessian(func, inputs, create_graph: bool = False):
     """The Hessian of scalar func at inputs."""
 
     def gradient(*xs):
@@ -103,7 +104,7 @@ def hessian(func, inputs, create_graph: bool = False, strict: bool = False):
     return jacobian(gradient, inputs, create_graph=create_graph)
 
 
-def vhp(func, inputs, v, create_graph: bool = False, strict: bool = False):
+def vhp(func, inputs, v, create_graph: bool = False):
     """(func(inputs), v^T H) for scalar func, by grad of grad."""
     xs = _leaves(inputs, create_graph)
     out = func(*xs)
@@ -116,6 +117,6 @@ def vhp(func, inputs, v, create_graph: bool = False, strict: bool = False):
     return (out if create_graph else out.detach()), _unpack(hv, inputs)
 
 
-def hvp(func, inputs, v, create_graph: bool = False, strict: bool = False):
+def hvp(func, inputs, v, create_graph: bool = False):
     """(func(inputs), H v) for scalar func; H is symmetric, so this is vhp."""
-    return vhp(func, inputs, v, create_graph, strict)
+    return vhp(func, inputs, v, create_graph)
