@@ -123,14 +123,15 @@ class Node:
         return f"<{self.rule.backward_name} node>"
 
 
-class _Nothing(tuple):
-    """The saved tuple of nodes that saved nothing (one shared instance per layout)."""
+class Unreleased(tuple):
+    """A saved tuple the engine never releases: that of nodes that saved nothing (one shared
+    instance per layout), or of a Function that saved no tensor (its ctx only)."""
 
     __slots__ = ()
 
 
-NOTHING_SAVED = _Nothing((None, None))
-NOTHING_SAVED_BINARY = _Nothing((None, None, None, None))
+NOTHING_SAVED = Unreleased((None, None))
+NOTHING_SAVED_BINARY = Unreleased((None, None, None, None))
 
 # Versions: a tensor that needs no grad is written in place (NumPy semantics), so a node that
 # saved one keeps a Snapshot of its version cell (shared with views of it) and refuses to run

@@ -10,6 +10,7 @@ from .._tensor import ALIAS, Port, Tensor, inplace_writes, node_of
 from . import functional
 from ._engine import _root_grads, anomaly, execute
 from ._gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .function import Function, FunctionCtx
 
 __all__ = [
     "backward",
@@ -20,6 +21,8 @@ __all__ = [
     "detect_anomaly",
     "set_detect_anomaly",
     "functional",
+    "Function",
+    "FunctionCtx",
 ]
 
 _Tensors = Tensor | Sequence[Tensor]
