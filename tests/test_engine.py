@@ -725,3 +725,19 @@ def test_a_rule_returning_a_gradient_of_the_wrong_shape_is_caught_before_any_gra
     with pytest.raises(RuntimeError, match="has shape"):
         loss.backward()
     assert a.grad is None and b.grad is None
+
+
+def test_detect_anomaly_shows_where_the_failing_node_was_created():
+    x = T([0.0, 1.0], requires_grad=True)
+    with autograd.detect_anomaly():
+        y = cr.sqrt(x) * 0.0  # the line the message must show
+        with pytest.raises(RuntimeError) as nan_error:
+            y.sum().backward()
+        z = cr.exp(x).sum()
+        z.backward()
+        with pytest.raises(RuntimeError) as freed_error:
+            z.backward()
+    assert "SqrtBackward was created by" in str(nan_error.value)
+    assert "the line the message must show" in str(nan_error.value)
+    assert "ExpBackward was created by" in str(freed_error.value)
+    assert not cr.sqrt(x).grad_fn.created()

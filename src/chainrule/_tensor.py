@@ -7,7 +7,9 @@ Derivative rules live in `_rules`; the engine that walks nodes lives in `autogra
 
 from __future__ import annotations
 
+import os
 import threading
+import traceback
 import weakref
 
 from . import _backend
@@ -21,6 +23,7 @@ _SCALARS = (bool, int, float, complex)
 
 class _GradMode(threading.local):
     enabled = True
+    anomaly = False  # detect_anomaly: nodes remember where they were created
 
 
 grad_mode = _GradMode()
@@ -108,7 +111,7 @@ class Node:
     `apply(g, xp, ns)` returns one gradient (or None) per edge: with `ns` None it runs the rule
     on raw arrays of namespace `xp`; else on tensors, with `ns` (chainrule) as namespace."""
 
-    __slots__ = ("rule", "edges", "saved", "params", "__weakref__")
+    __slots__ = ("rule", "edges", "saved", "params", "trace", "__weakref__")
 
     def __init__(self, rule, edges, saved, params) -> None:
         self.rule = rule
@@ -121,6 +124,23 @@ class Node:
 
     def __repr__(self) -> str:
         return f"<{self.rule.backward_name} node>"
+
+    def created(self) -> str:
+        """Where the node was recorded (under detect_anomaly), else ''."""
+        trace = getattr(self, "trace", None)
+        if trace is None:
+            return ""
+        return f"\n{self.rule.backward_name} was created by:\n" + "".join(trace)
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def remember(node: Node) -> Node:
+    """Keep the user's frames that recorded `node` (detect_anomaly only)."""
+    frames = [f for f in traceback.extract_stack()[:-2] if not f.filename.startswith(_PACKAGE)]
+    node.trace = traceback.format_list(frames[-6:])
+    return node
 
 
 class Unreleased(tuple):
@@ -414,7 +434,8 @@ def unary_primitive(rule: Rule):
             saved = (xd, out if save_out else None)
         else:
             saved = (None, out) if save_out else NOTHING_SAVED
-        return Tensor(out, xp, UnaryNode(rule, (e,), saved, p))
+        node = UnaryNode(rule, (e,), saved, p)
+        return Tensor(out, xp, node if not grad_mode.anomaly else remember(node))
 
     op.__name__ = op.__qualname__ = rule.name
     return op
@@ -484,7 +505,8 @@ def binary_primitive(rule: Rule):
                     yd.shape if elementwise else None, yd.dtype)  # fmt: skip
         elif elementwise and xd.shape != yd.shape:
             meta = (xd.shape, xd.dtype, yd.shape, yd.dtype)
-        return Tensor(out, xp, BinaryNode(rule, (ex, ey), saved, meta))
+        node = BinaryNode(rule, (ex, ey), saved, meta)
+        return Tensor(out, xp, node if not grad_mode.anomaly else remember(node))
 
     op.__name__ = op.__qualname__ = rule.name
     return op
@@ -514,7 +536,8 @@ def nary_primitive(rule: Rule):
             )
         pairs = tuple(map(_save_pair, xs, edges)) if save_inputs else None
         saved = (pairs, out if save_out else None) if save_inputs or save_out else NOTHING_SAVED
-        return Tensor(out, xp, NaryNode(rule, edges, saved, params))
+        node = NaryNode(rule, edges, saved, params)
+        return Tensor(out, xp, node if not grad_mode.anomaly else remember(node))
 
     op.__name__ = op.__qualname__ = rule.name
     return op
@@ -537,6 +560,8 @@ def multi_primitive(rule: Rule):
         pairs = tuple(map(_save_pair, xs, edges)) if save_inputs else None
         saved = (pairs, outs if save_out else None) if save_inputs or save_out else NOTHING_SAVED
         node = MultiNode(rule, edges, saved, p, len(outs))
+        if grad_mode.anomaly:
+            remember(node)
         return tuple(Tensor(o, xp, Port(node, i)) for i, o in enumerate(outs))
 
     op.__name__ = op.__qualname__ = rule.name

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .. import _backend, _namespace
-from .._tensor import ALIAS, Port, Tensor, inplace_writes, node_of
+from .._tensor import ALIAS, Port, Tensor, grad_mode, inplace_writes, node_of
 from . import functional
-from ._engine import _root_grads, anomaly, execute
+from ._engine import _root_grads, execute
 from ._gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .function import Function, FunctionCtx
 
@@ -185,18 +185,19 @@ Tensor.backward = _tensor_backward
 
 
 class detect_anomaly:
-    """While active, a backward that produces NaN raises, naming the node that produced it."""
+    """While active, operations remember where they were created, and a backward that produces
+    NaN or fails names the node and shows that place (this costs time: for debugging)."""
 
     def __init__(self) -> None:
         self.prev = False
 
     def __enter__(self) -> None:
-        self.prev = anomaly.enabled
-        anomaly.enabled = True
+        self.prev = grad_mode.anomaly
+        grad_mode.anomaly = True
 
     def __exit__(self, *exc) -> None:
-        anomaly.enabled = self.prev
+        grad_mode.anomaly = self.prev
 
 
 def set_detect_anomaly(mode: bool) -> None:
-    anomaly.enabled = bool(mode)
+    grad_mode.anomaly = bool(mode)

@@ -5,7 +5,6 @@ Gradients live in a dict for one call, keyed by node; never on nodes. No recursi
 from __future__ import annotations
 
 import gc
-import threading
 from contextlib import nullcontext
 
 from .. import _backend, _namespace
@@ -15,17 +14,11 @@ from .._tensor import (
     Tensor,
     as_tensor,
     enable_grad,
+    grad_mode,
     inplace_writes,
     node_of,
     stale,
 )
-
-
-class _Anomaly(threading.local):
-    enabled = False
-
-
-anomaly = _Anomaly()
 
 _FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -165,7 +158,7 @@ def _execute(roots, targets, retain_graph, create_graph, xp):
         wanted = targets
     for node in freed:
         if run is None or node in run:
-            raise RuntimeError(_FREED.format(name=node.rule.backward_name))
+            raise RuntimeError(_FREED.format(name=node.rule.backward_name) + node.created())
     if inplace_writes[0]:
         for node in order if run is None else run:
             s = stale(node)
@@ -174,6 +167,7 @@ def _execute(roots, targets, retain_graph, create_graph, xp):
                     "one of the variables needed for gradient computation has been modified "
                     f"by an inplace operation: a tensor saved by {node.rule.backward_name} is "
                     f"at version {s.cell[0]}; expected version {s.version} instead."
+                    + node.created()
                 )
 
     ns = _namespace if create_graph else None
@@ -183,7 +177,7 @@ def _execute(roots, targets, retain_graph, create_graph, xp):
     # A gradient with a single consumer skips the dict: it waits in `carry` for its node.
     carry_node = carry = None
     captured = {}
-    check_nan = anomaly.enabled
+    check_nan = grad_mode.anomaly
     with enable_grad() if create_graph else nullcontext():
         for node in reversed(order):
             if node is carry_node:
@@ -198,7 +192,7 @@ def _execute(roots, targets, retain_graph, create_graph, xp):
                     captured[node] = g
                 if node not in run:
                     continue
-            gins = node.apply(g, xp, ns)
+            gins = node.apply(g, xp, ns) if not check_nan else _apply_noted(node, g, xp, ns)
             if not retain_graph and node.saved.__class__ is tuple:
                 node.saved = None
             if check_nan:
@@ -235,6 +229,15 @@ def _add(grads, edge, g):
     grads[edge] = g if prev is None else prev + g
 
 
+def _apply_noted(node, g, xp, ns):
+    """node.apply, an error from it noting where the node was created (detect_anomaly)."""
+    try:
+        return node.apply(g, xp, ns)
+    except Exception as e:
+        e.add_note(f"raised by {node.rule.backward_name}" + node.created())
+        raise
+
+
 def _check_nan(node, gins):
     for i, gi in enumerate(gins):
         if gi is None:
@@ -244,4 +247,5 @@ def _check_nan(node, gins):
         if bool(xp.any(xp.isnan(data))):
             raise RuntimeError(
                 f"Function '{node.rule.backward_name}' returned nan values in its {i}th output."
+                + node.created()
             )

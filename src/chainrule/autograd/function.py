@@ -14,6 +14,7 @@ from .._tensor import (
     enable_grad,
     grad_mode,
     no_grad,
+    remember,
 )
 
 
@@ -132,6 +133,8 @@ class Function:
             None,
             None,
         )
+        if grad_mode.anomaly:
+            remember(node)
         node.cls = cls
         node.n_out = len(outputs)
         node.shapes = tuple(a.shape if a.__class__ is Tensor else () for a in args)
