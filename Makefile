@@ -30,7 +30,7 @@ bench: $(BENCH_STAMP)
 	$(PY) benchmarks/run.py --out benchmarks/results.json --md benchmarks/results.md
 
 bench-quick: $(BENCH_STAMP)
-	$(PY) benchmarks/run.py --quick
+	$(PY) benchmarks/run.py --quick --out benchmarks/results-quick.json --md benchmarks/results-quick.md
 
 lint: $(STAMP)
 	$(PY) -m ruff check src tests benchmarks examples
