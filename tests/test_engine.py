@@ -741,3 +741,13 @@ def test_detect_anomaly_shows_where_the_failing_node_was_created():
     assert "the line the message must show" in str(nan_error.value)
     assert "ExpBackward was created by" in str(freed_error.value)
     assert not cr.sqrt(x).grad_fn.created()
+
+
+def test_one_backward_over_outputs_of_two_libraries_is_a_type_error():
+    import array_api_strict as xs
+
+    a = cr.tensor(np.asarray([1.0]), requires_grad=True)
+    b = cr.tensor(xs.asarray([2.0]), requires_grad=True)
+    with pytest.raises(TypeError, match="array_api_strict"):
+        autograd.backward([a.sum(), b.sum()])
+    assert a.grad is None and b.grad is None

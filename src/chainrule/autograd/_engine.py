@@ -46,6 +46,11 @@ def _root_grads(outputs, grad_outputs, create_graph: bool, what: str):
                 f"element {i} of tensors does not require grad and does not have a grad_fn"
             )
         xp = t._xp
+        if xp is not outputs[0]._xp:
+            raise TypeError(
+                f"element {i} of {what} is a {_backend.name_of(xp)} tensor but element 0 is a "
+                f"{_backend.name_of(outputs[0]._xp)} tensor: one backward walks one library"
+            )
         if g is None:
             if t.size != 1:
                 raise RuntimeError(
