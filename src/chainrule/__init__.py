@@ -11,7 +11,7 @@ __array_api_version__ = "2024.12"
 
 _PRIVATE = {
     "annotations", "builtins", "inspect", "np",
-    "DTYPES", "OPS", "as_tensor", "as_tensors", "normalize_axes", "raw", "to_backend_dtype",
+    "OPS", "as_tensor", "as_tensors", "normalize_axes", "raw", "to_backend_dtype",
 }  # fmt: skip
 __all__ = [n for n in dir(_namespace) if not n.startswith("_") and n not in _PRIVATE]
 __all__ += ["Tensor", "autograd", "fft", "linalg", "nn"]

@@ -9,26 +9,38 @@ import collections as _collections
 import inspect
 
 from . import _backend, _tensor
-from ._backend import DTYPES, normalize_axes, to_backend_dtype
+from ._backend import normalize_axes, to_backend_dtype
+from ._dtypes import (  # noqa: F401 - public
+    __array_namespace_info__,
+    bool,
+    can_cast,
+    complex64,
+    complex128,
+    e,
+    finfo,
+    float32,
+    float64,
+    iinfo,
+    inf,
+    int8,
+    int16,
+    int32,
+    int64,
+    isdtype,
+    nan,
+    newaxis,
+    pi,
+    result_type,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
 from ._interop import from_dlpack  # noqa: F401 - public
 from ._rules import OPS
 from ._tensor import Tensor, as_tensor, as_tensors, raw
 
 np = _backend.np
-
-float32 = DTYPES["float32"]
-float64 = DTYPES["float64"]
-complex64 = DTYPES["complex64"]
-complex128 = DTYPES["complex128"]
-int8, int16, int32, int64 = (DTYPES[n] for n in ("int8", "int16", "int32", "int64"))
-uint8, uint16, uint32, uint64 = (DTYPES[n] for n in ("uint8", "uint16", "uint32", "uint64"))
-bool = DTYPES["bool"]  # noqa: A001 - the standard's name
-
-e = np.e
-pi = np.pi
-inf = np.inf
-nan = np.nan
-newaxis = None
 
 
 # ----------------------------------------------------------------------------- elementwise
@@ -696,105 +708,6 @@ def sort(x, /, *, axis=-1, descending=False, stable=True):
     axis = _one_axis(axis, x.ndim)
     order = _argsort(x._xp, x._data, axis, descending, stable)
     return OPS["take_along_axis"](x, (order, axis, x._data.shape, x._data.dtype))
-
-
-# ----------------------------------------------------------------------------- data types
-# chainrule's dtypes are NumPy's dtype objects. Promotion and casting are those of the backend
-# of the tensors given (the default backend for dtypes alone), as in chainrule's operations.
-
-
-def _dtype_arg(a):
-    """A dtype function's argument: a tensor (arrays wrapped), a Python scalar, or a dtype."""
-    if a.__class__ is Tensor or a.__class__ in _tensor._SCALARS or isinstance(a, np.dtype):
-        return a
-    return as_tensor(a) if _backend.is_array(a) else _backend.from_backend_dtype(a)
-
-
-def _backend_dtype(a, xp):
-    return a._data.dtype if a.__class__ is Tensor else to_backend_dtype(xp, a)
-
-
-def result_type(*arrays_and_dtypes):
-    """The dtype of a result from these tensors and dtypes, and Python scalars, which are weak:
-    a float32 tensor with 2.0 gives float32."""
-    args = [_dtype_arg(a) for a in arrays_and_dtypes]
-    _, xp = as_tensors([a for a in args if a.__class__ is Tensor], "result_type")
-    if builtins.all(a.__class__ in _tensor._SCALARS for a in args):
-        raise ValueError("result_type needs at least one tensor or dtype")
-    backend_args = [a if a.__class__ in _tensor._SCALARS else _backend_dtype(a, xp) for a in args]
-    return _backend.from_backend_dtype(xp.result_type(*backend_args))
-
-
-def can_cast(from_, to, /):
-    """Whether dtype `from_` (or a tensor's dtype) casts to `to` by the promotion rules."""
-    from_, to = _dtype_arg(from_), _dtype_arg(to)
-    _, xp = as_tensors([from_] if from_.__class__ is Tensor else [], "can_cast")
-    return builtins.bool(xp.can_cast(_backend_dtype(from_, xp), _backend_dtype(to, xp)))
-
-
-_FInfo = _collections.namedtuple(
-    "finfo_object", ["bits", "eps", "max", "min", "smallest_normal", "dtype"]
-)
-_IInfo = _collections.namedtuple("iinfo_object", ["bits", "max", "min", "dtype"])
-
-
-def finfo(type, /):  # noqa: A002 - the standard's name
-    """Limits of a floating dtype (or a tensor's); of a complex dtype, those of its parts."""
-    f = np.finfo(type.dtype if type.__class__ is Tensor else _backend.from_backend_dtype(type))
-    return _FInfo(
-        int(f.bits), float(f.eps), float(f.max), float(f.min), float(f.smallest_normal),
-        _backend.from_backend_dtype(f.dtype),
-    )  # fmt: skip
-
-
-def iinfo(type, /):  # noqa: A002 - the standard's name
-    """Limits of an integer dtype (or a tensor's)."""
-    i = np.iinfo(type.dtype if type.__class__ is Tensor else _backend.from_backend_dtype(type))
-    return _IInfo(int(i.bits), int(i.max), int(i.min), _backend.from_backend_dtype(i.dtype))
-
-
-_KINDS = {
-    "bool": "b", "signed integer": "i", "unsigned integer": "u", "integral": "iu",
-    "real floating": "f", "complex floating": "c", "numeric": "iufc",
-}  # fmt: skip
-
-
-def isdtype(dtype, kind):
-    """Whether `dtype` is `kind`: a dtype, a kind named by the standard, or a tuple of these."""
-    dtype = _backend.from_backend_dtype(dtype)
-    for k in kind if isinstance(kind, tuple) else (kind,):
-        if isinstance(k, str):
-            if k not in _KINDS:
-                raise ValueError(f"isdtype: unknown kind {k!r}")
-            if dtype.kind in _KINDS[k]:
-                return True
-        elif dtype == _backend.from_backend_dtype(k):
-            return True
-    return False
-
-
-class __array_namespace_info__:
-    """What chainrule supports: that of its default backend, with chainrule's dtypes."""
-
-    def _info(self):
-        return _backend.default_namespace().__array_namespace_info__()
-
-    def capabilities(self):
-        return dict(self._info().capabilities())
-
-    def default_device(self):
-        return self._info().default_device()
-
-    def default_dtypes(self, *, device=None):
-        found = self._info().default_dtypes(device=device)
-        return {k: _backend.from_backend_dtype(d) for k, d in found.items()}
-
-    def dtypes(self, *, device=None, kind=None):
-        found = self._info().dtypes(device=device, kind=kind)
-        return {k: _backend.from_backend_dtype(d) for k, d in found.items()}
-
-    def devices(self):
-        return list(self._info().devices())
 
 
 # ----------------------------------------------------------------------------- creation
