@@ -240,3 +240,25 @@ def take_add(xp, g, p):
     )
     moved = xp.moveaxis(g, axis, -1)
     return xp.moveaxis(xp.matmul(moved, onehot.T), -1, axis)
+
+
+def take_along_add(xp, g, p):
+    """Zeros of the input's shape and dtype with `g` added at `indices` along `axis` (repeated
+    indices add up, axes along which the input was broadcast are summed); `p` is
+    take_along_axis's (indices, axis, input shape, input dtype)."""
+    indices, axis, shape, dtype = p
+    n = shape[axis]
+    if xp is np:
+        key = tuple(
+            indices if d == axis else np.arange(k).reshape((k,) + (1,) * (g.ndim - 1 - d))
+            for d, k in enumerate(g.shape)
+        )
+        out = index_add(xp, g, (key, g.shape[:axis] + (n,) + g.shape[axis + 1 :], dtype))
+    else:
+        # hit[..., j, i] says whether the j-th index along the axis is i; a batched matmul
+        # sums g over the j of each i (memory grows as g's size times n).
+        idx = xp.expand_dims(xp.moveaxis(indices, axis, -1), axis=-1)
+        hit = xp.astype(idx == xp.arange(n, dtype=indices.dtype), dtype)
+        rows = xp.expand_dims(xp.moveaxis(g, axis, -1), axis=-2)
+        out = xp.moveaxis(xp.matmul(rows, hit)[..., 0, :], -1, axis)
+    return sum_to(xp, out, shape)

@@ -600,33 +600,11 @@ multi("unstack", lambda xp, xs, p: xp.unstack(xs[0], axis=p), _unstack_vjp, view
 # broadcastable with it off the axis; the output has the broadcast shape.
 
 
-def _scatter_along_axis(xp, g, p):
-    """Zeros of the input's shape and dtype with `g` added at `indices` along `axis`
-    (repeated indices add up, broadcast axes of the input are summed)."""
-    indices, axis, shape, dtype = p
-    n = shape[axis]
-    if xp is _backend.np:
-        ndim = g.ndim
-        key = tuple(
-            indices if d == axis else xp.reshape(xp.arange(k), (k,) + (1,) * (ndim - 1 - d))
-            for d, k in enumerate(g.shape)
-        )
-        out = _backend.index_add(xp, g, (key, g.shape[:axis] + (n,) + g.shape[axis + 1 :], dtype))
-    else:
-        # Generic: hit[..., j, i] says whether the j-th index along the axis is i; a batched
-        # matmul sums g over the j of each i (memory grows as g's size times n).
-        idx = xp.expand_dims(xp.moveaxis(indices, axis, -1), axis=-1)
-        hit = xp.astype(idx == xp.arange(n, dtype=indices.dtype), dtype)
-        rows = xp.expand_dims(xp.moveaxis(g, axis, -1), axis=-2)
-        out = xp.moveaxis(xp.matmul(rows, hit)[..., 0, :], -1, axis)
-    return sum_to(xp, out, shape)
-
-
 linear_pair(
     "take_along_axis",
     lambda xp, x, p: xp.take_along_axis(x, p[0], axis=p[1]),
     "take_along_add",
-    _scatter_along_axis,
+    _backend.take_along_add,
 )
 
 
