@@ -19,6 +19,7 @@ from ._tensor import (
     binary_save,
     multi_primitive,
     nary_primitive,
+    raw,
     unary_primitive,
     unary_save,
 )
@@ -540,11 +541,9 @@ def _setitem_vjp(xp, g, xs, out, p, needs):
     key, vshape = p
     gx = gv = None
     if needs[0]:
-        rg = g._data if g.__class__ is Tensor else g
-        keep = _backend.outside(_backend.namespace(rg), rg.shape, key)
-        if g.__class__ is Tensor:
-            keep = Tensor(keep, g._xp, None)
-        gx = xp.where(keep, g, 0.0)
+        rg = raw(g)
+        keep = _backend.outside(_backend.namespace(rg), rg.shape, key)  # a constant mask
+        gx = xp.where(keep if rg is g else Tensor(keep, g._xp, None), g, 0.0)
     if needs[1]:
         gv = sum_to(xp, g[key], vshape)
     return [gx, gv]
