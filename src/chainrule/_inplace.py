@@ -30,6 +30,7 @@ from ._namespace import (
 )
 from ._rules import OPS
 from ._tensor import (
+    _SCALARS,
     ALIAS,
     AccumulateGrad,
     Tensor,
@@ -102,9 +103,7 @@ def _inplace_operator(op, raw_op, name: str):
                 _take_value(self, op(self, other), name, recorded=False)
             return self
         _same_library(self, other, name)
-        value = other._data if other.__class__ is Tensor else other
-        if not (value.__class__ in (bool, int, float, complex) or _backend.is_array(value)):
-            value = constant(value, self._xp)._data
+        value = other if other.__class__ in _SCALARS else constant(other, self._xp)._data
         self._data = raw_op(self._data, value)
         _bump(self)
         return self
