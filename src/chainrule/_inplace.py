@@ -37,6 +37,7 @@ from ._tensor import (
     constant,
     grad_mode,
     inplace_writes,
+    mixed_error,
     no_grad,
 )
 
@@ -67,10 +68,7 @@ def _bump(t: Tensor) -> None:
 
 def _same_library(t: Tensor, value, name: str) -> None:
     if value.__class__ is Tensor and value._xp is not t._xp:
-        raise TypeError(
-            f"in-place {name}: cannot mix arrays of different libraries: "
-            f"{_backend.name_of(t._xp)} and {_backend.name_of(value._xp)}"
-        )
+        mixed_error(f"in-place {name}", t._xp, value._xp)
 
 
 def _take_value(t: Tensor, new: Tensor, name: str, recorded: bool = True) -> None:

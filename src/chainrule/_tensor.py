@@ -456,7 +456,7 @@ def binary_primitive(rule: Rule):
             ex = x._edge
             if y.__class__ is Tensor:
                 if y._xp is not xp:
-                    mixed_error(rule.name, x, y)
+                    mixed_error(rule.name, xp, y._xp)
                 yd = y._data
                 ey = y._edge
             elif y.__class__ in _SCALARS:
@@ -573,10 +573,10 @@ def raw(x):
     return x._data if x.__class__ is Tensor else x
 
 
-def mixed_error(name, x, y):
+def mixed_error(name: str, xp, other):
     raise TypeError(
         f"{name}: cannot mix arrays of different libraries in one operation: "
-        f"{_backend.name_of(x._xp)} and {_backend.name_of(y._xp)}"
+        f"{_backend.name_of(xp)} and {_backend.name_of(other)}"
     )
 
 
@@ -589,10 +589,7 @@ def as_tensors(xs, name: str):
             if xp is None:
                 xp = x._xp
             elif x._xp is not xp:
-                raise TypeError(
-                    f"{name}: cannot mix arrays of different libraries in one operation: "
-                    f"{_backend.name_of(xp)} and {_backend.name_of(x._xp)}"
-                )
+                mixed_error(name, xp, x._xp)
     if xp is None:
         xp = _backend.default_namespace()
     return tuple(
@@ -607,10 +604,7 @@ def constant(obj, xp) -> Tensor:
     if _backend.is_array(obj) and not isinstance(obj, _backend.np.generic):
         oxp = _backend.namespace(obj)
         if oxp is not xp:
-            raise TypeError(
-                "cannot mix arrays of different libraries in one operation: "
-                f"{_backend.name_of(xp)} and {_backend.name_of(oxp)}"
-            )
+            mixed_error("constant", xp, oxp)
         return Tensor(_backend.normalize(obj, xp), xp, None)
     return Tensor(_backend.normalize(xp.asarray(obj), xp), xp, None)
 
@@ -619,8 +613,6 @@ def as_tensor(obj) -> Tensor:
     """`obj` as a tensor: tensors as they are, arrays wrapped without copy, Python data
     converted by the default namespace."""
     if obj.__class__ is Tensor:
-        return obj
-    if isinstance(obj, Tensor):
         return obj
     if _backend.is_array(obj):
         xp = _backend.namespace(obj)
