@@ -327,26 +327,63 @@ def test_searchsorted_with_side_and_sorter(data):
 WITH_NAN = GRID | st.just(math.nan)
 
 
+def sorted_unique(a):
+    """np.unique's sorted values (NaNs each distinct, last), first indices, inverse (shaped
+    like a) and counts."""
+    values, index, inverse, counts = np.unique(
+        a, return_index=True, return_inverse=True, return_counts=True, equal_nan=False
+    )
+    return values, index, np.reshape(inverse, a.shape), counts
+
+
 @given(a=arrays(SHAPES, WITH_NAN))
 def test_unique_functions_against_numpy(a):
     x = leaf(a)
-    out, expected = cr.unique_all(x), np.unique_all(a)
+    values, index, inverse, counts = sorted_unique(a)
+    out = cr.unique_all(x)
     assert out._fields == ("values", "indices", "inverse_indices", "counts")
     assert type(out).__name__ == "UniqueAllResult"
-    assert_values(out.values, expected.values, atol=0)
+    assert_values(out.values, values, atol=0)
     assert not out.values.requires_grad
-    for name in ("indices", "inverse_indices", "counts"):
-        integer_result(getattr(out, name), getattr(expected, name))
-    out, expected = cr.unique_counts(x), np.unique_counts(a)
+    integer_result(out.indices, index)
+    integer_result(out.inverse_indices, inverse)
+    integer_result(out.counts, counts)
+    out = cr.unique_counts(x)
     assert out._fields == ("values", "counts")
-    assert_values(out.values, expected.values, atol=0)
-    integer_result(out.counts, expected.counts)
-    out, expected = cr.unique_inverse(x), np.unique_inverse(a)
+    assert_values(out.values, values, atol=0)
+    integer_result(out.counts, counts)
+    out = cr.unique_inverse(x)
     assert out._fields == ("values", "inverse_indices")
-    assert_values(out.values, expected.values, atol=0)
-    integer_result(out.inverse_indices, expected.inverse_indices)
-    assert N(out.inverse_indices).shape == a.shape
-    assert_values(cr.unique_values(x), np.unique_values(a), atol=0)
+    assert_values(out.values, values, atol=0)
+    integer_result(out.inverse_indices, inverse)
+    assert_values(cr.unique_values(x), values, atol=0)
+
+
+KINDS = ("all", "counts", "inverse")
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int8", "uint16", "float32", "bool"])
+def test_unique_values_are_sorted_whatever_the_backend_returns(dtype):
+    # NumPy >= 2.3 returns the unique integers of unique_values in hash order.
+    a = np.asarray([5, 3, 9, 3, 1, 0, 12, 1], dtype=dtype)
+    values, index, inverse, counts = sorted_unique(a)
+    x = T(a)
+    for got in (cr.unique_values(x), *(getattr(cr, f"unique_{k}")(x)[0] for k in KINDS)):
+        np.testing.assert_array_equal(N(got), values)
+    out = cr.unique_all(x)
+    np.testing.assert_array_equal(N(out.values)[N(out.inverse_indices)], a)
+    integer_result(out.indices, index)
+    integer_result(out.inverse_indices, inverse)
+    integer_result(cr.unique_inverse(x).inverse_indices, inverse)
+    integer_result(cr.unique_counts(x).counts, counts)
+
+
+def test_unique_complex_values_sort_by_real_then_imaginary_part():
+    a = np.asarray([1 + 1j, 1 - 1j, -2 + 5j, 1 - 1j])
+    out = cr.unique_all(T(a))
+    np.testing.assert_array_equal(N(out.values), [-2 + 5j, 1 - 1j, 1 + 1j])
+    integer_result(out.inverse_indices, [2, 1, 0, 1])
+    integer_result(out.counts, [1, 2, 1])
 
 
 # ----------------------------------------------------------------------------- sorting

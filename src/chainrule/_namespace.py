@@ -660,26 +660,59 @@ _UniqueCounts = _collections.namedtuple("UniqueCountsResult", ["values", "counts
 _UniqueInverse = _collections.namedtuple("UniqueInverseResult", ["values", "inverse_indices"])
 
 
-def unique_all(x, /):
-    """x's unique values (NaNs each distinct), the index of each one's first occurrence, the
-    inverse indices (shaped like x) and the counts."""
+# The standard leaves the order of unique values open, and NumPy >= 2.3 no longer sorts them;
+# chainrule sorts (NaNs last, complex values by real then imaginary part), as the libraries
+# users meet do and as code such as scikit-learn's label encoding relies on.
+
+
+def _ascending(xp, values):
+    """The order that sorts the 1-D `values`."""
+    kind = _backend.dtype_kind(values.dtype)
+    if kind == "b":
+        values = xp.astype(values, xp.int8)
+    if kind != "c":
+        return xp.argsort(values, stable=True)
+    order = xp.argsort(xp.imag(values), stable=True)
+    return xp.take(order, xp.argsort(xp.take(xp.real(values), order), stable=True))
+
+
+def _unique(x, kind: str):
+    """unique_<kind> of x with its values sorted (and indices, inverse, counts to match)."""
     x = as_tensor(x)
-    return _UniqueAll(*(_new(r, x._xp) for r in x._xp.unique_all(x._data)))
+    xp = x._xp
+    found = getattr(xp, f"unique_{kind}")(x._data)
+    if kind == "values":
+        return _new(xp.take(found, _ascending(xp, found)), xp)
+    order = _ascending(xp, found[0])
+    at = {"all": 2, "inverse": 1}.get(kind)  # where the inverse indices are
+    out = [r if i == at else xp.take(r, order) for i, r in enumerate(found)]
+    if at is not None:
+        inverse = found[at]
+        # Each element's new index: the position of its old index in `order`.
+        rank = xp.astype(xp.argsort(order), inverse.dtype)
+        out[at] = xp.reshape(xp.take(rank, xp.reshape(inverse, (-1,))), inverse.shape)
+    return [_new(r, xp) for r in out]
+
+
+def unique_all(x, /):
+    """x's unique values, sorted (NaNs each distinct, last), the index of each one's first
+    occurrence, the inverse indices (shaped like x) and the counts."""
+    return _UniqueAll(*_unique(x, "all"))
 
 
 def unique_counts(x, /):
-    x = as_tensor(x)
-    return _UniqueCounts(*(_new(r, x._xp) for r in x._xp.unique_counts(x._data)))
+    """x's unique values, sorted, and how often each occurs."""
+    return _UniqueCounts(*_unique(x, "counts"))
 
 
 def unique_inverse(x, /):
-    x = as_tensor(x)
-    return _UniqueInverse(*(_new(r, x._xp) for r in x._xp.unique_inverse(x._data)))
+    """x's unique values, sorted, and the index of each element of x among them."""
+    return _UniqueInverse(*_unique(x, "inverse"))
 
 
 def unique_values(x, /):
-    x = as_tensor(x)
-    return _new(x._xp.unique_values(x._data), x._xp)
+    """x's unique values, sorted (NaNs each distinct, last)."""
+    return _unique(x, "values")
 
 
 # ----------------------------------------------------------------------------- sorting
