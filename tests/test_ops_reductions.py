@@ -10,8 +10,8 @@ from hypothesis.extra import numpy as hnp
 
 import chainrule as cr
 import chainrule.nn.functional as F
-from chainrule.autograd import gradcheck, gradgradcheck
-from conftest import T
+from chainrule.autograd import grad, gradcheck, gradgradcheck
+from conftest import N, T
 from test_ops import POSITIVE, SHAPES, arrays, assert_values, check_grads, grads_of, leaf
 
 GRADCHECKED = {"sum", "prod", "mean", "max", "min", "logsumexp", "softmax", "log_softmax"}
@@ -97,6 +97,36 @@ def test_var_and_std_values_and_derivatives_with_correction(fn, data):
     assert (g.dtype, g.shape) == (cr.float32, a.shape)
 
 
+@pytest.mark.parametrize("fn", [cr.var, cr.std])
+@pytest.mark.parametrize("value", [2.0, 0.1, 0.3, -1e-300])
+def test_var_and_std_of_a_slice_of_equal_values_are_zero_with_zero_gradient(fn, value):
+    # 0.1 and 0.3: the rounded mean differs from the values, leaving deviations of order eps.
+    a = np.asarray([[value] * 7, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0]])
+    x = leaf(a)
+    assert N(fn(x, axis=1))[0] == 0.0
+    (g,) = grads_of(lambda t: fn(t, axis=1), x)
+    np.testing.assert_array_equal(N(g)[0], np.zeros(7))
+    assert np.all(np.isfinite(N(g)))
+    np.testing.assert_allclose(N(g)[1], N(grads_of(fn, leaf(a[1]))[0]))
+    (h,) = grad(cr.sum(grad(cr.sum(fn(x, axis=1) ** 2), x, create_graph=True)[0]), x)
+    assert np.all(np.isfinite(N(h)))
+
+
+@pytest.mark.parametrize("fn", [cr.var, cr.std])
+def test_var_and_std_differentiate_twice_next_to_a_slice_of_equal_values(fn):
+    equal = T([1.5, 1.5, 1.5])
+    check_grads(lambda t: fn(cr.stack([equal, t]), axis=1, correction=1), leaf([1.0, 2.0, 4.0]))
+    # At the equal values themselves std has a kink (as |t| at 0): first order only.
+    assert gradcheck(lambda t: fn(t, axis=1), (leaf([[1.5, 1.5, 1.5], [1.0, 2.0, 4.0]]),))
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered")
+def test_var_and_std_of_non_finite_values_stay_nan():
+    for value in (np.inf, np.nan):
+        for fn in (cr.var, cr.std):
+            assert np.isnan(N(fn(T([value, value]))))
+
+
 def np_softmax(a, axis):
     e = np.exp(a - np.max(a, axis=axis, keepdims=True))
     return e / np.sum(e, axis=axis, keepdims=True)
@@ -120,6 +150,21 @@ def test_softmax_values_and_derivatives_over_a_drawn_axis(name, data):
     assert fn(x, axis=axis).dtype == cr.float32
     (g,) = grads_of(lambda t: fn(t, axis=axis), x)
     assert (g.dtype, g.shape) == (cr.float32, a.shape)
+
+
+@pytest.mark.parametrize("shape, axis", [((0,), 0), ((0, 3), 0), ((0, 3), 1), ((3, 0), 0)])
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "logsumexp"])
+def test_softmax_and_logsumexp_of_empty_tensors_are_empty_with_empty_gradients(name, shape, axis):
+    fn = getattr(F, name)
+    x = leaf(np.zeros(shape))
+    out = fn(x, axis=axis)
+    if name == "logsumexp":
+        expected = np.full(shape[:axis] + shape[axis + 1 :], -np.inf)  # the log of an empty sum
+    else:
+        expected = np.zeros(shape)
+    assert_values(out, expected)
+    (g,) = grad(cr.sum(out), x)
+    assert g.shape == shape
 
 
 def test_logsumexp_does_not_overflow():

@@ -258,13 +258,23 @@ def var(x, /, *, axis=None, correction=0.0, keepdims=False):
     axes = normalize_axes(axis, x.ndim)
     n = _backend.count(x.shape, axes)
     d = x - mean(x, axis=axes, keepdims=True)
+    if n and x.dtype.kind != "c":
+        # A slice of equal values has variance 0 exactly, and gradient 0: its deviations,
+        # which the rounding of the mean leaves of order eps, lose a constant that zeroes them.
+        xp, xd = x._xp, x._data
+        equal = xp.max(xd, axis=axes, keepdims=True) == xp.min(xd, axis=axes, keepdims=True)
+        d = d - Tensor(xp.where(equal, d._data, xp.zeros_like(d._data)), xp, None)
     # The standard: NaN where there are no more values than the correction.
     dof = n - correction if n > correction else nan
     return sum(d * d, axis=axes, keepdims=keepdims) / dof
 
 
 def std(x, /, *, axis=None, correction=0.0, keepdims=False):
-    return sqrt(var(x, axis=axis, correction=correction, keepdims=keepdims))
+    """The square root of var. Where the variance is 0 the gradient is 0 (as PyTorch): sqrt
+    there sees 1 and its result is replaced, so no 0 * inf reaches the gradient."""
+    v = var(x, axis=axis, correction=correction, keepdims=keepdims)
+    zero = Tensor(v._data == 0, v._xp, None)
+    return where(zero, 0.0, sqrt(where(zero, 1.0, v)))
 
 
 def logsumexp(x, /, *, axis=None, keepdims=False):

@@ -314,8 +314,8 @@ unary("prod", lambda xp, x, p: xp.prod(x, axis=p[0], keepdims=p[1]), _prod_vjp, 
 
 def _logsumexp_fwd(xp, x, p):
     axes, keepdims, shape = p
-    if x.size == 0:
-        return xp.log(xp.sum(xp.exp(x), axis=axes, keepdims=keepdims))
+    if x.size == 0:  # the log of an empty sum: -inf (without a divide-by-zero warning)
+        return xp.sum(x, axis=axes, keepdims=keepdims) - math.inf
     m = xp.max(x, axis=axes, keepdims=True)
     m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
     s = xp.log(xp.sum(xp.exp(x - m), axis=axes, keepdims=True)) + m
@@ -334,11 +334,15 @@ unary("logsumexp", _logsumexp_fwd, _logsumexp_vjp, "x out")
 
 
 def _softmax_fwd(xp, x, p):
+    if x.size == 0:  # no maximum to subtract; an empty result, as PyTorch
+        return xp.zeros_like(x)
     e = xp.exp(x - xp.max(x, axis=p, keepdims=True))
     return e / xp.sum(e, axis=p, keepdims=True)
 
 
 def _log_softmax_fwd(xp, x, p):
+    if x.size == 0:
+        return xp.zeros_like(x)
     s = x - xp.max(x, axis=p, keepdims=True)
     return s - xp.log(xp.sum(xp.exp(s), axis=p, keepdims=True))
 
