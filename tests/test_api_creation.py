@@ -1,4 +1,5 @@
-"""tril, triu and meshgrid: values against NumPy, first and second derivatives."""
+"""asarray and tensor (copies that stay differentiable, clear errors for data that is no
+number), tril, triu and meshgrid: values against NumPy, first and second derivatives."""
 
 import numpy as np
 import pytest
@@ -6,6 +7,94 @@ import pytest
 import chainrule as cr
 from chainrule.autograd import gradcheck, gradgradcheck
 from conftest import N, T
+
+# ----------------------------------------------------------------------------- asarray copies
+
+
+def test_a_copy_of_a_tensor_that_requires_grad_is_recorded():
+    x = T([1.0, 2.0, 3.0], requires_grad=True)
+    y = cr.asarray(x, copy=True)
+    assert y.requires_grad and y.grad_fn is not None
+    cr.sum(y * x).backward()
+    np.testing.assert_array_equal(N(x.grad), [2.0, 4.0, 6.0])
+
+
+def test_a_copy_mixed_with_its_original_gets_every_gradient():
+    # The pattern of SciPy's logsumexp(b=...) and scikit-learn's scalers: copy, then combine.
+    x = T([0.5, 1.5], requires_grad=True)
+
+    def f(t):
+        c = cr.asarray(t, copy=True)
+        return cr.sum(c * c) - cr.sum(t)
+
+    assert gradcheck(f, (x,))
+    assert gradgradcheck(f, (x,))
+
+
+@pytest.mark.parametrize("dtype", [None, "float64", "float32"])
+def test_asarray_with_dtype_and_copy_stays_differentiable(dtype):
+    x = T([0.25, 0.5], requires_grad=True)
+    y = cr.asarray(x, dtype=None if dtype is None else getattr(cr, dtype), copy=True)
+    assert y.requires_grad
+    cr.sum(y * 3.0).backward()
+    np.testing.assert_allclose(N(x.grad), [3.0, 3.0])
+
+
+def test_a_copy_does_not_share_memory_and_no_copy_is_the_tensor_itself():
+    x = T([1.0, 2.0])
+    y = cr.asarray(x, copy=True)
+    y[0] = 5.0
+    assert N(x)[0] == 1.0
+    assert cr.asarray(x) is x
+    assert cr.asarray(x, copy=False) is x
+
+
+def test_asarray_refuses_a_cast_without_copy():
+    with pytest.raises(ValueError, match="copy=False"):
+        cr.asarray(T([1.0]), dtype=cr.float32, copy=False)
+
+
+def test_reshape_with_copy_copies_and_stays_differentiable():
+    x = T([[1.0, 2.0], [3.0, 4.0]])
+    y = cr.reshape(x, (4,), copy=True)
+    y[0] = 9.0
+    assert N(x)[0, 0] == 1.0
+    leaf = T([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    assert gradcheck(lambda t: cr.reshape(t, (4,), copy=True) * t[0, 0], (leaf,))
+
+
+# ----------------------------------------------------------------------------- bad data
+
+
+@pytest.mark.parametrize("make", [cr.tensor, cr.asarray])
+@pytest.mark.parametrize(
+    "data, what",
+    [([1, "a"], "str: 'a' at index \\[1\\]"), ([1.0, None], "NoneType: None at index \\[1\\]"),
+     ([[1, 2], [3, b"x"]], "bytes: b'x' at index \\[1, 1\\]")],
+)  # fmt: skip
+def test_data_that_is_no_number_is_a_type_error(make, data, what):
+    with pytest.raises(TypeError, match=f"a tensor holds numbers, not {what}"):
+        make(data)
+
+
+@pytest.mark.parametrize("make", [cr.tensor, cr.asarray])
+@pytest.mark.parametrize("data", [[1, 2**70], 2**70, [[0], [-(2**64)]]])
+def test_an_integer_no_dtype_holds_is_an_overflow_error(make, data):
+    with pytest.raises(OverflowError, match="out of the range of every integer dtype"):
+        make(data)
+
+
+def test_integers_at_the_ends_of_the_integer_dtypes_convert():
+    assert cr.tensor([2**64 - 1]).dtype == cr.uint64
+    assert cr.tensor([-(2**63)]).dtype == cr.int64
+
+
+def test_a_numpy_array_of_strings_is_a_type_error():
+    with pytest.raises(TypeError, match="cannot make a tensor of dtype <U1"):
+        cr.asarray(np.asarray(["a"]))
+
+
+# ----------------------------------------------------------------------------- triangles, grids
 
 
 @pytest.mark.parametrize("k", [-1, 0, 2])

@@ -89,6 +89,7 @@ def grads_of(fn, *inputs):
 UNARY = {
     "negative": (cr.negative, np.negative, WIDE),
     "positive": (cr.positive, np.positive, WIDE),
+    "copy": (lambda t: cr.asarray(t, copy=True), np.copy, WIDE),
     "abs": (cr.abs, np.abs, AWAY_FROM_ZERO),
     "square": (cr.square, np.square, WIDE),
     "sqrt": (cr.sqrt, np.sqrt, POSITIVE),

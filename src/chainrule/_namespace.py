@@ -7,6 +7,7 @@ from __future__ import annotations
 import builtins
 import collections as _collections
 import inspect
+import numbers as _numbers
 
 from . import _backend, _tensor
 from ._backend import normalize_axes, to_backend_dtype
@@ -409,9 +410,14 @@ def vecdot(x1, x2, /, *, axis=-1):
 
 
 def reshape(x, /, shape, *, copy=None):
+    """x with a new shape: a view where the backend gives one; a new array (recorded, so still
+    differentiable) with copy=True; with copy=False, a ValueError where a view is impossible."""
     x = as_tensor(x)
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    return OPS["reshape"](x, (shape, x.shape))
+    if copy is False:
+        x._xp.reshape(x._data, shape, copy=False)
+    out = OPS["reshape"](x, (shape, x.shape))
+    return OPS["copy"](out) if copy else out
 
 
 def permute_dims(x, /, axes):
@@ -765,18 +771,19 @@ def _new(data, xp) -> Tensor:
 
 
 def asarray(obj, /, *, dtype=None, device=None, copy=None):
-    """A tensor from a tensor, an array of any Array API library, or Python data."""
+    """A tensor from a tensor, an array of any Array API library, or Python data. A copy of a
+    tensor that requires grad is recorded (as PyTorch's clone): the gradient reaches `obj`."""
     if obj.__class__ is Tensor:
         if dtype is not None and obj.dtype != _backend.from_backend_dtype(dtype):
+            if copy is False:
+                raise ValueError("asarray: a cast to another dtype needs a copy, but copy=False")
             return astype(obj, dtype)
-        if copy:
-            return Tensor(obj._xp.asarray(obj._data, copy=True), obj._xp, None)
-        return obj
+        return OPS["copy"](obj) if copy else obj
     if _backend.is_array(obj) and not isinstance(obj, np.generic):
         xp = _backend.namespace(obj)
     else:
         xp = _backend.default_namespace()
-    return _new(xp.asarray(obj, dtype=_dtype(xp, dtype), copy=copy), xp)
+    return _new(_convert(xp, obj, dtype, copy), xp)
 
 
 def tensor(data, dtype=None, requires_grad: builtins.bool = False) -> Tensor:
@@ -787,10 +794,52 @@ def tensor(data, dtype=None, requires_grad: builtins.bool = False) -> Tensor:
         xp = _backend.namespace(data)
     else:
         xp = _backend.default_namespace()
-    t = _new(xp.asarray(data, dtype=_dtype(xp, dtype), copy=True), xp)
+    t = _new(_convert(xp, data, dtype, True), xp)
     if requires_grad:
         t.requires_grad_(True)
     return t
+
+
+def _convert(xp, obj, dtype, copy):
+    """`xp.asarray(obj)`: an array of one of the standard's dtypes, or a TypeError (an element
+    that is no number) or OverflowError (an integer no integer dtype holds) that says which."""
+    try:
+        out = xp.asarray(obj, dtype=_dtype(xp, dtype), copy=copy)
+    except (TypeError, OverflowError) as err:
+        failed = err
+    else:
+        failed = None
+    if failed is not None:
+        _check_elements(obj)
+        raise failed
+    if _backend.from_backend_dtype(out.dtype).kind not in "biufc":
+        _check_elements(obj)
+        raise TypeError(
+            f"cannot make a tensor of dtype {out.dtype}: chainrule holds bool, integer, "
+            "floating and complex values"
+        )
+    return out
+
+
+def _check_elements(data) -> None:
+    """Raise a clear error for the first element of nested lists and tuples that is not a
+    number, or is an integer out of the range of every integer dtype."""
+    todo = [((), data)]
+    while todo:
+        at, v = todo.pop()
+        place = f" at index {list(at)}" if at else ""
+        if isinstance(v, (list, tuple)):
+            todo.extend(((*at, i), e) for i, e in reversed(list(enumerate(v))))
+        elif isinstance(v, int) and not -(2**63) <= v < 2**64:
+            raise OverflowError(
+                f"the integer {v}{place} is out of the range of every integer "
+                "dtype (int64 and uint64)"
+            )
+        elif not isinstance(v, _numbers.Number) and not _backend.is_array(v):
+            raise TypeError(
+                f"a tensor holds numbers, not {type(v).__name__}: {v!r}{place} "
+                "(elements must be bool, int, float or complex)"
+            )
 
 
 def _default(dtype):

@@ -81,6 +81,8 @@ def linear_pair(name, fwd, adjoint, adjoint_fwd, *, view=False):
 
 elementwise("negative", lambda xp, x, p: -x, lambda xp, g, x, out, p: -g)
 elementwise("positive", lambda xp, x, p: +x, lambda xp, g, x, out, p: g)
+# copy: a new array of x's values (asarray(copy=True)), recorded as PyTorch's clone.
+elementwise("copy", lambda xp, x, p: xp.asarray(x, copy=True), lambda xp, g, x, out, p: g)
 # abs: subgradient 0 at 0 (sign(0) == 0), as PyTorch.
 elementwise("abs", lambda xp, x, p: xp.abs(x), lambda xp, g, x, out, p: g * xp.sign(x), "x")
 elementwise("square", lambda xp, x, p: x * x, lambda xp, g, x, out, p: g * (2 * x), "x")
