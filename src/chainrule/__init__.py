@@ -1,7 +1,7 @@
 """chainrule: define-by-run reverse-mode automatic differentiation over any Python Array API
 library. The package is itself an Array API namespace whose functions record gradients."""
 
-from . import _inplace, _namespace, autograd, fft, linalg, nn  # noqa: F401 - _inplace binds on import
+from . import _inplace, _namespace, autograd, fft, linalg, nn, optim, random  # noqa: F401 - _inplace binds on import
 from ._namespace import *  # noqa: F403
 from ._namespace import __array_namespace_info__  # noqa: F401 - public
 from ._tensor import Tensor, enable_grad, is_grad_enabled, no_grad, set_grad_enabled
@@ -14,5 +14,5 @@ _PRIVATE = {
     "OPS", "as_tensor", "as_tensors", "normalize_axes", "raw", "to_backend_dtype",
 }  # fmt: skip
 __all__ = [n for n in dir(_namespace) if not n.startswith("_") and n not in _PRIVATE]
-__all__ += ["Tensor", "autograd", "fft", "linalg", "nn"]
+__all__ += ["Tensor", "autograd", "fft", "linalg", "nn", "optim", "random"]
 __all__ += ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]

@@ -1,5 +1,33 @@
-"""Neural-network helpers built on chainrule's public API."""
+"""Neural networks on chainrule, with PyTorch's names and semantics: Module and Parameter,
+layers with PyTorch's default initialisations, and `functional`."""
 
 from . import functional
+from .layers import (
+    GELU,
+    Dropout,
+    Embedding,
+    Flatten,
+    LayerNorm,
+    Linear,
+    ReLU,
+    Sequential,
+    Sigmoid,
+    Tanh,
+)
+from .module import Module, Parameter
 
-__all__ = ["functional"]
+__all__ = [
+    "functional",
+    "Module",
+    "Parameter",
+    "Linear",
+    "Sequential",
+    "ReLU",
+    "Tanh",
+    "GELU",
+    "Sigmoid",
+    "Dropout",
+    "LayerNorm",
+    "Embedding",
+    "Flatten",
+]

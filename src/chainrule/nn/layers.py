@@ -1,0 +1,228 @@
+"""Layers with PyTorch's names, arguments and default initialisations, drawn from
+chainrule.random's default generator (seed it with `chainrule.random.manual_seed`), in
+chainrule's default floating dtype (float64) unless `dtype` says otherwise."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from typing import Any, Literal
+
+from .. import _namespace as ops
+from .. import random as _random
+from .._tensor import Tensor
+from . import functional as F
+from .module import Module, Parameter
+
+__all__ = [
+    "Linear",
+    "Sequential",
+    "ReLU",
+    "Tanh",
+    "GELU",
+    "Sigmoid",
+    "Dropout",
+    "LayerNorm",
+    "Embedding",
+    "Flatten",
+]
+
+
+def _uniform_parameter(shape: tuple[int, ...], bound: float, dtype: Any) -> Tensor:
+    return Parameter(_random.uniform(-bound, bound, shape, dtype=dtype))
+
+
+class Linear(Module):
+    """y = x W^T + b, W of shape (out_features, in_features); W and b start uniform in
+    +-1/sqrt(in_features)."""
+
+    def __init__(
+        self, in_features: int, out_features: int, bias: bool = True, *, dtype: Any = None
+    ) -> None:
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        bound = 1 / math.sqrt(in_features) if in_features else 0.0
+        self.weight = _uniform_parameter((out_features, in_features), bound, dtype)
+        if bias:
+            self.bias = _uniform_parameter((out_features,), bound, dtype)
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, x: Tensor) -> Tensor:
+        """x W^T + b."""
+        return F.linear(x, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        """Sizes and whether there is a bias."""
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"bias={self.bias is not None}"
+        )
+
+
+class Sequential(Module):
+    """Modules applied one after the other; indexable, iterable, named "0", "1", ..."""
+
+    def __init__(self, *modules: Module) -> None:
+        super().__init__()
+        for i, m in enumerate(modules):
+            self.add_module(str(i), m)
+
+    def forward(self, x: Any) -> Any:
+        """Each module applied to the previous one's output."""
+        for m in self._modules.values():
+            x = m(x)
+        return x
+
+    def __getitem__(self, index: int) -> Module:
+        return list(self._modules.values())[index]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(list(self._modules.values()))
+
+    def append(self, module: Module) -> Sequential:
+        """Add `module` at the end; returns the Sequential."""
+        self.add_module(str(len(self._modules)), module)
+        return self
+
+
+class ReLU(Module):
+    """max(x, 0)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        """max(x, 0)."""
+        return F.relu(x)
+
+
+class Tanh(Module):
+    """tanh(x)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        """tanh(x)."""
+        return F.tanh(x)
+
+
+class Sigmoid(Module):
+    """1 / (1 + exp(-x))."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        """1 / (1 + exp(-x))."""
+        return F.sigmoid(x)
+
+
+class GELU(Module):
+    """x Phi(x): exact (erf) by default, `approximate='tanh'` for the tanh form."""
+
+    def __init__(self, approximate: Literal["none", "tanh"] = "none") -> None:
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, x: Tensor) -> Tensor:
+        """x Phi(x)."""
+        return F.gelu(x, approximate=self.approximate)
+
+    def extra_repr(self) -> str:
+        """The approximation."""
+        return f"approximate={self.approximate!r}"
+
+
+class Dropout(Module):
+    """In training mode, zeroes each element with probability p and scales the rest by
+    1 / (1 - p), a new mask per call; in eval mode, the identity."""
+
+    def __init__(self, p: float = 0.5) -> None:
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p = p
+
+    def forward(self, x: Tensor) -> Tensor:
+        """Dropout of x in training mode, x itself in eval mode."""
+        return F.dropout(x, self.p, self.training)
+
+    def extra_repr(self) -> str:
+        """The probability."""
+        return f"p={self.p}"
+
+
+class LayerNorm(Module):
+    """Normalisation over the trailing `normalized_shape` axes, then an elementwise affine
+    map whose weight starts at ones and bias at zeros."""
+
+    def __init__(
+        self,
+        normalized_shape: int | Sequence[int],
+        eps: float = 1e-5,
+        elementwise_affine: bool = True,
+        bias: bool = True,
+        *,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        shape = (
+            (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        )
+        self.normalized_shape = shape
+        self.eps = eps
+        if elementwise_affine:
+            self.weight = Parameter(ops.ones(shape, dtype=dtype))
+            if bias:
+                self.bias = Parameter(ops.zeros(shape, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def forward(self, x: Tensor) -> Tensor:
+        """x normalised over the trailing axes, scaled and shifted."""
+        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        """Shape and eps."""
+        return f"{self.normalized_shape}, eps={self.eps}"
+
+
+class Embedding(Module):
+    """A lookup table: integer indices of any shape -> rows of `weight` (num_embeddings,
+    embedding_dim), which starts standard normal."""
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, *, dtype: Any = None) -> None:
+        super().__init__()
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        self.weight = Parameter(_random.randn(num_embeddings, embedding_dim, dtype=dtype))
+
+    def forward(self, indices: Tensor) -> Tensor:
+        """weight[indices], of shape indices.shape + (embedding_dim,)."""
+        indices = ops.asarray(indices)
+        flat = ops.take(self.weight, ops.reshape(indices, (-1,)), axis=0)
+        return ops.reshape(flat, indices.shape + (self.embedding_dim,))
+
+    def extra_repr(self) -> str:
+        """Table size."""
+        return f"{self.num_embeddings}, {self.embedding_dim}"
+
+
+class Flatten(Module):
+    """Axes start_dim..end_dim merged into one (by default all but the batch axis)."""
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
+        super().__init__()
+        self.start_dim = start_dim
+        self.end_dim = end_dim
+
+    def forward(self, x: Tensor) -> Tensor:
+        """x with axes start_dim..end_dim merged."""
+        n = x.ndim
+        start, end = self.start_dim % max(n, 1), self.end_dim % max(n, 1)
+        shape = x.shape[:start] + (math.prod(x.shape[start : end + 1]),) + x.shape[end + 1 :]
+        return ops.reshape(x, shape)
+
+    def extra_repr(self) -> str:
+        """The axes merged."""
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"

@@ -1,0 +1,10 @@
+"""Optimizers with PyTorch's names, hyperparameters and trajectories, and learning-rate
+schedulers (`chainrule.optim.lr_scheduler`)."""
+
+from . import lr_scheduler
+from .adam import Adam, AdamW
+from .optimizer import Optimizer
+from .rmsprop import RMSprop
+from .sgd import SGD
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "lr_scheduler"]

@@ -1,0 +1,86 @@
+"""Adam (with AMSGrad and L2 weight decay) and AdamW (decoupled weight decay), step for step
+as PyTorch's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import _namespace as ops
+from .._tensor import Tensor
+from .optimizer import Optimizer, ParamsT, _check, _lerp
+
+__all__ = ["Adam", "AdamW"]
+
+
+class Adam(Optimizer):
+    """m = lerp(m, g, 1 - beta1), v = beta2 v + (1 - beta2) g^2 (g = grad + weight_decay p),
+    p = p - lr / (1 - beta1^t) m / (sqrt(v) / sqrt(1 - beta2^t) + eps); with amsgrad the
+    running maximum of v is used."""
+
+    _decoupled = False
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+        amsgrad: bool = False,
+        *,
+        maximize: bool = False,
+    ) -> None:
+        _check("learning rate", lr)
+        _check("epsilon value", eps)
+        _check("weight_decay value", weight_decay)
+        for i, beta in enumerate(betas):
+            if not 0.0 <= beta < 1.0:
+                raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+        defaults = dict(
+            lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+            maximize=maximize,
+        )  # fmt: skip
+        super().__init__(params, defaults)
+
+    def _update(self, p: Tensor, g: Tensor, state: dict[str, Any], group: dict) -> None:
+        if not state:
+            state["step"] = 0
+            state["exp_avg"] = ops.zeros_like(p)
+            state["exp_avg_sq"] = ops.zeros_like(p)
+            if group["amsgrad"]:
+                state["max_exp_avg_sq"] = ops.zeros_like(p)
+        lr, (beta1, beta2), wd = group["lr"], group["betas"], group["weight_decay"]
+        state["step"] += 1
+        step = state["step"]
+        if wd:
+            if self._decoupled:
+                p *= 1 - lr * wd
+            else:
+                g = g + wd * p
+        exp_avg = state["exp_avg"] = _lerp(state["exp_avg"], g, 1 - beta1)
+        v = state["exp_avg_sq"] = state["exp_avg_sq"] * beta2 + (1 - beta2) * (g * g)
+        if group["amsgrad"]:
+            v = state["max_exp_avg_sq"] = ops.maximum(state["max_exp_avg_sq"], v)
+        step_size = lr / (1 - beta1**step)
+        denom = ops.sqrt(v) / (1 - beta2**step) ** 0.5 + group["eps"]
+        p -= step_size * (exp_avg / denom)
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay: p = p (1 - lr weight_decay) before the Adam step;
+    weight_decay defaults to 0.01."""
+
+    _decoupled = True
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 1e-2,
+        amsgrad: bool = False,
+        *,
+        maximize: bool = False,
+    ) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)

@@ -1,0 +1,175 @@
+"""The Optimizer base class, with PyTorch's interface: parameter groups, `step`, `zero_grad`,
+`state_dict` / `load_state_dict`. Updates run under no_grad: a parameter keeps its identity
+and gets a new array, so graphs that saved the old values stay valid."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from .. import _namespace as ops
+from .._tensor import Tensor, enable_grad, no_grad
+
+__all__ = ["Optimizer"]
+
+ParamsT = Iterable[Tensor] | Iterable[dict[str, Any]]
+
+
+class Optimizer:
+    """Base class of the optimizers: holds `param_groups` (dicts of 'params' and
+    hyperparameters) and `state` (per-parameter dicts). Subclasses write `_update`."""
+
+    def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
+        if isinstance(params, Tensor):
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of Tensors or "
+                f"dicts, but got {type(params).__name__}"
+            )
+        self.defaults = defaults
+        self.state: dict[Tensor, dict[str, Any]] = {}
+        self.param_groups: list[dict[str, Any]] = []
+        groups = list(params)
+        if not groups:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Add a group of parameters, with hyperparameters that override the defaults."""
+        group = dict(param_group)
+        params = group["params"]
+        group["params"] = [params] if isinstance(params, Tensor) else list(params)
+        for p in group["params"]:
+            if p.__class__ is not Tensor:
+                raise TypeError(
+                    "optimizer can only optimize Tensors, but one of the params is "
+                    f"{type(p).__name__}"
+                )
+            if not p.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for name, default in self.defaults.items():
+            group.setdefault(name, default)
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in seen for p in group["params"]):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(group)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the parameters' gradients: to None, or to zeros written in place."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                g = p.grad
+                if g is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                elif g.requires_grad:
+                    p.grad = ops.zeros_like(g)
+                else:
+                    g[...] = 0
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """One update of every parameter that has a gradient (those whose .grad is None are
+        skipped). `closure`, if given, recomputes and returns the loss first."""
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        with no_grad():
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    g = p.grad.detach()
+                    if group.get("maximize", False):
+                        g = -g
+                    state = self.state.setdefault(p, {})
+                    self._update(p, g, state, group)
+        return loss
+
+    def _update(self, p: Tensor, g: Tensor, state: dict[str, Any], group: dict) -> None:
+        raise NotImplementedError(f"{type(self).__name__} must define _update")
+
+    def state_dict(self) -> dict[str, Any]:
+        """{'state': {index: per-parameter state}, 'param_groups': [group with 'params' as
+        indices]}; parameters are numbered in group order. State tensors are never written in
+        place by later steps, so the dict stays as it was."""
+        index: dict[int, int] = {}
+        groups = []
+        for group in self.param_groups:
+            saved = {k: v for k, v in group.items() if k != "params"}
+            saved["params"] = []
+            for p in group["params"]:
+                index.setdefault(id(p), len(index))
+                saved["params"].append(index[id(p)])
+            groups.append(saved)
+        state = {
+            index[id(p)]: dict(s)
+            for group in self.param_groups
+            for p in group["params"]
+            if (s := self.state.get(p))
+        }
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Restore hyperparameters (lr included) and per-parameter state saved by
+        `state_dict`; arrays are copied into tensors of each parameter's library and dtype."""
+        saved_groups = state_dict["param_groups"]
+        if len(saved_groups) != len(self.param_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        for saved, group in zip(saved_groups, self.param_groups):
+            if len(saved["params"]) != len(group["params"]):
+                raise ValueError(
+                    "loaded state dict contains a parameter group that doesn't match the size "
+                    "of optimizer's group"
+                )
+        by_index = {
+            i: p
+            for saved, group in zip(saved_groups, self.param_groups)
+            for i, p in zip(saved["params"], group["params"])
+        }
+        self.state = {}
+        for i, s in state_dict["state"].items():
+            p = by_index[int(i)]
+            self.state[p] = {k: _state_value(v, p) for k, v in s.items()}
+        for saved, group in zip(saved_groups, self.param_groups):
+            params = group["params"]
+            group.clear()
+            group.update({k: v for k, v in saved.items() if k != "params"})
+            group["params"] = params
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__} ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            lines += [f"    {k}: {v}" for k, v in sorted(group.items()) if k != "params"]
+        return "\n".join(lines + [")"])
+
+
+def _state_value(value: Any, p: Tensor) -> Any:
+    """A saved state entry for parameter p: arrays and tensors become new tensors of p's
+    library (floating ones in p's dtype); numbers stay."""
+    if isinstance(value, (bool, int, float)) or value is None:
+        return value
+    t = ops.asarray(value).detach()
+    if t._xp is not p._xp:
+        t = ops.asarray(p._xp.asarray(ops.np.asarray(t.numpy())))
+    else:
+        t = ops.asarray(t, copy=True)
+    if ops.isdtype(t.dtype, "real floating") and t.dtype != p.dtype:
+        t = ops.astype(t, p.dtype)
+    return t
+
+
+def _lerp(start: Tensor, end: Tensor, weight: float) -> Tensor:
+    """start + weight (end - start), computed from the nearer end (as PyTorch's lerp)."""
+    if weight < 0.5:
+        return start + weight * (end - start)
+    return end - (end - start) * (1 - weight)
+
+
+def _check(name: str, value: float, low: float = 0.0) -> None:
+    if not value >= low:
+        raise ValueError(f"Invalid {name}: {value}")

@@ -1,0 +1,65 @@
+"""RMSprop (with momentum, centring and weight decay), step for step as PyTorch's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import _namespace as ops
+from .._tensor import Tensor
+from .optimizer import Optimizer, ParamsT, _check, _lerp
+
+__all__ = ["RMSprop"]
+
+
+class RMSprop(Optimizer):
+    """v = alpha v + (1 - alpha) g^2 (g = grad + weight_decay p); d = sqrt(v) + eps, or
+    sqrt(v - a^2) + eps when centered (a = lerp(a, g, 1 - alpha)); p = p - lr g / d, or with
+    momentum b = momentum b + g / d and p = p - lr b."""
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float = 1e-2,
+        alpha: float = 0.99,
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+        momentum: float = 0.0,
+        centered: bool = False,
+        *,
+        maximize: bool = False,
+    ) -> None:
+        _check("learning rate", lr)
+        _check("epsilon value", eps)
+        _check("momentum value", momentum)
+        _check("weight_decay value", weight_decay)
+        _check("alpha value", alpha)
+        defaults = dict(
+            lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
+            centered=centered, maximize=maximize,
+        )  # fmt: skip
+        super().__init__(params, defaults)
+
+    def _update(self, p: Tensor, g: Tensor, state: dict[str, Any], group: dict) -> None:
+        if not state:
+            state["step"] = 0
+            state["square_avg"] = ops.zeros_like(p)
+            if group["momentum"] > 0:
+                state["momentum_buffer"] = ops.zeros_like(p)
+            if group["centered"]:
+                state["grad_avg"] = ops.zeros_like(p)
+        alpha = group["alpha"]
+        state["step"] += 1
+        if group["weight_decay"]:
+            g = g + group["weight_decay"] * p
+        v = state["square_avg"] = state["square_avg"] * alpha + (1 - alpha) * (g * g)
+        if group["centered"]:
+            a = state["grad_avg"] = _lerp(state["grad_avg"], g, 1 - alpha)
+            v = v - a * a
+        denom = ops.sqrt(v) + group["eps"]
+        if group["momentum"] > 0:
+            buf = state["momentum_buffer"] = (
+                state["momentum_buffer"] * group["momentum"] + g / denom
+            )
+            p -= group["lr"] * buf
+        else:
+            p -= group["lr"] * (g / denom)

@@ -1,0 +1,234 @@
+"""Random numbers: seeded generators on the array library's own generator (NumPy's
+`numpy.random.Generator` by default). A library without one (no `random.default_rng` in its
+namespace, as array_api_strict) gets numbers drawn by NumPy from the same seed, converted with
+its `asarray`: a seed gives the same numbers on every such library."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from . import _backend
+from ._namespace import asarray, float64, int64
+from ._tensor import Tensor
+
+__all__ = [
+    "Generator",
+    "default_generator",
+    "manual_seed",
+    "seed",
+    "initial_seed",
+    "rand",
+    "randn",
+    "uniform",
+    "normal",
+    "randint",
+    "permutation",
+    "bernoulli",
+]
+
+Shape = int | Sequence[int]
+
+
+class Generator:
+    """A seeded source of random tensors in the default array library (or `xp`, a backend
+    namespace). The same seed draws the same numbers; `manual_seed` starts again."""
+
+    def __init__(self, seed: int | None = None, *, xp: Any = None) -> None:
+        self._xp = _backend.default_namespace() if xp is None else xp
+        self.manual_seed(np.random.SeedSequence().entropy if seed is None else seed)
+
+    def manual_seed(self, seed: int) -> Generator:
+        """Restart the generator from `seed` (a non-negative integer); returns it."""
+        seed = int(seed)
+        if seed < 0:
+            raise ValueError(f"manual_seed: the seed must be non-negative, got {seed}")
+        self._seed = seed
+        make = getattr(getattr(self._xp, "random", None), "default_rng", None)
+        self._native = make is not None
+        self._rng = make(seed) if self._native else np.random.default_rng(seed)
+        return self
+
+    def seed(self) -> int:
+        """Restart the generator from a fresh non-deterministic seed; returns that seed."""
+        self.manual_seed(np.random.SeedSequence().entropy)
+        return self._seed
+
+    def initial_seed(self) -> int:
+        """The seed the generator last started from."""
+        return self._seed
+
+    def _wrap(self, a, dtype, device) -> Tensor:
+        """A tensor of the generator's library from the draw `a` (of its own library, or
+        NumPy's), cast to `dtype`."""
+        xp = self._xp
+        kwargs = {} if device is None else {"device": device}
+        out = asarray(xp.asarray(a, **kwargs))
+        return out if dtype is None or out.dtype == dtype else asarray(out, dtype=dtype)
+
+    def _floats(self, kind: str, shape: tuple[int, ...], dtype) -> Tensor:
+        dt = np.dtype(float64 if dtype is None else dtype)
+        if dt.kind != "f":
+            raise TypeError(f"{kind}: dtype must be a real floating dtype, not {dt}")
+        draw = self._rng.random if kind == "rand" else self._rng.standard_normal
+        if self._native and self._xp is not np:
+            return draw(shape, dtype=_backend.to_backend_dtype(self._xp, dt))
+        return draw(shape, dtype=dt)
+
+    def rand(self, *shape: int | Sequence[int], dtype=None, device=None) -> Tensor:
+        """Uniform numbers in [0, 1) of `shape` (default dtype float64)."""
+        s = _shape(shape)
+        return self._wrap(self._floats("rand", s, dtype), dtype, device)
+
+    def randn(self, *shape: int | Sequence[int], dtype=None, device=None) -> Tensor:
+        """Standard normal numbers of `shape` (default dtype float64)."""
+        s = _shape(shape)
+        return self._wrap(self._floats("randn", s, dtype), dtype, device)
+
+    def uniform(
+        self, low: float = 0.0, high: float = 1.0, shape: Shape = (), *, dtype=None, device=None
+    ) -> Tensor:
+        """Uniform numbers in [low, high) of `shape`."""
+        u = self.rand(shape, dtype=dtype, device=device)
+        return u * (high - low) + low
+
+    def normal(
+        self, mean: float = 0.0, std: float = 1.0, shape: Shape = (), *, dtype=None, device=None
+    ) -> Tensor:
+        """Normal numbers of mean `mean` and standard deviation `std`, of `shape`."""
+        if std < 0:
+            raise ValueError(f"normal expects std >= 0.0, but found std {std}")
+        return self.randn(shape, dtype=dtype, device=device) * std + mean
+
+    def randint(
+        self, low: int, high: int | None = None, shape: Shape = (), *, dtype=None, device=None
+    ) -> Tensor:
+        """Integers uniform in [low, high) (in [0, low) when `high` is omitted), of `shape`
+        (default dtype int64)."""
+        if high is None:
+            low, high = 0, low
+        if high <= low:
+            raise ValueError(f"randint: expected low < high, got low={low}, high={high}")
+        draw = self._rng.integers(low, high, size=_shape((shape,)))
+        return self._wrap(draw, int64 if dtype is None else dtype, device)
+
+    def permutation(self, n: int, *, dtype=None, device=None) -> Tensor:
+        """A random permutation of 0, ..., n - 1 (default dtype int64)."""
+        return self._wrap(self._rng.permutation(n), int64 if dtype is None else dtype, device)
+
+    def bernoulli(self, p: float | Tensor, shape: Shape | None = None, *, dtype=None) -> Tensor:
+        """1 with probability `p`, else 0 (default dtype float64). `p` is a number (then
+        `shape` is needed) or a tensor of probabilities (the result has its shape)."""
+        if isinstance(p, Tensor):
+            s = p.shape if shape is None else _shape((shape,))
+            u = self.rand(s, dtype=p.dtype if dtype is None else dtype, device=p.device)
+            hit = u < p.detach()
+        else:
+            if not 0.0 <= p <= 1.0:
+                raise ValueError(f"bernoulli: p must be in [0, 1], got {p}")
+            u = self.rand(() if shape is None else shape, dtype=dtype)
+            hit = u < p
+        return asarray(hit, dtype=u.dtype if dtype is None else dtype)
+
+
+def _shape(shape: tuple) -> tuple[int, ...]:
+    """A shape from `rand(2, 3)`, `rand((2, 3))` or `rand(5)` style arguments."""
+    if len(shape) == 1 and not isinstance(shape[0], int):
+        shape = tuple(shape[0])
+    out = tuple(int(n) for n in shape)
+    if any(n < 0 for n in out):
+        raise ValueError(f"negative dimensions are not allowed: {out}")
+    return out
+
+
+default_generator = Generator(0)
+
+
+def manual_seed(seed: int) -> Generator:
+    """Restart the default generator from `seed`; returns it."""
+    return default_generator.manual_seed(seed)
+
+
+def seed() -> int:
+    """Restart the default generator from a fresh non-deterministic seed; returns that seed."""
+    return default_generator.seed()
+
+
+def initial_seed() -> int:
+    """The seed the default generator last started from."""
+    return default_generator.initial_seed()
+
+
+def _gen(generator: Generator | None) -> Generator:
+    return default_generator if generator is None else generator
+
+
+def rand(
+    *shape: int | Sequence[int], dtype=None, device=None, generator: Generator | None = None
+) -> Tensor:
+    """Uniform numbers in [0, 1) of `shape`, from `generator` (default: the default one)."""
+    return _gen(generator).rand(*shape, dtype=dtype, device=device)
+
+
+def randn(
+    *shape: int | Sequence[int], dtype=None, device=None, generator: Generator | None = None
+) -> Tensor:
+    """Standard normal numbers of `shape`, from `generator` (default: the default one)."""
+    return _gen(generator).randn(*shape, dtype=dtype, device=device)
+
+
+def uniform(
+    low: float = 0.0,
+    high: float = 1.0,
+    shape: Shape = (),
+    *,
+    dtype=None,
+    device=None,
+    generator: Generator | None = None,
+) -> Tensor:
+    """Uniform numbers in [low, high) of `shape`."""
+    return _gen(generator).uniform(low, high, shape, dtype=dtype, device=device)
+
+
+def normal(
+    mean: float = 0.0,
+    std: float = 1.0,
+    shape: Shape = (),
+    *,
+    dtype=None,
+    device=None,
+    generator: Generator | None = None,
+) -> Tensor:
+    """Normal numbers of mean `mean` and standard deviation `std`, of `shape`."""
+    return _gen(generator).normal(mean, std, shape, dtype=dtype, device=device)
+
+
+def randint(
+    low: int,
+    high: int | None = None,
+    shape: Shape = (),
+    *,
+    dtype=None,
+    device=None,
+    generator: Generator | None = None,
+) -> Tensor:
+    """Integers uniform in [low, high) (in [0, low) when `high` is omitted), of `shape`."""
+    return _gen(generator).randint(low, high, shape, dtype=dtype, device=device)
+
+
+def permutation(n: int, *, dtype=None, device=None, generator: Generator | None = None) -> Tensor:
+    """A random permutation of 0, ..., n - 1."""
+    return _gen(generator).permutation(n, dtype=dtype, device=device)
+
+
+def bernoulli(
+    p: float | Tensor,
+    shape: Shape | None = None,
+    *,
+    dtype=None,
+    generator: Generator | None = None,
+) -> Tensor:
+    """1 with probability `p`, else 0."""
+    return _gen(generator).bernoulli(p, shape, dtype=dtype)

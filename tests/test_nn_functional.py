@@ -1,0 +1,242 @@
+"""chainrule.nn.functional: values and gradients against PyTorch's (recorded in
+tests/fixtures), first and second derivatives against finite differences, erf's accuracy,
+losses that stay finite for huge logits, dropout and one_hot."""
+
+import math
+import pathlib
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import chainrule as cr
+import chainrule.nn.functional as F
+from chainrule.autograd import grad
+from chainrule.random import Generator
+from conftest import BACKEND, N, T
+from test_ops import SHAPES, arrays, assert_values, check_grads, floats, leaf
+
+REF = np.load(pathlib.Path(__file__).parent / "fixtures" / "torch_reference.npz")
+
+# name -> (function, indices of the inputs that are integer labels)
+RECORDED = {
+    "cross_entropy": lambda a, t: F.cross_entropy(a, t, reduction="none"),
+    "cross_entropy_smooth": lambda a, t: F.cross_entropy(a, t, label_smoothing=0.2),
+    "cross_entropy_sum": lambda a, t: F.cross_entropy(a, t, reduction="sum"),
+    "cross_entropy_spatial": lambda a, t: F.cross_entropy(a, t, label_smoothing=0.1),
+    "nll": F.nll_loss,
+    "bce_logits": lambda a, t: F.binary_cross_entropy_with_logits(a, t, reduction="none"),
+    "mse": F.mse_loss,
+    "gelu": F.gelu,
+    "gelu_tanh": lambda a: F.gelu(a, approximate="tanh"),
+    "silu": F.silu,
+    "softplus": F.softplus,
+    "softplus_beta": lambda a: F.softplus(a, beta=2.0, threshold=5.0),
+    "layer_norm": lambda a, w, b: F.layer_norm(a, (3, 4), w, b, eps=1e-5),
+    "linear": F.linear,
+}
+
+
+def recorded_inputs(name):
+    inputs = []
+    i = 0
+    while f"fn/{name}/in{i}" in REF:
+        a = REF[f"fn/{name}/in{i}"]
+        inputs.append(T(a, requires_grad=a.dtype.kind == "f"))
+        i += 1
+    return inputs
+
+
+@pytest.mark.parametrize("name", sorted(RECORDED))
+def test_values_and_gradients_match_pytorch(name):
+    inputs = recorded_inputs(name)
+    out = RECORDED[name](*inputs)
+    assert_values(out, REF[f"fn/{name}/out"], rtol=1e-13, atol=1e-15)
+    wrt = [x for x in inputs if x.requires_grad]
+    grads = grad(cr.sum(out * T(REF[f"fn/{name}/weights"])), wrt)
+    expected = [REF[f"fn/{name}/grad{i}"] for i, x in enumerate(inputs) if x.requires_grad]
+    for g, e in zip(grads, expected):
+        assert_values(g, e, rtol=1e-12, atol=1e-15)
+
+
+# ----------------------------------------------------------------------------- activations
+
+
+def test_erf_is_accurate_to_a_few_ulps_in_float64():
+    xs = np.concatenate(
+        [np.linspace(-7, 7, 4001), [0.0, 1e-300, -1e-20, 1e-8, 1.999999, 2.0, 2.000001, 40.0]]
+    )
+    expected = np.array([math.erf(v) for v in xs])
+    got = N(F._erf(T(xs)))
+    rel = np.abs(got - expected) / np.maximum(np.abs(expected), np.finfo(float).tiny)
+    assert rel.max() < 3e-15
+    assert N(F._erf(T([np.inf, -np.inf]))).tolist() == [1.0, -1.0]
+    assert np.isnan(N(F._erf(T([np.nan])))).all()
+
+
+@settings(max_examples=10)
+@given(a=arrays(SHAPES, floats(-3.5, 3.5)))
+def test_erf_first_and_second_derivatives(a):
+    check_grads(F._erf, leaf(a))
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        F.gelu,
+        lambda x: F.gelu(x, approximate="tanh"),
+        F.silu,
+        F.softplus,
+        lambda x: F.softplus(x, beta=0.5, threshold=1.0),
+        F.tanh,
+    ],
+    ids=["gelu", "gelu_tanh", "silu", "softplus", "softplus_beta", "tanh"],
+)
+@settings(max_examples=10)
+@given(a=arrays(SHAPES, floats(-4, 4).filter(lambda v: abs(v * 0.5 - 1.0) > 1e-3)))
+def test_activation_first_and_second_derivatives(fn, a):
+    check_grads(fn, leaf(a))
+
+
+def test_gelu_is_the_exact_erf_form_by_default():
+    x = np.array([-3.0, -0.5, 0.0, 0.7, 2.5])
+    exact = 0.5 * x * (1 + np.array([math.erf(v / math.sqrt(2)) for v in x]))
+    assert_values(F.gelu(T(x)), exact, rtol=1e-15, atol=1e-16)
+    assert not np.allclose(N(F.gelu(T(x), approximate="tanh")), exact, rtol=1e-6)
+    with pytest.raises(ValueError, match="none or tanh"):
+        F.gelu(T(x), approximate="fast")
+
+
+def test_float32_stays_float32():
+    x = T([0.5, -1.0], dtype=np.float32)
+    for fn in (F.gelu, F.silu, F.softplus, lambda v: F.layer_norm(v, 2)):
+        assert fn(x).dtype == cr.float32
+
+
+# ----------------------------------------------------------------------------- layers
+
+
+@settings(max_examples=10)
+@given(data=st.data())
+def test_linear_and_layer_norm_first_and_second_derivatives(data):
+    n = data.draw(st.integers(1, 3))
+    x = leaf(data.draw(arrays((2, n))))
+    w = leaf(data.draw(arrays((3, n))))
+    b = leaf(data.draw(arrays((3,))))
+    check_grads(F.linear, x, w, b)
+    scale, shift = leaf(data.draw(arrays((n,)))), leaf(data.draw(arrays((n,))))
+    if n > 1:
+        check_grads(lambda v, s, t: F.layer_norm(v, (n,), s, t), x, scale, shift)
+
+
+def test_layer_norm_checks_the_trailing_shape():
+    with pytest.raises(RuntimeError, match=r"normalized_shape=\[3\]"):
+        F.layer_norm(T(np.zeros((2, 4))), 3)
+
+
+# ----------------------------------------------------------------------------- losses
+
+
+@settings(max_examples=10)
+@given(data=st.data())
+def test_losses_first_and_second_derivatives(data):
+    n, c = data.draw(st.integers(1, 3)), data.draw(st.integers(2, 4))
+    logits = leaf(data.draw(arrays((n, c), floats(-3, 3))))
+    labels = T(data.draw(st.lists(st.integers(0, c - 1), min_size=n, max_size=n)), np.int64)
+    smoothing = data.draw(st.sampled_from([0.0, 0.3]))
+    reduction = data.draw(st.sampled_from(["mean", "sum", "none"]))
+    check_grads(lambda a: F.cross_entropy(a, labels, reduction, smoothing), logits)
+    check_grads(lambda a: F.nll_loss(a, labels, reduction), logits)
+    targets = leaf(data.draw(arrays((n, c), floats(0, 1))))
+    check_grads(lambda a, t: F.binary_cross_entropy_with_logits(a, t, reduction), logits, targets)
+    check_grads(lambda a, t: F.mse_loss(a, t, reduction), logits, targets)
+
+
+def test_cross_entropy_of_one_sample_and_the_reductions():
+    logits = np.array([1.0, 2.0, 0.5])
+    expected = -(2.0 - np.log(np.exp(logits).sum()))
+    assert_values(F.cross_entropy(T(logits), T(1, np.int64)), expected)
+    batch = T([[1.0, 2.0, 0.5], [0.0, 0.0, 3.0]])
+    labels = T([1, 2], np.int64)
+    per = N(F.cross_entropy(batch, labels, reduction="none"))
+    assert_values(F.cross_entropy(batch, labels), per.mean())
+    assert_values(F.cross_entropy(batch, labels, reduction="sum"), per.sum())
+    with pytest.raises(ValueError, match="not a valid value for reduction"):
+        F.cross_entropy(batch, labels, reduction="average")
+    with pytest.raises(IndexError, match="Target 3 is out of bounds"):
+        F.cross_entropy(batch, T([0, 3], np.int64))
+    with pytest.raises(RuntimeError, match="integer dtype"):
+        F.cross_entropy(batch, T([0.0, 1.0]))
+
+
+def test_losses_stay_finite_for_huge_logits():
+    logits = leaf([[1e4, -1e4, 0.0], [0.0, 1e4, 1e4]])
+    loss = F.cross_entropy(logits, T([1, 2], np.int64), label_smoothing=0.1)
+    (g,) = grad(loss, logits)
+    assert np.isfinite(loss.item()) and np.isfinite(N(g)).all()
+    assert_values(F.cross_entropy(logits.detach(), T([0, 1], np.int64)), math.log(2) / 2)
+    z = leaf([800.0, -800.0, 800.0, -800.0])
+    t = T([1.0, 0.0, 0.0, 1.0])
+    loss = F.binary_cross_entropy_with_logits(z, t, reduction="none")
+    assert_values(loss, [0.0, 0.0, 800.0, 800.0])
+    (g,) = grad(cr.sum(loss), z)
+    assert_values(g, [0.0, 0.0, 1.0, -1.0])
+
+
+def test_binary_cross_entropy_with_logits_has_the_right_gradient_at_zero():
+    z = leaf([0.0, 0.0])
+    (g,) = grad(cr.sum(F.binary_cross_entropy_with_logits(z, T([0.0, 1.0]), "none")), z)
+    assert_values(g, [0.5, -0.5])
+
+
+# ----------------------------------------------------------------------------- dropout, one_hot
+
+
+def test_dropout_zeroes_with_probability_p_and_scales_the_rest():
+    x = T(np.ones(4000))
+    y = N(F.dropout(x, 0.25, generator=Generator(0)))
+    assert set(np.unique(y)) == {0.0, 1 / 0.75}
+    assert abs((y == 0).mean() - 0.25) < 0.03
+    assert not np.array_equal(N(F.dropout(x, 0.5)), N(F.dropout(x, 0.5)))
+    assert F.dropout(x, 0.5, training=False) is x
+    assert F.dropout(x, 0.0) is x
+    assert N(F.dropout(x, 1.0)).max() == 0.0
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        F.dropout(x, 1.5)
+
+
+@given(a=arrays(SHAPES))
+def test_dropout_first_and_second_derivatives_for_a_fixed_mask(a):
+    gen = Generator(0)
+
+    def fn(x):
+        gen.manual_seed(3)
+        return F.dropout(x, 0.4, generator=gen)
+
+    check_grads(fn, leaf(a))
+
+
+def test_dropout_mask_is_drawn_from_the_seed():
+    x = T(np.ones(50))
+    assert np.array_equal(
+        N(F.dropout(x, 0.5, generator=Generator(9))), N(F.dropout(x, 0.5, generator=Generator(9)))
+    )
+
+
+def test_one_hot():
+    out = F.one_hot(T([0, 2, 1], np.int64))
+    assert out.dtype == cr.int64
+    assert N(out).tolist() == [[1, 0, 0], [0, 0, 1], [0, 1, 0]]
+    assert F.one_hot(T([[1], [0]], np.int64), num_classes=4).shape == (2, 1, 4)
+    with pytest.raises(RuntimeError, match="non-negative"):
+        F.one_hot(T([-1, 0], np.int64))
+    with pytest.raises(RuntimeError, match="smaller than num_classes"):
+        F.one_hot(T([3], np.int64), num_classes=3)
+    with pytest.raises(TypeError, match="integer dtype"):
+        F.one_hot(T([1.0]))
+
+
+def test_results_live_in_the_library_under_test():
+    out = F.gelu(T([0.5]))
+    assert type(out._data).__module__.split(".")[0] == BACKEND.__name__.split(".")[0]
