@@ -149,8 +149,18 @@ def test_numpy_of_a_numpy_tensor_without_grad_shares_memory():
 def test_numpy_and_np_asarray_give_the_values():
     t = T([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
     np.testing.assert_array_equal(t.numpy(), [[1.0, 2.0], [3.0, 4.0]])
-    np.testing.assert_array_equal(np.asarray(t), [[1.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_array_equal(np.asarray(t.detach()), [[1.0, 2.0], [3.0, 4.0]])
     assert np.asarray(T([1, 2], dtype="int32")).dtype == np.int32
+
+
+@pytest.mark.parametrize("convert", [np.asarray, np.array, lambda t: np.asarray([t, t])])
+def test_numpy_conversion_of_a_tensor_that_requires_grad_raises_as_pytorch(convert):
+    # A silent detached copy would lose the gradient, e.g. through SciPy's compiled functions.
+    t = T([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
+        convert(t)
+    with pytest.raises(RuntimeError, match="requires grad"):
+        np.asarray(t * 2.0)
 
 
 def test_repr_shows_values_dtype_and_grad_fn():

@@ -742,6 +742,13 @@ class Tensor:
             return np.asarray(d)
 
     def __array__(self, dtype=None, copy=None):
+        # As PyTorch: NumPy's conversion (np.asarray, code compiled against NumPy) would
+        # silently cut the graph, so a tensor that requires grad refuses it.
+        if self._edge is not None:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                "instead (NumPy's conversion drops the graph: no gradient would reach it)."
+            )
         a = self.numpy()
         if dtype is not None:
             a = a.astype(dtype, copy=False)
