@@ -18,9 +18,11 @@ $(STAMP): pyproject.toml | $(VENV)/bin/python
 demo: $(STAMP)
 	$(PY) examples/demo.py
 
+# SCIPY_ARRAY_API=1: SciPy's Array API support, read when SciPy is first imported (the
+# third-party tests need it; tests/conftest.py sets it too, for pytest run by hand).
 test: $(STAMP)
-	$(PY) -m pytest -q -n 2 tests
-	CHAINRULE_BACKEND=array_api_strict $(PY) -m pytest -q -n 2 tests
+	SCIPY_ARRAY_API=1 $(PY) -m pytest -q -n 2 tests
+	SCIPY_ARRAY_API=1 CHAINRULE_BACKEND=array_api_strict $(PY) -m pytest -q -n 2 tests
 
 $(BENCH_STAMP): pyproject.toml | $(VENV)/bin/python
 	$(PY) -m pip install -q -e '.[bench]'

@@ -1,7 +1,8 @@
 """chainrule: define-by-run reverse-mode automatic differentiation over any Python Array API
 library. The package is itself an Array API namespace whose functions record gradients."""
 
-from . import _inplace, _namespace, autograd, fft, linalg, nn, optim, random  # noqa: F401 - _inplace binds on import
+# _inplace binds operators on import; _einops defines the backend einops finds (if installed).
+from . import _einops, _inplace, _namespace, autograd, fft, linalg, nn, optim, random  # noqa: F401
 from ._namespace import *  # noqa: F403
 from ._namespace import __array_namespace_info__  # noqa: F401 - public
 from ._tensor import Tensor, enable_grad, is_grad_enabled, no_grad, set_grad_enabled

@@ -548,8 +548,13 @@ def _setitem_vjp(xp, g, xs, out, p, needs):
     gx = gv = None
     if needs[0]:
         rg = raw(g)
-        keep = _backend.outside(_backend.namespace(rg), rg.shape, key)  # a constant mask
-        gx = xp.where(keep if rg is g else Tensor(keep, g._xp, None), g, 0.0)
+        rxp = _backend.namespace(rg)
+        keep = _backend.outside(rxp, rg.shape, key)  # a constant mask
+        # A write over every element leaves x no gradient at all (not zeros): values x held
+        # no longer matter, and a NaN among them (scikit-learn overwrites 0/0 so) must not
+        # reach the gradient through 0 * NaN further back.
+        if bool(rxp.any(keep)):
+            gx = xp.where(keep if rg is g else Tensor(keep, g._xp, None), g, 0.0)
     if needs[1]:
         gv = sum_to(xp, g[key], vshape)
     return [gx, gv]
