@@ -130,3 +130,23 @@ def test_in_place_cannot_turn_floats_into_integers():
     x = T([1, 2])
     with pytest.raises(TypeError):
         x += 1.5
+
+
+@pytest.mark.filterwarnings("ignore:invalid value")
+@pytest.mark.parametrize("key", [Ellipsis, slice(None), np.asarray(True)], ids=["...", ":", "True"])
+def test_a_write_over_every_element_keeps_a_nan_it_replaced_out_of_the_gradient(key):
+    # The pattern of scikit-learn's _incremental_mean_and_var: compute 0/0, then overwrite.
+    x = T([1.0, 4.0], requires_grad=True)
+    y = cr.sqrt(x - 2.0) * 1.0  # NaN at x = 1
+    y[T(key) if isinstance(key, np.ndarray) else key] = x * 3.0
+    (g,) = grad(cr.sum(y), x)
+    np.testing.assert_array_equal(N(g), [3.0, 3.0])
+
+
+@pytest.mark.filterwarnings("ignore:invalid value")
+def test_a_partial_write_still_sends_zero_gradient_to_the_replaced_elements():
+    x = T([1.0, 4.0, 9.0], requires_grad=True)
+    y = x * 2.0
+    y[0] = 7.0
+    (g,) = grad(cr.sum(y * y), x)
+    np.testing.assert_array_equal(N(g), [0.0, 32.0, 72.0])
