@@ -1,19 +1,18 @@
 """chainrule: define-by-run reverse-mode automatic differentiation over any Python Array API
 library. The package is itself an Array API namespace whose functions record gradients."""
 
-# _inplace binds operators on import; _einops defines the backend einops finds (if installed).
-from . import _einops, _inplace, _namespace, autograd, fft, linalg, nn, optim, random  # noqa: F401
+# _methods completes Tensor; _einops defines the backend einops finds (if installed).
+from . import _einops, _methods, autograd, fft, linalg, nn, optim, random  # noqa: F401
 from ._namespace import *  # noqa: F403
+from ._namespace import __all__ as _NAMESPACE
 from ._namespace import __array_namespace_info__  # noqa: F401 - public
 from ._tensor import Tensor, enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 
 __version__ = "0.1.0"
 __array_api_version__ = "2024.12"
 
-_PRIVATE = {
-    "annotations", "builtins", "inspect", "np",
-    "OPS", "as_tensor", "as_tensors", "normalize_axes", "raw", "to_backend_dtype",
-}  # fmt: skip
-__all__ = [n for n in dir(_namespace) if not n.startswith("_") and n not in _PRIVATE]
-__all__ += ["Tensor", "autograd", "fft", "linalg", "nn", "optim", "random"]
-__all__ += ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]
+__all__ = [
+    *_NAMESPACE,
+    "Tensor", "autograd", "fft", "linalg", "nn", "optim", "random",
+    "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
+]  # fmt: skip

@@ -68,6 +68,12 @@ def normalize(out, xp):
     return out
 
 
+def writable(a) -> bool:
+    """Whether `a` may be written in place (NumPy: its writeable flag; others: assumed, as
+    their in-place operators return a new array where they can't write)."""
+    return a.flags.writeable if a.__class__ is np.ndarray else True
+
+
 def owns_memory(a) -> bool:
     """Whether `a` is a writable NumPy array that is no view of another (unknown: False)."""
     return a.__class__ is np.ndarray and a.base is None and a.flags.writeable
@@ -76,6 +82,11 @@ def owns_memory(a) -> bool:
 def name_of(xp) -> str:
     name = getattr(xp, "__name__", None) or type(xp).__name__
     return name
+
+
+def namespace_named(name: str):
+    """The namespace whose name_of() is `name` (unpickling a tensor)."""
+    return importlib.import_module(name)
 
 
 # ----------------------------------------------------------------------------- default backend
@@ -206,6 +217,48 @@ def index_add(xp, g, p):
     positions = xp.reshape(xp.reshape(xp.arange(size), shape)[key], (-1,))
     onehot = xp.astype(xp.arange(size)[:, None] == positions[None, :], dtype)
     return xp.reshape(xp.matmul(onehot, xp.reshape(g, (-1,))), shape)
+
+
+def covers_all(shape, key) -> bool:
+    """Whether indexing an array of `shape` with `key` selects every element: decided from
+    the key's structure, and for a boolean mask from its values, except on lazy arrays
+    (Dask), where that would compute: then False. Integer arrays count as not covering."""
+    keys = key if isinstance(key, tuple) else (key,)
+
+    def width(k) -> int:  # the axes of the array that k indexes
+        if k is None or k is Ellipsis:
+            return 0
+        if isinstance(k, (int, slice)):
+            return 1
+        return k.ndim if dtype_kind(k.dtype) == "b" else 1
+
+    axis = 0
+    for k in keys:
+        if k is None:
+            continue
+        if k is Ellipsis:
+            axis = len(shape) - sum(width(j) for j in keys[keys.index(Ellipsis) + 1 :])
+        elif isinstance(k, int):
+            if shape[axis] != 1:
+                return False
+            axis += 1
+        elif isinstance(k, slice):
+            if len(range(*k.indices(shape[axis]))) != shape[axis]:
+                return False
+            axis += 1
+        elif dtype_kind(k.dtype) != "b" or _is_lazy(k):
+            return False
+        else:
+            if tuple(k.shape) != tuple(shape[axis : axis + k.ndim]):
+                return False
+            if not bool(namespace(k).all(k)):
+                return False
+            axis += k.ndim
+    return True
+
+
+def _is_lazy(a) -> bool:
+    return type(a).__module__.split(".")[0] == "dask"
 
 
 def outside(xp, shape, key):

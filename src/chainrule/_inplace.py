@@ -4,7 +4,8 @@ A write to a tensor that needs no grad happens in place, as the standard says (v
 and bumps its version, so that a node that saved it refuses to run. A write that involves a
 tensor needing grad is recorded as an operation: the tensor gets a new value and grad_fn, and
 the gradient flows to both its old value and the written one. A leaf that requires grad can't
-be written while grad mode is on; under no_grad (an optimizer step) it gets a new array."""
+be written while grad mode is on; under no_grad (an optimizer step) it gets a new array. So
+does a tensor whose memory a graph holds (an alias): copy-on-write."""
 
 from __future__ import annotations
 
@@ -28,18 +29,11 @@ from ._namespace import (
     remainder,
     subtract,
 )
+from ._node import AccumulateGrad, VersionCounter, inplace_writes
 from ._rules import OPS
-from ._tensor import (
-    _SCALARS,
-    ALIAS,
-    AccumulateGrad,
-    Tensor,
-    constant,
-    grad_mode,
-    inplace_writes,
-    mixed_error,
-    no_grad,
-)
+from ._tensor import _SCALARS, Tensor, constant, grad_mode, mixed_error, no_grad
+
+__all__ = ["INPLACE_OPERATORS", "setitem"]
 
 _LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
 
@@ -56,13 +50,18 @@ def _records(t: Tensor, value) -> bool:
 
 def _in_place_ok(t: Tensor) -> bool:
     """Whether t's array may be written in place: t needs no grad and aliases no graph."""
-    return t._edge is None and getattr(t, "_version", None) is not ALIAS
+    if t._edge is not None:
+        return False
+    vc = getattr(t, "_vc", None)
+    return vc is None or not vc.alias
 
 
 def _bump(t: Tensor) -> None:
-    cell = getattr(t, "_version", None)
-    if cell is not None:
-        cell[0] += 1
+    """Count a write to t's memory (shared with its views)."""
+    vc = getattr(t, "_vc", None)
+    if vc is None:
+        vc = t._vc = VersionCounter()
+    vc.value += 1
     inplace_writes[0] += 1
 
 
@@ -73,7 +72,7 @@ def _same_library(t: Tensor, value, name: str) -> None:
 
 def _take_value(t: Tensor, new: Tensor, name: str, recorded: bool = True) -> None:
     """Give t the value of `new` (and its history when recorded), which must keep t's shape
-    and dtype kind."""
+    and dtype kind. t's memory is new: it gets a counter of its own, one version on."""
     if new.shape != t.shape:
         raise ValueError(
             f"in-place {name}: the result has shape {new.shape}, "
@@ -88,7 +87,8 @@ def _take_value(t: Tensor, new: Tensor, name: str, recorded: bool = True) -> Non
     t._data = new._data
     if recorded:
         t._edge = new._edge
-        t._version = None
+    t._vc = VersionCounter(t._version + 1)
+    inplace_writes[0] += 1
 
 
 def _inplace_operator(op, raw_op, name: str):
@@ -110,11 +110,13 @@ def _inplace_operator(op, raw_op, name: str):
     return method
 
 
-def _setitem(self: Tensor, key, value) -> None:
+def setitem(self: Tensor, key, value) -> None:
+    """`t[key] = value`: in place, recorded, or copy-on-write (see the module docstring)."""
     key = _index_key(key, self._xp)
     if _records(self, value):
         v = value if value.__class__ is Tensor else constant(value, self._xp)
-        _take_value(self, OPS["setitem"]((self, v), (key, v.shape)), "setitem")
+        covered = _backend.covers_all(self._data.shape, key)
+        _take_value(self, OPS["setitem"]((self, v), (key, v.shape, covered)), "setitem")
         return
     _same_library(self, value, "setitem")
     v = value._data if value.__class__ is Tensor else value
@@ -122,12 +124,15 @@ def _setitem(self: Tensor, key, value) -> None:
         data = self._xp.asarray(self._data, copy=True)
         data[key] = v
         self._data = data
+        self._vc = VersionCounter(self._version + 1)
+        inplace_writes[0] += 1
         return
     self._data[key] = v
     _bump(self)
 
 
-def bind() -> None:
+INPLACE_OPERATORS = {
+    f"__i{name}__": _inplace_operator(op, raw_op, name)
     for name, op, raw_op in (
         ("add", add, operator.iadd),
         ("sub", subtract, operator.isub),
@@ -142,9 +147,5 @@ def bind() -> None:
         ("xor", bitwise_xor, operator.ixor),
         ("lshift", bitwise_left_shift, operator.ilshift),
         ("rshift", bitwise_right_shift, operator.irshift),
-    ):
-        setattr(Tensor, f"__i{name}__", _inplace_operator(op, raw_op, name))
-    Tensor.__setitem__ = _setitem
-
-
-bind()
+    )
+}

@@ -43,6 +43,50 @@ from ._tensor import Tensor, as_tensor, as_tensors, raw
 
 np = _backend.np
 
+# chainrule's namespace: the Array API standard's names, then chainrule's own (tensor,
+# logsumexp, softmax, log_softmax). chainrule/__init__.py exports exactly these.
+__all__ = [
+    # constants and data types
+    "e", "inf", "nan", "newaxis", "pi",
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float32", "float64", "complex64", "complex128",
+    # data type functions
+    "astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type",
+    # creation
+    "arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like",
+    "linspace", "meshgrid", "ones", "ones_like", "tril", "triu", "zeros", "zeros_like",
+    # elementwise
+    "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and",
+    "bitwise_invert", "bitwise_left_shift", "bitwise_or", "bitwise_right_shift", "bitwise_xor",
+    "ceil", "clip", "conj", "copysign", "cos", "cosh", "divide", "equal", "exp", "expm1",
+    "floor", "floor_divide", "greater", "greater_equal", "hypot", "imag", "isfinite", "isinf",
+    "isnan", "less", "less_equal", "log", "log1p", "log2", "log10", "logaddexp", "logical_and",
+    "logical_not", "logical_or", "logical_xor", "maximum", "minimum", "multiply", "negative",
+    "nextafter", "not_equal", "positive", "pow", "real", "reciprocal", "remainder", "round",
+    "sign", "signbit", "sin", "sinh", "sqrt", "square", "subtract", "tan", "tanh", "trunc",
+    # indexing
+    "take", "take_along_axis",
+    # linear algebra
+    "matmul", "matrix_transpose", "tensordot", "vecdot",
+    # manipulation
+    "broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis",
+    "permute_dims", "repeat", "reshape", "roll", "squeeze", "stack", "tile", "unstack",
+    # searching
+    "argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where",
+    # sets
+    "unique_all", "unique_counts", "unique_inverse", "unique_values",
+    # sorting
+    "argsort", "sort",
+    # statistics
+    "cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var",
+    # utility
+    "all", "any", "diff",
+    # inspection
+    "__array_namespace_info__",
+    # chainrule's own
+    "tensor", "logsumexp", "softmax", "log_softmax",
+]  # fmt: skip
+
 
 # ----------------------------------------------------------------------------- elementwise
 
@@ -520,7 +564,8 @@ def _index_key(key, xp):
     return keys + (Ellipsis,) if basic else keys
 
 
-def _getitem(x, key):
+def getitem(x, key):
+    """x[key], differentiable (Tensor.__getitem__)."""
     return OPS["getitem"](x, (_index_key(key, x._xp), x._data.shape, x._data.dtype))
 
 
@@ -940,72 +985,3 @@ def meshgrid(*arrays, indexing="xy"):
         one[axis] = a.size
         grids.append(broadcast_to(reshape(a, tuple(one)), tuple(shape)))
     return grids
-
-
-# ----------------------------------------------------------------------------- Tensor methods
-
-
-def _reflect(op):
-    def reflected(self, other):
-        return op(other, self)
-
-    return reflected
-
-
-def _tensor_sum(self, axis=None, keepdims=False, dtype=None):
-    return sum(self, axis=axis, keepdims=keepdims, dtype=dtype)
-
-
-def _tensor_mean(self, axis=None, keepdims=False):
-    return mean(self, axis=axis, keepdims=keepdims)
-
-
-def _tensor_reshape(self, *shape):
-    if len(shape) == 1 and not isinstance(shape[0], int):
-        shape = shape[0]
-    return reshape(self, shape)
-
-
-def _bind_tensor_methods() -> None:
-    from . import _interop
-
-    T = Tensor
-    for name, op in {
-        "add": add, "sub": subtract, "mul": multiply, "truediv": divide,
-        "floordiv": floor_divide, "mod": remainder, "pow": pow, "matmul": matmul,
-    }.items():  # fmt: skip
-        setattr(T, f"__{name}__", op)
-        setattr(T, f"__r{name}__", _reflect(op))
-    for name, op in {
-        "and": bitwise_and, "or": bitwise_or, "xor": bitwise_xor,
-        "lshift": bitwise_left_shift, "rshift": bitwise_right_shift,
-    }.items():  # fmt: skip
-        setattr(T, f"__{name}__", op)
-        setattr(T, f"__r{name}__", _reflect(op))
-    T.__neg__ = negative
-    T.__pos__ = positive
-    T.__abs__ = abs
-    T.__invert__ = bitwise_invert
-    T.__eq__ = equal
-    T.__ne__ = not_equal
-    T.__lt__ = less
-    T.__le__ = less_equal
-    T.__gt__ = greater
-    T.__ge__ = greater_equal
-    T.__getitem__ = _getitem
-    # NumPy's ufuncs and functions dispatch to chainrule (so `ndarray * t` is a Tensor too).
-    T.__array_ufunc__ = _interop.array_ufunc
-    T.__array_function__ = _interop.array_function
-    T.__array_namespace__ = _interop.array_namespace
-    T.__dlpack__ = _interop.dlpack
-    T.__dlpack_device__ = _interop.dlpack_device
-    T.to_device = _interop.to_device
-    T.sum = _tensor_sum
-    T.mean = _tensor_mean
-    T.reshape = _tensor_reshape
-    T.abs = abs
-    T.T = property(lambda self: permute_dims(self, tuple(range(self.ndim))[::-1]))
-    T.mT = property(matrix_transpose)
-
-
-_bind_tensor_methods()

@@ -1,31 +1,40 @@
-"""THE table of derivative rules: every primitive as a forward on raw arrays and its VJPs.
+"""THE table of derivative rules: every primitive as a forward on raw arrays and its VJP.
 
 Each rule is written once against a namespace `xp`: the engine calls it with the backend's
 namespace and raw arrays for a first-order backward, and with chainrule's namespace and
 tensors under create_graph, so every rule differentiates again, to any order.
-Signatures: forward `(xp, x, p)`, unary VJP `(xp, g, x, out, p)`, binary VJP
-`(xp, g, x, y, out)`, n-ary VJP `(xp, g, xs, out, p, needs)`; `p` holds static parameters."""
+Every VJP has the one signature of `_node.Rule`: `(xp, g, saved, p, needs)`. The declaration
+helpers below let one-input and two-input rules write just the formula of each derivative:
+unary `(xp, g, x, out, p)`, binary `(xp, g, x, y, out)`; `saves` names the values each reads
+("x", "y", "out")."""
 
 from __future__ import annotations
 
+import functools
 import math
+import types
 
 from . import _backend
 from ._backend import count, expand_reduced, sum_to
-from ._tensor import (
-    Rule,
-    Tensor,
-    binary_primitive,
-    binary_save,
-    multi_primitive,
-    nary_primitive,
-    raw,
-    unary_primitive,
-    unary_save,
-)
+from ._node import OUT, Rule
+from ._tensor import binary_primitive, primitive, unary_primitive
+
+__all__ = ["OPS", "RULES", "EXTRAS", "raw_namespace"]
 
 RULES: dict[str, Rule] = {}
 OPS: dict[str, object] = {}
+# The functions VJPs call beyond the standard, by name: linear primitives that are other
+# primitives' VJPs (`xp.index_add(g, p)`), and `outside`. Both namespaces a VJP runs with
+# offer them: raw_namespace(xp) here, chainrule's in the engine.
+EXTRAS: list[str] = []
+
+_SLOTS = {"x": 0, "y": 1, "out": OUT}
+
+
+def _slots(names: str) -> tuple:
+    """A derivative's saved slots from the names it reads ("x", "y", "out")."""
+    slots = tuple(_SLOTS[n] for n in names.split())
+    return slots
 
 
 def _register(rule: Rule, factory):
@@ -37,44 +46,78 @@ def _register(rule: Rule, factory):
     return op
 
 
-def unary(name, fwd, vjp, save="", *, view=False):
-    """`view`: the forward may return a view of x (then so does its result)."""
-    rule = Rule(name, fwd, unary_save(save), vjp=vjp, view=view)
+def unary(name, fwd, vjp, saves="", *, view=False):
+    """A one-input rule; `vjp(xp, g, x, out, p)` returns x's gradient."""
+    if saves:
+
+        def rule_vjp(xp, g, s, p, needs):
+            return (vjp(xp, g, s[0], s[1], p),)
+    else:
+
+        def rule_vjp(xp, g, s, p, needs):
+            return (vjp(xp, g, None, None, p),)
+
+    rule = Rule(name, fwd, rule_vjp, (_slots(saves),), view=view)
     return _register(rule, unary_primitive)
 
 
 elementwise = unary  # one-input elementwise functions: unary rules without parameters
 
+_NOTHING = (None, None, None)
+
 
 def binary(name, fwd, dx, dy, *, broadcast=True):
-    """`dx`, `dy`: (vjp, what it needs among 'x', 'y', 'out')."""
-    rule = Rule(name, fwd, binary_save(dx[1], dy[1]), dx=dx[0], dy=dy[0], elementwise=broadcast)
+    """A two-input rule; `dx`, `dy`: (formula `(xp, g, x, y, out)`, the names it reads).
+    `broadcast`: elementwise, gradients are summed back to each input's shape."""
+    fx, fy = dx[0], dy[0]
+
+    def rule_vjp(xp, g, s, p, needs):
+        x, y, out = _NOTHING if s is None else s
+        return (
+            fx(xp, g, x, y, out) if needs[0] else None,
+            fy(xp, g, x, y, out) if needs[1] else None,
+        )
+
+    rule = Rule(name, fwd, rule_vjp, (_slots(dx[1]), _slots(dy[1])), elementwise=broadcast)
     return _register(rule, binary_primitive)
 
 
-def nary(name, fwd, vjp, save="", *, broadcast=False):
-    rule = Rule(name, fwd, ("inputs" in save, "out" in save), vjp=vjp, elementwise=broadcast)
-    return _register(rule, nary_primitive)
-
-
-def multi(name, fwd, vjp, save="", *, view=False):
-    rule = Rule(name, fwd, ("inputs" in save, "out" in save), vjp=vjp, view=view)
-    return _register(rule, multi_primitive)
+def nary(name, fwd, vjp, saves, *, variadic=False, multi=False, broadcast=False, view=False):
+    """A rule over a sequence of inputs, its VJP in the one signature; `saves` per input
+    (one entry for every input of a variadic rule): a tuple of input indices and OUT."""
+    rule = Rule(
+        name, fwd, vjp, saves, variadic=variadic, multi=multi, elementwise=broadcast, view=view
+    )
+    return _register(rule, primitive)
 
 
 def linear_pair(name, fwd, adjoint, adjoint_fwd, *, view=False):
     """Two linear primitives, each the other's VJP (getitem and index_add, take and take_add):
-    a VJP applies the other's forward on raw arrays, or records the other op on tensors, so
-    both differentiate to any order. Forwards are `(xp, x, p)`; both share `p`."""
+    a VJP calls the other through the namespace (`xp.index_add(g, p)`), which applies its
+    forward on raw arrays or records it on tensors, so both differentiate to any order.
+    Forwards are `(xp, x, p)`; both share `p`."""
+    unary(name, fwd, lambda xp, g, x, out, p: getattr(xp, adjoint)(g, p), view=view)
+    unary(adjoint, adjoint_fwd, lambda xp, g, x, out, p: getattr(xp, name)(g, p))
+    EXTRAS.extend((name, adjoint))
 
-    def vjp_by(other: str, other_fwd):
-        def vjp(xp, g, x, out, p):
-            return OPS[other](g, p) if g.__class__ is Tensor else other_fwd(xp, g, p)
 
-        return vjp
+_raw_namespaces: dict[int, types.ModuleType] = {}
 
-    unary(name, fwd, vjp_by(adjoint, adjoint_fwd), view=view)
-    unary(adjoint, adjoint_fwd, vjp_by(name, fwd))
+
+def raw_namespace(xp) -> types.ModuleType:
+    """The namespace first-order VJPs run with: backend namespace `xp` and the EXTRAS."""
+    ns = _raw_namespaces.get(id(xp))
+    if ns is None:
+        ns = types.ModuleType(f"chainrule.rules[{_backend.name_of(xp)}]")
+        ns.__dict__.update({k: getattr(xp, k) for k in dir(xp) if not k.startswith("__")})
+        for extension in ("linalg", "fft"):  # some libraries serve these on demand
+            if extension not in ns.__dict__ and hasattr(xp, extension):
+                ns.__dict__[extension] = getattr(xp, extension)
+        for extra in EXTRAS:
+            ns.__dict__[extra] = functools.partial(RULES[extra].fwd, xp)
+        ns.outside = lambda g, key: _backend.outside(xp, g.shape, key)
+        _raw_namespaces[id(xp)] = ns
+    return ns
 
 
 # --------------------------------------------------------------------- elementwise, one input
@@ -167,7 +210,7 @@ binary(
 )  # fmt: skip
 binary(
     "divide", lambda xp, x, y: x / y,
-    (lambda xp, g, x, y, out: g / y, "y"), (lambda xp, g, x, y, out: -g * x / (y * y), "xy"),
+    (lambda xp, g, x, y, out: g / y, "y"), (lambda xp, g, x, y, out: -g * x / (y * y), "x y"),
 )  # fmt: skip
 
 
@@ -190,11 +233,11 @@ def _pow_dy(xp, g, x, y, out):
     return g * xp.where(x == 0, 0.0, out * xp.log(xp.where(x == 0, 1.0, x)))
 
 
-binary("pow", lambda xp, x, y: x**y, (_pow_dx, "xy"), (_pow_dy, "x out"))
+binary("pow", lambda xp, x, y: x**y, (_pow_dx, "x y"), (_pow_dy, "x out"))
 binary(
     "atan2", lambda xp, x, y: xp.atan2(x, y),
-    (lambda xp, g, x, y, out: g * y / (x * x + y * y), "xy"),
-    (lambda xp, g, x, y, out: -g * x / (x * x + y * y), "xy"),
+    (lambda xp, g, x, y, out: g * y / (x * x + y * y), "x y"),
+    (lambda xp, g, x, y, out: -g * x / (x * x + y * y), "x y"),
 )  # fmt: skip
 
 
@@ -206,13 +249,13 @@ def _pick(xp, g, x, y, sign):
 
 binary(
     "maximum", lambda xp, x, y: xp.maximum(x, y),
-    (lambda xp, g, x, y, out: _pick(xp, g, x, y, 1), "xy"),
-    (lambda xp, g, x, y, out: _pick(xp, g, y, x, 1), "xy"),
+    (lambda xp, g, x, y, out: _pick(xp, g, x, y, 1), "x y"),
+    (lambda xp, g, x, y, out: _pick(xp, g, y, x, 1), "x y"),
 )  # fmt: skip
 binary(
     "minimum", lambda xp, x, y: xp.minimum(x, y),
-    (lambda xp, g, x, y, out: _pick(xp, g, x, y, -1), "xy"),
-    (lambda xp, g, x, y, out: _pick(xp, g, y, x, -1), "xy"),
+    (lambda xp, g, x, y, out: _pick(xp, g, x, y, -1), "x y"),
+    (lambda xp, g, x, y, out: _pick(xp, g, y, x, -1), "x y"),
 )  # fmt: skip
 # floor_divide: piecewise constant, zero gradient. remainder: x - floor(x / y) * y.
 binary(
@@ -222,7 +265,7 @@ binary(
 )  # fmt: skip
 binary(
     "remainder", lambda xp, x, y: x % y,
-    (lambda xp, g, x, y, out: g, ""), (lambda xp, g, x, y, out: -g * xp.floor(x / y), "xy"),
+    (lambda xp, g, x, y, out: g, ""), (lambda xp, g, x, y, out: -g * xp.floor(x / y), "x y"),
 )  # fmt: skip
 
 
@@ -445,8 +488,8 @@ def _matmul_grads(xp, g, x, y, want_x: bool):
 
 binary(
     "matmul", lambda xp, x, y: xp.matmul(x, y),
-    (lambda xp, g, x, y, out: _matmul_grads(xp, g, x, y, True), "xy"),
-    (lambda xp, g, x, y, out: _matmul_grads(xp, g, x, y, False), "xy"),
+    (lambda xp, g, x, y, out: _matmul_grads(xp, g, x, y, True), "x y"),
+    (lambda xp, g, x, y, out: _matmul_grads(xp, g, x, y, False), "x y"),
     broadcast=False,
 )  # fmt: skip
 
@@ -485,7 +528,10 @@ unary(
 )
 
 
-def _concat_vjp(xp, g, xs, out, p, needs):
+# Variadic rules: one save entry for every input.
+
+
+def _concat_vjp(xp, g, s, p, needs):
     axis, sizes = p
     grads = []
     start = 0
@@ -496,31 +542,28 @@ def _concat_vjp(xp, g, xs, out, p, needs):
     return grads
 
 
-nary(
-    "concat",
-    lambda xp, xs, p: xp.concat(xs, axis=p[0]),
-    _concat_vjp,
-)
+nary("concat", lambda xp, xs, p: xp.concat(xs, axis=p[0]), _concat_vjp, ((),), variadic=True)
 
 
-def _stack_vjp(xp, g, xs, out, p, needs):
+def _stack_vjp(xp, g, s, p, needs):
     lead = (slice(None),) * p
     return [g[lead + (i, ...)] if need else None for i, need in enumerate(needs)]
 
 
-nary("stack", lambda xp, xs, p: xp.stack(xs, axis=p), _stack_vjp)
+nary("stack", lambda xp, xs, p: xp.stack(xs, axis=p), _stack_vjp, ((),), variadic=True)
 
 
-def _where_vjp(xp, g, xs, out, p, needs):
-    c = xs[0]
-    return [
+def _where_vjp(xp, g, s, p, needs):
+    c = s[0]
+    return (
         None,
         xp.where(c, g, 0.0) if needs[1] else None,
         xp.where(c, 0.0, g) if needs[2] else None,
-    ]
+    )
 
 
-nary("where", lambda xp, xs, p: xp.where(*xs), _where_vjp, "inputs", broadcast=True)
+# where(condition, x1, x2): the condition gets no gradient; x1 and x2 read it.
+nary("where", lambda xp, xs, p: xp.where(*xs), _where_vjp, ((), (0,), (0,)), broadcast=True)
 
 
 # ----------------------------------------------------------------------------- indexing
@@ -533,7 +576,8 @@ linear_pair("take", lambda xp, x, p: xp.take(x, p[0], axis=p[1]), "take_add", _b
 
 
 # ----------------------------------------------------------------------------- writes
-# setitem: out = x with out[key] = v (v broadcast to x[key]). p = (key, v's shape).
+# setitem: out = x with out[key] = v (v broadcast to x[key]). p = (key, v's shape, whether
+# the key covers every element of x).
 
 
 def _setitem_fwd(xp, xs, p):
@@ -543,24 +587,17 @@ def _setitem_fwd(xp, xs, p):
     return out
 
 
-def _setitem_vjp(xp, g, xs, out, p, needs):
-    key, vshape = p
-    gx = gv = None
-    if needs[0]:
-        rg = raw(g)
-        rxp = _backend.namespace(rg)
-        keep = _backend.outside(rxp, rg.shape, key)  # a constant mask
-        # A write over every element leaves x no gradient at all (not zeros): values x held
-        # no longer matter, and a NaN among them (scikit-learn overwrites 0/0 so) must not
-        # reach the gradient through 0 * NaN further back.
-        if bool(rxp.any(keep)):
-            gx = xp.where(keep if rg is g else Tensor(keep, g._xp, None), g, 0.0)
-    if needs[1]:
-        gv = sum_to(xp, g[key], vshape)
-    return [gx, gv]
+def _setitem_vjp(xp, g, s, p, needs):
+    key, vshape, covered = p
+    # A write over every element leaves x no gradient at all (not zeros): the values x held
+    # no longer matter, and a NaN among them (scikit-learn overwrites a 0/0 so) must not reach
+    # the gradient through 0 * NaN further back.
+    gx = xp.where(xp.outside(g, key), g, 0.0) if needs[0] and not covered else None
+    gv = sum_to(xp, g[key], vshape) if needs[1] else None
+    return (gx, gv)
 
 
-nary("setitem", _setitem_fwd, _setitem_vjp)
+nary("setitem", _setitem_fwd, _setitem_vjp, ((), ()))
 
 
 # ----------------------------------------------------------------------------- repeat, roll, tile
@@ -595,13 +632,20 @@ unary("tile", lambda xp, x, p: xp.tile(x, p[0]), _tile_vjp)
 # ----------------------------------------------------------------------------- unstack
 
 
-def _unstack_vjp(xp, g, xs, outs, p, needs):
+def _unstack_vjp(xp, g, s, p, needs):
     # Outputs that received no gradient contribute zeros (all outputs share shape and dtype).
     zero = xp.zeros_like(next(gi for gi in g if gi is not None))
-    return [xp.stack([zero if gi is None else gi for gi in g], axis=p)]
+    return (xp.stack([zero if gi is None else gi for gi in g], axis=p),)
 
 
-multi("unstack", lambda xp, xs, p: xp.unstack(xs[0], axis=p), _unstack_vjp, view=True)
+nary(
+    "unstack",
+    lambda xp, xs, p: xp.unstack(xs[0], axis=p),
+    _unstack_vjp,
+    ((),),
+    multi=True,
+    view=True,
+)
 
 
 # ----------------------------------------------------------------------------- take_along_axis
@@ -620,22 +664,14 @@ linear_pair(
 
 # ----------------------------------------------------------------------------- linalg extension
 # The primitives of chainrule.linalg, for real floating inputs. Forwards call the backend's
-# `xp.linalg`; VJPs use standard functions, and inv, solve and diagonal through the helpers
-# below (chainrule's own ops under create_graph), so they differentiate again. mT(a) is the
-# matrix transpose. cholesky and eigh read only one triangle of a matrix taken as symmetric:
-# their gradient is the symmetric one, as in PyTorch.
+# `xp.linalg`; VJPs use standard functions and `xp.linalg` (chainrule.linalg under
+# create_graph), so they differentiate again. mT(a) is the matrix transpose. cholesky and
+# eigh read only one triangle of a matrix taken as symmetric: their gradient is the symmetric
+# one, as in PyTorch.
 
 
 def _mT(xp, a):
     return xp.matrix_transpose(a)
-
-
-def _inv(xp, a):
-    return linalg_inv(a) if a.__class__ is Tensor else xp.linalg.inv(a)
-
-
-def _solve(xp, a, b):
-    return linalg_solve((a, b)) if a.__class__ is Tensor else xp.linalg.solve(a, b)
 
 
 def _gap_inverse(xp, d, offdiagonal):
@@ -667,7 +703,7 @@ linear_pair(
 )
 
 # inv: d(A^-1) = -A^-1 dA A^-1, so gA = -out^T g out^T.
-linalg_inv = unary(
+unary(
     "linalg_inv",
     lambda xp, x, p: xp.linalg.inv(x),
     lambda xp, g, x, out, p: -(_mT(xp, out) @ g @ _mT(xp, out)),
@@ -678,43 +714,47 @@ linalg_inv = unary(
 def _det_vjp(xp, g, x, out, p):
     # d det(A) = det(A) tr(A^-1 dA): gA = g det(A) A^-T (A must be invertible).
     scale = xp.expand_dims(xp.expand_dims(g * out, axis=-1), axis=-1)
-    return scale * _mT(xp, _inv(xp, x))
+    return scale * _mT(xp, xp.linalg.inv(x))
 
 
 unary("linalg_det", lambda xp, x, p: xp.linalg.det(x), _det_vjp, "x out")
 
 
-def _slogdet_vjp(xp, g, xs, outs, p, needs):
+def _slogdet_vjp(xp, g, s, p, needs):
     # The sign is piecewise constant (no gradient); d log|det A| = tr(A^-1 dA): gA = g A^-T.
     if g[1] is None:
-        return [None]
+        return (None,)
     scale = xp.expand_dims(xp.expand_dims(g[1], axis=-1), axis=-1)
-    return [scale * _mT(xp, _inv(xp, xs[0]))]
+    return (scale * _mT(xp, xp.linalg.inv(s[0])),)
 
 
-multi("linalg_slogdet", lambda xp, xs, p: tuple(xp.linalg.slogdet(xs[0])), _slogdet_vjp, "inputs")
+nary(
+    "linalg_slogdet",
+    lambda xp, xs, p: tuple(xp.linalg.slogdet(xs[0])),
+    _slogdet_vjp,
+    ((0,),),
+    multi=True,
+)
 
 
-def _solve_vjp(xp, g, xs, out, p, needs):
+def _solve_vjp(xp, g, s, p, needs):
     # A X = B: gB = solve(A^T, g), gA = -gB X^T, each summed over the batch axes it was
     # broadcast along. A 1-D B is one vector for every matrix of A.
-    a, b = xs
+    a, b, out = s
     at = _mT(xp, a)
     if b.ndim == 1:
-        gb = _solve(xp, at, xp.expand_dims(g, axis=-1))[..., 0]
+        gb = xp.linalg.solve(at, xp.expand_dims(g, axis=-1))[..., 0]
         ga = -(xp.expand_dims(gb, axis=-1) * xp.expand_dims(out, axis=-2)) if needs[0] else None
     else:
-        gb = _solve(xp, at, g)
+        gb = xp.linalg.solve(at, g)
         ga = -(gb @ _mT(xp, out)) if needs[0] else None
-    return [
+    return (
         None if ga is None else sum_to(xp, ga, a.shape),
         sum_to(xp, gb, b.shape) if needs[1] else None,
-    ]
+    )
 
 
-linalg_solve = nary(
-    "linalg_solve", lambda xp, xs, p: xp.linalg.solve(*xs), _solve_vjp, "inputs out"
-)
+nary("linalg_solve", lambda xp, xs, p: xp.linalg.solve(*xs), _solve_vjp, ((0, 1, OUT),) * 2)
 
 
 def _cholesky_vjp(xp, g, x, out, p):
@@ -724,7 +764,7 @@ def _cholesky_vjp(xp, g, x, out, p):
     lt = _mT(xp, out)
     w = xp.tril(lt @ g)
     s = (w + _mT(xp, xp.tril(w, k=-1))) / 2
-    return _solve(xp, lt, _mT(xp, _solve(xp, lt, s)))
+    return xp.linalg.solve(lt, _mT(xp, xp.linalg.solve(lt, s)))
 
 
 unary("linalg_cholesky", lambda xp, x, p: xp.linalg.cholesky(x), _cholesky_vjp, "out")
@@ -740,12 +780,12 @@ def _qr_square_or_tall(xp, gq, gr, q, r):
     b = q @ (xp.triu(c) + _mT(xp, xp.triu(c, k=1)))
     if gq is not None:
         b = b + gq
-    return _mT(xp, _solve(xp, r, _mT(xp, b)))
+    return _mT(xp, xp.linalg.solve(r, _mT(xp, b)))
 
 
-def _qr_vjp(xp, g, xs, outs, p, needs):
+def _qr_vjp(xp, g, s, p, needs):
     gq, gr = g
-    q, r = outs
+    _, q, r = s
     m, n = q.shape[-2], r.shape[-1]
     if m > n and p == "complete":
         raise NotImplementedError(
@@ -753,45 +793,53 @@ def _qr_vjp(xp, g, xs, outs, p, needs):
             "columns is not implemented (Q's extra columns are not unique); use mode='reduced'"
         )
     if m >= n:
-        return [_qr_square_or_tall(xp, gq, gr, q, r)]
+        return (_qr_square_or_tall(xp, gq, gr, q, r),)
     # Wide (m < n): A = [X | Y] with X = QU square and Y = QV. Then gY = Q gV, and X is
     # a square QR whose gQ gains Y gV^T.
     u, v = r[..., :m], r[..., m:]
     gu, gv = (None, xp.zeros_like(v)) if gr is None else (gr[..., :m], gr[..., m:])
     y_gv = (q @ v) @ _mT(xp, gv)
     gq = y_gv if gq is None else gq + y_gv
-    return [xp.concat([_qr_square_or_tall(xp, gq, gu, q, u), q @ gv], axis=-1)]
+    return (xp.concat([_qr_square_or_tall(xp, gq, gu, q, u), q @ gv], axis=-1),)
 
 
-multi("linalg_qr", lambda xp, xs, p: tuple(xp.linalg.qr(xs[0], mode=p)), _qr_vjp, "out")
+nary(
+    "linalg_qr",
+    lambda xp, xs, p: tuple(xp.linalg.qr(xs[0], mode=p)),
+    _qr_vjp,
+    ((OUT,),),
+    multi=True,
+)
 
 
-def _eigh_vjp(xp, g, xs, outs, p, needs):
+def _eigh_vjp(xp, g, s, p, needs):
     # A = V diag(w) V^T: gA = V (diag(gw) + F o (X - X^T) / 2) V^T, X = V^T gV,
     # F_ij = 1 / (w_j - w_i): inf/NaN for repeated eigenvalues, as in PyTorch.
     gw, gv = g
-    w, v = outs
+    _, w, v = s
     vt = _mT(xp, v)
     if gv is None:
-        return [(v * xp.expand_dims(gw, axis=-2)) @ vt]
+        return ((v * xp.expand_dims(gw, axis=-2)) @ vt,)
     x = vt @ gv
     inner = _gap_inverse(xp, w, p) * ((x - _mT(xp, x)) / 2)
     if gw is not None:
         inner = xp.where(p, inner, xp.expand_dims(gw, axis=-2))
-    return [v @ inner @ vt]
+    return (v @ inner @ vt,)
 
 
-multi("linalg_eigh", lambda xp, xs, p: tuple(xp.linalg.eigh(xs[0])), _eigh_vjp, "out")
+nary(
+    "linalg_eigh", lambda xp, xs, p: tuple(xp.linalg.eigh(xs[0])), _eigh_vjp, ((OUT,),), multi=True
+)
 
 
-def _svd_vjp(xp, g, xs, outs, p, needs):
+def _svd_vjp(xp, g, saved, p, needs):
     # A = U diag(s) Vh, k = min(m, n), V = Vh^T, X = U^T gU, Y = V^T gV, F_ij = 1/(s_j^2 - s_i^2):
     # gA = U (diag(gS) + (F o (X - X^T)) diag(s) + diag(s) (F o (Y - Y^T))) Vh
     #      + (I - U U^T) gU diag(1/s) Vh + U diag(1/s) gV^T (I - V V^T).
     # Repeated singular values give inf/NaN (when gU or gVh is used), as in PyTorch.
     full, offdiagonal = p
     gu, gs, gvh = g
-    u, s, vh = outs
+    _, u, s, vh = saved
     m, n, k = u.shape[-2], vh.shape[-1], s.shape[-1]
     if full and m != n:
         if gu is not None or gvh is not None:
@@ -802,7 +850,7 @@ def _svd_vjp(xp, g, xs, outs, p, needs):
             )
         u, vh = u[..., :k], vh[..., :k, :]
     if gu is None and gvh is None:
-        return [(u * xp.expand_dims(gs, axis=-2)) @ vh]
+        return ((u * xp.expand_dims(gs, axis=-2)) @ vh,)
     s_col, s_row = xp.expand_dims(s, axis=-1), xp.expand_dims(s, axis=-2)
     f = _gap_inverse(xp, s * s, offdiagonal)
     inner = None
@@ -820,14 +868,15 @@ def _svd_vjp(xp, g, xs, outs, p, needs):
         ga = ga + ((gu - u @ x) / s_row) @ vh
     if gvh is not None and n > k:
         ga = ga + u @ ((gvh - _mT(xp, y) @ vh) / s_col)
-    return [ga]
+    return (ga,)
 
 
-multi(
+nary(
     "linalg_svd",
     lambda xp, xs, p: tuple(xp.linalg.svd(xs[0], full_matrices=p[0])),
     _svd_vjp,
-    "out",
+    ((OUT,),),
+    multi=True,
 )
 
 

@@ -1,420 +1,95 @@
-"""Tensor, graph nodes, the primitive factories that record them, and grad mode.
+"""Tensor, defined here once, and the primitive factories that run a rule's forward on raw
+arrays and record its Node.
 
-A tensor holds a raw backend array, its namespace, and `_edge`: None when it needs no gradient,
-else where its gradient goes: the node that made it (a Port for output i of a node with several
-outputs), or for a leaf its AccumulateGrad.
-Derivative rules live in `_rules`; the engine that walks nodes lives in `autograd._engine`."""
+A tensor holds a raw backend array, its namespace, and `_edge`: None when it needs no
+gradient, else where its gradient goes: the node that made it (a Port for output i of a node
+with several outputs), or for a leaf its AccumulateGrad. Operators and array methods that
+need the namespace layer are bound from the one table in `_methods`."""
 
 from __future__ import annotations
 
-import os
-import threading
-import traceback
-import weakref
+import copy
+from typing import Any
 
 from . import _backend
 from ._backend import ndarray
+from ._mode import enable_grad, grad_mode, is_grad_enabled, no_grad, set_grad_enabled
+from ._node import (
+    AccumulateGrad,
+    Node,
+    Port,
+    Rule,
+    VersionCounter,
+    node_of,
+    remember,
+)
+
+__all__ = [
+    "Tensor",
+    "as_tensor",
+    "as_tensors",
+    "binary_primitive",
+    "constant",
+    "enable_grad",
+    "grad_mode",
+    "is_grad_enabled",
+    "mixed_error",
+    "no_grad",
+    "primitive",
+    "raw",
+    "set_grad_enabled",
+    "unary_primitive",
+    "version_counter",
+]
 
 _SCALARS = (bool, int, float, complex)
 
 
-# ----------------------------------------------------------------------------- grad mode
+# ----------------------------------------------------------------------------- versions
 
 
-class _GradMode(threading.local):
-    enabled = True
-    anomaly = False  # detect_anomaly: nodes remember where they were created
+def version_counter(t: Tensor) -> VersionCounter:
+    """t's version counter, made on first use (most tensors never need one)."""
+    vc = getattr(t, "_vc", None)
+    if vc is None:
+        vc = t._vc = VersionCounter()
+    return vc
 
 
-grad_mode = _GradMode()
-
-
-class _ModeContext:
-    """Context manager and decorator that sets grad mode to `mode` for its duration."""
-
-    __slots__ = ("mode", "prev")
-
-    def __init__(self, mode: bool) -> None:
-        self.mode = mode
-        self.prev: list[bool] = []
-
-    def __enter__(self):
-        self.prev.append(grad_mode.enabled)
-        grad_mode.enabled = self.mode
-
-    def __exit__(self, *exc) -> None:
-        grad_mode.enabled = self.prev.pop()
-
-    def __call__(self, fn):
-        mode = self.mode
-
-        def wrapper(*args, **kwargs):
-            with _ModeContext(mode):
-                return fn(*args, **kwargs)
-
-        wrapper.__name__ = getattr(fn, "__name__", "wrapper")
-        wrapper.__qualname__ = getattr(fn, "__qualname__", "wrapper")
-        wrapper.__doc__ = getattr(fn, "__doc__", None)
-        wrapper.__wrapped__ = fn
-        return wrapper
-
-
-class no_grad(_ModeContext):
-    """Disable recording of operations (context manager or decorator)."""
-
-    def __init__(self) -> None:
-        super().__init__(False)
-
-
-class enable_grad(_ModeContext):
-    """Enable recording of operations (context manager or decorator)."""
-
-    def __init__(self) -> None:
-        super().__init__(True)
-
-
-class set_grad_enabled(_ModeContext):
-    """Set grad mode to `mode`: at once when called, and as a context manager or decorator."""
-
-    def __init__(self, mode: bool) -> None:
-        super().__init__(bool(mode))
-        self.prev.append(grad_mode.enabled)
-        grad_mode.enabled = self.mode
-
-    def __enter__(self):
-        return None
-
-    def __call__(self, fn):
-        grad_mode.enabled = self.prev.pop()
-        return super().__call__(fn)
-
-
-def is_grad_enabled() -> bool:
-    return grad_mode.enabled
-
-
-# ----------------------------------------------------------------------------- nodes
-
-
-class Node:
-    """One recorded primitive: edges to its inputs' nodes and what its rule saved.
-
-    `saved` is a tuple laid out by the node kind, or None once released by a backward
-    without retain_graph (nodes that saved nothing share a NOTHING_SAVED tuple, which is
-    never released: they can run again, as in PyTorch).
-    A saved input is its raw array, never the tensor object: under create_graph it is
-    rewrapped as a tensor on the input's edge (so gradients reach its history), and no node
-    keeps a leaf alive (no leaf -> .grad -> node -> leaf cycle). A saved output is the raw
-    array, wrapped on demand with this node as its grad_fn (no out -> node cycle). Saved
-    tuples of arrays hold no node, so the cyclic GC soon stops tracking them.
-
-    `apply(g, xp, ns)` returns one gradient (or None) per edge: with `ns` None it runs the rule
-    on raw arrays of namespace `xp`; else on tensors, with `ns` (chainrule) as namespace."""
-
-    __slots__ = ("rule", "edges", "saved", "params", "trace", "__weakref__")
-
-    def __init__(self, rule, edges, saved, params) -> None:
-        self.rule = rule
-        self.edges = edges
-        self.saved = saved
-        self.params = params
-
-    def name(self) -> str:
-        return self.rule.backward_name
-
-    def __repr__(self) -> str:
-        return f"<{self.rule.backward_name} node>"
-
-    def created(self) -> str:
-        """Where the node was recorded (under detect_anomaly), else ''."""
-        trace = getattr(self, "trace", None)
-        if trace is None:
-            return ""
-        return f"\n{self.rule.backward_name} was created by:\n" + "".join(trace)
-
-
-_PACKAGE = os.path.dirname(os.path.abspath(__file__))
-
-
-def remember(node: Node) -> Node:
-    """Keep the user's frames that recorded `node` (detect_anomaly only)."""
-    frames = [f for f in traceback.extract_stack()[:-2] if not f.filename.startswith(_PACKAGE)]
-    node.trace = traceback.format_list(frames[-6:])
-    return node
-
-
-class Unreleased(tuple):
-    """A saved tuple the engine never releases: that of nodes that saved nothing (one shared
-    instance per layout), or of a Function that saved no tensor (its ctx only)."""
-
-    __slots__ = ()
-
-
-NOTHING_SAVED = Unreleased((None, None))
-NOTHING_SAVED_BINARY = Unreleased((None, None, None, None))
-
-# Versions: a tensor that needs no grad is written in place (NumPy semantics), so a node that
-# saved one keeps a Snapshot of its version cell (shared with views of it) and refuses to run
-# once it moved. Tensors that need grad, and their unrecorded aliases (detach(), results under
-# no_grad: marked ALIAS), are never written in place: they get a new array instead.
-ALIAS = "alias"
-inplace_writes = [0]
-
-
-class Snapshot:
-    """The version of a saved tensor that needs no grad, taken when it was saved."""
-
-    __slots__ = ("cell", "version")
-
-    def __init__(self, cell: list, version: int) -> None:
-        self.cell = cell
-        self.version = version
-
-
-def version_cell(t: Tensor):
-    """t's version cell, made on first use; ALIAS for tensors never written in place."""
-    cell = getattr(t, "_version", None)
-    if cell is None:
-        cell = t._version = [0]
-    return cell
-
-
-def _snapshot(t):
-    cell = version_cell(t)
-    return None if cell is ALIAS else Snapshot(cell, cell[0])
-
-
-def stale(node) -> Snapshot | None:
-    """A snapshot in `node`'s saved inputs whose tensor was written since, if any."""
-    saved = node.saved
-    if node.__class__ is BinaryNode:
-        slots = () if saved[3] is None else saved[3]
-    elif node.__class__ is NaryNode or node.__class__ is MultiNode:
-        slots = () if saved[0] is None else [e for _, e in saved[0]]
-    else:
-        return None
-    for s in slots:
-        if s.__class__ is Snapshot and s.cell[0] != s.version:
-            return s
-    return None
-
-
-def _rewrap(d, e, xp):
-    """A saved input as a tensor on its original edge; Python scalars and None stay."""
-    if d is None or d.__class__ in _SCALARS:
-        return d
-    return Tensor(d, xp, None if e.__class__ is Snapshot else e)
-
-
-def _save_pair(x, e):
-    """(array, edge) of a saved input of an n-ary node; a snapshot for a constant tensor."""
-    if e is None and x.__class__ is Tensor:
-        return x._data, _snapshot(x)
-    return raw(x), e
-
-
-def _unrecorded(out, xp):
-    """The result of an op that recorded nothing although an input needs grad (grad mode
-    off): an alias of the graph's values, never written in place."""
-    t = Tensor(out, xp, None)
-    t._version = ALIAS
-    return t
-
-
-def _plain(out, xp, view_of):
-    """The result of an op on tensors that need no grad; a view shares its source's cell."""
+def _plain(out, xp, view_of: Tensor | None) -> Tensor:
+    """The result of an op on tensors that need no grad; a view shares its source's counter."""
     t = Tensor(out, xp, None)
     if view_of is not None:
-        t._version = version_cell(view_of)
+        t._vc = version_counter(view_of)
     return t
 
 
-class UnaryNode(Node):
-    """Saved: (x array, out array), None where not needed."""
-
-    __slots__ = ()
-
-    def apply(self, g, xp, ns):
-        xd, out = self.saved
-        if ns is None:
-            return (self.rule.vjp(xp, g, xd, out, self.params),)
-        if out is not None:
-            out = Tensor(out, xp, self)
-        return (self.rule.vjp(ns, g, _rewrap(xd, self.edges[0], xp), out, self.params),)
+def _unrecorded(out, xp) -> Tensor:
+    """The result of an op that recorded nothing although an input needs grad (grad mode
+    off): it may share memory with the graph's values, so it is never written in place."""
+    t = Tensor(out, xp, None)
+    t._vc = VersionCounter(0, True)
+    return t
 
 
-class BinaryNode(Node):
-    """Saved: (x, y, out, snapshots), None where not needed; x or y may be a Python scalar;
-    snapshots, where an input is a saved tensor that needs no grad, replace `edges` when
-    rewrapping. `params` is None when both inputs share shape and dtype, else their shapes
-    and dtypes: the one generic place where broadcasting and promotion are undone."""
-
-    __slots__ = ()
-
-    def apply(self, g, xp, ns):
-        x, y, out, snapshots = self.saved
-        if ns is not None:
-            xe, ye = self.edges if snapshots is None else snapshots
-            x = _rewrap(x, xe, xp)
-            y = _rewrap(y, ye, xp)
-            if out is not None:
-                out = Tensor(out, xp, self)
-            xp = ns
-        ex, ey = self.edges
-        rule = self.rule
-        gx = None if ex is None else rule.dx(xp, g, x, y, out)
-        gy = None if ey is None else rule.dy(xp, g, x, y, out)
-        meta = self.params
-        if meta is not None:
-            if gx is not None:
-                gx = fit(xp, gx, meta[0], meta[1])
-            if gy is not None:
-                gy = fit(xp, gy, meta[2], meta[3])
-        return gx, gy
+def _complex_error(name: str) -> None:
+    raise NotImplementedError(
+        f"{name}: gradients through complex values are not supported yet: a real tensor that "
+        "requires grad met a complex operand (compute it under no_grad, or on detached values)"
+    )
 
 
-def _saved_inputs(pairs, xp, ns):
-    """The inputs an n-ary node saved, as raw arrays (ns None) or rewrapped tensors."""
-    if pairs is None:
-        return None
-    if ns is None:
-        return tuple(d for d, _ in pairs)
-    return tuple(_rewrap(d, e, xp) for d, e in pairs)
-
-
-class NaryNode(Node):
-    """Saved: (inputs as (array, edge) pairs, out), None where not needed. For elementwise
-    rules `params` is (rule params, input shapes and dtypes) and results are fitted to them."""
-
-    __slots__ = ()
-
-    def apply(self, g, xp, ns):
-        pairs, out = self.saved
-        xs = _saved_inputs(pairs, xp, ns)
-        if ns is not None:
-            if out is not None:
-                out = Tensor(out, xp, self)
-            xp = ns
-        needs = tuple(e is not None for e in self.edges)
-        rule = self.rule
-        if rule.elementwise:
-            p, metas = self.params
-            grads = rule.vjp(xp, g, xs, out, p, needs)
-            return tuple(
-                None if gi is None else fit(xp, gi, *meta) for gi, meta in zip(grads, metas)
-            )
-        return rule.vjp(xp, g, xs, out, self.params, needs)
-
-
-class MultiNode(Node):
-    """A primitive with several outputs; `g` is a list with None for outputs that got none."""
-
-    __slots__ = ("n_out",)
-
-    def __init__(self, rule, edges, saved, params, n_out: int) -> None:
-        super().__init__(rule, edges, saved, params)
-        self.n_out = n_out
-
-    def apply(self, g, xp, ns):
-        pairs, outs = self.saved
-        xs = _saved_inputs(pairs, xp, ns)
-        if ns is not None:
-            if outs is not None:
-                outs = tuple(Tensor(o, xp, Port(self, i)) for i, o in enumerate(outs))
-            xp = ns
-        needs = tuple(e is not None for e in self.edges)
-        return self.rule.vjp(xp, g, xs, outs, self.params, needs)
-
-
-class Port:
-    """Output `index` of a node with several outputs, as the edge of that output's tensor."""
-
-    __slots__ = ("node", "index")
-
-    def __init__(self, node: MultiNode, index: int) -> None:
-        self.node = node
-        self.index = index
-
-
-def node_of(edge):
-    """The node an edge leads to."""
-    return edge.node if edge.__class__ is Port else edge
-
-
-class AccumulateGrad:
-    """Where a leaf's gradient arrives. Holds its leaf weakly: the leaf holds it strongly."""
-
-    __slots__ = ("leaf", "__weakref__")
-    edges = ()
-    saved = NOTHING_SAVED
-
-    def __init__(self, leaf: Tensor) -> None:
-        self.leaf = weakref.ref(leaf)
-
-    def name(self) -> str:
-        return "AccumulateGrad"
-
-    def __repr__(self) -> str:
-        return "<AccumulateGrad>"
-
-
-def fit(xp, g, shape, dtype):
-    """Undo broadcasting and promotion of an input: sum to `shape`, cast to `dtype`.
-    Non-elementwise rules (matmul) undo their own broadcasting: they pass shape None."""
-    if shape is not None:
-        g = _backend.sum_to(xp, g, shape)
-    if raw(g).dtype != dtype:
-        g = xp.astype(g, dtype)
-    return g
-
-
-# ----------------------------------------------------------------------------- rules
-
-
-class Rule:
-    """A primitive: forward on raw arrays and its VJPs, written against a namespace `xp`."""
-
-    __slots__ = (
-        "name", "fwd", "vjp", "dx", "dy", "save", "elementwise", "view", "backward_name",
-    )  # fmt: skip
-
-    def __init__(
-        self, name, fwd, save, *, vjp=None, dx=None, dy=None, elementwise=False, view=False
-    ):
-        self.name = name
-        self.view = view  # the forward may return a view of its input's memory
-        self.fwd = fwd
-        self.vjp = vjp
-        self.dx = dx
-        self.dy = dy
-        self.save = save
-        self.elementwise = elementwise
-        self.backward_name = "".join(w.capitalize() for w in name.split("_")) + "Backward"
-
-    def __repr__(self) -> str:
-        return f"<rule {self.name}>"
-
-
-def unary_save(save: str) -> tuple[bool, bool]:
-    return "x" in save, "out" in save
-
-
-def binary_save(dx_needs: str, dy_needs: str) -> tuple:
-    """The (save x, save y, save out) flags for each (x needs grad, y needs grad) case."""
-
-    def flags(needs: str) -> tuple[bool, bool, bool]:
-        return "x" in needs, "y" in needs, "out" in needs
-
-    fx, fy = flags(dx_needs), flags(dy_needs)
-    none = (False, False, False)
-    both = tuple(a or b for a, b in zip(fx, fy))
-    return (none, fx, fy, both)
+# ----------------------------------------------------------------------------- factories
+# Three factories record the same Node: a one-input and a two-input fast path (W1, W3 and W5
+# of benchmarks/ are chains of such ops; the dispatch and tuple work of the generic path
+# costs them measurably), and the generic path for every other rule.
 
 
 def unary_primitive(rule: Rule):
     """The op function `op(x, p)` of a one-input rule; `p` holds static parameters."""
     fwd = rule.fwd
-    save_x, save_out = rule.save
+    (save_x,), save_out = rule.plan((True,))
+    saves = save_x or save_out
     view = rule.view
 
     def op(x, p=None):
@@ -430,11 +105,8 @@ def unary_primitive(rule: Rule):
             return Tensor(out, xp, None) if not view else _plain(out, xp, x)
         if not grad_mode.enabled:
             return _unrecorded(out, xp)
-        if save_x:
-            saved = (xd, out if save_out else None)
-        else:
-            saved = (None, out) if save_out else NOTHING_SAVED
-        node = UnaryNode(rule, (e,), saved, p)
+        saved = (xd if save_x else None, out if save_out else None) if saves else None
+        node = Node(rule, (e,), saved, p)
         return Tensor(out, xp, node if not grad_mode.anomaly else remember(node))
 
     op.__name__ = op.__qualname__ = rule.name
@@ -442,14 +114,15 @@ def unary_primitive(rule: Rule):
 
 
 def binary_primitive(rule: Rule):
-    """The op function `op(x, y)` of a two-input elementwise rule. Python scalars are
+    """The op function `op(x, y)` of a two-input rule without parameters. Python scalars are
     constants: no edge, no broadcasting, saved as they are."""
     fwd = rule.fwd
-    save = rule.save
+    plans = tuple(rule.plan(needs) for needs in ((False, False), (True, False), (False, True)))
+    plans += (rule.plan((True, True)),)
     elementwise = rule.elementwise
 
     def op(x, y):
-        scalar = False  # one side is a Python scalar: no edge, no broadcasting, no snapshot
+        scalar = False  # one side is a Python scalar: no edge, no broadcasting, no version
         if x.__class__ is Tensor:
             xp = x._xp
             xd = x._data
@@ -479,8 +152,7 @@ def binary_primitive(rule: Rule):
                 x = constant(x, xp)
                 xd = x._data
         else:
-            x = as_tensor(x)
-            return op(x, y)
+            return op(as_tensor(x), y)
         out = fwd(xp, xd, yd)
         if out.__class__ is not ndarray:
             out = _backend.normalize(out, xp)
@@ -488,84 +160,116 @@ def binary_primitive(rule: Rule):
             return Tensor(out, xp, None)
         if not grad_mode.enabled:
             return _unrecorded(out, xp)
-        sx, sy, so = save[(ex is not None) + 2 * (ey is not None)]
-        # A saved tensor that needs no grad is saved with a snapshot of its version.
-        kx = _snapshot(x) if ex is None and sx and x.__class__ is Tensor else ex
-        ky = _snapshot(y) if ey is None and sy and y.__class__ is Tensor else ey
-        snapshots = None if kx is ex and ky is ey else (kx, ky)
-        if sx or sy or so:
-            saved = (xd if sx else None, yd if sy else None, out if so else None, snapshots)
-        else:
-            saved = NOTHING_SAVED_BINARY
-        meta = None
+        (sx, sy), so = plans[(ex is not None) + 2 * (ey is not None)]
+        saved = (xd if sx else None, yd if sy else None, out if so else None)
+        if not (sx or sy or so):
+            saved = None
+        versions = None  # one side at most is a saved tensor that needs no grad
+        if ex is None:
+            if sx and x.__class__ is Tensor:
+                versions = _saved_version(0, x)
+        elif ey is None and sy and y.__class__ is Tensor:
+            versions = _saved_version(1, y)
+        fit = None
         if scalar:
-            pass
+            if xd.__class__ is complex or yd.__class__ is complex:
+                _complex_error(rule.name)
         elif xd.dtype is not yd.dtype and xd.dtype != yd.dtype:
-            meta = (xd.shape if elementwise else None, xd.dtype,
-                    yd.shape if elementwise else None, yd.dtype)  # fmt: skip
-        elif elementwise and xd.shape != yd.shape:
-            meta = (xd.shape, xd.dtype, yd.shape, yd.dtype)
-        node = BinaryNode(rule, (ex, ey), saved, meta)
-        return Tensor(out, xp, node if not grad_mode.anomaly else remember(node))
-
-    op.__name__ = op.__qualname__ = rule.name
-    return op
-
-
-def nary_primitive(rule: Rule):
-    """The op function `op(xs, p)` of a rule over a sequence of tensors."""
-    fwd = rule.fwd
-    save_inputs, save_out = rule.save
-    elementwise = rule.elementwise
-
-    def op(xs, p=None):
-        xs, xp = as_tensors(xs, rule.name)
-        out = fwd(xp, tuple(raw(x) for x in xs), p)
-        if out.__class__ is not ndarray:
-            out = _backend.normalize(out, xp)
-        edges = tuple(x._edge if x.__class__ is Tensor else None for x in xs)
-        if all(e is None for e in edges):
-            return Tensor(out, xp, None)
-        if not grad_mode.enabled:
-            return _unrecorded(out, xp)
-        params = p
-        if elementwise:
-            params = (
-                p,
-                tuple((x._data.shape, x._data.dtype) if e else None for x, e in zip(xs, edges)),
+            if _backend.dtype_kind(out.dtype) == "c":
+                _complex_error(rule.name)
+            fit = (
+                (xd.shape if elementwise else None, xd.dtype),
+                (yd.shape if elementwise else None, yd.dtype),
             )
-        pairs = tuple(map(_save_pair, xs, edges)) if save_inputs else None
-        saved = (pairs, out if save_out else None) if save_inputs or save_out else NOTHING_SAVED
-        node = NaryNode(rule, edges, saved, params)
+        elif elementwise and xd.shape != yd.shape:
+            fit = ((xd.shape, None), (yd.shape, None))
+        node = Node(rule, (ex, ey), saved, None, fit, versions)
         return Tensor(out, xp, node if not grad_mode.anomaly else remember(node))
 
     op.__name__ = op.__qualname__ = rule.name
     return op
 
 
-def multi_primitive(rule: Rule):
-    """The op function `op(xs, p)` of a rule with several outputs; returns a tuple of tensors."""
+def primitive(rule: Rule):
+    """The op function `op(xs, p)` of a rule over a sequence of inputs (tensors, arrays or
+    Python scalars); a rule with several outputs returns a tuple of tensors."""
     fwd = rule.fwd
-    save_inputs, save_out = rule.save
+    multi = rule.multi
     view = rule.view
 
     def op(xs, p=None):
         xs, xp = as_tensors(xs, rule.name)
-        outs = tuple(_backend.normalize(o, xp) for o in fwd(xp, tuple(raw(x) for x in xs), p))
+        out = fwd(xp, tuple(raw(x) for x in xs), p)
+        outs = (
+            tuple(_backend.normalize(o, xp) for o in out)
+            if multi
+            else (_backend.normalize(out, xp),)
+        )
         edges = tuple(x._edge if x.__class__ is Tensor else None for x in xs)
-        if all(e is None for e in edges):
-            return tuple(_plain(o, xp, xs[0] if view else None) for o in outs)
-        if not grad_mode.enabled:
-            return tuple(_unrecorded(o, xp) for o in outs)
-        pairs = tuple(map(_save_pair, xs, edges)) if save_inputs else None
-        saved = (pairs, outs if save_out else None) if save_inputs or save_out else NOTHING_SAVED
-        node = MultiNode(rule, edges, saved, p, len(outs))
-        if grad_mode.anomaly:
-            remember(node)
-        return tuple(Tensor(o, xp, Port(node, i)) for i, o in enumerate(outs))
+        needs = tuple(e is not None for e in edges)
+        if True not in needs:
+            source = xs[0] if view else None
+            results = tuple(_plain(o, xp, source) for o in outs)
+        elif not grad_mode.enabled:
+            results = tuple(_unrecorded(o, xp) for o in outs)
+        else:
+            results = _record(rule, xs, xp, edges, needs, outs, p)
+        return results if multi else results[0]
 
     op.__name__ = op.__qualname__ = rule.name
     return op
+
+
+def _record(rule: Rule, xs, xp, edges, needs, outs, p) -> tuple:
+    """Record the node of a generic primitive and return its output tensors."""
+    save_in, save_out = rule.plan(needs)
+    saved = None
+    if save_out or True in save_in:
+        saved = tuple(raw(x) if s else None for x, s in zip(xs, save_in))
+        saved += outs if save_out else (None,) * len(outs)
+    versions = None
+    if True in (s and not n for s, n in zip(save_in, needs)):
+        versions = _versions(xs, edges, save_in)
+    # Gradients go back in each input's dtype, and shape (elementwise rules broadcast).
+    ref = outs[0]
+    if _backend.dtype_kind(ref.dtype) == "c":
+        _complex_error(rule.name)
+    fit = None
+    elementwise = rule.elementwise
+    for x, e in zip(xs, edges):
+        if e is not None and (
+            x._data.dtype != ref.dtype or (elementwise and x._data.shape != ref.shape)
+        ):
+            fit = tuple(
+                None if e is None else (x._data.shape if elementwise else None, x._data.dtype)
+                for x, e in zip(xs, edges)
+            )
+            break
+    node = Node(rule, edges, saved, p, fit, versions, len(outs))
+    if grad_mode.anomaly:
+        remember(node)
+    if not rule.multi:
+        return (Tensor(outs[0], xp, node),)
+    return tuple(Tensor(o, xp, Port(node, i)) for i, o in enumerate(outs))
+
+
+def _saved_version(i: int, x: Tensor) -> tuple | None:
+    """`Node.versions` for input i, a saved tensor that needs no grad: it may be written in
+    place, unless it aliases a graph's memory."""
+    vc = version_counter(x)
+    return None if vc.alias else ((i, vc, vc.value),)
+
+
+def _versions(xs, edges, save_in) -> tuple | None:
+    """`Node.versions` for the saved inputs that are tensors needing no grad."""
+    out = ()
+    for i, (x, e, s) in enumerate(zip(xs, edges, save_in)):
+        if s and e is None and x.__class__ is Tensor:
+            out += _saved_version(i, x) or ()
+    return out or None
+
+
+# ----------------------------------------------------------------------------- conversion
 
 
 def raw(x):
@@ -573,7 +277,7 @@ def raw(x):
     return x._data if x.__class__ is Tensor else x
 
 
-def mixed_error(name: str, xp, other):
+def mixed_error(name: str, xp, other) -> None:
     raise TypeError(
         f"{name}: cannot mix arrays of different libraries in one operation: "
         f"{_backend.name_of(xp)} and {_backend.name_of(other)}"
@@ -581,7 +285,8 @@ def mixed_error(name: str, xp, other):
 
 
 def as_tensors(xs, name: str):
-    """Tensors of one namespace from a sequence of tensors and arrays."""
+    """Tensors of one namespace from a sequence of tensors, arrays and Python scalars (which
+    stay as they are), and that namespace."""
     xs = tuple(xs)
     xp = None
     for x in xs:
@@ -623,14 +328,24 @@ def as_tensor(obj) -> Tensor:
 
 # ----------------------------------------------------------------------------- Tensor
 
+_NON_LEAF_FLAG = (
+    "you can only change requires_grad flags of leaf variables. If you want to use a "
+    "computed variable in a subgraph that doesn't require differentiation use "
+    "var_no_grad = var.detach()."
+)
+
 
 class Tensor:
-    """An array of any Array API library that records the operations applied to it."""
+    """An array of any Array API library that records the operations applied to it.
 
-    __slots__ = ("_data", "_xp", "_edge", "_grad", "_version", "__weakref__")
+    Defined here: autograd attributes, array attributes, conversions, copying and pickling.
+    Operators, in-place operators, indexing, `backward` and the array methods are bound from
+    the one table in `chainrule._methods`."""
+
+    __slots__ = ("_data", "_xp", "_edge", "_grad", "_vc", "__weakref__")
     __array_priority__ = 1000.0
 
-    def __init__(self, data, xp, edge) -> None:
+    def __init__(self, data: Any, xp: Any, edge: Any) -> None:
         self._data = data
         self._xp = xp
         self._edge = edge
@@ -639,17 +354,16 @@ class Tensor:
 
     @property
     def requires_grad(self) -> bool:
+        """Whether gradients flow to this tensor (a leaf that requires grad, or a result)."""
         return self._edge is not None
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
         e = self._edge
         if e is not None and e.__class__ is not AccumulateGrad:
-            raise RuntimeError(
-                "you can only change requires_grad flags of leaf variables. If you want to "
-                "use a computed variable in a subgraph that doesn't require differentiation "
-                "use var_no_grad = var.detach()."
-            )
+            if flag:
+                return
+            raise RuntimeError(_NON_LEAF_FLAG)
         if not flag:
             self._edge = None
         elif e is None:
@@ -661,11 +375,13 @@ class Tensor:
             self._edge = AccumulateGrad(self)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set requires_grad in place (leaves; True on a non-leaf is allowed) and return self."""
         self.requires_grad = requires_grad
         return self
 
     @property
-    def grad_fn(self):
+    def grad_fn(self) -> Node | None:
+        """The node that computed this tensor; None for leaves."""
         e = self._edge
         if e is None or e.__class__ is AccumulateGrad:
             return None
@@ -673,25 +389,47 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
+        """True for tensors not computed by a recorded operation."""
         e = self._edge
         return e is None or e.__class__ is AccumulateGrad
 
     @property
-    def grad(self):
+    def grad(self) -> Tensor | None:
+        """The gradient accumulated by backward (None until one arrives)."""
         # `_grad` is left unset until a gradient arrives: one assignment less per op.
         return getattr(self, "_grad", None)
 
     @grad.setter
-    def grad(self, value) -> None:
+    def grad(self, value: Tensor | None) -> None:
         if value is not None:
             if value.__class__ is not Tensor:
-                raise TypeError(f"assigned grad must be a Tensor or None, not {type(value)}")
+                raise TypeError(
+                    "assigned grad expected to be a Tensor or None but got grad of type "
+                    f"{type(value).__name__}"
+                )
+            if value._xp is not self._xp:
+                raise RuntimeError(
+                    "assigned grad has data of a different array library: "
+                    f"{_backend.name_of(value._xp)} for a {_backend.name_of(self._xp)} tensor"
+                )
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{value.dtype}' to a tensor "
+                    f"with dtype '{self.dtype}'. The gradient must match the tensor's dtype."
+                )
             if value.shape != self.shape:
                 raise RuntimeError(
-                    f"assigned grad has data of a different size: {value.shape} "
-                    f"for a tensor of shape {self.shape}"
+                    f"attempting to assign a gradient of size '{list(value.shape)}' to a "
+                    f"tensor of size '{list(self.shape)}'. Please ensure that the gradient "
+                    "and the tensor are the same size"
                 )
         self._grad = value
+
+    @property
+    def _version(self) -> int:
+        """How many times this tensor's memory was written in place."""
+        vc = getattr(self, "_vc", None)
+        return 0 if vc is None else vc.value
 
     def detach(self) -> Tensor:
         """The same data, cut from the graph."""
@@ -702,7 +440,7 @@ class Tensor:
     # -- array attributes
 
     @property
-    def shape(self) -> tuple:
+    def shape(self) -> tuple[int, ...]:
         return tuple(self._data.shape)
 
     @property
@@ -717,20 +455,21 @@ class Tensor:
         return n
 
     @property
-    def dtype(self):
+    def dtype(self) -> Any:
         return _backend.from_backend_dtype(self._data.dtype)
 
     @property
-    def device(self):
+    def device(self) -> Any:
         return getattr(self._data, "device", "cpu")
 
     @property
     def data(self) -> Tensor:
+        """The values without history (as detach())."""
         return self.detach()
 
     # -- conversion
 
-    def numpy(self):
+    def numpy(self) -> Any:
         """The values as a NumPy array: a NumPy-backed tensor that needs no grad is not copied."""
         np = _backend.np
         d = self._data
@@ -741,7 +480,7 @@ class Tensor:
         except (TypeError, AttributeError, BufferError, RuntimeError):
             return np.asarray(d)
 
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
         # As PyTorch: NumPy's conversion (np.asarray, code compiled against NumPy) would
         # silently cut the graph, so a tensor that requires grad refuses it.
         if self._edge is not None:
@@ -756,7 +495,8 @@ class Tensor:
             a = a.copy()
         return a
 
-    def item(self):
+    def item(self) -> Any:
+        """The value of a one-element tensor as a Python scalar."""
         if self.size != 1:
             raise ValueError(
                 f"a Tensor with {self.size} elements cannot be converted to a Python scalar"
@@ -768,7 +508,7 @@ class Tensor:
         d = self._xp.reshape(d, ())
         return {"b": bool, "i": int, "u": int, "f": float, "c": complex}[kind](d)
 
-    def tolist(self):
+    def tolist(self) -> Any:
         return self.numpy().tolist()
 
     def __float__(self) -> float:
@@ -803,6 +543,13 @@ class Tensor:
     def __hash__(self) -> int:
         return id(self)
 
+    def __format__(self, spec: str) -> str:
+        if self.size == 1 and spec:
+            return format(self.item(), spec)
+        if spec:
+            raise TypeError("unsupported format string passed to Tensor.__format__")
+        return repr(self)
+
     def __repr__(self) -> str:
         np = _backend.np
         try:
@@ -812,6 +559,8 @@ class Tensor:
         except Exception:
             values = repr(self._data)
         extra = []
+        if self.size == 0 and self.ndim != 1:
+            extra.append(f"size={self.shape}")
         dt = self.dtype
         if dt not in (np.dtype("float64"), np.dtype("int64"), np.dtype("bool")):
             extra.append(f"dtype={dt}")
@@ -819,9 +568,51 @@ class Tensor:
             extra.append(f"backend={_backend.name_of(self._xp)}")
         fn = self.grad_fn
         if fn is not None:
-            extra.append(f"grad_fn=<{fn.rule.backward_name}>")
+            extra.append(f"grad_fn=<{fn.name()}>")
         elif self._edge is not None:
             extra.append("requires_grad=True")
         return "tensor(" + ", ".join([values] + extra) + ")"
 
     __str__ = __repr__
+
+    # -- copying and pickling: the values, requires_grad and .grad travel; a graph does not.
+
+    def __reduce_ex__(self, protocol: Any) -> tuple:
+        xp = self._xp
+        state = (self.requires_grad, self.grad)
+        return _rebuild, (_backend.name_of(xp), self.numpy(), state)
+
+    def __copy__(self) -> Tensor:
+        """A new leaf with the same data (and requires_grad), no .grad: as PyTorch."""
+        t = Tensor(self._data, self._xp, None)
+        t._vc = version_counter(self) if self._edge is None else VersionCounter(0, True)
+        if self._edge is not None:
+            t.requires_grad_(True)
+        return t
+
+    def __deepcopy__(self, memo: dict) -> Tensor:
+        if not self.is_leaf:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the "
+                "deepcopy protocol at the moment."
+            )
+        t = Tensor(self._xp.asarray(self._data, copy=True), self._xp, None)
+        memo[id(self)] = t
+        if self._edge is not None:
+            t.requires_grad_(True)
+        grad = self.grad
+        if grad is not None:
+            t._grad = copy.deepcopy(grad, memo)
+        return t
+
+
+def _rebuild(library: str, values: Any, state: tuple) -> Tensor:
+    """Unpickle a tensor: values in the array library named, requires_grad, .grad."""
+    xp = _backend.namespace_named(library)
+    t = Tensor(_backend.normalize(xp.asarray(values), xp), xp, None)
+    requires_grad, grad = state
+    if requires_grad:
+        t.requires_grad_(True)
+    if grad is not None:
+        t._grad = grad
+    return t

@@ -3,10 +3,12 @@ anomaly detection and the functional transforms."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 
 from .. import _backend, _namespace
-from .._tensor import ALIAS, Port, Tensor, grad_mode, inplace_writes, node_of
+from .._node import Port, inplace_writes, node_of
+from .._tensor import Tensor, grad_mode
 from . import functional
 from ._engine import _root_grads, execute
 from ._gradcheck import GradcheckError, gradcheck, gradgradcheck
@@ -67,6 +69,8 @@ def backward(
     if retain_graph is None:
         retain_graph = create_graph
     roots = _root_grads(tensors, grad_tensors, create_graph, "tensors")
+    if not roots:
+        return  # nothing to differentiate, as PyTorch
     targets = None
     if inputs is not None:
         inputs = _seq(inputs)
@@ -80,12 +84,17 @@ def backward(
         pairs = [(t, _pick(captured, t)) for t in inputs]
     pairs = [(t, g) for t, g in pairs if t is not None and g is not None]
     # Every gradient is computed and checked before any .grad changes: an error leaves them
-    # all as they were.
+    # all as they were. Accumulation itself cannot fail (a .grad that can't be written in
+    # place is replaced), and holds a lock: backward calls in several threads add up exactly.
     for t, g in pairs:
         _check_shape(t, g)
     stored = {id(g) for _, g in roots}
-    for t, g in pairs:
-        _accumulate(t, g, create_graph, stored)
+    with _ACCUMULATE:
+        for t, g in pairs:
+            _accumulate(t, g, create_graph, stored)
+
+
+_ACCUMULATE = threading.Lock()
 
 
 def _check_shape(t: Tensor, g) -> None:
@@ -99,6 +108,8 @@ def _check_shape(t: Tensor, g) -> None:
 def _accumulate(t: Tensor, g, create_graph: bool, stored: set) -> None:
     current = t.grad
     if create_graph:
+        if g._data.dtype != t._data.dtype:
+            g = _namespace.astype(g, t.dtype)
         if current is None:
             # A gradient object already stored elsewhere gets its own (differentiable) copy.
             t._grad = _namespace.positive(g) if id(g) in stored else g
@@ -116,16 +127,21 @@ def _accumulate(t: Tensor, g, create_graph: bool, stored: set) -> None:
             g = _backend.normalize(xp.asarray(g, copy=True), xp)
         stored.add(id(g))
         t._grad = Tensor(g, xp, None)
-    elif current._edge is None and getattr(current, "_version", None) is not ALIAS:
+    elif current._edge is None and _backend.writable(current._data) and not _aliased(current):
         data = current._data
         data += g
         current._data = data
-        cell = getattr(current, "_version", None)
-        if cell is not None:
-            cell[0] += 1
+        vc = getattr(current, "_vc", None)
+        if vc is not None:
+            vc.value += 1
             inplace_writes[0] += 1
     else:
         t._grad = current + Tensor(g, xp, None)
+
+
+def _aliased(t: Tensor) -> bool:
+    vc = getattr(t, "_vc", None)
+    return vc is not None and vc.alias
 
 
 def grad(
@@ -155,15 +171,16 @@ def grad(
         retain_graph = create_graph
     targets = _targets(inputs, "inputs")
     roots = _root_grads(outputs, grad_outputs, create_graph, "outputs")
-    captured = execute(roots, targets, retain_graph, create_graph, outputs[0]._xp)
+    captured = execute(roots, targets, retain_graph, create_graph, outputs[0]._xp) if roots else {}
     result = []
     for t in inputs:
         g = _pick(captured, t)
         if g is None:
             if not allow_unused:
                 raise RuntimeError(
-                    "One of the differentiated Tensors appears to not have been used in the "
-                    "graph. Set allow_unused=True if this is the desired behavior."
+                    f"The differentiated Tensor at index {len(result)} appears to not have "
+                    "been used in the graph. Set allow_unused=True if this is the desired "
+                    "behavior."
                 )
             result.append(_namespace.zeros_like(t) if materialize_grads else None)
             continue

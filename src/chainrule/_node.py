@@ -1,0 +1,228 @@
+"""The graph's one node type. A Node is one recorded primitive: edges to where its inputs'
+gradients go, the values its rule saved, its static parameters. Also here: Rule (a primitive
+as the table in `_rules` declares it), Port and AccumulateGrad (the other ends of edges), and
+VersionCounter. The engine that runs nodes lives in `autograd._engine`."""
+
+from __future__ import annotations
+
+import os
+import traceback
+import weakref
+from typing import Any
+
+__all__ = [
+    "OUT",
+    "RELEASED",
+    "AccumulateGrad",
+    "Node",
+    "Port",
+    "Rule",
+    "VersionCounter",
+    "inplace_writes",
+    "node_of",
+    "remember",
+]
+
+# A save spec names, for each input, the saved slots its derivative reads: input indices,
+# and OUT for the output (all outputs of a rule with several).
+OUT = -1
+
+
+class VersionCounter:
+    """How many times a tensor's memory was written in place; shared with its views.
+
+    `alias` marks memory shared with values a graph holds (a detach() of a tensor that needs
+    grad, a result computed from one under no_grad): chainrule never writes such memory in
+    place; a write gives the tensor a new array and a new counter instead."""
+
+    __slots__ = ("value", "alias")
+
+    def __init__(self, value: int = 0, alias: bool = False) -> None:
+        self.value = value
+        self.alias = alias
+
+
+# The number of in-place writes so far in this process: while it is 0, no saved value can be
+# stale and the engine skips the version checks (W1-W5 never write in place).
+inplace_writes = [0]
+
+
+class Rule:
+    """A primitive: its forward on raw arrays, its VJP, and what the VJP needs saved.
+
+    fwd: `(xp, x, p)` for one input, `(xp, x, y)` for two (elementwise, no parameters),
+    `(xp, xs, p)` for a sequence; a rule with several outputs returns a tuple.
+    vjp: `(xp, g, saved, p, needs) -> one gradient or None per input`, the one signature of
+    every rule. `g` is the output's gradient (a tuple with None for outputs that got none,
+    for several outputs); `saved` the node's saved slots (inputs, then outputs; None where
+    not saved), or None when nothing was saved; `needs[i]` is truthy when input i needs a
+    gradient. Called with the backend's namespace on raw arrays, or with chainrule's
+    namespace on tensors under create_graph, so it differentiates again.
+    saves: per input, the slots its VJP reads (input indices, OUT); a variadic rule gives one
+    entry that holds for every input.
+    elementwise: inputs broadcast together; the engine sums each gradient back to its
+    input's shape (the one generic place where broadcasting is undone).
+    view: the forward may return a view of its (first) input's memory."""
+
+    __slots__ = (
+        "name", "fwd", "vjp", "saves", "variadic", "multi", "elementwise", "view",
+        "backward_name", "_plans",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        name: str,
+        fwd: Any,
+        vjp: Any,
+        saves: tuple,
+        *,
+        variadic: bool = False,
+        multi: bool = False,
+        elementwise: bool = False,
+        view: bool = False,
+    ) -> None:
+        self.name = name
+        self.fwd = fwd
+        self.vjp = vjp
+        self.saves = saves
+        self.variadic = variadic
+        self.multi = multi
+        self.elementwise = elementwise
+        self.view = view
+        self.backward_name = "".join(w.capitalize() for w in name.split("_")) + "Backward"
+        self._plans: dict = {}
+
+    def plan(self, needs: tuple) -> tuple[tuple[bool, ...], bool]:
+        """For inputs where `needs` holds: which inputs to save, and whether the output."""
+        plan = self._plans.get(needs)
+        if plan is None:
+            n = len(needs)
+            wanted: set = set()
+            for i, need in enumerate(needs):
+                if need:
+                    wanted.update(self.saves[0 if self.variadic else i])
+            plan = tuple(i in wanted for i in range(n)), OUT in wanted
+            self._plans[needs] = plan
+        return plan
+
+    def __repr__(self) -> str:
+        return f"<rule {self.name}>"
+
+
+class _Released:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "RELEASED"
+
+
+RELEASED = _Released()  # `Node.saved` once a backward without retain_graph freed it
+
+
+class Node:
+    """One recorded primitive.
+
+    edges: per input, where its gradient goes (a Node, a Port, an AccumulateGrad), or None.
+    saved: one slot per input, then one per output, then (custom Functions only) values that
+    are neither; a slot holds a raw array (or a Python scalar) or None. None when nothing was
+    saved (such a node can run again, as in PyTorch); RELEASED once freed. A saved input is
+    its raw array, never the tensor: no node keeps a leaf alive, and under create_graph the
+    engine rewraps it on the input's edge. A saved output is rewrapped with this node as its
+    grad_fn: no out -> node -> out cycle.
+    params: the rule's static parameters. fit: None, or per input (shape, dtype) to sum and
+    cast its gradient to (None where nothing to do), when inputs were broadcast or promoted.
+    versions: None, or (slot, VersionCounter, version) for saved tensors that need no grad
+    (they may be written in place; the engine refuses a stale one). n_out: outputs."""
+
+    __slots__ = (
+        "rule", "edges", "saved", "params", "fit", "versions", "n_out", "trace",
+        "__weakref__",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        rule: Rule,
+        edges: tuple,
+        saved: tuple | None,
+        params: Any,
+        fit: tuple | None = None,
+        versions: tuple | None = None,
+        n_out: int = 1,
+    ) -> None:
+        self.rule = rule
+        self.edges = edges
+        self.saved = saved
+        self.params = params
+        self.fit = fit
+        self.versions = versions
+        self.n_out = n_out
+
+    def name(self) -> str:
+        """The node's name, as PyTorch's grad_fn names: the primitive's, then 'Backward'."""
+        return self.rule.backward_name
+
+    def __repr__(self) -> str:
+        return f"<{self.rule.backward_name} node>"
+
+    def created(self) -> str:
+        """Where the node was recorded (under detect_anomaly), else ''."""
+        trace = getattr(self, "trace", None)
+        if trace is None:
+            return ""
+        return f"\n{self.rule.backward_name} was created by:\n" + "".join(trace)
+
+    def stale(self) -> tuple | None:
+        """The (slot, counter, version) of a saved tensor written since it was saved, if any."""
+        versions = self.versions
+        if versions is not None:
+            for v in versions:
+                if v[1].value != v[2]:
+                    return v
+        return None
+
+
+class Port:
+    """Output `index` of a node with several outputs, as the edge of that output's tensor."""
+
+    __slots__ = ("node", "index")
+
+    def __init__(self, node: Node, index: int) -> None:
+        self.node = node
+        self.index = index
+
+
+def node_of(edge: Any) -> Any:
+    """The node an edge leads to."""
+    return edge.node if edge.__class__ is Port else edge
+
+
+class AccumulateGrad:
+    """Where a leaf's gradient arrives. Holds its leaf weakly: the leaf holds it strongly."""
+
+    __slots__ = ("leaf", "__weakref__")
+    edges = ()
+    saved = None
+
+    def __init__(self, leaf: Any) -> None:
+        self.leaf = weakref.ref(leaf)
+
+    def name(self) -> str:
+        return "AccumulateGrad"
+
+    def __repr__(self) -> str:
+        return "<AccumulateGrad>"
+
+    @property
+    def variable(self) -> Any:
+        """The leaf tensor (None once it is gone)."""
+        return self.leaf()
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def remember(node: Node) -> Node:
+    """Keep the user's frames that recorded `node` (detect_anomaly only)."""
+    frames = [f for f in traceback.extract_stack()[:-2] if not f.filename.startswith(_PACKAGE)]
+    node.trace = traceback.format_list(frames[-6:])
+    return node
