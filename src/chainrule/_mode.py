@@ -1,5 +1,6 @@
-"""Thread-local autograd state: grad mode, anomaly mode, and their context managers.
-Graph code reads `grad_mode.enabled` once per operation: keep it one attribute read."""
+"""Thread-local autograd state: grad mode, the features that change how operations are
+recorded (anomaly mode, ...), and the context managers. An operation reads
+`grad_mode.extended` once: while it is False (no feature on) it takes the fast path."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from typing import Any, TypeVar
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 __all__ = [
+    "FEATURES",
     "grad_mode",
+    "set_feature",
     "no_grad",
     "enable_grad",
     "set_grad_enabled",
@@ -21,10 +24,21 @@ __all__ = [
 
 class _GradMode(threading.local):
     enabled = True
+    extended = False  # a feature of FEATURES is on: operations take the extended path
     anomaly = False  # detect_anomaly: nodes remember where they were created
 
 
 grad_mode = _GradMode()
+
+# The attributes of grad_mode that send operations down the extended path when truthy.
+FEATURES = ("anomaly",)
+
+
+def set_feature(name: str, value: Any) -> None:
+    """Set a feature of FEATURES in this thread, and whether operations take the extended
+    path."""
+    setattr(grad_mode, name, value)
+    grad_mode.extended = any(getattr(grad_mode, f) for f in FEATURES)
 
 
 class _ModeContext:

@@ -82,7 +82,9 @@ def _complex_error(name: str) -> None:
 # ----------------------------------------------------------------------------- factories
 # Three factories record the same Node: a one-input and a two-input fast path (W1, W3 and W5
 # of benchmarks/ are chains of such ops; the dispatch and tuple work of the generic path
-# costs them measurably), and the generic path for every other rule.
+# costs them measurably), and the generic path for every other rule. While a feature of
+# _mode.FEATURES is on, every operation takes the generic path plus the features' parts
+# (_extended): the fast paths never look at them.
 
 
 def unary_primitive(rule: Rule):
@@ -100,14 +102,15 @@ def unary_primitive(rule: Rule):
         out = fwd(xp, xd, p)
         if out.__class__ is not ndarray:
             out = _backend.normalize(out, xp)
+        if grad_mode.extended:
+            return _extended(rule, (x,), xp, (out,), p)[0]
         e = x._edge
         if e is None:
             return Tensor(out, xp, None) if not view else _plain(out, xp, x)
         if not grad_mode.enabled:
             return _unrecorded(out, xp)
         saved = (xd if save_x else None, out if save_out else None) if saves else None
-        node = Node(rule, (e,), saved, p)
-        return Tensor(out, xp, node if not grad_mode.anomaly else remember(node))
+        return Tensor(out, xp, Node(rule, (e,), saved, p))
 
     op.__name__ = op.__qualname__ = rule.name
     return op
@@ -156,6 +159,8 @@ def binary_primitive(rule: Rule):
         out = fwd(xp, xd, yd)
         if out.__class__ is not ndarray:
             out = _backend.normalize(out, xp)
+        if grad_mode.extended:
+            return _extended(rule, (x, y), xp, (out,), None)[0]
         if ex is None and ey is None:
             return Tensor(out, xp, None)
         if not grad_mode.enabled:
@@ -183,8 +188,7 @@ def binary_primitive(rule: Rule):
             )
         elif elementwise and xd.shape != yd.shape:
             fit = ((xd.shape, None), (yd.shape, None))
-        node = Node(rule, (ex, ey), saved, None, fit, versions)
-        return Tensor(out, xp, node if not grad_mode.anomaly else remember(node))
+        return Tensor(out, xp, Node(rule, (ex, ey), saved, None, fit, versions))
 
     op.__name__ = op.__qualname__ = rule.name
     return op
@@ -195,7 +199,6 @@ def primitive(rule: Rule):
     Python scalars); a rule with several outputs returns a tuple of tensors."""
     fwd = rule.fwd
     multi = rule.multi
-    view = rule.view
 
     def op(xs, p=None):
         xs, xp = as_tensors(xs, rule.name)
@@ -205,19 +208,35 @@ def primitive(rule: Rule):
             if multi
             else (_backend.normalize(out, xp),)
         )
-        edges = tuple(x._edge if x.__class__ is Tensor else None for x in xs)
-        needs = tuple(e is not None for e in edges)
-        if True not in needs:
-            source = xs[0] if view else None
-            results = tuple(_plain(o, xp, source) for o in outs)
-        elif not grad_mode.enabled:
-            results = tuple(_unrecorded(o, xp) for o in outs)
+        if grad_mode.extended:
+            results = _extended(rule, xs, xp, outs, p)
         else:
-            results = _record(rule, xs, xp, edges, needs, outs, p)
+            results = _results(rule, xs, xp, outs, p)
         return results if multi else results[0]
 
     op.__name__ = op.__qualname__ = rule.name
     return op
+
+
+def _results(rule: Rule, xs, xp, outs, p) -> tuple:
+    """The output tensors of an operation on inputs `xs` (tensors or Python scalars) whose
+    forward returned `outs`, with its node recorded where grad mode and the inputs ask."""
+    edges = tuple(x._edge if x.__class__ is Tensor else None for x in xs)
+    needs = tuple(e is not None for e in edges)
+    if True not in needs:
+        source = xs[0] if rule.view else None
+        return tuple(_plain(o, xp, source) for o in outs)
+    if not grad_mode.enabled:
+        return tuple(_unrecorded(o, xp) for o in outs)
+    return _record(rule, xs, xp, edges, needs, outs, p)
+
+
+def _extended(rule: Rule, xs, xp, outs, p) -> tuple:
+    """_results, then the part of each feature that is on (see _mode.FEATURES)."""
+    results = _results(rule, xs, xp, outs, p)
+    if grad_mode.anomaly and results[0]._edge is not None:
+        remember(node_of(results[0]._edge))
+    return results
 
 
 def _record(rule: Rule, xs, xp, edges, needs, outs, p) -> tuple:
@@ -246,8 +265,6 @@ def _record(rule: Rule, xs, xp, edges, needs, outs, p) -> tuple:
             )
             break
     node = Node(rule, edges, saved, p, fit, versions, len(outs))
-    if grad_mode.anomaly:
-        remember(node)
     if not rule.multi:
         return (Tensor(outs[0], xp, node),)
     return tuple(Tensor(o, xp, Port(node, i)) for i, o in enumerate(outs))

@@ -7,6 +7,7 @@ import threading
 from collections.abc import Sequence
 
 from .. import _backend, _namespace
+from .._mode import set_feature
 from .._node import Port, inplace_writes, node_of
 from .._tensor import Tensor, grad_mode
 from . import functional
@@ -210,11 +211,11 @@ class detect_anomaly:
 
     def __enter__(self) -> None:
         self.prev = grad_mode.anomaly
-        grad_mode.anomaly = True
+        set_feature("anomaly", True)
 
     def __exit__(self, *exc) -> None:
-        grad_mode.anomaly = self.prev
+        set_feature("anomaly", self.prev)
 
 
 def set_detect_anomaly(mode: bool) -> None:
-    grad_mode.anomaly = bool(mode)
+    set_feature("anomaly", bool(mode))
