@@ -4,6 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-test
 BENCH_STAMP := $(VENV)/.installed-bench
+DEMO_STAMP := $(VENV)/.installed-demo
 
 .PHONY: demo test lint bench bench-quick conformance clean
 
@@ -15,8 +16,13 @@ $(STAMP): pyproject.toml | $(VENV)/bin/python
 	$(PY) -m pip install -q -e '.[test,dev]'
 	touch $(STAMP)
 
-demo: $(STAMP)
-	$(PY) examples/demo.py
+$(DEMO_STAMP): pyproject.toml | $(VENV)/bin/python
+	$(PY) -m pip install -q -e '.[demo]'
+	touch $(DEMO_STAMP)
+
+# Trains on scikit-learn's bundled digits; pictures go to demo-output/.
+demo: $(DEMO_STAMP)
+	$(PY) examples/demo.py demo-output
 
 # SCIPY_ARRAY_API=1: SciPy's Array API support, read when SciPy is first imported (the
 # third-party tests need it; tests/conftest.py sets it too, for pytest run by hand).
@@ -44,4 +50,4 @@ conformance:
 	ARRAY_API_TESTS_DIR="$(ARRAY_API_TESTS_DIR)" PYTHON="$(PYTHON)" bash scripts/conformance.sh
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis build src/*.egg-info
+	rm -rf $(VENV) .pytest_cache .hypothesis build site demo-output src/*.egg-info

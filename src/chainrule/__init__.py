@@ -2,7 +2,7 @@
 library. The package is itself an Array API namespace whose functions record gradients."""
 
 # _methods completes Tensor; _einops defines the backend einops finds (if installed).
-from . import _einops, _methods, autograd, fft, linalg, nn, optim, random  # noqa: F401
+from . import _einops, _methods, autograd, fft, linalg, nn, optim, optimize, random  # noqa: F401
 from ._namespace import *  # noqa: F403
 from ._namespace import __all__ as _NAMESPACE
 from ._namespace import __array_namespace_info__  # noqa: F401 - public
@@ -13,6 +13,6 @@ __array_api_version__ = "2024.12"
 
 __all__ = [
     *_NAMESPACE,
-    "Tensor", "autograd", "fft", "linalg", "nn", "optim", "random",
+    "Tensor", "autograd", "fft", "linalg", "nn", "optim", "optimize", "random",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
 ]  # fmt: skip
