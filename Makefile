@@ -5,8 +5,9 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-test
 BENCH_STAMP := $(VENV)/.installed-bench
 DEMO_STAMP := $(VENV)/.installed-demo
+DOCS_STAMP := $(VENV)/.installed-docs
 
-.PHONY: demo test lint bench bench-quick conformance clean
+.PHONY: demo test lint docs bench bench-quick conformance clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +40,14 @@ bench: $(BENCH_STAMP)
 
 bench-quick: $(BENCH_STAMP)
 	$(PY) benchmarks/run.py --quick --out benchmarks/results-quick.json --md benchmarks/results-quick.md
+
+$(DOCS_STAMP): pyproject.toml | $(VENV)/bin/python
+	$(PY) -m pip install -q -e '.[docs]'
+	touch $(DOCS_STAMP)
+
+# The user guide and API reference as HTML in site/ (warnings are errors).
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
 
 lint: $(STAMP)
 	$(PY) -m ruff check src tests benchmarks examples

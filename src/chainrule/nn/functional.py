@@ -10,7 +10,7 @@ from typing import Literal
 
 from .. import _namespace as ops
 from .. import random as _random
-from .._namespace import log_softmax, logsumexp, softmax
+from .._namespace import logsumexp
 from .._rules import OPS
 from .._tensor import Tensor, as_tensor
 from ..autograd.function import Function, FunctionCtx
@@ -51,6 +51,16 @@ def relu(x: Tensor, /) -> Tensor:
 def tanh(x: Tensor, /) -> Tensor:
     """The hyperbolic tangent."""
     return ops.tanh(x)
+
+
+def softmax(x: Tensor, /, *, axis: int = -1) -> Tensor:
+    """exp(x) / sum(exp(x)) along `axis`, computed without overflow."""
+    return ops.softmax(x, axis=axis)
+
+
+def log_softmax(x: Tensor, /, *, axis: int = -1) -> Tensor:
+    """x - logsumexp(x) along `axis`, computed without overflow."""
+    return ops.log_softmax(x, axis=axis)
 
 
 # ----------------------------------------------------------------------------- erf and gelu
