@@ -185,6 +185,21 @@ def test_linear_default_init_is_uniform_within_one_over_sqrt_fan_in():
     assert nn.Linear(2, 3, dtype=cr.float32).weight.dtype == cr.float32
 
 
+def test_conv2d_layer_init_shapes_and_output():
+    cr.random.manual_seed(0)
+    conv = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+    bound = 1 / math.sqrt(3 * 3 * 3)
+    assert conv.weight.shape == (8, 3, 3, 3) and conv.bias.shape == (8,)
+    for p in (conv.weight, conv.bias):
+        assert N(p).min() >= -bound and N(p).max() <= bound
+    assert conv(T(np.ones((2, 3, 7, 6)))).shape == (2, 8, 4, 3)
+    assert nn.Conv2d(1, 2, (3, 1), bias=False).bias is None
+    assert nn.Conv2d(1, 2, (3, 1)).weight.shape == (2, 1, 3, 1)
+    assert repr(conv) == (
+        "Conv2d(3, 8, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), bias=True)"
+    )
+
+
 def test_initialisation_is_reproducible_from_the_seed():
     cr.random.manual_seed(42)
     a = N(nn.Linear(3, 3).weight)

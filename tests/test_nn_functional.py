@@ -2,6 +2,8 @@
 tests/fixtures), first and second derivatives against finite differences, erf's accuracy,
 losses that stay finite for huge logits, dropout and one_hot."""
 
+import functools
+import json
 import math
 import pathlib
 
@@ -18,6 +20,12 @@ from conftest import BACKEND, N, T
 from test_ops import SHAPES, arrays, assert_values, check_grads, floats, leaf
 
 REF = np.load(pathlib.Path(__file__).parent / "fixtures" / "torch_reference.npz")
+GRADCHECKED = {"conv2d"}
+
+
+def conv_as_recorded(name, x, w, b):
+    return F.conv2d(x, w, b, **json.loads(str(REF[f"fn/{name}/kwargs"])))
+
 
 # name -> (function, indices of the inputs that are integer labels)
 RECORDED = {
@@ -35,6 +43,10 @@ RECORDED = {
     "softplus_beta": lambda a: F.softplus(a, beta=2.0, threshold=5.0),
     "layer_norm": lambda a, w, b: F.layer_norm(a, (3, 4), w, b, eps=1e-5),
     "linear": F.linear,
+    **{
+        n: functools.partial(conv_as_recorded, n)
+        for n in ("conv_plain", "conv_stride_pad", "conv_1x1")
+    },
 }
 
 
@@ -128,6 +140,55 @@ def test_linear_and_layer_norm_first_and_second_derivatives(data):
     scale, shift = leaf(data.draw(arrays((n,)))), leaf(data.draw(arrays((n,))))
     if n > 1:
         check_grads(lambda v, s, t: F.layer_norm(v, (n,), s, t), x, scale, shift)
+
+
+@settings(max_examples=6)
+@given(data=st.data())
+def test_conv2d_first_and_second_derivatives(data):
+    n, c, o = (
+        data.draw(st.integers(1, 2)),
+        data.draw(st.integers(1, 2)),
+        data.draw(st.integers(1, 2)),
+    )
+    kh, kw = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3))
+    stride = (data.draw(st.integers(1, 2)), data.draw(st.integers(1, 2)))
+    padding = (data.draw(st.integers(0, 1)), data.draw(st.integers(0, 1)))
+    h = data.draw(st.integers(max(kh - 2 * padding[0], 1), 3))
+    w = data.draw(st.integers(max(kw - 2 * padding[1], 1), 3))
+    x = leaf(data.draw(arrays((n, c, h, w))))
+    weight = leaf(data.draw(arrays((o, c, kh, kw))))
+    bias = leaf(data.draw(arrays((o,))))
+    check_grads(lambda a, b, d: F.conv2d(a, b, d, stride=stride, padding=padding), x, weight, bias)
+
+
+def test_conv2d_gradient_of_only_the_weight_or_only_the_input():
+    rng = np.random.default_rng(0)
+    x, w = rng.normal(size=(2, 2, 4, 3)), rng.normal(size=(3, 2, 2, 2))
+    check_grads(lambda b: F.conv2d(T(x), b, padding=1), leaf(w))
+    check_grads(lambda a: F.conv2d(a, T(w), stride=2), leaf(x))
+
+
+def test_conv2d_is_one_recorded_operation_plus_the_bias():
+    x = leaf(np.ones((1, 1, 4, 4)))
+    w = leaf(np.ones((2, 1, 3, 3)))
+    out = F.conv2d(x, w, padding=1)
+    assert out.grad_fn.name() == "Conv2dBackward" and out.shape == (1, 2, 4, 4)
+    assert N(out)[0, 0].tolist() == [[4, 6, 6, 4], [6, 9, 9, 6], [6, 9, 9, 6], [4, 6, 6, 4]]
+
+
+def test_conv2d_of_one_image_and_its_errors():
+    x = T(np.arange(2 * 5 * 5.0).reshape(2, 5, 5))
+    w = T(np.ones((3, 2, 2, 2)))
+    batched = F.conv2d(cr.expand_dims(x, axis=0), w, stride=2)
+    assert_values(F.conv2d(x, w, stride=2), N(batched)[0])
+    with pytest.raises(RuntimeError, match="to have 3 channels, but got 2 channels"):
+        F.conv2d(x, T(np.ones((1, 3, 2, 2))))
+    with pytest.raises(RuntimeError, match="Kernel size can't be greater"):
+        F.conv2d(x, T(np.ones((1, 2, 6, 6))))
+    with pytest.raises(RuntimeError, match="non-positive stride"):
+        F.conv2d(x, w, stride=0)
+    with pytest.raises(RuntimeError, match="Expected 3D \\(unbatched\\) or 4D"):
+        F.conv2d(T(np.ones((5, 5))), w)
 
 
 def test_layer_norm_checks_the_trailing_shape():

@@ -629,6 +629,87 @@ def _tile_vjp(xp, g, x, out, p):
 unary("tile", lambda xp, x, p: xp.tile(x, p[0]), _tile_vjp)
 
 
+# ----------------------------------------------------------------------------- convolution
+# conv2d((x, w), p): the cross-correlation of x (N, C, H, W) with w (O, C, kh, kw), with
+# p = ((stride_h, stride_w), (pad_h, pad_w), (kh, kw), (H, W), x's dtype): im2col by strided
+# slices of the zero-padded input (a loop over the kernel's offsets, never over pixels) and
+# one matrix product. The VJPs are the transposed products; x's sends w^T g back through the
+# same windows: each offset's slice is getitem's adjoint, index_add, into the padded shape,
+# summed and cropped. Padding is a concat, so that it records on tensors.
+
+
+def _conv_pad(xp, x, ph, pw):
+    n, c, h, w = x.shape
+    if pw:
+        side = xp.broadcast_to(xp.zeros_like(x[..., :1]), (n, c, h, pw))
+        x = xp.concat([side, x, side], axis=3)
+    if ph:
+        edge = xp.broadcast_to(xp.zeros_like(x[:, :, :1, :]), (n, c, ph, w + 2 * pw))
+        x = xp.concat([edge, x, edge], axis=2)
+    return x
+
+
+def _conv_output_size(p, h: int, w: int) -> tuple[int, int]:
+    """(Ho, Wo) of conv2d with parameters p for an input of height h and width w."""
+    (sh, sw), (ph, pw), (kh, kw) = p[:3]
+    return (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
+
+
+def _conv_windows(p, h, w):
+    """For each kernel offset (i, j), the key of the padded input's elements it meets."""
+    (sh, sw), _, (kh, kw) = p[:3]
+    ho, wo = _conv_output_size(p, h, w)
+    rows = [slice(i, i + sh * (ho - 1) + 1, sh) for i in range(kh)]
+    cols = [slice(j, j + sw * (wo - 1) + 1, sw) for j in range(kw)]
+    return [(slice(None), slice(None), r, c) for r in rows for c in cols]
+
+
+def _conv_columns(xp, x, p):
+    """im2col: (N, C kh kw, Ho Wo), column l holding the input patch under output pixel l."""
+    n, c, h, w = x.shape
+    keys = _conv_windows(p, h, w)
+    padded = _conv_pad(xp, x, *p[1])
+    ho, wo = _conv_output_size(p, h, w)
+    return xp.reshape(xp.stack([padded[k] for k in keys], axis=2), (n, c * len(keys), ho * wo))
+
+
+def _conv2d_fwd(xp, xs, p):
+    x, w = xs
+    n, _, h, wd = x.shape
+    o = w.shape[0]
+    out = xp.matmul(xp.reshape(w, (o, -1)), _conv_columns(xp, x, p))
+    return xp.reshape(out, (n, o, *_conv_output_size(p, h, wd)))
+
+
+def _conv2d_vjp(xp, g, s, p, needs):
+    x, w = s[0], s[1]
+    n, o, ho, wo = g.shape
+    g2 = xp.reshape(g, (n, o, ho * wo))
+    gx = gw = None
+    if needs[1]:
+        cols = _conv_columns(xp, x, p)
+        gw = xp.reshape(
+            xp.sum(xp.matmul(g2, xp.matrix_transpose(cols)), axis=0), (o, x.shape[1], *p[2])
+        )
+    if needs[0]:
+        c = w.shape[1]
+        (ph, pw), (h, wd), dtype = p[1], p[3], p[4]
+        keys = _conv_windows(p, h, wd)
+        pieces = xp.matmul(xp.matrix_transpose(xp.reshape(w, (o, -1))), g2)
+        pieces = xp.reshape(pieces, (n, c, len(keys), ho, wo))
+        shape = (n, c, h + 2 * ph, wd + 2 * pw)
+        padded = None
+        for i, key in enumerate(keys):
+            part = xp.index_add(pieces[:, :, i, ...], (key, shape, dtype))
+            padded = part if padded is None else padded + part
+        gx = padded[:, :, ph : ph + h, pw : pw + wd]
+    return (gx, gw)
+
+
+# x's gradient reads w; w's reads x.
+nary("conv2d", _conv2d_fwd, _conv2d_vjp, ((1,), (0,)))
+
+
 # ----------------------------------------------------------------------------- unstack
 
 

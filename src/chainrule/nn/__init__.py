@@ -4,6 +4,7 @@ layers with PyTorch's default initialisations, and `functional`."""
 from . import functional
 from .layers import (
     GELU,
+    Conv2d,
     Dropout,
     Embedding,
     Flatten,
@@ -21,6 +22,7 @@ __all__ = [
     "Module",
     "Parameter",
     "Linear",
+    "Conv2d",
     "Sequential",
     "ReLU",
     "Tanh",

@@ -26,6 +26,7 @@ __all__ = [
     "silu",
     "softplus",
     "linear",
+    "conv2d",
     "layer_norm",
     "dropout",
     "one_hot",
@@ -139,6 +140,59 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """x @ weight.T + bias; weight has shape (out_features, in_features)."""
     out = ops.matmul(x, ops.matrix_transpose(weight))
     return out if bias is None else out + bias
+
+
+def _pair(v: int | Sequence[int], name: str) -> tuple[int, int]:
+    pair = (v, v) if isinstance(v, int) else tuple(v)
+    if len(pair) != 2 or not all(isinstance(k, int) for k in pair):
+        raise TypeError(f"conv2d: {name} must be an int or a pair of ints, got {v!r}")
+    return pair  # type: ignore[return-value]
+
+
+def conv2d(
+    x: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | Sequence[int] = 1,
+    padding: int | Sequence[int] = 0,
+) -> Tensor:
+    """2-D cross-correlation (PyTorch's conv2d, groups=1, no dilation) of x (N, C, H, W), or
+    (C, H, W) for one image, with weight (O, C, kh, kw), then + bias (O,): output (N, O, Ho,
+    Wo), Ho = (H + 2 pad_h - kh) // stride_h + 1. `stride` and `padding` (zeros) are ints or
+    (height, width) pairs. One primitive, differentiable to any order."""
+    x, weight = as_tensor(x), as_tensor(weight)
+    single = x.ndim == 3
+    if single:
+        x = ops.expand_dims(x, axis=0)
+    if x.ndim != 4:
+        raise RuntimeError(
+            "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: "
+            f"{list(x.shape)}"
+        )
+    if weight.ndim != 4 or weight.shape[1] != x.shape[1]:
+        raise RuntimeError(
+            f"Given groups=1, weight of size {list(weight.shape)}, expected input"
+            f"{list(x.shape)} to have {weight.shape[1] if weight.ndim == 4 else '?'} "
+            f"channels, but got {x.shape[1]} channels instead"
+        )
+    stride, padding = _pair(stride, "stride"), _pair(padding, "padding")
+    if min(stride) <= 0:
+        raise RuntimeError("non-positive stride is not supported")
+    if min(padding) < 0:
+        raise RuntimeError("negative padding is not supported")
+    kh, kw = weight.shape[2:]
+    h, w = x.shape[2:]
+    hp, wp = h + 2 * padding[0], w + 2 * padding[1]
+    if hp < kh or wp < kw:
+        raise RuntimeError(
+            f"Calculated padded input size per channel: ({hp} x {wp}). Kernel size: "
+            f"({kh} x {kw}). Kernel size can't be greater than actual input size"
+        )
+    p = (stride, padding, (kh, kw), (h, w), x._data.dtype)
+    out = OPS["conv2d"]((x, weight), p)
+    if bias is not None:
+        out = out + ops.reshape(bias, (1, -1, 1, 1))
+    return out[0] if single else out
 
 
 def layer_norm(

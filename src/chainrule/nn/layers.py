@@ -16,6 +16,7 @@ from .module import Module, Parameter
 
 __all__ = [
     "Linear",
+    "Conv2d",
     "Sequential",
     "ReLU",
     "Tanh",
@@ -58,6 +59,48 @@ class Linear(Module):
         return (
             f"in_features={self.in_features}, out_features={self.out_features}, "
             f"bias={self.bias is not None}"
+        )
+
+
+class Conv2d(Module):
+    """2-D convolution (cross-correlation) of NCHW input by a weight (out_channels,
+    in_channels, kh, kw), with stride and zero padding; weight and bias start uniform in
+    +-1/sqrt(in_channels kh kw)."""
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int] = 1,
+        padding: int | Sequence[int] = 0,
+        bias: bool = True,
+        *,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = F._pair(kernel_size, "kernel_size")
+        self.stride = F._pair(stride, "stride")
+        self.padding = F._pair(padding, "padding")
+        kh, kw = self.kernel_size
+        bound = 1 / math.sqrt(in_channels * kh * kw)
+        self.weight = _uniform_parameter((out_channels, in_channels, kh, kw), bound, dtype)
+        if bias:
+            self.bias = _uniform_parameter((out_channels,), bound, dtype)
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, x: Tensor) -> Tensor:
+        """The convolution of x (N, C, H, W)."""
+        return F.conv2d(x, self.weight, self.bias, stride=self.stride, padding=self.padding)
+
+    def extra_repr(self) -> str:
+        """Channels, kernel size, stride and padding."""
+        return (
+            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+            f"stride={self.stride}, padding={self.padding}, bias={self.bias is not None}"
         )
 
 
