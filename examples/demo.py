@@ -71,9 +71,8 @@ def graph_dot(root: cr.Tensor) -> str:
         if id(node) in ids:
             continue
         ids[id(node)] = f"n{len(ids)}"
-        leaf = getattr(node, "leaf", None)
-        if callable(leaf):
-            value = leaf()
+        if node.name() == "AccumulateGrad":
+            value = node.variable
             label = f"AccumulateGrad\\n{tuple(value.shape) if value is not None else ''}"
             lines.append(f'  {ids[id(node)]} [label="{label}", style=filled, fillcolor=lightblue];')
             continue
