@@ -2,6 +2,8 @@
 and the layers' shapes, default initialisations and gradients (PyTorch's semantics)."""
 
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -280,3 +282,13 @@ def test_a_network_differentiates_twice_through_its_parameters():
     params = [p.detach().requires_grad_(True) for p in net.parameters()]
     assert gradcheck(fn, params)
     assert gradgradcheck(fn, params)
+
+
+def test_import_chainrule_alone_reaches_the_toolkit():
+    code = (
+        "import chainrule as cr; "
+        "print(cr.nn.Linear, cr.nn.functional.conv2d, cr.optim.Adam, "
+        "cr.optim.lr_scheduler.StepLR, cr.random.randn, cr.optimize.minimize)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
