@@ -52,7 +52,7 @@ def test_broadcast_arrays(data):
     shapes = data.draw(broadcastable(data.draw(st.integers(1, 3))))
     parts = [data.draw(arrays(s)) for s in shapes.input_shapes]
     out = cr.broadcast_arrays(*(T(p) for p in parts))
-    assert isinstance(out, list)  # List[array] in the 2024.12 standard
+    assert isinstance(out, tuple)  # a tuple in 2025.12, a list before
     for t, expected in zip(out, np.broadcast_arrays(*parts)):
         assert_values(t, expected)
     check_grads(lambda *xs: cr.broadcast_arrays(*xs), *(leaf(p) for p in parts))
@@ -64,7 +64,21 @@ def test_broadcast_arrays_and_broadcast_to_keep_bool_and_integer_dtypes():
     assert (out_b.dtype, out_i.dtype) == (cr.bool, cr.int64)
     assert N(out_b).tolist() == [[True, False], [True, False]]
     assert N(cr.broadcast_to(b, (2,))).tolist() == [True, False]
-    assert cr.broadcast_arrays() == []
+    assert cr.broadcast_arrays() == ()
+
+
+@given(shapes=broadcastable(4).map(lambda b: b.input_shapes))
+def test_broadcast_shapes(shapes):
+    assert cr.broadcast_shapes(*shapes) == np.broadcast_shapes(*shapes)
+
+
+def test_broadcast_shapes_of_nothing_unknown_sizes_and_mismatches():
+    assert cr.broadcast_shapes() == ()
+    assert cr.broadcast_shapes((0, 1), (3,)) == (0, 3)
+    assert cr.broadcast_shapes((None, 1), (2, 4)) == (None, 4)
+    assert cr.broadcast_shapes((2, None), (1,)) == (2, None)
+    with pytest.raises(ValueError, match="do not broadcast"):
+        cr.broadcast_shapes((2, 3), (4, 3))
 
 
 @given(data=st.data())
@@ -334,6 +348,36 @@ def sorted_unique(a):
         a, return_index=True, return_inverse=True, return_counts=True, equal_nan=False
     )
     return values, index, np.reshape(inverse, a.shape), counts
+
+
+@given(
+    a=hnp.arrays(np.int64, SHAPES, elements=st.integers(-5, 5)),
+    b=hnp.arrays(np.int64, SHAPES, elements=st.integers(-5, 5)),
+    invert=st.booleans(),
+)
+def test_isin_against_numpy(a, b, invert):
+    out = cr.isin(T(a), T(b), invert=invert)
+    assert out.dtype == cr.bool and not out.requires_grad
+    np.testing.assert_array_equal(N(out), np.isin(a, b, invert=invert))
+
+
+def test_isin_with_scalars_floats_nan_complex_and_bool():
+    assert N(cr.isin(3, T([1, 3]))).tolist() is True
+    np.testing.assert_array_equal(N(cr.isin(T([1, 2, 3]), 2)), [False, True, False])
+    np.testing.assert_array_equal(
+        N(cr.isin(T([1.0, math.nan, 0.5]), T([math.nan, 0.5, 1.0]))), [True, False, True]
+    )
+    np.testing.assert_array_equal(N(cr.isin(T([1j, 2.0]), T([2.0 + 0j]))), [False, True])
+    np.testing.assert_array_equal(N(cr.isin(T([True, False]), T([False]))), [False, True])
+    np.testing.assert_array_equal(N(cr.isin(T([1, 2]), T(np.zeros(0, int)))), [False, False])
+    x = leaf([0.5, 1.5])
+    assert not cr.isin(x, T([0.5])).requires_grad
+
+
+def test_searchsorted_with_a_scalar():
+    out = cr.searchsorted(T([1.0, 2.0, 3.0]), 2.5)
+    assert out.shape == () and int(out) == 2
+    assert int(cr.searchsorted(T([1, 2, 3]), 2, side="right")) == 2
 
 
 @given(a=arrays(SHAPES, WITH_NAN))

@@ -226,6 +226,33 @@ def test_eigvalsh_gradient_is_finite_for_repeated_eigenvalues_but_eigenvectors_a
     assert not np.isfinite(N(g)).all()
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_eig_and_eigvals_are_complex_and_reconstruct_the_matrix(dtype):
+    a = np.array([[[0.0, -2.0, 0.5], [1.0, 0.5, 0.0], [0.0, 0.3, 1.5]], np.eye(3) * 2.0])
+    x = T(a, dtype)
+    result = LA.eig(x)
+    assert isinstance(result, LA.EigResult)
+    complex_dtype = cr.complex64 if dtype == "float32" else cr.complex128
+    assert result.eigenvalues.dtype == result.eigenvectors.dtype == complex_dtype
+    w, v = N(result.eigenvalues), N(result.eigenvectors)
+    # A V = V diag(w), also where the eigenvalues are real (the second matrix).
+    tolerance = 1e-5 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(a @ v, v * w[..., None, :], atol=tolerance)
+    np.testing.assert_allclose(
+        np.sort_complex(N(LA.eigvals(x)).ravel()), np.sort_complex(w.ravel())
+    )
+    assert LA.eigvals(x).dtype == complex_dtype
+
+
+def test_eig_of_a_tensor_that_requires_grad_raises_until_complex_gradients():
+    x = leaf(np.eye(2))
+    for fn in (LA.eig, LA.eigvals):
+        with pytest.raises(NotImplementedError, match="gradients through complex values"):
+            fn(x)
+        with cr.no_grad():
+            assert fn(x)[0].dtype == cr.complex128
+
+
 SVD_SHAPES = [(3, 3), (4, 2), (2, 4), (3, 2)]
 
 

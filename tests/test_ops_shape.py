@@ -77,6 +77,25 @@ def test_expand_dims(data):
 
 
 @given(data=st.data())
+def test_expand_dims_with_a_tuple_of_axes(data):
+    a = data.draw(arrays(data.draw(SHAPES)))
+    n = a.ndim + data.draw(st.integers(1, 2))
+    axis = tuple(
+        data.draw(st.lists(st.integers(-n, n - 1), min_size=n - a.ndim, max_size=n - a.ndim,
+                           unique_by=lambda v: v % n))
+    )  # fmt: skip
+    check_unary(lambda x: cr.expand_dims(x, axis=axis), lambda v: np.expand_dims(v, axis), a)
+
+
+def test_expand_dims_rejects_axes_out_of_bounds_or_repeated():
+    x = T([1.0, 2.0])
+    with pytest.raises(IndexError, match="out of bounds"):
+        cr.expand_dims(x, axis=(0, 3))
+    with pytest.raises(ValueError, match="repeated axis"):
+        cr.expand_dims(x, axis=(0, -3))
+
+
+@given(data=st.data())
 def test_squeeze_over_drawn_unit_axes(data):
     shape = list(data.draw(SHAPES))
     for position in data.draw(st.lists(st.integers(0, 3), min_size=1, max_size=2)):

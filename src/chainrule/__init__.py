@@ -9,7 +9,7 @@ from ._namespace import __array_namespace_info__  # noqa: F401 - public
 from ._tensor import Tensor, enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 
 __version__ = "0.1.0"
-__array_api_version__ = "2024.12"
+__array_api_version__ = "2025.12"
 
 __all__ = [
     *_NAMESPACE,

@@ -1,6 +1,6 @@
-"""chainrule's dtypes (NumPy's dtype objects; another backend's dtypes map to them by name),
-constants, and the data type functions of the standard: result_type, can_cast, finfo, iinfo,
-isdtype, and __array_namespace_info__."""
+"""chainrule's dtypes (DType objects standing for NumPy's dtypes; another backend's dtypes map
+to them by name), constants, and the data type functions of the standard: result_type,
+can_cast, finfo, iinfo, isdtype, and __array_namespace_info__."""
 
 from __future__ import annotations
 
@@ -13,13 +13,72 @@ from ._tensor import Tensor, as_tensor, as_tensors
 
 np = _backend.np
 
-float32 = DTYPES["float32"]
-float64 = DTYPES["float64"]
-complex64 = DTYPES["complex64"]
-complex128 = DTYPES["complex128"]
-int8, int16, int32, int64 = (DTYPES[n] for n in ("int8", "int16", "int32", "int64"))
-uint8, uint16, uint32, uint64 = (DTYPES[n] for n in ("uint8", "uint16", "uint32", "uint64"))
-bool = DTYPES["bool"]  # noqa: A001 - the standard's name
+
+class DType:
+    """A chainrule data type: it stands for NumPy's dtype of its name, is equal to it (and to
+    that dtype's name and scalar type), hashes alike, and converts to it wherever NumPy takes a
+    dtype (its `dtype` attribute); unlike NumPy's float64 dtype it is not equal to None."""
+
+    __slots__ = ("dtype",)
+
+    def __init__(self, name: str) -> None:
+        self.dtype = DTYPES[name]
+
+    @property
+    def name(self) -> str:
+        return self.dtype.name
+
+    @property
+    def kind(self) -> str:
+        return self.dtype.kind
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    def __eq__(self, other) -> builtins.bool:
+        if other is None:
+            return False
+        if other.__class__ is DType:
+            return self.dtype is other.dtype
+        try:
+            return builtins.bool(self.dtype == other)
+        except TypeError:
+            return NotImplemented
+
+    def __ne__(self, other) -> builtins.bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __hash__(self) -> int:
+        return hash(self.dtype)
+
+    def __repr__(self) -> str:
+        return f"chainrule.{self.dtype.name}"
+
+    def __str__(self) -> str:
+        return self.dtype.name
+
+    def __reduce__(self) -> str:
+        return self.dtype.name  # pickled as the module's constant of that name
+
+
+float32, float64 = DType("float32"), DType("float64")
+complex64, complex128 = DType("complex64"), DType("complex128")
+int8, int16, int32, int64 = (DType(n) for n in ("int8", "int16", "int32", "int64"))
+uint8, uint16, uint32, uint64 = (DType(n) for n in ("uint8", "uint16", "uint32", "uint64"))
+bool = DType("bool")  # noqa: A001 - the standard's name
+# NumPy's dtype -> chainrule's DType.
+_PUBLIC = {d.dtype: d for d in (
+    bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+    float32, float64, complex64, complex128,
+)}  # fmt: skip
+
+
+def public(d) -> DType:
+    """chainrule's DType for a dtype of any backend (or a DType)."""
+    return d if d.__class__ is DType else _PUBLIC[_backend.from_backend_dtype(d)]
+
 
 e = np.e
 pi = np.pi
@@ -29,12 +88,15 @@ newaxis = None
 
 
 # ----------------------------------------------------------------------------- data types
-# chainrule's dtypes are NumPy's dtype objects. Promotion and casting are those of the backend
+# chainrule's dtypes stand for NumPy's dtype objects. Promotion and casting are those of the backend
 # of the tensors given (the default backend for dtypes alone), as in chainrule's operations.
 
 
 def _dtype_arg(a):
-    """A dtype function's argument: a tensor (arrays wrapped), a Python scalar, or a dtype."""
+    """A dtype function's argument: a tensor (arrays wrapped), a Python scalar, or a dtype
+    (as NumPy's)."""
+    if a.__class__ is DType:
+        return a.dtype
     if a.__class__ is Tensor or a.__class__ in _tensor._SCALARS or isinstance(a, np.dtype):
         return a
     return as_tensor(a) if _backend.is_array(a) else _backend.from_backend_dtype(a)
@@ -52,7 +114,7 @@ def result_type(*arrays_and_dtypes):
     if builtins.all(a.__class__ in _tensor._SCALARS for a in args):
         raise ValueError("result_type needs at least one tensor or dtype")
     backend_args = [a if a.__class__ in _tensor._SCALARS else _backend_dtype(a, xp) for a in args]
-    return _backend.from_backend_dtype(xp.result_type(*backend_args))
+    return public(xp.result_type(*backend_args))
 
 
 def can_cast(from_, to, /):
@@ -73,14 +135,14 @@ def finfo(type, /):  # noqa: A002 - the standard's name
     f = np.finfo(type.dtype if type.__class__ is Tensor else _backend.from_backend_dtype(type))
     return _FInfo(
         int(f.bits), float(f.eps), float(f.max), float(f.min), float(f.smallest_normal),
-        _backend.from_backend_dtype(f.dtype),
+        public(f.dtype),
     )  # fmt: skip
 
 
 def iinfo(type, /):  # noqa: A002 - the standard's name
     """Limits of an integer dtype (or a tensor's)."""
     i = np.iinfo(type.dtype if type.__class__ is Tensor else _backend.from_backend_dtype(type))
-    return _IInfo(int(i.bits), int(i.max), int(i.min), _backend.from_backend_dtype(i.dtype))
+    return _IInfo(int(i.bits), int(i.max), int(i.min), public(i.dtype))
 
 
 _KINDS = {
@@ -117,11 +179,12 @@ class __array_namespace_info__:
 
     def default_dtypes(self, *, device=None):
         found = self._info().default_dtypes(device=device)
-        return {k: _backend.from_backend_dtype(d) for k, d in found.items()}
+        return {k: public(d) for k, d in found.items()}
 
     def dtypes(self, *, device=None, kind=None):
         found = self._info().dtypes(device=device, kind=kind)
-        return {k: _backend.from_backend_dtype(d) for k, d in found.items()}
+        return {k: public(d) for k, d in found.items()}
 
     def devices(self):
-        return list(self._info().devices())
+        """A tuple (2025.12; before, a list)."""
+        return tuple(self._info().devices())

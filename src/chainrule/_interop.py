@@ -6,14 +6,16 @@ Tensor binds these in `_namespace`; chainrule's functions are looked up when cal
 from __future__ import annotations
 
 import inspect
+import types
 
 from . import _backend
+from ._dtypes import __array_namespace_info__
 from ._numpy_functions import TABLES, VALUE_FUNCTIONS, _chainrule, _fn, _Missing
 from ._tensor import Tensor, grad_mode
 
 np = _backend.np
 
-API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
+API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
 
 
 def _unsupported(what: str, hint: str) -> TypeError:
@@ -146,13 +148,49 @@ def array_function(self, func, types, args, kwargs):
 
 
 def array_namespace(self, /, *, api_version=None):
-    """The chainrule module, the Array API namespace of tensors."""
-    if api_version is not None and api_version not in API_VERSIONS:
+    """The Array API namespace of tensors: the chainrule module (the latest version), or for an
+    earlier `api_version` chainrule as that version has it."""
+    if api_version is None or api_version == API_VERSIONS[-1]:
+        return _chainrule()
+    if api_version not in API_VERSIONS:
         raise ValueError(
             f"chainrule implements Array API versions {', '.join(API_VERSIONS)}, "
             f"not {api_version!r}"
         )
-    return _chainrule()
+    found = _earlier.get(api_version)
+    if found is None:
+        found = _earlier[api_version] = Earlier(api_version)
+    return found
+
+
+class _EarlierInfo(__array_namespace_info__):
+    def devices(self):
+        return list(super().devices())
+
+
+class Earlier(types.ModuleType):
+    """chainrule as the namespace of a version of the standard before 2025.12: where 2025.12
+    changed a result (tuples for lists) the earlier one; all else is chainrule's own (a
+    namespace may offer more than its version asks)."""
+
+    def __init__(self, version: str) -> None:
+        super().__init__(_chainrule().__name__, self.__doc__)
+        self.__array_api_version__ = version
+
+    def __getattr__(self, name: str):
+        return getattr(_chainrule(), name)
+
+    def broadcast_arrays(self, *arrays) -> list:
+        return list(_chainrule().broadcast_arrays(*arrays))
+
+    def meshgrid(self, *arrays, indexing="xy") -> list:
+        return list(_chainrule().meshgrid(*arrays, indexing=indexing))
+
+    def __array_namespace_info__(self) -> _EarlierInfo:
+        return _EarlierInfo()
+
+
+_earlier: dict[str, Earlier] = {}
 
 
 def _given(**kwargs) -> dict:

@@ -69,12 +69,12 @@ __all__ = [
     # linear algebra
     "matmul", "matrix_transpose", "tensordot", "vecdot",
     # manipulation
-    "broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis",
-    "permute_dims", "repeat", "reshape", "roll", "squeeze", "stack", "tile", "unstack",
+    "broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip",
+    "moveaxis", "permute_dims", "repeat", "reshape", "roll", "squeeze", "stack", "tile", "unstack",
     # searching
     "argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where",
     # sets
-    "unique_all", "unique_counts", "unique_inverse", "unique_values",
+    "isin", "unique_all", "unique_counts", "unique_inverse", "unique_values",
     # sorting
     "argsort", "sort",
     # statistics
@@ -473,13 +473,18 @@ def permute_dims(x, /, axes):
 
 
 def expand_dims(x, /, axis=0):
+    """x with axes of size 1 at `axis` (an int or a tuple of ints), positions in the result."""
     x = as_tensor(x)
-    n = x.ndim + 1
-    if not -n <= axis < n:
-        raise IndexError(f"expand_dims: axis {axis} is out of bounds for {n} dimensions")
-    shape = list(x.shape)
-    shape.insert(axis % n, 1)
-    return reshape(x, tuple(shape))
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    n = x.ndim + len(axes)
+    new = [a + n if a < 0 else a for a in axes]
+    for a, b in zip(axes, new):
+        if not 0 <= b < n:
+            raise IndexError(f"expand_dims: axis {a} is out of bounds for {n} dimensions")
+    if len(set(new)) != len(new):
+        raise ValueError(f"expand_dims: repeated axis in {axis}")
+    sizes = iter(x.shape)
+    return reshape(x, tuple(1 if i in new else next(sizes) for i in range(n)))
 
 
 def squeeze(x, /, axis):
@@ -583,13 +588,30 @@ def _ints(v) -> tuple:
     return (v,) if isinstance(v, int) else tuple(v)
 
 
+def broadcast_shapes(*shapes):
+    """The shape that `shapes` broadcast to (ValueError if they don't); a size None (unknown)
+    stays unknown."""
+    n = builtins.max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(-n, 0):
+        size = 1
+        for s in shapes:
+            d = s[i] if len(s) >= -i else 1
+            if d == 1 or d == size:
+                continue
+            if size == 1 or size is None or d is None:
+                size = None if d is None or size is None else d
+            else:
+                raise ValueError(f"shapes {', '.join(map(str, shapes))} do not broadcast")
+        out.append(size)
+    return tuple(out)
+
+
 def broadcast_arrays(*arrays):
-    """The arrays broadcast to one shape, as a list (as the standard says); differentiable."""
-    if not arrays:
-        return []
-    arrays, xp = as_tensors(arrays, "broadcast_arrays")
-    shape = tuple(xp.broadcast_arrays(*(t._data for t in arrays))[0].shape)
-    return [broadcast_to(t, shape) for t in arrays]
+    """The arrays broadcast to one shape, as a tuple (2025.12; before, a list); differentiable."""
+    arrays, _ = as_tensors(arrays, "broadcast_arrays")
+    shape = broadcast_shapes(*(t.shape for t in arrays))
+    return tuple(broadcast_to(t, shape) for t in arrays)
 
 
 def moveaxis(x, source, destination, /):
@@ -712,6 +734,34 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
     if sorter is not None:
         sorter = as_tensors((x1, sorter), "searchsorted")[0][1]._data
     return _new(xp.searchsorted(x1._data, v, side=side, sorter=sorter), xp)
+
+
+def isin(x1, x2, /, *, invert=False):
+    """Whether each element of x1 equals some element of x2 (or none, if invert): a bool
+    tensor shaped like x1 (0-d for a scalar x1); no gradient. By sorting x2 and searching."""
+    (a, b), xp = as_tensors((x1, x2), "isin")
+    if a.__class__ is not Tensor:
+        a = _new(xp.asarray(a, dtype=b._data.dtype), xp)
+    if b.__class__ is not Tensor:
+        b = _new(xp.asarray(b, dtype=a._data.dtype), xp)
+    dtype = xp.result_type(a._data, b._data)
+    av = xp.reshape(xp.astype(a._data, dtype), (-1,))
+    bv = xp.reshape(xp.astype(b._data, dtype), (-1,))
+    kind = _backend.dtype_kind(dtype)
+    if bv.shape[0] == 0:
+        found = xp.zeros(av.shape, dtype=xp.bool)
+    elif kind == "c":  # no order to search in: compare every pair
+        found = xp.any(xp.expand_dims(av, axis=1) == xp.expand_dims(bv, axis=0), axis=1)
+    else:
+        if kind == "b":
+            av, bv = xp.astype(av, xp.int8), xp.astype(bv, xp.int8)
+        s = xp.sort(bv)
+        at = xp.searchsorted(s, av)
+        at = xp.where(at < s.shape[0], at, xp.zeros_like(at))
+        found = xp.take(s, at) == av
+    if invert:
+        found = xp.logical_not(found)
+    return _new(xp.reshape(found, a.shape), xp)
 
 
 _UniqueAll = _collections.namedtuple(
@@ -968,7 +1018,8 @@ def triu(x, /, *, k=0):
 
 
 def meshgrid(*arrays, indexing="xy"):
-    """Coordinate grids from 1-D tensors; differentiable (reshape and broadcast_to)."""
+    """Coordinate grids from 1-D tensors, as a tuple (2025.12; before, a list); differentiable
+    (reshape and broadcast_to)."""
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', not {indexing!r}")
     arrays, _ = as_tensors(arrays, "meshgrid")
@@ -984,4 +1035,4 @@ def meshgrid(*arrays, indexing="xy"):
         one = [1] * n
         one[axis] = a.size
         grids.append(broadcast_to(reshape(a, tuple(one)), tuple(shape)))
-    return grids
+    return tuple(grids)

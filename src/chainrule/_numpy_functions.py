@@ -361,6 +361,9 @@ LINALG = {
     "qr": _rename("linalg.qr", a=0, mode="mode"),
     "eigh": _rename("linalg.eigh", a=0),
     "eigvalsh": _rename("linalg.eigvalsh", a=0),
+    # Complex results always (the standard's), where NumPy gives real ones if it can.
+    "eig": _rename("linalg.eig", a=0),
+    "eigvals": _rename("linalg.eigvals", a=0),
     "svd": _custom(_svd),
     "multi_dot": _custom(_multi_dot),
     "cond": _custom(_cond),

@@ -14,7 +14,7 @@ import functools
 import math
 import types
 
-from . import _backend
+from . import _backend, _special_cases
 from ._backend import count, expand_reduced, sum_to
 from ._node import OUT, Rule
 from ._tensor import binary_primitive, primitive, unary_primitive
@@ -131,7 +131,12 @@ elementwise("abs", lambda xp, x, p: xp.abs(x), lambda xp, g, x, out, p: g * xp.s
 elementwise("square", lambda xp, x, p: x * x, lambda xp, g, x, out, p: g * (2 * x), "x")
 elementwise("sqrt", lambda xp, x, p: xp.sqrt(x), lambda xp, g, x, out, p: g / (2 * out), "out")
 elementwise("exp", lambda xp, x, p: xp.exp(x), lambda xp, g, x, out, p: g * out, "out")
-elementwise("expm1", lambda xp, x, p: xp.expm1(x), lambda xp, g, x, out, p: g * (out + 1), "out")
+elementwise(
+    "expm1",
+    lambda xp, x, p: _special_cases.expm1(xp, x),
+    lambda xp, g, x, out, p: g * (out + 1),
+    "out",
+)
 elementwise("log", lambda xp, x, p: xp.log(x), lambda xp, g, x, out, p: g / x, "x")
 elementwise("log1p", lambda xp, x, p: xp.log1p(x), lambda xp, g, x, out, p: g / (x + 1), "x")
 elementwise(
@@ -153,7 +158,10 @@ elementwise("atan", lambda xp, x, p: xp.atan(x), lambda xp, g, x, out, p: g / (1
 elementwise("sinh", lambda xp, x, p: xp.sinh(x), lambda xp, g, x, out, p: g * xp.cosh(x), "x")
 elementwise("cosh", lambda xp, x, p: xp.cosh(x), lambda xp, g, x, out, p: g * xp.sinh(x), "x")
 elementwise(
-    "tanh", lambda xp, x, p: xp.tanh(x), lambda xp, g, x, out, p: g * (1 - out * out), "out"
+    "tanh",
+    lambda xp, x, p: _special_cases.tanh(xp, x),
+    lambda xp, g, x, out, p: g * (1 - out * out),
+    "out",
 )
 elementwise(
     "asinh", lambda xp, x, p: xp.asinh(x), lambda xp, g, x, out, p: g / xp.sqrt(x * x + 1), "x"
@@ -259,7 +267,7 @@ binary(
 )  # fmt: skip
 # floor_divide: piecewise constant, zero gradient. remainder: x - floor(x / y) * y.
 binary(
-    "floor_divide", lambda xp, x, y: x // y,
+    "floor_divide", lambda xp, x, y: _special_cases.floor_divide(xp, x, y),
     (lambda xp, g, x, y, out: xp.zeros_like(g), ""),
     (lambda xp, g, x, y, out: xp.zeros_like(g), ""),
 )  # fmt: skip

@@ -1,6 +1,7 @@
-"""chainrule.linalg: the Array API linear algebra extension (2024.12), differentiable for real
-floating inputs. Decompositions, inv, det, solve and pinv are primitives of `_rules` (their VJPs
-live there); norms, trace, cross, outer and matrix_power are composites of differentiable ops."""
+"""chainrule.linalg: the Array API linear algebra extension (2025.12), differentiable for real
+floating inputs (but eig and eigvals, whose results are complex). Decompositions, inv, det,
+solve and pinv are primitives of `_rules` (their VJPs live there); norms, trace, cross, outer
+and matrix_power are composites of differentiable ops."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ from . import _backend
 from ._namespace import (
     abs,
     astype,
+    complex64,
+    complex128,
+    float32,
     float64,
     inf,
     matmul,
@@ -33,12 +37,13 @@ from ._rules import OPS
 from ._tensor import Tensor, as_tensor, as_tensors, grad_mode
 
 __all__ = [
-    "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm",
-    "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve",
-    "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm",
-    "EighResult", "QRResult", "SlogdetResult", "SVDResult",
+    "cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "matmul",
+    "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv", "qr",
+    "slogdet", "solve", "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm",
+    "EigResult", "EighResult", "QRResult", "SlogdetResult", "SVDResult",
 ]  # fmt: skip
 
+EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
 QRResult = namedtuple("QRResult", ["Q", "R"])
 SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
@@ -204,6 +209,34 @@ def eigh(x, /):
     symmetric one; through the eigenvectors it needs distinct eigenvalues (else inf/NaN)."""
     x = _matrices(x, "eigh", square_only=True)
     return EighResult(*OPS["linalg_eigh"]((x,), _off_diagonal(x, x.shape[-1])))
+
+
+def _eig(x, name: str) -> list:
+    """The backend's general eigendecomposition of square matrices (values, vectors) as
+    complex tensors: the standard's dtype, also where every eigenvalue is real. No gradient:
+    chainrule has no complex gradients yet, so a tensor that requires grad raises."""
+    x = _matrices(x, name, square_only=True)
+    if _records(x):
+        raise NotImplementedError(
+            f"linalg.{name}: gradients through complex values are not supported (the "
+            "eigenvalues of a general matrix are complex); call it on tensor.detach()"
+        )
+    xp = x._xp
+    dtype = _backend.to_backend_dtype(
+        xp, complex64 if x.dtype in (float32, complex64) else complex128
+    )
+    return [_constant(x, xp.astype(r, dtype)) for r in xp.linalg.eig(x._data)]
+
+
+def eig(x, /):
+    """Eigenvalues and right eigenvectors (columns of unit norm) of square matrices, complex
+    (complex64 for float32), eigenvalues in no particular order; no gradient."""
+    return EigResult(*_eig(x, "eig"))
+
+
+def eigvals(x, /):
+    """Eigenvalues of square matrices, complex (complex64 for float32); no gradient."""
+    return _eig(x, "eigvals")[0]
 
 
 def eigvalsh(x, /):
