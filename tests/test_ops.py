@@ -423,5 +423,6 @@ def test_every_rule_has_a_gradient_test():
     checked = set()
     for path in sorted(pathlib.Path(__file__).parent.glob("test_*.py")):
         checked |= getattr(importlib.import_module(path.stem), "GRADCHECKED", set())
-    assert sorted(set(RULES) - checked) == [], "rules without a gradient test"
+    differentiable = {name for name, rule in RULES.items() if rule.vjp is not None}
+    assert sorted(differentiable - checked) == [], "rules without a gradient test"
     assert sorted(checked - set(RULES)) == [], "gradient tests of rules that do not exist"

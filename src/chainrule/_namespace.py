@@ -39,7 +39,7 @@ from ._dtypes import (  # noqa: F401 - public
 )
 from ._interop import from_dlpack  # noqa: F401 - public
 from ._rules import OPS
-from ._tensor import Tensor, as_tensor, as_tensors, raw
+from ._tensor import Tensor, as_tensor, as_tensors
 
 np = _backend.np
 
@@ -162,11 +162,10 @@ nextafter = _binary("nextafter")
 
 def _nondiff(name: str, signature=_TWO_ARRAYS):
     """A function whose result carries no gradient (bool or integer results)."""
+    op = OPS[name]
 
     def fn(*args):
-        ts, xp = as_tensors(args, name)
-        out = getattr(xp, name)(*(raw(t) for t in ts))
-        return Tensor(_backend.normalize(out, xp), xp, None)
+        return op(args)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{name}; the result carries no gradient."
@@ -199,7 +198,7 @@ signbit = _nondiff("signbit", _ONE_ARRAY)
 def _complex_part(x, name: str):
     """real, imag or conj of a complex tensor, computed by the backend (complex tensors
     can't require grad, so there is no gradient to record)."""
-    return Tensor(_backend.normalize(getattr(x._xp, name)(x._data), x._xp), x._xp, None)
+    return OPS[name]((x,))
 
 
 def real(x, /):
@@ -261,11 +260,7 @@ def _reduce(name: str, x, axis, keepdims, dtype=None):
 
 
 def _integral(name: str, x: Tensor, dtype, **kwargs) -> Tensor:
-    xp = x._xp
-    dt = _dtype(xp, dtype)
-    data = xp.astype(x._data, dt) if x.dtype.kind == "b" else x._data
-    out = getattr(xp, name)(data, dtype=dt, **kwargs)
-    return Tensor(_backend.normalize(out, xp), xp, None)
+    return OPS["integer_reduction"]((x,), (name, _dtype(x._xp, dtype), tuple(kwargs.items())))
 
 
 def _accumulator_dtype(x: Tensor, dtype):
@@ -306,9 +301,7 @@ def var(x, /, *, axis=None, correction=0.0, keepdims=False):
     if n and x.dtype.kind != "c":
         # A slice of equal values has variance 0 exactly, and gradient 0: its deviations,
         # which the rounding of the mean leaves of order eps, lose a constant that zeroes them.
-        xp, xd = x._xp, x._data
-        equal = xp.max(xd, axis=axes, keepdims=True) == xp.min(xd, axis=axes, keepdims=True)
-        d = d - Tensor(xp.where(equal, d._data, xp.zeros_like(d._data)), xp, None)
+        d = d - OPS["var_rounding"]((x, d), axes)
     # The standard: NaN where there are no more values than the correction.
     dof = n - correction if n > correction else nan
     return sum(d * d, axis=axes, keepdims=keepdims) / dof
@@ -318,7 +311,7 @@ def std(x, /, *, axis=None, correction=0.0, keepdims=False):
     """The square root of var. Where the variance is 0 the gradient is 0 (as PyTorch): sqrt
     there sees 1 and its result is replaced, so no 0 * inf reaches the gradient."""
     v = var(x, axis=axis, correction=correction, keepdims=keepdims)
-    zero = Tensor(v._data == 0, v._xp, None)
+    zero = equal(v, 0)
     return where(zero, 0.0, sqrt(where(zero, 1.0, v)))
 
 
@@ -389,14 +382,14 @@ def all(x, /, *, axis=None, keepdims=False):  # noqa: A001
     """Whether every element along `axis` is true (nonzero); no gradient."""
     x = as_tensor(x)
     axes = normalize_axes(axis, x.ndim)
-    return _new(x._xp.all(x._data, axis=axes, keepdims=keepdims), x._xp)
+    return OPS["all"]((x,), (axes, keepdims))
 
 
 def any(x, /, *, axis=None, keepdims=False):  # noqa: A001
     """Whether some element along `axis` is true (nonzero); no gradient."""
     x = as_tensor(x)
     axes = normalize_axes(axis, x.ndim)
-    return _new(x._xp.any(x._data, axis=axes, keepdims=keepdims), x._xp)
+    return OPS["any"]((x,), (axes, keepdims))
 
 
 # ----------------------------------------------------------------------------- linear algebra
@@ -528,9 +521,8 @@ def take(x, indices, /, *, axis=None):
             raise ValueError("take: axis is required for tensors of more than one dimension")
         axis = 0
     axis = normalize_axes(axis, x.ndim)[0]
-    idx = as_tensor(indices)._data
     # Non-negative indices: the generic scatter-add of take's VJP matches positions 0..n-1.
-    idx = x._xp.where(idx < 0, idx + x.shape[axis], idx)
+    idx = OPS["wrap_indices"]((indices,), x.shape[axis])._data
     return OPS["take"](x, (idx, axis, x._data.shape, x._data.dtype))
 
 
@@ -548,7 +540,7 @@ def astype(x, dtype, /, *, copy=True, device=None):
             "(cast a tensor that needs no grad, or under no_grad)"
         )
     if x._edge is None or dtype.kind != "f":
-        return Tensor(x._xp.astype(x._data, target), x._xp, None)
+        return OPS["cast"]((x,), target)
     return OPS["astype"](x, (target, src))
 
 
@@ -644,7 +636,7 @@ def repeat(x, repeats, /, *, axis=None):
         return OPS["repeat"](x, (repeats, axis, split))
     # Counts per element: gather each output element's source, so take's VJP scatters back.
     (x, counts), xp = as_tensors((x, repeats), "repeat")
-    sources = xp.repeat(xp.arange(shape[axis]), counts._data)
+    sources = OPS["repeat_sources"]((counts,), shape[axis])._data
     return OPS["take"](x, (sources, axis, shape, x._data.dtype))
 
 
@@ -694,8 +686,7 @@ def take_along_axis(x, indices, /, *, axis=-1):
             f"take_along_axis: indices of shape {indices.shape} need x's rank {x.ndim}"
         )
     axis = _one_axis(axis, x.ndim)
-    idx = indices._data
-    idx = x._xp.where(idx < 0, idx + x.shape[axis], idx)
+    idx = OPS["wrap_indices"]((indices,), x.shape[axis])._data
     return OPS["take_along_axis"](x, (idx, axis, x._data.shape, x._data.dtype))
 
 
@@ -705,35 +696,27 @@ def take_along_axis(x, indices, /, *, axis=-1):
 
 def argmax(x, /, *, axis=None, keepdims=False):
     """The index of the first maximum along `axis` (of the flattened x when None)."""
-    x = as_tensor(x)
-    return _new(x._xp.argmax(x._data, axis=axis, keepdims=keepdims), x._xp)
+    return OPS["argmax"]((x,), (axis, keepdims))
 
 
 def argmin(x, /, *, axis=None, keepdims=False):
     """The index of the first minimum along `axis` (of the flattened x when None)."""
-    x = as_tensor(x)
-    return _new(x._xp.argmin(x._data, axis=axis, keepdims=keepdims), x._xp)
+    return OPS["argmin"]((x,), (axis, keepdims))
 
 
 def count_nonzero(x, /, *, axis=None, keepdims=False):
-    x = as_tensor(x)
-    return _new(x._xp.count_nonzero(x._data, axis=axis, keepdims=keepdims), x._xp)
+    return OPS["count_nonzero"]((x,), (axis, keepdims))
 
 
 def nonzero(x, /):
     """The indices of x's nonzero elements, one index tensor per axis."""
-    x = as_tensor(x)
-    return tuple(_new(i, x._xp) for i in x._xp.nonzero(x._data))
+    return OPS["nonzero"]((x,))
 
 
 def searchsorted(x1, x2, /, *, side="left", sorter=None):
     """Where x2's values would go into the 1-D x1 (ascending, or put in order by the indices
     `sorter`) to keep it sorted: before equal values (side 'left') or after them ('right')."""
-    (x1, x2), xp = as_tensors((x1, x2), "searchsorted")
-    v = x2._data if x2.__class__ is Tensor else xp.asarray(x2, dtype=x1._data.dtype)
-    if sorter is not None:
-        sorter = as_tensors((x1, sorter), "searchsorted")[0][1]._data
-    return _new(xp.searchsorted(x1._data, v, side=side, sorter=sorter), xp)
+    return OPS["searchsorted"]((x1, x2) if sorter is None else (x1, x2, sorter), side)
 
 
 def isin(x1, x2, /, *, invert=False):
@@ -744,24 +727,7 @@ def isin(x1, x2, /, *, invert=False):
         a = _new(xp.asarray(a, dtype=b._data.dtype), xp)
     if b.__class__ is not Tensor:
         b = _new(xp.asarray(b, dtype=a._data.dtype), xp)
-    dtype = xp.result_type(a._data, b._data)
-    av = xp.reshape(xp.astype(a._data, dtype), (-1,))
-    bv = xp.reshape(xp.astype(b._data, dtype), (-1,))
-    kind = _backend.dtype_kind(dtype)
-    if bv.shape[0] == 0:
-        found = xp.zeros(av.shape, dtype=xp.bool)
-    elif kind == "c":  # no order to search in: compare every pair
-        found = xp.any(xp.expand_dims(av, axis=1) == xp.expand_dims(bv, axis=0), axis=1)
-    else:
-        if kind == "b":
-            av, bv = xp.astype(av, xp.int8), xp.astype(bv, xp.int8)
-        s = xp.sort(bv)
-        at = xp.searchsorted(s, av)
-        at = xp.where(at < s.shape[0], at, xp.zeros_like(at))
-        found = xp.take(s, at) == av
-    if invert:
-        found = xp.logical_not(found)
-    return _new(xp.reshape(found, a.shape), xp)
+    return OPS["isin"]((a, b), invert)
 
 
 _UniqueAll = _collections.namedtuple(
@@ -771,38 +737,9 @@ _UniqueCounts = _collections.namedtuple("UniqueCountsResult", ["values", "counts
 _UniqueInverse = _collections.namedtuple("UniqueInverseResult", ["values", "inverse_indices"])
 
 
-# The standard leaves the order of unique values open, and NumPy >= 2.3 no longer sorts them;
-# chainrule sorts (NaNs last, complex values by real then imaginary part), as the libraries
-# users meet do and as code such as scikit-learn's label encoding relies on.
-
-
-def _ascending(xp, values):
-    """The order that sorts the 1-D `values`."""
-    kind = _backend.dtype_kind(values.dtype)
-    if kind == "b":
-        values = xp.astype(values, xp.int8)
-    if kind != "c":
-        return xp.argsort(values, stable=True)
-    order = xp.argsort(xp.imag(values), stable=True)
-    return xp.take(order, xp.argsort(xp.take(xp.real(values), order), stable=True))
-
-
 def _unique(x, kind: str):
     """unique_<kind> of x with its values sorted (and indices, inverse, counts to match)."""
-    x = as_tensor(x)
-    xp = x._xp
-    found = getattr(xp, f"unique_{kind}")(x._data)
-    if kind == "values":
-        return _new(xp.take(found, _ascending(xp, found)), xp)
-    order = _ascending(xp, found[0])
-    at = {"all": 2, "inverse": 1}.get(kind)  # where the inverse indices are
-    out = [r if i == at else xp.take(r, order) for i, r in enumerate(found)]
-    if at is not None:
-        inverse = found[at]
-        # Each element's new index: the position of its old index in `order`.
-        rank = xp.astype(xp.argsort(order), inverse.dtype)
-        out[at] = xp.reshape(xp.take(rank, xp.reshape(inverse, (-1,))), inverse.shape)
-    return [_new(r, xp) for r in out]
+    return list(OPS["unique"]((x,), kind))
 
 
 def unique_all(x, /):
@@ -823,26 +760,16 @@ def unique_inverse(x, /):
 
 def unique_values(x, /):
     """x's unique values, sorted (NaNs each distinct, last)."""
-    return _unique(x, "values")
+    return _unique(x, "values")[0]
 
 
 # ----------------------------------------------------------------------------- sorting
 
 
-def _argsort(xp, a, axis: int, descending: builtins.bool, stable: builtins.bool):
-    if not descending:
-        return xp.argsort(a, axis=axis, stable=stable)
-    # Descending, equal values in their original order: sort the reversed axis ascending,
-    # reverse the result, and map positions in the reversed axis back.
-    order = xp.flip(xp.argsort(xp.flip(a, axis=axis), axis=axis, stable=stable), axis=axis)
-    return (a.shape[axis] - 1) - order
-
-
 def argsort(x, /, *, axis=-1, descending=False, stable=True):
     """The indices that sort x along `axis`; no gradient."""
     x = as_tensor(x)
-    axis = _one_axis(axis, x.ndim)
-    return _new(_argsort(x._xp, x._data, axis, descending, stable), x._xp)
+    return OPS["argsort"]((x,), (_one_axis(axis, x.ndim), descending, stable))
 
 
 def sort(x, /, *, axis=-1, descending=False, stable=True):
@@ -850,7 +777,7 @@ def sort(x, /, *, axis=-1, descending=False, stable=True):
     gradient goes back to its value's original position."""
     x = as_tensor(x)
     axis = _one_axis(axis, x.ndim)
-    order = _argsort(x._xp, x._data, axis, descending, stable)
+    order = OPS["argsort"]((x,), (axis, descending, stable))._data
     return OPS["take_along_axis"](x, (order, axis, x._data.shape, x._data.dtype))
 
 

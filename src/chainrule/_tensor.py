@@ -223,7 +223,7 @@ def _results(rule: Rule, xs, xp, outs, p) -> tuple:
     forward returned `outs`, with its node recorded where grad mode and the inputs ask."""
     edges = tuple(x._edge if x.__class__ is Tensor else None for x in xs)
     needs = tuple(e is not None for e in edges)
-    if True not in needs:
+    if True not in needs or rule.vjp is None:
         source = xs[0] if rule.view else None
         return tuple(_plain(o, xp, source) for o in outs)
     if not grad_mode.enabled:

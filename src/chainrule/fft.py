@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from . import _backend
 from ._namespace import _dtype, _new, _one_axis, complex64, complex128, float32, roll
+from ._rules import OPS
 from ._tensor import as_tensor, grad_mode
 
 __all__ = [
@@ -22,10 +23,10 @@ def _transform(name: str, x, complex_input: bool, **kwargs):
         raise NotImplementedError(
             f"chainrule.fft.{name}: gradients through complex values are not supported"
         )
-    xp, data = x._xp, x._data
+    cast = None
     if complex_input and x.dtype.kind != "c":
-        data = xp.astype(data, _dtype(xp, complex64 if x.dtype == float32 else complex128))
-    return _new(getattr(xp.fft, name)(data, **kwargs), xp)
+        cast = _dtype(x._xp, complex64 if x.dtype == float32 else complex128)
+    return OPS["fft"]((x,), (name, tuple(kwargs.items()), cast))
 
 
 def _transform_n(name: str, x, s, axes, norm, complex_input: bool, halved: bool = False):

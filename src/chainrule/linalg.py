@@ -183,7 +183,7 @@ def matrix_power(x, n, /):
 def matrix_rank(x, /, *, rtol=None):
     """The number of singular values above rtol times the largest; no gradient."""
     x = _matrices(x, "matrix_rank")
-    return _constant(x, x._xp.linalg.matrix_rank(x._data, rtol=_raw(rtol)))
+    return OPS["linalg_matrix_rank"]((x,) if rtol is None else (x, rtol))
 
 
 # ----------------------------------------------------------------------------- decompositions
@@ -225,7 +225,7 @@ def _eig(x, name: str) -> list:
     dtype = _backend.to_backend_dtype(
         xp, complex64 if x.dtype in (float32, complex64) else complex128
     )
-    return [_constant(x, xp.astype(r, dtype)) for r in xp.linalg.eig(x._data)]
+    return list(OPS["linalg_eig"]((x,), dtype))
 
 
 def eig(x, /):
@@ -244,7 +244,7 @@ def eigvalsh(x, /):
     x = _matrices(x, "eigvalsh", square_only=True)
     if _records(x):
         return eigh(x).eigenvalues
-    return _constant(x, x._xp.linalg.eigvalsh(x._data))
+    return OPS["linalg_eigvalsh"]((x,))
 
 
 def svd(x, /, *, full_matrices=True):
@@ -260,7 +260,7 @@ def svdvals(x, /):
     x = _matrices(x, "svdvals")
     if _records(x):
         return svd(x, full_matrices=False).S
-    return _constant(x, x._xp.linalg.svdvals(x._data))
+    return OPS["linalg_svdvals"]((x,))
 
 
 # ----------------------------------------------------------------------------- norms
