@@ -2,7 +2,19 @@
 library. The package is itself an Array API namespace whose functions record gradients."""
 
 # _methods completes Tensor; _einops defines the backend einops finds (if installed).
-from . import _einops, _methods, autograd, fft, linalg, nn, optim, optimize, random  # noqa: F401
+from . import (  # noqa: F401
+    _einops,
+    _methods,
+    autograd,
+    fft,
+    linalg,
+    nn,
+    optim,
+    optimize,
+    random,
+    utils,
+)
+from ._mode import inference_mode, is_inference_mode_enabled
 from ._namespace import *  # noqa: F403
 from ._namespace import __all__ as _NAMESPACE
 from ._namespace import __array_namespace_info__  # noqa: F401 - public
@@ -13,6 +25,7 @@ __array_api_version__ = "2025.12"
 
 __all__ = [
     *_NAMESPACE,
-    "Tensor", "autograd", "fft", "linalg", "nn", "optim", "optimize", "random",
+    "Tensor", "autograd", "fft", "linalg", "nn", "optim", "optimize", "random", "utils",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
+    "inference_mode", "is_inference_mode_enabled",
 ]  # fmt: skip

@@ -38,8 +38,18 @@ __all__ = ["INPLACE_OPERATORS", "setitem"]
 _LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
 
 
+_INFERENCE = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed. You can make a "
+    "clone to get a normal tensor before doing inplace update."
+)
+
+
 def _records(t: Tensor, value) -> bool:
-    """Whether writing `value` into `t` must be recorded; raises for a leaf needing grad."""
+    """Whether writing `value` into `t` must be recorded; raises for a leaf needing grad and
+    for an inference tensor outside inference mode."""
+    vc = getattr(t, "_vc", None)
+    if vc is not None and vc.inference and not grad_mode.inference:
+        raise RuntimeError(_INFERENCE)
     if not grad_mode.enabled:
         return False
     e = t._edge

@@ -19,6 +19,8 @@ __all__ = [
     "enable_grad",
     "set_grad_enabled",
     "is_grad_enabled",
+    "inference_mode",
+    "is_inference_mode_enabled",
 ]
 
 
@@ -26,12 +28,15 @@ class _GradMode(threading.local):
     enabled = True
     extended = False  # a feature of FEATURES is on: operations take the extended path
     anomaly = False  # detect_anomaly: nodes remember where they were created
+    inference = False  # inference_mode: results are inference tensors
+    saved_hooks: tuple = ()  # saved_tensors_hooks: (pack, unpack) pairs, innermost last
+    saved_hooks_refused: str | None = None  # disable_saved_tensors_hooks' message
 
 
 grad_mode = _GradMode()
 
 # The attributes of grad_mode that send operations down the extended path when truthy.
-FEATURES = ("anomaly",)
+FEATURES = ("anomaly", "inference", "saved_hooks")
 
 
 def set_feature(name: str, value: Any) -> None:
@@ -107,3 +112,44 @@ class set_grad_enabled(_ModeContext):
 def is_grad_enabled() -> bool:
     """Whether operations are recorded in this thread."""
     return grad_mode.enabled
+
+
+class inference_mode:
+    """Inference mode (context manager or decorator): nothing is recorded, as under no_grad,
+    and the tensors made are inference tensors, which can never be saved for backward or
+    require grad, and are written in place only in inference mode. `inference_mode(False)`
+    turns it off inside."""
+
+    __slots__ = ("mode", "prev")
+
+    def __init__(self, mode: bool = True) -> None:
+        self.mode = bool(mode)
+        self.prev: list[tuple[bool, bool]] = []
+
+    def __enter__(self) -> None:
+        self.prev.append((grad_mode.enabled, grad_mode.inference))
+        if self.mode:
+            grad_mode.enabled = False
+        elif grad_mode.inference:
+            grad_mode.enabled = True
+        set_feature("inference", self.mode)
+
+    def __exit__(self, *exc: object) -> None:
+        enabled, inference = self.prev.pop()
+        grad_mode.enabled = enabled
+        set_feature("inference", inference)
+
+    def __call__(self, fn: _F) -> _F:
+        mode = self.mode
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with inference_mode(mode):
+                return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether inference_mode is on in this thread."""
+    return grad_mode.inference

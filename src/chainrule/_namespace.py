@@ -789,7 +789,10 @@ def _dtype(xp, dtype):
 
 
 def _new(data, xp) -> Tensor:
-    return Tensor(_backend.normalize(data, xp), xp, None)
+    t = Tensor(_backend.normalize(data, xp), xp, None)
+    if _tensor.grad_mode.inference:
+        _tensor.mark_inference((t,))
+    return t
 
 
 def asarray(obj, /, *, dtype=None, device=None, copy=None):

@@ -13,12 +13,18 @@ from typing import Any
 __all__ = [
     "OUT",
     "RELEASED",
+    "Packed",
     "AccumulateGrad",
+    "GradNode",
+    "Hooks",
     "Node",
     "Port",
+    "RemovableHandle",
     "Rule",
     "VersionCounter",
+    "hooks_of",
     "inplace_writes",
+    "live_hooks",
     "node_of",
     "remember",
 ]
@@ -33,13 +39,15 @@ class VersionCounter:
 
     `alias` marks memory shared with values a graph holds (a detach() of a tensor that needs
     grad, a result computed from one under no_grad): chainrule never writes such memory in
-    place; a write gives the tensor a new array and a new counter instead."""
+    place; a write gives the tensor a new array and a new counter instead. `inference` marks
+    a tensor made under inference_mode: it can't be saved for backward."""
 
-    __slots__ = ("value", "alias")
+    __slots__ = ("value", "alias", "inference")
 
-    def __init__(self, value: int = 0, alias: bool = False) -> None:
+    def __init__(self, value: int = 0, alias: bool = False, inference: bool = False) -> None:
         self.value = value
         self.alias = alias
+        self.inference = inference
 
 
 # The number of in-place writes so far in this process: while it is 0, no saved value can be
@@ -119,7 +127,117 @@ class _Released:
 RELEASED = _Released()  # `Node.saved` once a backward without retain_graph freed it
 
 
-class Node:
+class Packed:
+    """`Node.saved` of a node recorded under saved_tensors_hooks: each array slot holds what
+    the pack hook returned for it; `values()` runs the matching unpack hook, once per slot
+    each time the node runs, and gives the arrays back."""
+
+    __slots__ = ("slots", "packed", "unpack")
+
+    def __init__(self, slots: tuple, packed: tuple, unpack: Any) -> None:
+        self.slots = slots
+        self.packed = packed  # per slot: whether it holds a packed value
+        self.unpack = unpack
+
+    def values(self) -> tuple:
+        unpack = self.unpack
+        return tuple(unpack(v)._data if p else v for v, p in zip(self.slots, self.packed))
+
+
+# The number of hooks registered and not removed, on any node or leaf: while it is 0 the
+# engine never looks for hooks (W1-W6 register none).
+live_hooks = [0]
+
+
+class RemovableHandle:
+    """What registering a hook returns: `remove()` takes the hook away (again: no-op)."""
+
+    __slots__ = ("_list", "_fn")
+
+    def __init__(self, hooks: list, fn: Any) -> None:
+        self._list = hooks
+        self._fn = fn
+        hooks.append(fn)
+        live_hooks[0] += 1
+
+    def remove(self) -> None:
+        hooks = self._list
+        for i, fn in enumerate(hooks):
+            if fn is self._fn:
+                del hooks[i]
+                live_hooks[0] -= 1
+                return
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+
+class Hooks:
+    """The hooks of one node or leaf accumulator, made on first use.
+
+    tensor: per output index, hooks registered on the tensor of that output (`fn(grad)`; for
+    a leaf, index 0, they run before accumulation); retain: per output index, a weak reference
+    to a tensor whose .grad keeps the gradient (retain_grad: after the tensor hooks);
+    pre: the node's prehooks `fn(grad_outputs)`; post: its hooks `fn(grad_inputs,
+    grad_outputs)`; accumulated: a leaf's post-accumulate-grad hooks `fn(tensor)`."""
+
+    __slots__ = ("tensor", "retain", "pre", "post", "accumulated", "metadata")
+
+    def __init__(self) -> None:
+        self.tensor: dict[int, list] = {}
+        self.retain: dict[int, Any] = {}
+        self.pre: list = []
+        self.post: list = []
+        self.accumulated: list = []
+        self.metadata: dict = {}
+
+
+def hooks_of(node: Any) -> Hooks:
+    """The Hooks of a node or accumulator, made on first use."""
+    hooks = getattr(node, "hooks", None)
+    if hooks is None:
+        hooks = node.hooks = Hooks()
+    return hooks
+
+
+class GradNode:
+    """What every node of the graph offers (a Node, an AccumulateGrad): PyTorch's grad_fn
+    interface. `isinstance(t.grad_fn, autograd.graph.Node)` holds."""
+
+    __slots__ = ()
+
+    @property
+    def next_functions(self) -> tuple:
+        """Per input: (the node its gradient goes to, output index), (None, 0) if none."""
+        out = []
+        for e in self.edges:
+            if e is None:
+                out.append((None, 0))
+            elif e.__class__ is Port:
+                out.append((e.node, e.index))
+            else:
+                out.append((e, 0))
+        return tuple(out)
+
+    @property
+    def metadata(self) -> dict:
+        """A dict for the user's own annotations."""
+        return hooks_of(self).metadata
+
+    def register_prehook(self, fn: Any) -> RemovableHandle:
+        """Call `fn(grad_outputs)` before the node runs; a tuple it returns replaces them."""
+        return RemovableHandle(hooks_of(self).pre, fn)
+
+    def register_hook(self, fn: Any) -> RemovableHandle:
+        """Call `fn(grad_inputs, grad_outputs)` after the node ran; a tuple it returns
+        replaces grad_inputs (None where an input needs no gradient)."""
+        return RemovableHandle(hooks_of(self).post, fn)
+
+
+class Node(GradNode):
     """One recorded primitive.
 
     edges: per input, where its gradient goes (a Node, a Port, an AccumulateGrad), or None.
@@ -132,10 +250,11 @@ class Node:
     params: the rule's static parameters. fit: None, or per input (shape, dtype) to sum and
     cast its gradient to (None where nothing to do), when inputs were broadcast or promoted.
     versions: None, or (slot, VersionCounter, version) for saved tensors that need no grad
-    (they may be written in place; the engine refuses a stale one). n_out: outputs."""
+    (they may be written in place; the engine refuses a stale one). n_out: outputs.
+    hooks: unset until a hook, retain_grad or metadata asks for a Hooks."""
 
     __slots__ = (
-        "rule", "edges", "saved", "params", "fit", "versions", "n_out", "trace",
+        "rule", "edges", "saved", "params", "fit", "versions", "n_out", "trace", "hooks",
         "__weakref__",
     )  # fmt: skip
 
@@ -196,10 +315,10 @@ def node_of(edge: Any) -> Any:
     return edge.node if edge.__class__ is Port else edge
 
 
-class AccumulateGrad:
+class AccumulateGrad(GradNode):
     """Where a leaf's gradient arrives. Holds its leaf weakly: the leaf holds it strongly."""
 
-    __slots__ = ("leaf", "__weakref__")
+    __slots__ = ("leaf", "hooks", "__weakref__")
     edges = ()
     saved = None
 
@@ -216,6 +335,10 @@ class AccumulateGrad:
     def variable(self) -> Any:
         """The leaf tensor (None once it is gone)."""
         return self.leaf()
+
+    def stale(self) -> None:
+        """A leaf saves nothing: never stale."""
+        return None
 
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))

@@ -9,6 +9,7 @@ need the namespace layer are bound from the one table in `_methods`."""
 from __future__ import annotations
 
 import copy
+import weakref
 from typing import Any
 
 from . import _backend
@@ -17,9 +18,13 @@ from ._mode import enable_grad, grad_mode, is_grad_enabled, no_grad, set_grad_en
 from ._node import (
     AccumulateGrad,
     Node,
+    Packed,
     Port,
+    RemovableHandle,
     Rule,
     VersionCounter,
+    hooks_of,
+    live_hooks,
     node_of,
     remember,
 )
@@ -234,9 +239,42 @@ def _results(rule: Rule, xs, xp, outs, p) -> tuple:
 def _extended(rule: Rule, xs, xp, outs, p) -> tuple:
     """_results, then the part of each feature that is on (see _mode.FEATURES)."""
     results = _results(rule, xs, xp, outs, p)
-    if grad_mode.anomaly and results[0]._edge is not None:
-        remember(node_of(results[0]._edge))
+    edge = results[0]._edge
+    if edge is not None:
+        node = node_of(edge)
+        if grad_mode.anomaly:
+            remember(node)
+        if grad_mode.saved_hooks and node.saved is not None:
+            pack_saved(node, (*xs, *results))
+    if grad_mode.inference:
+        mark_inference(results)
     return results
+
+
+def mark_inference(tensors) -> None:
+    """Make tensors made under inference_mode inference tensors (keeping an alias mark)."""
+    for t in tensors:
+        vc = getattr(t, "_vc", None)
+        t._vc = VersionCounter(0, vc is not None and vc.alias, True)
+
+
+def pack_saved(node: Node, tensors) -> None:
+    """Pass node's saved arrays through the innermost saved_tensors_hooks: `tensors` are the
+    tensors of its slots (inputs, outputs, extras). An output packed as itself is kept as a
+    plain alias of its values: the node must not hold its own output (a cycle)."""
+    pack, unpack = grad_mode.saved_hooks[-1]
+    slots, packed = [], []
+    for d, t in zip(node.saved, tensors):
+        if d is None or d.__class__ in _SCALARS:
+            slots.append(d)
+            packed.append(False)
+            continue
+        value = pack(t)
+        if value is t and t._edge is not None and node_of(t._edge) is node:
+            value = _unrecorded(t._data, t._xp)
+        slots.append(value)
+        packed.append(True)
+    node.saved = Packed(tuple(slots), tuple(packed), unpack)
 
 
 def _record(rule: Rule, xs, xp, edges, needs, outs, p) -> tuple:
@@ -274,6 +312,13 @@ def _saved_version(i: int, x: Tensor) -> tuple | None:
     """`Node.versions` for input i, a saved tensor that needs no grad: it may be written in
     place, unless it aliases a graph's memory."""
     vc = version_counter(x)
+    if vc.inference:
+        raise RuntimeError(
+            "Inference tensors cannot be saved for backward. Please do not use Tensors created "
+            "in inference mode in computation tracked by autograd. To work around this, you "
+            "can make a clone to get a normal tensor and use it in autograd, or use "
+            "`no_grad()` instead of `inference_mode()`."
+        )
     return None if vc.alias else ((i, vc, vc.value),)
 
 
@@ -384,6 +429,11 @@ class Tensor:
         if not flag:
             self._edge = None
         elif e is None:
+            if self.is_inference() and not grad_mode.inference:
+                raise RuntimeError(
+                    "Setting requires_grad=True on inference tensor outside InferenceMode is "
+                    "not allowed."
+                )
             if _backend.dtype_kind(self._data.dtype) != "f":
                 raise RuntimeError(
                     "only Tensors of real floating point dtype can require gradients "
@@ -453,6 +503,68 @@ class Tensor:
         if self._edge is None:
             return _plain(self._data, self._xp, self)
         return _unrecorded(self._data, self._xp)
+
+    def detach_(self) -> Tensor:
+        """Cut this tensor from the graph in place: it becomes a leaf that needs no grad."""
+        if self._edge is not None:
+            self._edge = None
+            self._vc = VersionCounter(self._version, True)
+        return self
+
+    # -- hooks (see _node.Hooks; the engine runs them)
+
+    def _hook_site(self) -> tuple:
+        """(node or accumulator, output index) where this tensor's gradient arrives."""
+        e = self._edge
+        if e is None:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if e.__class__ is Port:
+            return e.node, e.index
+        return e, 0
+
+    def register_hook(self, hook: Any) -> RemovableHandle:
+        """Call `hook(grad)` when this tensor's gradient is computed (for a leaf, before it is
+        accumulated); a tensor it returns replaces the gradient. Returns a handle whose
+        remove() takes the hook away."""
+        node, index = self._hook_site()
+        return RemovableHandle(hooks_of(node).tensor.setdefault(index, []), hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Any) -> RemovableHandle:
+        """Call `hook(tensor)` on this leaf as soon as backward accumulated its .grad."""
+        if not self.is_leaf:
+            raise RuntimeError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors"
+            )
+        node, _ = self._hook_site()
+        return RemovableHandle(hooks_of(node).accumulated, hook)
+
+    def retain_grad(self) -> None:
+        """Keep this non-leaf's gradient in its .grad (after its hooks), adding up over
+        backward calls; a no-op on a leaf."""
+        if self._edge is None:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.is_leaf or self.retains_grad:
+            return
+        node, index = self._hook_site()
+        hooks_of(node).retain[index] = weakref.ref(self)
+        live_hooks[0] += 1
+        weakref.finalize(self, _forget_retained)
+
+    @property
+    def retains_grad(self) -> bool:
+        """Whether retain_grad() was called on this non-leaf (for its current grad_fn)."""
+        e = self._edge
+        if e is None or e.__class__ is AccumulateGrad:
+            return False
+        node, index = (e.node, e.index) if e.__class__ is Port else (e, 0)
+        hooks = getattr(node, "hooks", None)
+        ref = None if hooks is None else hooks.retain.get(index)
+        return ref is not None and ref() is self
+
+    def is_inference(self) -> bool:
+        """Whether this tensor was made under inference_mode."""
+        vc = getattr(self, "_vc", None)
+        return vc is not None and vc.inference
 
     # -- array attributes
 
@@ -621,6 +733,10 @@ class Tensor:
         if grad is not None:
             t._grad = copy.deepcopy(grad, memo)
         return t
+
+
+def _forget_retained() -> None:
+    live_hooks[0] -= 1
 
 
 def _rebuild(library: str, values: Any, state: tuple) -> Tensor:

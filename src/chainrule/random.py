@@ -5,6 +5,7 @@ its `asarray`: a seed gives the same numbers on every such library."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,6 +21,8 @@ __all__ = [
     "manual_seed",
     "seed",
     "initial_seed",
+    "get_rng_state",
+    "set_rng_state",
     "rand",
     "randn",
     "uniform",
@@ -59,6 +62,15 @@ class Generator:
     def initial_seed(self) -> int:
         """The seed the generator last started from."""
         return self._seed
+
+    def get_state(self) -> Any:
+        """The generator's state: `set_state` of it draws the same numbers again."""
+        return copy.deepcopy(self._rng)
+
+    def set_state(self, state: Any) -> Generator:
+        """Go back to a state from `get_state`; returns the generator."""
+        self._rng = copy.deepcopy(state)
+        return self
 
     def _wrap(self, a, dtype, device) -> Tensor:
         """A tensor of the generator's library from the draw `a` (of its own library, or
@@ -159,6 +171,16 @@ def seed() -> int:
 def initial_seed() -> int:
     """The seed the default generator last started from."""
     return default_generator.initial_seed()
+
+
+def get_rng_state() -> Any:
+    """The default generator's state (see Generator.get_state)."""
+    return default_generator.get_state()
+
+
+def set_rng_state(state: Any) -> None:
+    """Set the default generator's state from get_rng_state()."""
+    default_generator.set_state(state)
 
 
 def _gen(generator: Generator | None) -> Generator:

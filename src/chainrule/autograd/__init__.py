@@ -3,6 +3,7 @@ anomaly detection and the functional transforms."""
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Sequence
 
@@ -10,7 +11,7 @@ from .. import _backend, _namespace
 from .._mode import set_feature
 from .._node import Port, inplace_writes, node_of
 from .._tensor import Tensor, grad_mode
-from . import functional
+from . import functional, graph
 from ._engine import _root_grads, execute
 from ._gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .function import Function, FunctionCtx
@@ -23,6 +24,8 @@ __all__ = [
     "GradcheckError",
     "detect_anomaly",
     "set_detect_anomaly",
+    "is_anomaly_enabled",
+    "graph",
     "functional",
     "Function",
     "FunctionCtx",
@@ -78,7 +81,20 @@ def backward(
         if not inputs:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
         targets = _targets(inputs, "inputs")
-    captured = execute(roots, targets, retain_graph, create_graph, tensors[0]._xp)
+    stored = {id(g) for _, g in roots}
+
+    def accumulate_now(node, g) -> None:
+        # A leaf with post-accumulate-grad hooks gets its gradient as soon as it is ready.
+        t = node.leaf()
+        if t is None:
+            return
+        _check_shape(t, g)
+        with _ACCUMULATE:
+            _accumulate(t, g, create_graph, stored)
+        for hook in tuple(node.hooks.accumulated):
+            hook(t)
+
+    captured = execute(roots, targets, retain_graph, create_graph, tensors[0]._xp, accumulate_now)
     if inputs is None:
         pairs = [(node.leaf(), g) for node, g in captured.items()]
     else:
@@ -89,7 +105,6 @@ def backward(
     # place is replaced), and holds a lock: backward calls in several threads add up exactly.
     for t, g in pairs:
         _check_shape(t, g)
-    stored = {id(g) for _, g in roots}
     with _ACCUMULATE:
         for t, g in pairs:
             _accumulate(t, g, create_graph, stored)
@@ -194,28 +209,44 @@ def grad(
     return tuple(result)
 
 
-def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-    """Accumulate the gradient of this tensor into the leaves' `.grad` (see autograd.backward)."""
-    backward(self, None if gradient is None else (gradient,), retain_graph, create_graph, inputs)
-
-
-Tensor.backward = _tensor_backward
-
-
 class detect_anomaly:
     """While active, operations remember where they were created, and a backward that produces
-    NaN or fails names the node and shows that place (this costs time: for debugging)."""
+    NaN or fails names the node and shows that place (this costs time: for debugging). Also a
+    decorator."""
 
     def __init__(self) -> None:
-        self.prev = False
+        self.prev: list[bool] = []
 
     def __enter__(self) -> None:
-        self.prev = grad_mode.anomaly
+        self.prev.append(grad_mode.anomaly)
         set_feature("anomaly", True)
+
+    def __exit__(self, *exc) -> None:
+        set_feature("anomaly", self.prev.pop())
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with detect_anomaly():
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+class set_detect_anomaly:
+    """Set anomaly mode to `mode` at once; as a context manager, restore it on exit."""
+
+    def __init__(self, mode: bool) -> None:
+        self.prev = grad_mode.anomaly
+        set_feature("anomaly", bool(mode))
+
+    def __enter__(self) -> None:
+        return None
 
     def __exit__(self, *exc) -> None:
         set_feature("anomaly", self.prev)
 
 
-def set_detect_anomaly(mode: bool) -> None:
-    set_feature("anomaly", bool(mode))
+def is_anomaly_enabled() -> bool:
+    """Whether anomaly mode is on in this thread."""
+    return grad_mode.anomaly

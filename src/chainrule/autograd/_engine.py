@@ -5,11 +5,12 @@ Gradients live in a dict for one call, keyed by node; never on nodes. No recursi
 from __future__ import annotations
 
 import gc
+import threading
 import types
 from contextlib import nullcontext
 
 from .. import _backend, _namespace, _rules, fft, linalg
-from .._node import RELEASED, AccumulateGrad, Port, inplace_writes, node_of
+from .._node import RELEASED, AccumulateGrad, Packed, Port, inplace_writes, live_hooks, node_of
 from .._tensor import _SCALARS, Tensor, as_tensor, enable_grad, grad_mode
 
 _FREED = (
@@ -109,11 +110,12 @@ def _root_grads(outputs, grad_outputs, create_graph: bool, what: str):
 # ----------------------------------------------------------------------------- the walk
 
 
-def _topological(roots):
+def _topological(roots, with_leaves: bool):
     """Walk the graph from the roots. Returns the inner nodes in post-order (inputs before
-    their users), the leaves' accumulators, the nodes already released, and `shared`: the
-    nodes whose gradient may arrive from several places (fan-in, roots, leaves). Every other
-    node has one consumer, which hands its gradient straight on. (Nodes with several outputs
+    their users; the leaves' accumulators too if `with_leaves`: hooks run on them in that
+    order), the leaves' accumulators, the nodes already released, and `shared`: the nodes
+    whose gradient may arrive from several places (fan-in, roots, leaves). Every other node
+    has one consumer, which hands its gradient straight on. (Nodes with several outputs
     collect their gradients through Ports, in a list.)"""
     order = []
     leaves = []
@@ -134,12 +136,19 @@ def _topological(roots):
         if node.__class__ is AccumulateGrad:
             leaves.append(node)
             shared.add(node)
+            if with_leaves:
+                order.append(node)
             continue
         if node.saved is RELEASED:
             freed.append(node)
         stack.append(node)
         stack.append(_DONE)
-        for e in node.edges:
+        edges = node.edges
+        if with_leaves:
+            # Accumulators first on the stack: ordered last, each runs right after its
+            # consumer (post-accumulate hooks run as soon as a leaf's gradient is ready).
+            edges = sorted(edges, key=lambda e: e.__class__ is not AccumulateGrad)
+        for e in edges:
             if e is not None:
                 child = e.node if e.__class__ is Port else e
                 if child in seen:
@@ -184,7 +193,7 @@ def _check_runnable(order, run, freed) -> None:
 # ----------------------------------------------------------------------------- running a node
 
 
-def _rewrap(node, xp) -> tuple:
+def _rewrap(node, saved, xp) -> tuple:
     """A node's saved slots as tensors for a create_graph backward: an input on its edge (so
     gradients reach its history), an output with this node as grad_fn."""
     edges = node.edges
@@ -192,7 +201,7 @@ def _rewrap(node, xp) -> tuple:
     n_out = node.n_out
     multi = node.rule.multi
     out = []
-    for i, d in enumerate(node.saved):
+    for i, d in enumerate(saved):
         if d is None or d.__class__ in _SCALARS:
             out.append(d)
         elif i < n:
@@ -222,31 +231,71 @@ def apply(node, g, backend, xp, create_graph: bool):
     """Run `node`'s VJP on gradient g: on raw arrays of `backend` with namespace `xp`, or
     under create_graph on tensors with chainrule's namespace `xp`."""
     saved = node.saved
+    if saved.__class__ is Packed:
+        saved = saved.values()
     if create_graph and saved is not None:
-        saved = _rewrap(node, backend)
+        saved = _rewrap(node, saved, backend)
     grads = node.rule.vjp(xp, g, saved, node.params, node.edges)
     fit = node.fit
     return grads if fit is None else _fit(xp, grads, fit)
 
 
-def execute(roots, targets, retain_graph: bool, create_graph: bool, backend):
+class _Run(threading.local):
+    """The backward calls running in this thread, innermost last: each a list of callbacks
+    to call when it ends (multi-grad hooks)."""
+
+    stack: list
+
+
+_runs = _Run()
+
+
+def at_end(callback) -> bool:
+    """Call `callback()` when the innermost running backward of this thread ends; False if
+    none runs."""
+    stack = getattr(_runs, "stack", None)
+    if not stack:
+        return False
+    stack[-1].append(callback)
+    return True
+
+
+def current_run() -> object | None:
+    """An object that identifies the innermost running backward of this thread."""
+    stack = getattr(_runs, "stack", None)
+    return stack[-1] if stack else None
+
+
+def execute(roots, targets, retain_graph: bool, create_graph: bool, backend, accumulate=None):
     """Run the graph backwards from `roots` [(edge, gradient)], on arrays of namespace
     `backend`.
 
     targets: the nodes whose incoming gradients are wanted, or None for every leaf.
+    accumulate: for backward, `accumulate(leaf node, gradient)` stores a leaf's gradient at
+    once when the leaf has post-accumulate-grad hooks (others are returned).
     Returns {node: gradient} for the targets (every reached leaf when targets is None);
     a multi-output node's entry is a list, one gradient or None per output."""
     gc_was_enabled = gc.isenabled()
     gc.disable()
+    stack = getattr(_runs, "stack", None)
+    if stack is None:
+        stack = _runs.stack = []
+    callbacks: list = []
+    stack.append(callbacks)
     try:
-        return _execute(roots, targets, retain_graph, create_graph, backend)
+        captured = _execute(roots, targets, retain_graph, create_graph, backend, accumulate)
     finally:
+        stack.pop()
         if gc_was_enabled:
             gc.enable()
+    for callback in callbacks:
+        callback()
+    return captured
 
 
-def _execute(roots, targets, retain_graph, create_graph, backend):
-    order, leaves, freed, shared = _topological(roots)
+def _execute(roots, targets, retain_graph, create_graph, backend, accumulate):
+    hooked = live_hooks[0] > 0
+    order, leaves, freed, shared = _topological(roots, hooked)
     if targets is None:
         run = reach = None
         wanted = leaves
@@ -271,6 +320,17 @@ def _execute(roots, targets, retain_graph, create_graph, backend):
                 g = grads.pop(node, None)
                 if g is None:
                     continue
+            hooks = getattr(node, "hooks", None) if hooked else None
+            if hooked and node.__class__ is AccumulateGrad:
+                if hooks is not None:
+                    g = _tensor_hooks(node, hooks, g, backend, create_graph)
+                if accumulate is not None and hooks is not None and hooks.accumulated:
+                    accumulate(node, g)
+                else:
+                    captured[node] = g
+                continue
+            if hooks is not None:
+                g = _pre_hooks(node, hooks, g, backend, create_graph)
             if run is not None:
                 if node in targets:
                     captured[node] = g
@@ -281,11 +341,15 @@ def _execute(roots, targets, retain_graph, create_graph, backend):
             else:
                 # apply(), inlined: a call less per node (W1, W3 of benchmarks/).
                 saved = node.saved
+                if saved.__class__ is Packed:
+                    saved = saved.values()
                 if create_graph and saved is not None:
-                    saved = _rewrap(node, backend)
+                    saved = _rewrap(node, saved, backend)
                 gins = node.rule.vjp(xp, g, saved, node.params, node.edges)
                 if node.fit is not None:
                     gins = _fit(xp, gins, node.fit)
+            if hooks is not None and hooks.post:
+                gins = _post_hooks(node, hooks, gins, g, backend, create_graph)
             if not retain_graph and node.saved is not None:
                 node.saved = RELEASED
             for e, gi in zip(node.edges, gins):
@@ -304,6 +368,98 @@ def _execute(roots, targets, retain_graph, create_graph, backend):
         if node not in captured and node in grads:
             captured[node] = grads[node]
     return captured
+
+
+# ----------------------------------------------------------------------------- hooks
+# Hooks see gradients as tensors; a first-order backward carries raw arrays, so they are
+# wrapped for the hook and unwrapped after.
+
+
+def _wrap(g, backend):
+    return g if g is None or g.__class__ is Tensor else Tensor(g, backend, None)
+
+
+def _unwrap(g, create_graph: bool):
+    if g is None or create_graph:
+        return g
+    return as_tensor(g)._data
+
+
+def _checked(fn, old, new, backend, create_graph: bool):
+    """A hook's replacement gradient, checked against the one it replaces."""
+    if new is None:
+        return old
+    new = as_tensor(new)
+    if old is not None and tuple(new.shape) != tuple(old.shape):
+        raise RuntimeError(
+            f"hook '{getattr(fn, '__name__', fn)}' has changed the size of value: "
+            f"{tuple(old.shape)} to {tuple(new.shape)}"
+        )
+    return _unwrap(new, create_graph)
+
+
+def _tensor_hooks(node, hooks, g, backend, create_graph: bool):
+    """The hooks registered on the tensors of node's outputs, then retain_grad: per output,
+    each hook may replace its gradient; a retaining tensor's .grad gets the final one."""
+    many = node.__class__ is not AccumulateGrad and node.rule.multi
+    grads = list(g) if many else [g]
+    for i, fns in hooks.tensor.items():
+        gi = grads[i]
+        for fn in tuple(fns):
+            if gi is not None:
+                gi = _checked(fn, gi, fn(_wrap(gi, backend)), backend, create_graph)
+        grads[i] = gi
+    for i, ref in hooks.retain.items():
+        t = ref()
+        if t is not None and grads[i] is not None:
+            _retain(t, grads[i], backend, create_graph)
+    return grads if many else grads[0]
+
+
+def _retain(t, g, backend, create_graph: bool) -> None:
+    """Add g into the .grad of a non-leaf that retains its gradient (a copy: the engine may
+    hand the same buffer on)."""
+    if create_graph:
+        new = g
+    else:
+        new = Tensor(_backend.normalize(backend.asarray(g, copy=True), backend), backend, None)
+    current = t.grad
+    t._grad = new if current is None else current + new
+
+
+def _pre_hooks(node, hooks, g, backend, create_graph: bool):
+    """Tensor hooks and retain_grad, then the node's prehooks `fn(grad_outputs)`."""
+    if hooks.tensor or hooks.retain:
+        g = _tensor_hooks(node, hooks, g, backend, create_graph)
+    if not hooks.pre:
+        return g
+    many = node.rule.multi
+    outs = tuple(_wrap(gi, backend) for gi in (g if many else (g,)))
+    for fn in tuple(hooks.pre):
+        new = fn(outs)
+        if new is not None:
+            outs = tuple(
+                _wrap(_checked(fn, o, n, backend, True), backend) for o, n in zip(outs, new)
+            )
+    result = [_unwrap(o, create_graph) for o in outs]
+    return result if many else result[0]
+
+
+def _post_hooks(node, hooks, gins, g, backend, create_graph: bool):
+    """The node's hooks `fn(grad_inputs, grad_outputs)`; one may replace grad_inputs."""
+    many = node.rule.multi
+    outs = tuple(_wrap(gi, backend) for gi in (g if many else (g,)))
+    ins = tuple(_wrap(gi, backend) for gi in gins)
+    for fn in tuple(hooks.post):
+        new = fn(ins, outs)
+        if new is not None:
+            if len(new) != len(ins):
+                raise RuntimeError(
+                    f"hook '{getattr(fn, '__name__', fn)}' has returned an incorrect number of "
+                    f"values (got {len(new)}, but expected {len(ins)})"
+                )
+            ins = tuple(_wrap(_checked(fn, o, n, backend, True), backend) for o, n in zip(ins, new))
+    return tuple(_unwrap(gi, create_graph) for gi in ins)
 
 
 def _add(grads, edge, g):

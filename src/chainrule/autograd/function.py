@@ -6,22 +6,32 @@ one Node whose rule's VJP calls the class's backward."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from .. import _backend
-from .._node import Node, Port, Rule, remember
-from .._tensor import Tensor, enable_grad, grad_mode, no_grad
+from .._node import Node, Port, Rule, inplace_writes, remember
+from .._tensor import Tensor, enable_grad, grad_mode, no_grad, pack_saved, version_counter
 from ._engine import graph_namespace
 
-__all__ = ["Function", "FunctionCtx"]
+__all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
 
 class FunctionCtx:
     """What forward hands to backward: `save_for_backward(*tensors)`, then `saved_tensors`;
     `needs_input_grad`; `set_materialize_grads(False)` to get None instead of zeros for outputs
-    that received no gradient; any other attribute may be set freely."""
+    that received no gradient; `mark_dirty(*inputs)` for inputs forward wrote in place (and
+    returns); `mark_non_differentiable(*outputs)` for outputs that carry no gradient; any
+    other attribute may be set freely."""
 
     materialize_grads = True
+
+    def __init__(self) -> None:
+        self.to_save: tuple = ()
+        self.dirty: tuple = ()
+        self.non_differentiable: tuple = ()
+        self.needs_input_grad: tuple = ()
+        self._saved_tensors: tuple = ()
 
     def set_materialize_grads(self, value: bool) -> None:
         self.materialize_grads = bool(value)
@@ -32,9 +42,27 @@ class FunctionCtx:
                 raise TypeError(f"save_for_backward takes tensors or None, not {type(t)}")
         self.to_save = tensors
 
+    def mark_dirty(self, *tensors: Tensor) -> None:
+        self.dirty = tensors
+
+    def mark_non_differentiable(self, *tensors: Tensor) -> None:
+        self.non_differentiable = tensors
+
     @property
     def saved_tensors(self) -> tuple:
         return self._saved_tensors
+
+
+def once_differentiable(backward: Any) -> Any:
+    """Decorate a Function's backward that is not itself differentiable: it runs with grad
+    mode off, so a double backward through it finds no graph (and raises)."""
+
+    @functools.wraps(backward)
+    def wrapper(ctx: Any, *grads: Any) -> Any:
+        with no_grad():
+            return backward(ctx, *grads)
+
+    return wrapper
 
 
 def _function_vjp(xp, g, saved, p, needs):
@@ -92,11 +120,17 @@ def _function_vjp(xp, g, saved, p, needs):
 
 
 class Function:
-    """Base class of custom operations; see the module docstring."""
+    """Base class of custom operations; see the module docstring. forward may also be written
+    without ctx, `forward(*args)`, with a `setup_context(ctx, inputs, output)` staticmethod
+    that fills ctx."""
 
     @staticmethod
     def forward(ctx: Any, *args: Any) -> Any:
         raise NotImplementedError("a Function subclass must define forward(ctx, *args)")
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
+        raise NotImplementedError("setup_context is optional: see Function's docstring")
 
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> Any:
@@ -106,60 +140,82 @@ class Function:
     def apply(cls, *args: Any) -> Any:
         """Run forward (not recorded) and record one node whose VJP is backward."""
         ctx = FunctionCtx()
-        ctx.to_save = ()
         ctx.needs_input_grad = tuple(a.__class__ is Tensor and a._edge is not None for a in args)
         with no_grad():
-            result = cls.forward(ctx, *args)
+            if cls.setup_context is not Function.setup_context:
+                result = cls.forward(*args)
+                cls.setup_context(ctx, args, result)
+            else:
+                result = cls.forward(ctx, *args)
         many = isinstance(result, tuple)
         outputs = result if many else (result,)
-        if not (grad_mode.enabled and True in ctx.needs_input_grad):
+        records = grad_mode.enabled and True in ctx.needs_input_grad
+        for t in ctx.dirty:
+            if records and t._edge is not None and t.is_leaf:
+                raise RuntimeError(
+                    "a leaf Variable that requires grad has been used in an in-place operation."
+                )
+            version_counter(t).value += 1
+            inplace_writes[0] += 1
+        if not records:
             return result
-        xp = next(a._xp for a in args if a.__class__ is Tensor and a._edge is not None)
-        n = len(args)
-        # Saved slots: the inputs, then the outputs, then saved values that are neither.
-        saved = [a._data if a.__class__ is Tensor else None for a in args]
-        saved += [o._data if o.__class__ is Tensor else None for o in outputs]
-        used = [False] * len(saved)
-        slots = []
-        for t in ctx.to_save:
-            if t is None:
-                slots.append(None)
-                continue
-            slot = next((n + j for j, o in enumerate(outputs) if o is t), None)
-            if slot is None:
-                slot = next((i for i, a in enumerate(args) if a is t), None)
-            if slot is None:
-                slot = len(saved)
-                saved.append(t._data)
-                used.append(True)
-            used[slot] = True
-            slots.append(slot)
-        del ctx.to_save
-        saved = tuple(v if u else None for v, u in zip(saved, used))
-        params = (
-            cls,
-            ctx,
-            tuple(slots),
-            tuple(a.shape if a.__class__ is Tensor else () for a in args),
-            tuple(
-                (o._data.shape, o._data.dtype) if o.__class__ is Tensor else None for o in outputs
-            ),
-            xp,
-            many,
-        )
-        rule = Rule(cls.__name__, cls.forward, _function_vjp, (), multi=many)
-        edges = tuple(a._edge if a.__class__ is Tensor else None for a in args)
-        # A node that saved no tensor keeps its ctx after a backward: it can run again.
-        node = Node(rule, edges, saved if True in used else None, params, n_out=len(outputs))
-        if grad_mode.anomaly:
-            remember(node)
-        wrapped = []
-        for i, out in enumerate(outputs):
-            if out.__class__ is not Tensor:
-                wrapped.append(out)  # passed through, as PyTorch: no gradient
-                continue
-            edge = None
-            if _backend.dtype_kind(out._data.dtype) == "f":
-                edge = node if not many else Port(node, i)
+        return _record(cls, ctx, args, outputs, many)
+
+
+def _record(cls, ctx: FunctionCtx, args: tuple, outputs: tuple, many: bool) -> Any:
+    """Record the node of one Function.apply; returns its outputs on the node."""
+    xp = next(a._xp for a in args if a.__class__ is Tensor and a._edge is not None)
+    n = len(args)
+    edges = tuple(a._edge if a.__class__ is Tensor else None for a in args)
+    # Saved slots: the inputs, then the outputs, then saved values that are neither.
+    tensors = [a if a.__class__ is Tensor else None for a in args]
+    tensors += [o if o.__class__ is Tensor else None for o in outputs]
+    used = [False] * len(tensors)
+    slots = []
+    for t in ctx.to_save:
+        if t is None:
+            slots.append(None)
+            continue
+        slot = next((n + j for j, o in enumerate(outputs) if o is t), None)
+        if slot is None:
+            slot = next((i for i, a in enumerate(args) if a is t), None)
+        if slot is None:
+            slot = len(tensors)
+            tensors.append(t)
+            used.append(True)
+        used[slot] = True
+        slots.append(slot)
+    ctx.to_save = ()
+    saved = tuple(t._data if u else None for t, u in zip(tensors, used))
+    params = (
+        cls,
+        ctx,
+        tuple(slots),
+        tuple(a.shape if a.__class__ is Tensor else () for a in args),
+        tuple((o._data.shape, o._data.dtype) if o.__class__ is Tensor else None for o in outputs),
+        xp,
+        many,
+    )
+    rule = Rule(cls.__name__, cls.forward, _function_vjp, (), multi=many)
+    rule.backward_name = cls.__name__ + "Backward"
+    # A node that saved no tensor keeps its ctx after a backward: it can run again.
+    node = Node(rule, edges, saved if True in used else None, params, n_out=len(outputs))
+    if grad_mode.anomaly:
+        remember(node)
+    wrapped = []
+    for i, out in enumerate(outputs):
+        if out.__class__ is not Tensor:
+            wrapped.append(out)  # passed through, as PyTorch: no gradient
+            continue
+        edge = None
+        differentiable = not any(out is t for t in ctx.non_differentiable)
+        if differentiable and _backend.dtype_kind(out._data.dtype) == "f":
+            edge = node if not many else Port(node, i)
+        if any(out is t for t in ctx.dirty):
+            out._edge = edge  # written in place by forward: its history is now this node
+            wrapped.append(out)
+        else:
             wrapped.append(Tensor(out._data, xp, edge))
-        return tuple(wrapped) if many else wrapped[0]
+    if grad_mode.saved_hooks and node.saved is not None:
+        pack_saved(node, (*tensors[:n], *wrapped, *tensors[n + len(outputs) :]))
+    return tuple(wrapped) if many else wrapped[0]

@@ -1,0 +1,274 @@
+"""The graph, open to users, with PyTorch's names: saved-tensor hooks, multi-gradient hooks,
+save_on_cpu, and introspection (a summary of what a graph holds, and a Graphviz DOT export).
+Tensor and node hooks themselves are methods: `Tensor.register_hook`, `grad_fn.register_hook`."""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import _backend
+from .._mode import grad_mode, set_feature
+from .._node import AccumulateGrad, Packed, Port, RemovableHandle, node_of
+from .._node import GradNode as Node
+from .._tensor import Tensor
+from . import _engine
+
+__all__ = [
+    "GraphSummary",
+    "Node",
+    "disable_saved_tensors_hooks",
+    "register_multi_grad_hook",
+    "save_on_cpu",
+    "saved_tensors_hooks",
+    "summary",
+    "to_dot",
+]
+
+
+# ----------------------------------------------------------------------------- saved tensors
+
+
+class saved_tensors_hooks:
+    """Within this context, every value an operation saves for backward is passed to
+    `pack_hook(tensor)`, and what it returns is stored instead; when backward needs the value,
+    `unpack_hook(packed)` must give back a tensor of the same values. Nested contexts: the
+    innermost hooks apply."""
+
+    def __init__(self, pack_hook: Callable[[Tensor], Any], unpack_hook: Callable[[Any], Tensor]):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self) -> None:
+        if grad_mode.saved_hooks_refused is not None:
+            raise RuntimeError(grad_mode.saved_hooks_refused)
+        set_feature("saved_hooks", (*grad_mode.saved_hooks, (self.pack_hook, _checked(self))))
+
+    def __exit__(self, *exc: object) -> None:
+        set_feature("saved_hooks", grad_mode.saved_hooks[:-1])
+
+
+def _checked(hooks: saved_tensors_hooks) -> Callable[[Any], Tensor]:
+    unpack = hooks.unpack_hook
+
+    def checked_unpack(packed: Any) -> Tensor:
+        t = unpack(packed)
+        if t.__class__ is not Tensor:
+            raise TypeError(
+                f"saved_tensors_hooks: the unpack hook must return a Tensor, not {type(t)}"
+            )
+        return t
+
+    return checked_unpack
+
+
+class disable_saved_tensors_hooks:
+    """Within this context, entering saved_tensors_hooks raises RuntimeError(error_message)."""
+
+    def __init__(self, error_message: str) -> None:
+        self.error_message = error_message
+        self.prev: list = []
+
+    def __enter__(self) -> None:
+        self.prev.append(grad_mode.saved_hooks_refused)
+        grad_mode.saved_hooks_refused = self.error_message
+
+    def __exit__(self, *exc: object) -> None:
+        grad_mode.saved_hooks_refused = self.prev.pop()
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved values live in host memory until backward needs them (for backends with a
+    device, e.g. CuPy); on host backends (NumPy) values stay where they are."""
+
+    def __init__(self, pin_memory: bool = False) -> None:
+        super().__init__(_to_host, _from_host)
+
+
+def _to_host(t: Tensor) -> Any:
+    device = t.device
+    if t._xp is _backend.np or device == "cpu" or str(device) == "CPU_DEVICE":
+        return t
+    return (t._xp, device, t.numpy().copy(), t.requires_grad)
+
+
+def _from_host(packed: Any) -> Tensor:
+    if packed.__class__ is Tensor:
+        return packed
+    xp, device, values, _ = packed
+    return Tensor(_backend.normalize(xp.asarray(values, device=device), xp), xp, None)
+
+
+# ----------------------------------------------------------------------------- multi-grad hooks
+
+
+class _Handles:
+    """The handle of a multi-gradient hook: remove() takes away its hook on every tensor."""
+
+    def __init__(self, handles: list[RemovableHandle]) -> None:
+        self.handles = handles
+
+    def remove(self) -> None:
+        for h in self.handles:
+            h.remove()
+
+    def __enter__(self) -> _Handles:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+
+def register_multi_grad_hook(
+    tensors: Sequence[Tensor], fn: Callable[..., Any], *, mode: str = "all"
+) -> _Handles:
+    """Call `fn` once per backward that reaches any of `tensors`. mode "all": at the end of
+    that backward, with a list of one gradient per tensor (None for those not reached);
+    mode "any": at the first of their gradients, with that gradient."""
+    if mode not in ("all", "any"):
+        raise ValueError(f"register_multi_grad_hook: mode must be 'all' or 'any', not {mode!r}")
+    tensors = tuple(tensors)
+    lock = threading.Lock()
+    state: dict = {"run": None, "grads": None}
+
+    def make_hook(i: int) -> Callable[[Tensor], None]:
+        def hook(g: Tensor) -> None:
+            run = _engine.current_run()
+            with lock:
+                first = state["run"] is not run
+                if first:
+                    state["run"] = run
+                if mode == "any":
+                    if first:
+                        fn(g)
+                    return
+                if first:
+                    grads: list = [None] * len(tensors)
+                    state["grads"] = grads
+                    _engine.at_end(lambda: fn(grads))
+                state["grads"][i] = g
+
+        return hook
+
+    return _Handles([t.register_hook(make_hook(i)) for i, t in enumerate(tensors)])
+
+
+# ----------------------------------------------------------------------------- introspection
+
+
+@dataclass
+class GraphSummary:
+    """What a graph holds: its nodes by kind, the bytes they saved, the largest saved values."""
+
+    nodes: int = 0
+    leaves: int = 0
+    by_kind: dict[str, tuple[int, int]] = field(default_factory=dict)  # name: (count, bytes)
+    largest: list[tuple[int, str, tuple]] = field(default_factory=list)  # (bytes, node, shape)
+
+    @property
+    def saved_bytes(self) -> int:
+        return sum(b for _, b in self.by_kind.values())
+
+    def __str__(self) -> str:
+        lines = [
+            f"{self.nodes} nodes, {self.leaves} leaves, {_size(self.saved_bytes)} saved",
+            f"{'node':<28}{'count':>8}{'saved':>12}",
+        ]
+        for name, (n, b) in sorted(self.by_kind.items(), key=lambda kv: -kv[1][1]):
+            lines.append(f"{name:<28}{n:>8}{_size(b):>12}")
+        if self.largest:
+            lines.append("largest saved values:")
+            lines += [f"  {_size(b):>10}  {name} {shape}" for b, name, shape in self.largest]
+        return "\n".join(lines)
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+def _walk(tensors: Iterable[Tensor]) -> list:
+    """Every node and accumulator reachable from the tensors, each once (iteratively)."""
+    stack = [node_of(t._edge) for t in tensors if t._edge is not None]
+    seen: set = set()
+    order = []
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        order.append(node)
+        stack.extend(node_of(e) for e in node.edges if e is not None)
+    return order
+
+
+def _saved_arrays(node: Node) -> list:
+    saved = node.saved
+    if saved is None or saved.__class__ is not tuple:
+        return []  # nothing saved, released, or packed by saved-tensor hooks
+    return [d for d in saved if d is not None and hasattr(d, "shape")]
+
+
+def _nbytes(a: Any) -> int:
+    return math.prod(a.shape) * _backend.from_backend_dtype(a.dtype).itemsize
+
+
+def summary(*tensors: Tensor, top: int = 5) -> GraphSummary:
+    """Count the nodes of the graph behind `tensors`, the bytes each kind of node saved, and
+    list the `top` largest saved values."""
+    out = GraphSummary()
+    sizes = []
+    for node in _walk(tensors):
+        if node.__class__ is AccumulateGrad:
+            out.leaves += 1
+            continue
+        out.nodes += 1
+        arrays = _saved_arrays(node)
+        total = sum(_nbytes(a) for a in arrays)
+        n, b = out.by_kind.get(node.name(), (0, 0))
+        out.by_kind[node.name()] = (n + 1, b + total)
+        sizes += [(_nbytes(a), node.name(), tuple(a.shape)) for a in arrays]
+    out.largest = sorted(sizes, key=lambda s: -s[0])[:top]
+    return out
+
+
+def to_dot(*tensors: Tensor, path: str | None = None) -> str:
+    """The graph behind `tensors` in Graphviz's DOT language: one box per node with its name
+    and saved values (shape, size), leaves with their shapes, an edge per gradient path.
+    Written to `path` when given (render with `dot -Tsvg`)."""
+    nodes = _walk(tensors)
+    ids = {node: f"n{i}" for i, node in enumerate(nodes)}
+    lines = ["digraph chainrule {", '  node [shape=box, fontname="Helvetica", fontsize=10];']
+    for t in tensors:
+        if t._edge is not None:
+            lines.append(f'  out{id(t)} [label="output {t.shape}", shape=ellipse];')
+            lines.append(f"  out{id(t)} -> {ids[node_of(t._edge)]};")
+    for node in nodes:
+        if node.__class__ is AccumulateGrad:
+            leaf = node.variable
+            shape = "" if leaf is None else f"\\n{leaf.shape} {leaf.dtype}"
+            label = f"AccumulateGrad{shape}"
+            lines.append(f'  {ids[node]} [label="{label}", style=filled, fillcolor=lightblue];')
+            continue
+        saved = "".join(
+            f"\\nsaved {tuple(a.shape)} {_size(_nbytes(a))}" for a in _saved_arrays(node)
+        )
+        if isinstance(node.saved, Packed):
+            saved = "\\nsaved: packed by hooks"
+        lines.append(f'  {ids[node]} [label="{node.name()}{saved}"];')
+        for e in node.edges:
+            if e is not None:
+                label = f' [label="{e.index}"]' if e.__class__ is Port else ""
+                lines.append(f"  {ids[node]} -> {ids[node_of(e)]}{label};")
+    lines.append("}")
+    text = "\n".join(lines) + "\n"
+    if path is not None:
+        with open(path, "w") as f:
+            f.write(text)
+    return text
