@@ -145,7 +145,13 @@ def _accumulate(t: Tensor, g, create_graph: bool, stored: set) -> None:
         t._grad = Tensor(g, xp, None)
     elif current._edge is None and _backend.writable(current._data) and not _aliased(current):
         data = current._data
-        data += g
+        try:
+            data += g
+        except ValueError:
+            # Read-only memory the writable() check could not see (a broadcast view inside
+            # another library's array): refused before anything was written.
+            t._grad = current + Tensor(g, xp, None)
+            return
         current._data = data
         vc = getattr(current, "_vc", None)
         if vc is not None:
