@@ -469,11 +469,6 @@ def test_floor_divide_with_infinite_operands_is_ieee_division():
     assert N(cr.floor_divide(T([7, -7]), T([2, 2]))).tolist() == [3, -4]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core (_inplace.py): //= on a tensor that needs no grad runs the backend's operator "
-    "in place, not floor_divide's forward, so it misses the special cases",
-)
 @pytest.mark.filterwarnings("ignore:invalid value")
 def test_in_place_floor_divide_with_infinite_operands():
     x = T([INF, 1.5, -1.5])

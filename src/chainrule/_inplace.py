@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import operator
 
-from . import _backend
+from . import _backend, _special_cases
 from ._namespace import (
     _index_key,
     add,
@@ -141,6 +141,18 @@ def setitem(self: Tensor, key, value) -> None:
     _bump(self)
 
 
+def _ifloordiv(a, b):
+    """a //= b on raw arrays with floor_divide's special cases (infinite operands)."""
+    out = _special_cases.floor_divide(_backend.namespace(a), a, b)
+    if out.dtype != a.dtype:
+        return operator.ifloordiv(a, b)  # the library's own casting error
+    try:
+        a[...] = out
+    except TypeError:  # immutable arrays (JAX): the tensor takes the new one
+        return out
+    return a
+
+
 INPLACE_OPERATORS = {
     f"__i{name}__": _inplace_operator(op, raw_op, name)
     for name, op, raw_op in (
@@ -148,7 +160,7 @@ INPLACE_OPERATORS = {
         ("sub", subtract, operator.isub),
         ("mul", multiply, operator.imul),
         ("truediv", divide, operator.itruediv),
-        ("floordiv", floor_divide, operator.ifloordiv),
+        ("floordiv", floor_divide, _ifloordiv),
         ("mod", remainder, operator.imod),
         ("pow", pow, operator.ipow),
         ("matmul", matmul, operator.imatmul),
