@@ -374,6 +374,12 @@ def test_einsum_errors_are_clear(call, error, message):
         call(np_leaf(values((2, 3))))
 
 
+def test_norm_of_a_vector_refuses_a_matrix_order_as_numpy():
+    for call in (lambda x: np.linalg.norm(x, "fro"), lambda x: np.linalg.norm(x, "nuc", axis=0)):
+        with pytest.raises(ValueError, match="Invalid norm order"):
+            call(np_leaf(values(3)))
+
+
 def test_median_of_a_slice_with_nan_is_nan_as_numpy():
     a = np.array([[0.5, np.nan, 0.2], [0.3, 0.1, 0.2]])
     np.testing.assert_array_equal(N(np.median(np_leaf(a), axis=1)), np.median(a, axis=1))

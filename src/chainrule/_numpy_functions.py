@@ -292,6 +292,9 @@ def _norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 - NumPy's name
     """numpy.linalg.norm: a vector norm over one axis (or of a 1-D x, or of any x flattened
     when ord is None), a matrix norm over two."""
     x = _fn("asarray")(x)
+    vector = axis is None and (ord is None or x.ndim == 1) or isinstance(axis, int)
+    if vector and isinstance(ord, str):
+        raise ValueError(f"Invalid norm order {ord!r} for vectors")
     if axis is None:
         if ord is None or x.ndim == 1:
             out = _fn("linalg.vector_norm")(x, ord=2 if ord is None else ord)
