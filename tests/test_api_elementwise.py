@@ -202,11 +202,6 @@ def test_dtypes_stand_for_numpys_but_are_not_equal_to_none():
     assert cr.__array_namespace_info__().dtypes()["float64"] is cr.float64
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core (_tensor.py): Tensor.dtype returns NumPy's dtype, and NumPy's float64 dtype "
-    "equals None; it could return chainrule's DType (_dtypes.public)",
-)
 def test_a_tensors_dtype_is_chainrules_and_not_equal_to_none():
     t = T([1.0, 2.0])
     assert t.dtype is cr.float64

@@ -113,6 +113,70 @@ DTYPES = {n: np.dtype(n) for n in DTYPE_NAMES}
 _to_backend: dict[tuple[int, object], object] = {}
 
 
+class DType:
+    """A chainrule data type: it stands for NumPy's dtype of its name, is equal to it (and to
+    that dtype's name and scalar type), hashes alike, and converts to it wherever NumPy takes a
+    dtype (its `dtype` attribute); unlike NumPy's float64 dtype it is not equal to None."""
+
+    __slots__ = ("dtype",)
+
+    def __init__(self, name: str) -> None:
+        self.dtype = DTYPES[name]
+
+    @property
+    def name(self) -> str:
+        return self.dtype.name
+
+    @property
+    def kind(self) -> str:
+        return self.dtype.kind
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    def __eq__(self, other) -> bool:
+        if other is None:
+            return False
+        if other.__class__ is DType:
+            return self.dtype is other.dtype
+        try:
+            return bool(self.dtype == other)
+        except TypeError:
+            return NotImplemented
+
+    def __ne__(self, other) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __hash__(self) -> int:
+        return hash(self.dtype)
+
+    def __repr__(self) -> str:
+        return f"chainrule.{self.dtype.name}"
+
+    def __str__(self) -> str:
+        return self.dtype.name
+
+    def __reduce__(self) -> tuple:
+        return dtype_named, (self.dtype.name,)  # unpickled as the very same object
+
+
+# The DType of each name; chainrule.float64 and the others are these objects.
+DTYPE_OBJECTS = {n: DType(n) for n in DTYPE_NAMES}
+_PUBLIC = {d.dtype: d for d in DTYPE_OBJECTS.values()}  # NumPy's dtype -> chainrule's DType
+
+
+def dtype_named(name: str) -> DType:
+    """chainrule's DType of that name."""
+    return DTYPE_OBJECTS[name]
+
+
+def public(d) -> DType:
+    """chainrule's DType for a dtype of any backend (or a DType)."""
+    return d if d.__class__ is DType else _PUBLIC[from_backend_dtype(d)]
+
+
 def to_backend_dtype(xp, dtype):
     """The backend dtype for chainrule dtype `dtype` (None stays None)."""
     if dtype is None or xp is np:

@@ -8,76 +8,17 @@ import builtins
 import collections as _collections
 
 from . import _backend, _tensor
-from ._backend import DTYPES, to_backend_dtype
+from ._backend import DTYPE_OBJECTS, DType, public, to_backend_dtype
 from ._tensor import Tensor, as_tensor, as_tensors
 
 np = _backend.np
 
 
-class DType:
-    """A chainrule data type: it stands for NumPy's dtype of its name, is equal to it (and to
-    that dtype's name and scalar type), hashes alike, and converts to it wherever NumPy takes a
-    dtype (its `dtype` attribute); unlike NumPy's float64 dtype it is not equal to None."""
-
-    __slots__ = ("dtype",)
-
-    def __init__(self, name: str) -> None:
-        self.dtype = DTYPES[name]
-
-    @property
-    def name(self) -> str:
-        return self.dtype.name
-
-    @property
-    def kind(self) -> str:
-        return self.dtype.kind
-
-    @property
-    def itemsize(self) -> int:
-        return self.dtype.itemsize
-
-    def __eq__(self, other) -> builtins.bool:
-        if other is None:
-            return False
-        if other.__class__ is DType:
-            return self.dtype is other.dtype
-        try:
-            return builtins.bool(self.dtype == other)
-        except TypeError:
-            return NotImplemented
-
-    def __ne__(self, other) -> builtins.bool:
-        equal = self.__eq__(other)
-        return equal if equal is NotImplemented else not equal
-
-    def __hash__(self) -> int:
-        return hash(self.dtype)
-
-    def __repr__(self) -> str:
-        return f"chainrule.{self.dtype.name}"
-
-    def __str__(self) -> str:
-        return self.dtype.name
-
-    def __reduce__(self) -> str:
-        return self.dtype.name  # pickled as the module's constant of that name
-
-
-float32, float64 = DType("float32"), DType("float64")
-complex64, complex128 = DType("complex64"), DType("complex128")
-int8, int16, int32, int64 = (DType(n) for n in ("int8", "int16", "int32", "int64"))
-uint8, uint16, uint32, uint64 = (DType(n) for n in ("uint8", "uint16", "uint32", "uint64"))
-bool = DType("bool")  # noqa: A001 - the standard's name
-# NumPy's dtype -> chainrule's DType.
-_PUBLIC = {d.dtype: d for d in (
-    bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-    float32, float64, complex64, complex128,
-)}  # fmt: skip
-
-
-def public(d) -> DType:
-    """chainrule's DType for a dtype of any backend (or a DType)."""
-    return d if d.__class__ is DType else _PUBLIC[_backend.from_backend_dtype(d)]
+float32, float64 = DTYPE_OBJECTS["float32"], DTYPE_OBJECTS["float64"]
+complex64, complex128 = DTYPE_OBJECTS["complex64"], DTYPE_OBJECTS["complex128"]
+int8, int16, int32, int64 = (DTYPE_OBJECTS[n] for n in ("int8", "int16", "int32", "int64"))
+uint8, uint16, uint32, uint64 = (DTYPE_OBJECTS[n] for n in ("uint8", "uint16", "uint32", "uint64"))
+bool = DTYPE_OBJECTS["bool"]  # noqa: A001 - the standard's name
 
 
 e = np.e

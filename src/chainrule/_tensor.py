@@ -584,8 +584,9 @@ class Tensor:
         return n
 
     @property
-    def dtype(self) -> Any:
-        return _backend.from_backend_dtype(self._data.dtype)
+    def dtype(self) -> _backend.DType:
+        """chainrule's data type of the values (chainrule.float64, ...)."""
+        return _backend.public(self._data.dtype)
 
     @property
     def device(self) -> Any:
