@@ -14,6 +14,7 @@ from . import (  # noqa: F401
     random,
     utils,
 )
+from ._backend import DType
 from ._mode import inference_mode, is_inference_mode_enabled
 from ._namespace import *  # noqa: F403
 from ._namespace import __all__ as _NAMESPACE
@@ -25,7 +26,7 @@ __array_api_version__ = "2025.12"
 
 __all__ = [
     *_NAMESPACE,
-    "Tensor", "autograd", "fft", "linalg", "nn", "optim", "optimize", "random", "utils",
+    "Tensor", "DType", "autograd", "fft", "linalg", "nn", "optim", "optimize", "random", "utils",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
     "inference_mode", "is_inference_mode_enabled",
 ]  # fmt: skip

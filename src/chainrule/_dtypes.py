@@ -5,11 +5,12 @@ can_cast, finfo, iinfo, isdtype, and __array_namespace_info__."""
 from __future__ import annotations
 
 import builtins
-import collections as _collections
+from typing import Any, NamedTuple
 
 from . import _backend, _tensor
 from ._backend import DTYPE_OBJECTS, DType, public, to_backend_dtype
 from ._tensor import Tensor, as_tensor, as_tensors
+from ._typing import ArrayLike, Device, DTypeLike
 
 np = _backend.np
 
@@ -33,7 +34,7 @@ newaxis = None
 # of the tensors given (the default backend for dtypes alone), as in chainrule's operations.
 
 
-def _dtype_arg(a):
+def _dtype_arg(a: Any) -> Any:
     """A dtype function's argument: a tensor (arrays wrapped), a Python scalar, or a dtype
     (as NumPy's)."""
     if a.__class__ is DType:
@@ -43,11 +44,11 @@ def _dtype_arg(a):
     return as_tensor(a) if _backend.is_array(a) else _backend.from_backend_dtype(a)
 
 
-def _backend_dtype(a, xp):
+def _backend_dtype(a: Any, xp: Any) -> Any:
     return a._data.dtype if a.__class__ is Tensor else to_backend_dtype(xp, a)
 
 
-def result_type(*arrays_and_dtypes):
+def result_type(*arrays_and_dtypes: ArrayLike | DTypeLike) -> DType:
     """The dtype of a result from these tensors and dtypes, and Python scalars, which are weak:
     a float32 tensor with 2.0 gives float32."""
     args = [_dtype_arg(a) for a in arrays_and_dtypes]
@@ -58,32 +59,46 @@ def result_type(*arrays_and_dtypes):
     return public(xp.result_type(*backend_args))
 
 
-def can_cast(from_, to, /):
+def can_cast(from_: DTypeLike | Tensor, to: DTypeLike, /) -> builtins.bool:
     """Whether dtype `from_` (or a tensor's dtype) casts to `to` by the promotion rules."""
     from_, to = _dtype_arg(from_), _dtype_arg(to)
     _, xp = as_tensors([from_] if from_.__class__ is Tensor else [], "can_cast")
     return builtins.bool(xp.can_cast(_backend_dtype(from_, xp), _backend_dtype(to, xp)))
 
 
-_FInfo = _collections.namedtuple(
-    "finfo_object", ["bits", "eps", "max", "min", "smallest_normal", "dtype"]
-)
-_IInfo = _collections.namedtuple("iinfo_object", ["bits", "max", "min", "dtype"])
+class finfo_object(NamedTuple):
+    """What finfo returns: the limits of a floating dtype."""
+
+    bits: int
+    eps: float
+    max: float
+    min: float
+    smallest_normal: float
+    dtype: DType
 
 
-def finfo(type, /):  # noqa: A002 - the standard's name
+class iinfo_object(NamedTuple):
+    """What iinfo returns: the limits of an integer dtype."""
+
+    bits: int
+    max: int
+    min: int
+    dtype: DType
+
+
+def finfo(type: DTypeLike | Tensor, /) -> finfo_object:  # noqa: A002 - the standard's name
     """Limits of a floating dtype (or a tensor's); of a complex dtype, those of its parts."""
     f = np.finfo(type.dtype if type.__class__ is Tensor else _backend.from_backend_dtype(type))
-    return _FInfo(
+    return finfo_object(
         int(f.bits), float(f.eps), float(f.max), float(f.min), float(f.smallest_normal),
         public(f.dtype),
     )  # fmt: skip
 
 
-def iinfo(type, /):  # noqa: A002 - the standard's name
+def iinfo(type: DTypeLike | Tensor, /) -> iinfo_object:  # noqa: A002 - the standard's name
     """Limits of an integer dtype (or a tensor's)."""
     i = np.iinfo(type.dtype if type.__class__ is Tensor else _backend.from_backend_dtype(type))
-    return _IInfo(int(i.bits), int(i.max), int(i.min), public(i.dtype))
+    return iinfo_object(int(i.bits), int(i.max), int(i.min), public(i.dtype))
 
 
 _KINDS = {
@@ -92,7 +107,7 @@ _KINDS = {
 }  # fmt: skip
 
 
-def isdtype(dtype, kind):
+def isdtype(dtype: DTypeLike, kind: DTypeLike | str | tuple[DTypeLike | str, ...]) -> builtins.bool:
     """Whether `dtype` is `kind`: a dtype, a kind named by the standard, or a tuple of these."""
     dtype = _backend.from_backend_dtype(dtype)
     for k in kind if isinstance(kind, tuple) else (kind,):
@@ -109,23 +124,25 @@ def isdtype(dtype, kind):
 class __array_namespace_info__:
     """What chainrule supports: that of its default backend, with chainrule's dtypes."""
 
-    def _info(self):
+    def _info(self) -> Any:
         return _backend.default_namespace().__array_namespace_info__()
 
-    def capabilities(self):
+    def capabilities(self) -> dict[str, Any]:
         return dict(self._info().capabilities())
 
-    def default_device(self):
+    def default_device(self) -> Device:
         return self._info().default_device()
 
-    def default_dtypes(self, *, device=None):
+    def default_dtypes(self, *, device: Device = None) -> dict[str, DType]:
         found = self._info().default_dtypes(device=device)
         return {k: public(d) for k, d in found.items()}
 
-    def dtypes(self, *, device=None, kind=None):
+    def dtypes(
+        self, *, device: Device = None, kind: str | tuple[str, ...] | None = None
+    ) -> dict[str, DType]:
         found = self._info().dtypes(device=device, kind=kind)
         return {k: public(d) for k, d in found.items()}
 
-    def devices(self):
+    def devices(self) -> tuple[Device, ...]:
         """A tuple (2025.12; before, a list)."""
         return tuple(self._info().devices())

@@ -5,9 +5,10 @@ dtypes, and the operators and methods of Tensor."""
 from __future__ import annotations
 
 import builtins
-import collections as _collections
 import inspect
 import numbers as _numbers
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, NamedTuple, cast
 
 from . import _backend, _tensor
 from ._backend import normalize_axes, to_backend_dtype
@@ -40,6 +41,7 @@ from ._dtypes import (  # noqa: F401 - public
 from ._interop import from_dlpack  # noqa: F401 - public
 from ._rules import OPS
 from ._tensor import Tensor, as_tensor, as_tensors
+from ._typing import ArrayLike, Axis, Device, DTypeLike, IndexKey, Scalar, Shape
 
 np = _backend.np
 
@@ -97,18 +99,18 @@ _TWO_ARRAYS = inspect.Signature(
 )
 
 
-def _elementwise(name: str):
+def _elementwise(name: str) -> Callable[[ArrayLike], Tensor]:
     """The primitive itself (no wrapper on the hot path), showing the standard's signature."""
     op = OPS[name]
-    op.__signature__ = _ONE_ARRAY
+    op.__signature__ = _ONE_ARRAY  # type: ignore[attr-defined]
     op.__doc__ = f"Elementwise {name}, differentiable."
     return op
 
 
-def _binary(name: str):
+def _binary(name: str) -> Callable[[ArrayLike, ArrayLike], Tensor]:
     """The two-input primitive itself, showing the standard's signature."""
     op = OPS[name]
-    op.__signature__ = _TWO_ARRAYS
+    op.__signature__ = _TWO_ARRAYS  # type: ignore[attr-defined]
     op.__doc__ = f"{name}, differentiable."
     return op
 
@@ -160,16 +162,16 @@ copysign = _binary("copysign")
 nextafter = _binary("nextafter")
 
 
-def _nondiff(name: str, signature=_TWO_ARRAYS):
+def _nondiff(name: str, signature: inspect.Signature = _TWO_ARRAYS) -> Callable[..., Tensor]:
     """A function whose result carries no gradient (bool or integer results)."""
     op = OPS[name]
 
-    def fn(*args):
+    def fn(*args: ArrayLike) -> Tensor:
         return op(args)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{name}; the result carries no gradient."
-    fn.__signature__ = signature
+    fn.__signature__ = signature  # type: ignore[attr-defined]
     return fn
 
 
@@ -195,36 +197,36 @@ bitwise_right_shift = _nondiff("bitwise_right_shift")
 signbit = _nondiff("signbit", _ONE_ARRAY)
 
 
-def _complex_part(x, name: str):
+def _complex_part(x: Tensor, name: str) -> Tensor:
     """real, imag or conj of a complex tensor, computed by the backend (complex tensors
     can't require grad, so there is no gradient to record)."""
     return OPS[name]((x,))
 
 
-def real(x, /):
+def real(x: ArrayLike, /) -> Tensor:
     """The real part of x; a real x as it is (differentiable)."""
     x = as_tensor(x)
     return _complex_part(x, "real") if x.dtype.kind == "c" else positive(x)
 
 
-def imag(x, /):
+def imag(x: ArrayLike, /) -> Tensor:
     """The imaginary part of a complex x; no gradient."""
     x = as_tensor(x)
     return _complex_part(x, "imag")
 
 
-def conj(x, /):
+def conj(x: ArrayLike, /) -> Tensor:
     """The complex conjugate of x; a real x as it is (differentiable)."""
     x = as_tensor(x)
     return _complex_part(x, "conj") if x.dtype.kind == "c" else positive(x)
 
 
-def where(condition, x1, x2, /):
+def where(condition: ArrayLike, x1: ArrayLike, x2: ArrayLike, /) -> Tensor:
     """Elements of x1 where condition holds, else of x2; differentiable in x1 and x2."""
     return OPS["where"]((condition, x1, x2))
 
 
-def clip(x, /, min=None, max=None):  # noqa: A002
+def clip(x: ArrayLike, /, min: ArrayLike = None, max: ArrayLike = None) -> Tensor:  # noqa: A002
     """x limited to [min, max]. The gradient passes where min <= x <= max (to x) and goes to a
     tensor bound where x is beyond it, as PyTorch's clamp."""
     x = as_tensor(x)
@@ -243,12 +245,14 @@ def clip(x, /, min=None, max=None):  # noqa: A002
 # ----------------------------------------------------------------------------- reductions
 
 
-def _reduction_params(x: Tensor, axis, keepdims: builtins.bool):
+def _reduction_params(x: Tensor, axis: Axis, keepdims: builtins.bool) -> tuple[Any, ...]:
     shape = tuple(x._data.shape)
     return (normalize_axes(axis, len(shape)), builtins.bool(keepdims), shape)
 
 
-def _reduce(name: str, x, axis, keepdims, dtype=None):
+def _reduce(
+    name: str, x: ArrayLike, axis: Axis, keepdims: builtins.bool, dtype: DTypeLike = None
+) -> Tensor:
     x = as_tensor(x)
     if dtype is not None and _backend.from_backend_dtype(dtype).kind in "biu":
         # Integer results carry no gradient: the backend accumulates in `dtype` (NumPy would
@@ -259,11 +263,11 @@ def _reduce(name: str, x, axis, keepdims, dtype=None):
     return OPS[name](x, _reduction_params(x, axis, keepdims))
 
 
-def _integral(name: str, x: Tensor, dtype, **kwargs) -> Tensor:
+def _integral(name: str, x: Tensor, dtype: DTypeLike, **kwargs: Any) -> Tensor:
     return OPS["integer_reduction"]((x,), (name, _dtype(x._xp, dtype), tuple(kwargs.items())))
 
 
-def _accumulator_dtype(x: Tensor, dtype):
+def _accumulator_dtype(x: Tensor, dtype: DTypeLike) -> DTypeLike:
     """The dtype that sums and products of x use: `dtype` if given; else x's, except that bool
     and integers widen to 64 bits (unsigned ones staying unsigned), as the standard says."""
     if dtype is not None or x.dtype.kind not in "biu":
@@ -271,29 +275,35 @@ def _accumulator_dtype(x: Tensor, dtype):
     return uint64 if x.dtype.kind == "u" else int64
 
 
-def sum(x, /, *, axis=None, dtype=None, keepdims=False):  # noqa: A001
+def sum(  # noqa: A001
+    x: ArrayLike, /, *, axis: Axis = None, dtype: DTypeLike = None, keepdims: builtins.bool = False
+) -> Tensor:
     x = as_tensor(x)
     return _reduce("sum", x, axis, keepdims, _accumulator_dtype(x, dtype))
 
 
-def prod(x, /, *, axis=None, dtype=None, keepdims=False):
+def prod(
+    x: ArrayLike, /, *, axis: Axis = None, dtype: DTypeLike = None, keepdims: builtins.bool = False
+) -> Tensor:
     x = as_tensor(x)
     return _reduce("prod", x, axis, keepdims, _accumulator_dtype(x, dtype))
 
 
-def mean(x, /, *, axis=None, keepdims=False):
+def mean(x: ArrayLike, /, *, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor:
     return _reduce("mean", x, axis, keepdims)
 
 
-def max(x, /, *, axis=None, keepdims=False):  # noqa: A001
+def max(x: ArrayLike, /, *, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor:  # noqa: A001
     return _reduce("max", x, axis, keepdims)
 
 
-def min(x, /, *, axis=None, keepdims=False):  # noqa: A001
+def min(x: ArrayLike, /, *, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor:  # noqa: A001
     return _reduce("min", x, axis, keepdims)
 
 
-def var(x, /, *, axis=None, correction=0.0, keepdims=False):
+def var(
+    x: ArrayLike, /, *, axis: Axis = None, correction: float = 0.0, keepdims: builtins.bool = False
+) -> Tensor:
     x = as_tensor(x)
     axes = normalize_axes(axis, x.ndim)
     n = _backend.count(x.shape, axes)
@@ -307,7 +317,9 @@ def var(x, /, *, axis=None, correction=0.0, keepdims=False):
     return sum(d * d, axis=axes, keepdims=keepdims) / dof
 
 
-def std(x, /, *, axis=None, correction=0.0, keepdims=False):
+def std(
+    x: ArrayLike, /, *, axis: Axis = None, correction: float = 0.0, keepdims: builtins.bool = False
+) -> Tensor:
     """The square root of var. Where the variance is 0 the gradient is 0 (as PyTorch): sqrt
     there sees 1 and its result is replaced, so no 0 * inf reaches the gradient."""
     v = var(x, axis=axis, correction=correction, keepdims=keepdims)
@@ -315,22 +327,24 @@ def std(x, /, *, axis=None, correction=0.0, keepdims=False):
     return where(zero, 0.0, sqrt(where(zero, 1.0, v)))
 
 
-def logsumexp(x, /, *, axis=None, keepdims=False):
+def logsumexp(x: ArrayLike, /, *, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor:
     """log(sum(exp(x))) over `axis`, computed without overflow."""
     return _reduce("logsumexp", x, axis, keepdims)
 
 
-def softmax(x, /, *, axis=-1):
+def softmax(x: ArrayLike, /, *, axis: int = -1) -> Tensor:
     x = as_tensor(x)
     return OPS["softmax"](x, normalize_axes(axis, x.ndim))
 
 
-def log_softmax(x, /, *, axis=-1):
+def log_softmax(x: ArrayLike, /, *, axis: int = -1) -> Tensor:
     x = as_tensor(x)
     return OPS["log_softmax"](x, normalize_axes(axis, x.ndim))
 
 
-def _cumulative(name: str, x, axis, dtype, include_initial):
+def _cumulative(
+    name: str, x: ArrayLike, axis: int | None, dtype: DTypeLike, include_initial: builtins.bool
+) -> Tensor:
     x = as_tensor(x)
     if x.ndim == 0:
         # As NumPy and array_api_strict: a 0-d x counts as one element along axis 0.
@@ -348,18 +362,40 @@ def _cumulative(name: str, x, axis, dtype, include_initial):
     return OPS[name](x, (axis, builtins.bool(include_initial)))
 
 
-def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+def cumulative_sum(
+    x: ArrayLike,
+    /,
+    *,
+    axis: int | None = None,
+    dtype: DTypeLike = None,
+    include_initial: builtins.bool = False,
+) -> Tensor:
     """Running sums along `axis` (optional for 1-D x), led by 0 if include_initial."""
     return _cumulative("cumulative_sum", x, axis, dtype, include_initial)
 
 
-def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+def cumulative_prod(
+    x: ArrayLike,
+    /,
+    *,
+    axis: int | None = None,
+    dtype: DTypeLike = None,
+    include_initial: builtins.bool = False,
+) -> Tensor:
     """Running products along `axis` (optional for 1-D x), led by 1 if include_initial; the
     gradient is exact where x holds zeros."""
     return _cumulative("cumulative_prod", x, axis, dtype, include_initial)
 
 
-def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
+def diff(
+    x: ArrayLike,
+    /,
+    *,
+    axis: int = -1,
+    n: int = 1,
+    prepend: ArrayLike = None,
+    append: ArrayLike = None,
+) -> Tensor:
     """The n-th forward difference along `axis` of x between `prepend` and `append`, by
     slicing and subtraction (differentiable); bool values differ by not_equal, as NumPy's."""
     x = as_tensor(x)
@@ -378,14 +414,14 @@ def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
     return x
 
 
-def all(x, /, *, axis=None, keepdims=False):  # noqa: A001
+def all(x: ArrayLike, /, *, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor:  # noqa: A001
     """Whether every element along `axis` is true (nonzero); no gradient."""
     x = as_tensor(x)
     axes = normalize_axes(axis, x.ndim)
     return OPS["all"]((x,), (axes, keepdims))
 
 
-def any(x, /, *, axis=None, keepdims=False):  # noqa: A001
+def any(x: ArrayLike, /, *, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor:  # noqa: A001
     """Whether some element along `axis` is true (nonzero); no gradient."""
     x = as_tensor(x)
     axes = normalize_axes(axis, x.ndim)
@@ -395,7 +431,7 @@ def any(x, /, *, axis=None, keepdims=False):  # noqa: A001
 # ----------------------------------------------------------------------------- linear algebra
 
 
-def matrix_transpose(x, /):
+def matrix_transpose(x: ArrayLike, /) -> Tensor:
     x = as_tensor(x)
     if x.ndim < 2:
         raise ValueError(f"matrix_transpose needs at least 2 dimensions, got shape {x.shape}")
@@ -403,7 +439,9 @@ def matrix_transpose(x, /):
     return permute_dims(x, axes)
 
 
-def tensordot(x1, x2, /, *, axes=2):
+def tensordot(
+    x1: ArrayLike, x2: ArrayLike, /, *, axes: int | tuple[Sequence[int], Sequence[int]] = 2
+) -> Tensor:
     """Sum of products over the given axes, by permute, reshape and matmul."""
     x1, x2 = as_tensor(x1), as_tensor(x2)
     if isinstance(axes, int):
@@ -429,7 +467,7 @@ def tensordot(x1, x2, /, *, axes=2):
     return reshape(matmul(a, b), shape)
 
 
-def vecdot(x1, x2, /, *, axis=-1):
+def vecdot(x1: ArrayLike, x2: ArrayLike, /, *, axis: int = -1) -> Tensor:
     """Dot products of vectors along `axis` (which is not broadcast), other axes broadcast."""
     x1, x2 = as_tensor(x1), as_tensor(x2)
     if not -builtins.min(x1.ndim, x2.ndim) <= axis < 0 or x1.shape[axis] != x2.shape[axis]:
@@ -446,7 +484,7 @@ def vecdot(x1, x2, /, *, axis=-1):
 # ----------------------------------------------------------------------------- manipulation
 
 
-def reshape(x, /, shape, *, copy=None):
+def reshape(x: ArrayLike, /, shape: Shape, *, copy: builtins.bool | None = None) -> Tensor:
     """x with a new shape: a view where the backend gives one; a new array (recorded, so still
     differentiable) with copy=True; with copy=False, a ValueError where a view is impossible."""
     x = as_tensor(x)
@@ -457,7 +495,7 @@ def reshape(x, /, shape, *, copy=None):
     return OPS["copy"](out) if copy else out
 
 
-def permute_dims(x, /, axes):
+def permute_dims(x: ArrayLike, /, axes: Sequence[int]) -> Tensor:
     x = as_tensor(x)
     axes = tuple(a % x.ndim for a in axes) if x.ndim else tuple(axes)
     if sorted(axes) != list(range(x.ndim)):
@@ -465,7 +503,7 @@ def permute_dims(x, /, axes):
     return OPS["permute_dims"](x, axes)
 
 
-def expand_dims(x, /, axis=0):
+def expand_dims(x: ArrayLike, /, axis: int | tuple[int, ...] = 0) -> Tensor:
     """x with axes of size 1 at `axis` (an int or a tuple of ints), positions in the result."""
     x = as_tensor(x)
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
@@ -480,7 +518,7 @@ def expand_dims(x, /, axis=0):
     return reshape(x, tuple(1 if i in new else next(sizes) for i in range(n)))
 
 
-def squeeze(x, /, axis):
+def squeeze(x: ArrayLike, /, axis: int | tuple[int, ...]) -> Tensor:
     x = as_tensor(x)
     axes = normalize_axes(axis, x.ndim)
     for a in axes:
@@ -489,17 +527,17 @@ def squeeze(x, /, axis):
     return reshape(x, tuple(n for i, n in enumerate(x.shape) if i not in axes))
 
 
-def broadcast_to(x, /, shape):
+def broadcast_to(x: ArrayLike, /, shape: Sequence[int]) -> Tensor:
     x = as_tensor(x)
     return OPS["broadcast_to"](x, (tuple(shape), x.shape))
 
 
-def flip(x, /, *, axis=None):
+def flip(x: ArrayLike, /, *, axis: Axis = None) -> Tensor:
     x = as_tensor(x)
     return OPS["flip"](x, normalize_axes(axis, x.ndim))
 
 
-def concat(arrays, /, *, axis=0):
+def concat(arrays: Sequence[ArrayLike], /, *, axis: int | None = 0) -> Tensor:
     arrays, _ = as_tensors(arrays, "concat")
     if axis is None:
         arrays = tuple(reshape(a, (-1,)) for a in arrays)
@@ -509,12 +547,12 @@ def concat(arrays, /, *, axis=0):
     return OPS["concat"](arrays, (axis, tuple(a.shape[axis] for a in arrays)))
 
 
-def stack(arrays, /, *, axis=0):
+def stack(arrays: Sequence[ArrayLike], /, *, axis: int = 0) -> Tensor:
     arrays, _ = as_tensors(arrays, "stack")
     return OPS["stack"](arrays, normalize_axes(axis, arrays[0].ndim + 1)[0])
 
 
-def take(x, indices, /, *, axis=None):
+def take(x: ArrayLike, indices: ArrayLike, /, *, axis: int | None = None) -> Tensor:
     x = as_tensor(x)
     if axis is None:
         if x.ndim != 1:
@@ -526,7 +564,9 @@ def take(x, indices, /, *, axis=None):
     return OPS["take"](x, (idx, axis, x._data.shape, x._data.dtype))
 
 
-def astype(x, dtype, /, *, copy=True, device=None):
+def astype(
+    x: ArrayLike, dtype: DTypeLike, /, *, copy: builtins.bool = True, device: Device = None
+) -> Tensor:
     x = as_tensor(x)
     dtype = _backend.from_backend_dtype(dtype)
     src = x._data.dtype
@@ -544,7 +584,7 @@ def astype(x, dtype, /, *, copy=True, device=None):
     return OPS["astype"](x, (target, src))
 
 
-def _index_part(k, xp):
+def _index_part(k: Any, xp: Any) -> Any:
     if k.__class__ is Tensor:
         return k._data
     if isinstance(k, list):
@@ -552,7 +592,7 @@ def _index_part(k, xp):
     return k
 
 
-def _index_key(key, xp):
+def _index_key(key: IndexKey, xp: Any) -> tuple[Any, ...]:
     """An indexing key with tensors replaced by their raw arrays, lists by arrays of `xp`,
     and a basic key closed by an ellipsis (the standard asks a key to cover every axis; NumPy
     assumes it)."""
@@ -561,7 +601,7 @@ def _index_key(key, xp):
     return keys + (Ellipsis,) if basic else keys
 
 
-def getitem(x, key):
+def getitem(x: Tensor, key: IndexKey) -> Tensor:
     """x[key], differentiable (Tensor.__getitem__)."""
     return OPS["getitem"](x, (_index_key(key, x._xp), x._data.shape, x._data.dtype))
 
@@ -576,17 +616,17 @@ def _one_axis(axis: int, ndim: int) -> int:
     return axis % ndim
 
 
-def _ints(v) -> tuple:
+def _ints(v: int | Sequence[int]) -> tuple[int, ...]:
     return (v,) if isinstance(v, int) else tuple(v)
 
 
-def broadcast_shapes(*shapes):
+def broadcast_shapes(*shapes: tuple[int | None, ...]) -> tuple[int | None, ...]:
     """The shape that `shapes` broadcast to (ValueError if they don't); a size None (unknown)
     stays unknown."""
     n = builtins.max((len(s) for s in shapes), default=0)
     out = []
     for i in range(-n, 0):
-        size = 1
+        size: int | None = 1
         for s in shapes:
             d = s[i] if len(s) >= -i else 1
             if d == 1 or d == size:
@@ -599,14 +639,16 @@ def broadcast_shapes(*shapes):
     return tuple(out)
 
 
-def broadcast_arrays(*arrays):
+def broadcast_arrays(*arrays: ArrayLike) -> tuple[Tensor, ...]:
     """The arrays broadcast to one shape, as a tuple (2025.12; before, a list); differentiable."""
     arrays, _ = as_tensors(arrays, "broadcast_arrays")
-    shape = broadcast_shapes(*(t.shape for t in arrays))
+    shape = cast(tuple[int, ...], broadcast_shapes(*(t.shape for t in arrays)))
     return tuple(broadcast_to(t, shape) for t in arrays)
 
 
-def moveaxis(x, source, destination, /):
+def moveaxis(
+    x: ArrayLike, source: int | Sequence[int], destination: int | Sequence[int], /
+) -> Tensor:
     """x with the axes `source` moved to positions `destination`, by permute_dims."""
     x = as_tensor(x)
     src = tuple(_one_axis(a, x.ndim) for a in _ints(source))
@@ -622,7 +664,7 @@ def moveaxis(x, source, destination, /):
     return permute_dims(x, tuple(order))
 
 
-def repeat(x, repeats, /, *, axis=None):
+def repeat(x: ArrayLike, repeats: int | ArrayLike, /, *, axis: int | None = None) -> Tensor:
     """Each element of x repeated along `axis` (of the flattened x when None): `repeats` times,
     or per element by a 1-D integer array of counts (one count for all, or one each)."""
     x = as_tensor(x)
@@ -640,7 +682,9 @@ def repeat(x, repeats, /, *, axis=None):
     return OPS["take"](x, (sources, axis, shape, x._data.dtype))
 
 
-def roll(x, /, shift, *, axis=None):
+def roll(
+    x: ArrayLike, /, shift: int | Sequence[int], *, axis: int | Sequence[int] | None = None
+) -> Tensor:
     """x with its elements shifted by `shift` places along `axis` (ints, or tuples of one
     length), wrapping around; along the flattened x when axis is None."""
     x = as_tensor(x)
@@ -655,7 +699,7 @@ def roll(x, /, shift, *, axis=None):
     return OPS["roll"](x, (shifts, axes, tuple(-s for s in shifts)))
 
 
-def tile(x, repetitions, /):
+def tile(x: ArrayLike, repetitions: Sequence[int], /) -> Tensor:
     """x repeated `repetitions[i]` times along axis i; the shorter of x's shape and
     `repetitions` is padded with leading ones."""
     x = as_tensor(x)
@@ -667,7 +711,7 @@ def tile(x, repetitions, /):
     return OPS["tile"](x, (reps, split, tuple(range(0, 2 * m, 2)), shape))
 
 
-def unstack(x, /, *, axis=0):
+def unstack(x: ArrayLike, /, *, axis: int = 0) -> tuple[Tensor, ...]:
     """The slices of x along `axis`, as a tuple (one recorded node with several outputs)."""
     x = as_tensor(x)
     axis = _one_axis(axis, x.ndim)
@@ -677,7 +721,7 @@ def unstack(x, /, *, axis=0):
     return OPS["unstack"]((x,), axis)
 
 
-def take_along_axis(x, indices, /, *, axis=-1):
+def take_along_axis(x: ArrayLike, indices: ArrayLike, /, *, axis: int = -1) -> Tensor:
     """The elements of x at `indices` along `axis`: indices have x's rank and broadcast with
     x off that axis; negative ones count from the end. Differentiable in x."""
     (x, indices), _ = as_tensors((x, indices), "take_along_axis")
@@ -694,32 +738,39 @@ def take_along_axis(x, indices, /, *, axis=-1):
 # Integer and set results carry no gradient.
 
 
-def argmax(x, /, *, axis=None, keepdims=False):
+def argmax(x: ArrayLike, /, *, axis: int | None = None, keepdims: builtins.bool = False) -> Tensor:
     """The index of the first maximum along `axis` (of the flattened x when None)."""
     return OPS["argmax"]((x,), (axis, keepdims))
 
 
-def argmin(x, /, *, axis=None, keepdims=False):
+def argmin(x: ArrayLike, /, *, axis: int | None = None, keepdims: builtins.bool = False) -> Tensor:
     """The index of the first minimum along `axis` (of the flattened x when None)."""
     return OPS["argmin"]((x,), (axis, keepdims))
 
 
-def count_nonzero(x, /, *, axis=None, keepdims=False):
+def count_nonzero(x: ArrayLike, /, *, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor:
     return OPS["count_nonzero"]((x,), (axis, keepdims))
 
 
-def nonzero(x, /):
+def nonzero(x: ArrayLike, /) -> tuple[Tensor, ...]:
     """The indices of x's nonzero elements, one index tensor per axis."""
     return OPS["nonzero"]((x,))
 
 
-def searchsorted(x1, x2, /, *, side="left", sorter=None):
+def searchsorted(
+    x1: ArrayLike,
+    x2: ArrayLike,
+    /,
+    *,
+    side: Literal["left", "right"] = "left",
+    sorter: ArrayLike = None,
+) -> Tensor:
     """Where x2's values would go into the 1-D x1 (ascending, or put in order by the indices
     `sorter`) to keep it sorted: before equal values (side 'left') or after them ('right')."""
     return OPS["searchsorted"]((x1, x2) if sorter is None else (x1, x2, sorter), side)
 
 
-def isin(x1, x2, /, *, invert=False):
+def isin(x1: ArrayLike, x2: ArrayLike, /, *, invert: builtins.bool = False) -> Tensor:
     """Whether each element of x1 equals some element of x2 (or none, if invert): a bool
     tensor shaped like x1 (0-d for a scalar x1); no gradient. By sorting x2 and searching."""
     (a, b), xp = as_tensors((x1, x2), "isin")
@@ -730,35 +781,51 @@ def isin(x1, x2, /, *, invert=False):
     return OPS["isin"]((a, b), invert)
 
 
-_UniqueAll = _collections.namedtuple(
-    "UniqueAllResult", ["values", "indices", "inverse_indices", "counts"]
-)
-_UniqueCounts = _collections.namedtuple("UniqueCountsResult", ["values", "counts"])
-_UniqueInverse = _collections.namedtuple("UniqueInverseResult", ["values", "inverse_indices"])
+class UniqueAllResult(NamedTuple):
+    """What unique_all returns."""
+
+    values: Tensor
+    indices: Tensor
+    inverse_indices: Tensor
+    counts: Tensor
 
 
-def _unique(x, kind: str):
+class UniqueCountsResult(NamedTuple):
+    """What unique_counts returns."""
+
+    values: Tensor
+    counts: Tensor
+
+
+class UniqueInverseResult(NamedTuple):
+    """What unique_inverse returns."""
+
+    values: Tensor
+    inverse_indices: Tensor
+
+
+def _unique(x: ArrayLike, kind: str) -> list[Tensor]:
     """unique_<kind> of x with its values sorted (and indices, inverse, counts to match)."""
     return list(OPS["unique"]((x,), kind))
 
 
-def unique_all(x, /):
+def unique_all(x: ArrayLike, /) -> UniqueAllResult:
     """x's unique values, sorted (NaNs each distinct, last), the index of each one's first
     occurrence, the inverse indices (shaped like x) and the counts."""
-    return _UniqueAll(*_unique(x, "all"))
+    return UniqueAllResult(*_unique(x, "all"))
 
 
-def unique_counts(x, /):
+def unique_counts(x: ArrayLike, /) -> UniqueCountsResult:
     """x's unique values, sorted, and how often each occurs."""
-    return _UniqueCounts(*_unique(x, "counts"))
+    return UniqueCountsResult(*_unique(x, "counts"))
 
 
-def unique_inverse(x, /):
+def unique_inverse(x: ArrayLike, /) -> UniqueInverseResult:
     """x's unique values, sorted, and the index of each element of x among them."""
-    return _UniqueInverse(*_unique(x, "inverse"))
+    return UniqueInverseResult(*_unique(x, "inverse"))
 
 
-def unique_values(x, /):
+def unique_values(x: ArrayLike, /) -> Tensor:
     """x's unique values, sorted (NaNs each distinct, last)."""
     return _unique(x, "values")[0]
 
@@ -766,13 +833,27 @@ def unique_values(x, /):
 # ----------------------------------------------------------------------------- sorting
 
 
-def argsort(x, /, *, axis=-1, descending=False, stable=True):
+def argsort(
+    x: ArrayLike,
+    /,
+    *,
+    axis: int = -1,
+    descending: builtins.bool = False,
+    stable: builtins.bool = True,
+) -> Tensor:
     """The indices that sort x along `axis`; no gradient."""
     x = as_tensor(x)
     return OPS["argsort"]((x,), (_one_axis(axis, x.ndim), descending, stable))
 
 
-def sort(x, /, *, axis=-1, descending=False, stable=True):
+def sort(
+    x: ArrayLike,
+    /,
+    *,
+    axis: int = -1,
+    descending: builtins.bool = False,
+    stable: builtins.bool = True,
+) -> Tensor:
     """x sorted along `axis`. Differentiable: take_along_axis by argsort's order, so each
     gradient goes back to its value's original position."""
     x = as_tensor(x)
@@ -784,18 +865,25 @@ def sort(x, /, *, axis=-1, descending=False, stable=True):
 # ----------------------------------------------------------------------------- creation
 
 
-def _dtype(xp, dtype):
+def _dtype(xp: Any, dtype: DTypeLike) -> Any:
     return None if dtype is None else to_backend_dtype(xp, _backend.from_backend_dtype(dtype))
 
 
-def _new(data, xp) -> Tensor:
+def _new(data: Any, xp: Any) -> Tensor:
     t = Tensor(_backend.normalize(data, xp), xp, None)
     if _tensor.grad_mode.inference:
         _tensor.mark_inference((t,))
     return t
 
 
-def asarray(obj, /, *, dtype=None, device=None, copy=None):
+def asarray(
+    obj: ArrayLike,
+    /,
+    *,
+    dtype: DTypeLike = None,
+    device: Device = None,
+    copy: builtins.bool | None = None,
+) -> Tensor:
     """A tensor from a tensor, an array of any Array API library, or Python data. A copy of a
     tensor that requires grad is recorded (as PyTorch's clone): the gradient reaches `obj`."""
     if obj.__class__ is Tensor:
@@ -811,7 +899,9 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
     return _new(_convert(xp, obj, dtype, copy), xp)
 
 
-def tensor(data, dtype=None, requires_grad: builtins.bool = False) -> Tensor:
+def tensor(
+    data: ArrayLike, dtype: DTypeLike = None, requires_grad: builtins.bool = False
+) -> Tensor:
     """A new leaf tensor holding a copy of `data`."""
     if data.__class__ is Tensor:
         xp, data = data._xp, data._data
@@ -825,9 +915,10 @@ def tensor(data, dtype=None, requires_grad: builtins.bool = False) -> Tensor:
     return t
 
 
-def _convert(xp, obj, dtype, copy):
+def _convert(xp: Any, obj: ArrayLike, dtype: DTypeLike, copy: builtins.bool | None) -> Any:
     """`xp.asarray(obj)`: an array of one of the standard's dtypes, or a TypeError (an element
     that is no number) or OverflowError (an integer no integer dtype holds) that says which."""
+    failed: Exception | None
     try:
         out = xp.asarray(obj, dtype=_dtype(xp, dtype), copy=copy)
     except (TypeError, OverflowError) as err:
@@ -846,10 +937,10 @@ def _convert(xp, obj, dtype, copy):
     return out
 
 
-def _check_elements(data) -> None:
+def _check_elements(data: Any) -> None:
     """Raise a clear error for the first element of nested lists and tuples that is not a
     number, or is an integer out of the range of every integer dtype."""
-    todo = [((), data)]
+    todo: list[tuple[tuple[int, ...], Any]] = [((), data)]
     while todo:
         at, v = todo.pop()
         place = f" at index {list(at)}" if at else ""
@@ -867,67 +958,96 @@ def _check_elements(data) -> None:
             )
 
 
-def _default(dtype):
+def _default(dtype: DTypeLike) -> tuple[Any, Any]:
     xp = _backend.default_namespace()
     return xp, _dtype(xp, dtype)
 
 
-def zeros(shape, *, dtype=None, device=None):
+def zeros(shape: Shape, *, dtype: DTypeLike = None, device: Device = None) -> Tensor:
     xp, dt = _default(dtype)
     return _new(xp.zeros(shape, dtype=dt), xp)
 
 
-def ones(shape, *, dtype=None, device=None):
+def ones(shape: Shape, *, dtype: DTypeLike = None, device: Device = None) -> Tensor:
     xp, dt = _default(dtype)
     return _new(xp.ones(shape, dtype=dt), xp)
 
 
-def empty(shape, *, dtype=None, device=None):
+def empty(shape: Shape, *, dtype: DTypeLike = None, device: Device = None) -> Tensor:
     xp, dt = _default(dtype)
     return _new(xp.empty(shape, dtype=dt), xp)
 
 
-def full(shape, fill_value, *, dtype=None, device=None):
+def full(
+    shape: Shape, fill_value: Scalar, *, dtype: DTypeLike = None, device: Device = None
+) -> Tensor:
     xp, dt = _default(dtype)
     return _new(xp.full(shape, fill_value, dtype=dt), xp)
 
 
-def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
+def arange(
+    start: float,
+    /,
+    stop: float | None = None,
+    step: float = 1,
+    *,
+    dtype: DTypeLike = None,
+    device: Device = None,
+) -> Tensor:
     xp, dt = _default(dtype)
     return _new(xp.arange(start, stop, step, dtype=dt), xp)
 
 
-def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
+def linspace(
+    start: complex,
+    stop: complex,
+    /,
+    num: int,
+    *,
+    dtype: DTypeLike = None,
+    device: Device = None,
+    endpoint: builtins.bool = True,
+) -> Tensor:
     xp, dt = _default(dtype)
     return _new(xp.linspace(start, stop, num, dtype=dt, endpoint=endpoint), xp)
 
 
-def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
+def eye(
+    n_rows: int,
+    n_cols: int | None = None,
+    /,
+    *,
+    k: int = 0,
+    dtype: DTypeLike = None,
+    device: Device = None,
+) -> Tensor:
     xp, dt = _default(dtype)
     return _new(xp.eye(n_rows, n_cols, k=k, dtype=dt), xp)
 
 
-def zeros_like(x, /, *, dtype=None, device=None):
+def zeros_like(x: ArrayLike, /, *, dtype: DTypeLike = None, device: Device = None) -> Tensor:
     x = as_tensor(x)
     return _new(x._xp.zeros_like(x._data, dtype=_dtype(x._xp, dtype)), x._xp)
 
 
-def ones_like(x, /, *, dtype=None, device=None):
+def ones_like(x: ArrayLike, /, *, dtype: DTypeLike = None, device: Device = None) -> Tensor:
     x = as_tensor(x)
     return _new(x._xp.ones_like(x._data, dtype=_dtype(x._xp, dtype)), x._xp)
 
 
-def empty_like(x, /, *, dtype=None, device=None):
+def empty_like(x: ArrayLike, /, *, dtype: DTypeLike = None, device: Device = None) -> Tensor:
     x = as_tensor(x)
     return _new(x._xp.empty_like(x._data, dtype=_dtype(x._xp, dtype)), x._xp)
 
 
-def full_like(x, /, fill_value, *, dtype=None, device=None):
+def full_like(
+    x: ArrayLike, /, fill_value: Scalar, *, dtype: DTypeLike = None, device: Device = None
+) -> Tensor:
     x = as_tensor(x)
     return _new(x._xp.full_like(x._data, fill_value, dtype=_dtype(x._xp, dtype)), x._xp)
 
 
-def _triangle(x, k: int, lower: builtins.bool):
+def _triangle(x: ArrayLike, k: int, lower: builtins.bool) -> Tensor:
     x = as_tensor(x)
     xp = x._xp
     n, m = x.shape[-2:]
@@ -937,17 +1057,17 @@ def _triangle(x, k: int, lower: builtins.bool):
     return where(Tensor(keep, xp, None), x, 0)
 
 
-def tril(x, /, *, k=0):
+def tril(x: ArrayLike, /, *, k: int = 0) -> Tensor:
     """The lower triangle of the last two axes (below and on diagonal k); differentiable."""
     return _triangle(x, k, True)
 
 
-def triu(x, /, *, k=0):
+def triu(x: ArrayLike, /, *, k: int = 0) -> Tensor:
     """The upper triangle of the last two axes (above and on diagonal k); differentiable."""
     return _triangle(x, k, False)
 
 
-def meshgrid(*arrays, indexing="xy"):
+def meshgrid(*arrays: ArrayLike, indexing: Literal["xy", "ij"] = "xy") -> tuple[Tensor, ...]:
     """Coordinate grids from 1-D tensors, as a tuple (2025.12; before, a list); differentiable
     (reshape and broadcast_to)."""
     if indexing not in ("xy", "ij"):

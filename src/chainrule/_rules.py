@@ -13,6 +13,8 @@ from __future__ import annotations
 import functools
 import math
 import types
+from collections.abc import Callable
+from typing import Any
 
 from . import _backend, _special_cases
 from ._backend import count, expand_reduced, sum_to
@@ -22,7 +24,7 @@ from ._tensor import binary_primitive, primitive, unary_primitive
 __all__ = ["OPS", "RULES", "EXTRAS", "raw_namespace", "argsort"]
 
 RULES: dict[str, Rule] = {}
-OPS: dict[str, object] = {}
+OPS: dict[str, Callable[..., Any]] = {}
 # The functions VJPs call beyond the standard, by name: linear primitives that are other
 # primitives' VJPs (`xp.index_add(g, p)`), and `outside`. Both namespaces a VJP runs with
 # offer them: raw_namespace(xp) here, chainrule's in the engine.

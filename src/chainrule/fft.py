@@ -4,10 +4,16 @@ raises while grad mode is on); fftshift and ifftshift are rolls, differentiable 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any, Literal
+
 from . import _backend
 from ._namespace import _dtype, _new, _one_axis, complex64, complex128, float32, roll
 from ._rules import OPS
-from ._tensor import as_tensor, grad_mode
+from ._tensor import Tensor, as_tensor, grad_mode
+from ._typing import ArrayLike, Device, DTypeLike
+
+_Norm = Literal["backward", "ortho", "forward"]
 
 __all__ = [
     "fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
@@ -15,7 +21,7 @@ __all__ = [
 ]  # fmt: skip
 
 
-def _transform(name: str, x, complex_input: bool, **kwargs):
+def _transform(name: str, x: ArrayLike, complex_input: bool, **kwargs: Any) -> Tensor:
     """Backend transform `name` of x. A complex_input transform takes a real x as complex of
     its precision (float32 as complex64), as NumPy does, on every backend."""
     x = as_tensor(x)
@@ -29,7 +35,15 @@ def _transform(name: str, x, complex_input: bool, **kwargs):
     return OPS["fft"]((x,), (name, tuple(kwargs.items()), cast))
 
 
-def _transform_n(name: str, x, s, axes, norm, complex_input: bool, halved: bool = False):
+def _transform_n(
+    name: str,
+    x: ArrayLike,
+    s: Sequence[int] | None,
+    axes: Sequence[int] | None,
+    norm: _Norm,
+    complex_input: bool,
+    halved: bool = False,
+) -> Tensor:
     """An n-dimensional transform, with s and axes made explicit for the backend. axes default
     to all axes, or to the last len(s) axes when only s is given; a size of -1 (or no s) means the
     whole input along that axis. `halved`: the last axis holds a half spectrum (irfftn), and
@@ -49,61 +63,101 @@ def _transform_n(name: str, x, s, axes, norm, complex_input: bool, halved: bool 
     return _transform(name, x, complex_input, s=s, axes=axes, norm=norm)
 
 
-def fft(x, /, *, n=None, axis=-1, norm="backward"):
+def fft(
+    x: ArrayLike, /, *, n: int | None = None, axis: int = -1, norm: _Norm = "backward"
+) -> Tensor:
     """The discrete Fourier transform along `axis`, over n elements (x trimmed or zero-padded)."""
     return _transform("fft", x, True, n=n, axis=axis, norm=norm)
 
 
-def ifft(x, /, *, n=None, axis=-1, norm="backward"):
+def ifft(
+    x: ArrayLike, /, *, n: int | None = None, axis: int = -1, norm: _Norm = "backward"
+) -> Tensor:
     """The inverse discrete Fourier transform along `axis`, over n elements."""
     return _transform("ifft", x, True, n=n, axis=axis, norm=norm)
 
 
-def fftn(x, /, *, s=None, axes=None, norm="backward"):
+def fftn(
+    x: ArrayLike,
+    /,
+    *,
+    s: Sequence[int] | None = None,
+    axes: Sequence[int] | None = None,
+    norm: _Norm = "backward",
+) -> Tensor:
     """The n-dimensional discrete Fourier transform over `axes`, of sizes s."""
     return _transform_n("fftn", x, s, axes, norm, True)
 
 
-def ifftn(x, /, *, s=None, axes=None, norm="backward"):
+def ifftn(
+    x: ArrayLike,
+    /,
+    *,
+    s: Sequence[int] | None = None,
+    axes: Sequence[int] | None = None,
+    norm: _Norm = "backward",
+) -> Tensor:
     """The n-dimensional inverse discrete Fourier transform over `axes`, of sizes s."""
     return _transform_n("ifftn", x, s, axes, norm, True)
 
 
-def rfft(x, /, *, n=None, axis=-1, norm="backward"):
+def rfft(
+    x: ArrayLike, /, *, n: int | None = None, axis: int = -1, norm: _Norm = "backward"
+) -> Tensor:
     """The Fourier transform of a real x along `axis`: the n // 2 + 1 non-negative frequencies."""
     return _transform("rfft", x, False, n=n, axis=axis, norm=norm)
 
 
-def irfft(x, /, *, n=None, axis=-1, norm="backward"):
+def irfft(
+    x: ArrayLike, /, *, n: int | None = None, axis: int = -1, norm: _Norm = "backward"
+) -> Tensor:
     """The inverse of rfft: a real result of n elements (by default 2 * (m - 1) for m inputs)
     along `axis`."""
     return _transform("irfft", x, True, n=n, axis=axis, norm=norm)
 
 
-def rfftn(x, /, *, s=None, axes=None, norm="backward"):
+def rfftn(
+    x: ArrayLike,
+    /,
+    *,
+    s: Sequence[int] | None = None,
+    axes: Sequence[int] | None = None,
+    norm: _Norm = "backward",
+) -> Tensor:
     """The n-dimensional Fourier transform of a real x; the last of `axes` keeps the
     s[-1] // 2 + 1 non-negative frequencies."""
     return _transform_n("rfftn", x, s, axes, norm, False)
 
 
-def irfftn(x, /, *, s=None, axes=None, norm="backward"):
+def irfftn(
+    x: ArrayLike,
+    /,
+    *,
+    s: Sequence[int] | None = None,
+    axes: Sequence[int] | None = None,
+    norm: _Norm = "backward",
+) -> Tensor:
     """The inverse of rfftn: a real result of sizes s over `axes` (along the last one, by
     default or for -1, 2 * (m - 1) for m inputs)."""
     return _transform_n("irfftn", x, s, axes, norm, True, True)
 
 
-def hfft(x, /, *, n=None, axis=-1, norm="backward"):
+def hfft(
+    x: ArrayLike, /, *, n: int | None = None, axis: int = -1, norm: _Norm = "backward"
+) -> Tensor:
     """The real Fourier transform of a signal with Hermitian symmetry, given by its first half
     along `axis`; n elements (by default 2 * (m - 1) for m inputs)."""
     return _transform("hfft", x, True, n=n, axis=axis, norm=norm)
 
 
-def ihfft(x, /, *, n=None, axis=-1, norm="backward"):
+def ihfft(
+    x: ArrayLike, /, *, n: int | None = None, axis: int = -1, norm: _Norm = "backward"
+) -> Tensor:
     """The inverse of hfft: the n // 2 + 1 first elements of the inverse transform of a real x."""
     return _transform("ihfft", x, False, n=n, axis=axis, norm=norm)
 
 
-def _frequencies(name: str, n: int, d: float, dtype):
+def _frequencies(name: str, n: int, d: float, dtype: DTypeLike) -> Tensor:
     if dtype is not None and _backend.dtype_kind(dtype) != "f":
         raise ValueError(f"chainrule.fft.{name}: dtype must be a real floating dtype, not {dtype}")
     xp = _backend.default_namespace()
@@ -111,18 +165,20 @@ def _frequencies(name: str, n: int, d: float, dtype):
     return _new(out if dtype is None else xp.astype(out, _dtype(xp, dtype)), xp)
 
 
-def fftfreq(n, /, *, d=1.0, dtype=None, device=None):
+def fftfreq(n: int, /, *, d: float = 1.0, dtype: DTypeLike = None, device: Device = None) -> Tensor:
     """The sample frequencies of a Fourier transform of length n with sample spacing d, in the
     default backend (default real floating dtype unless `dtype`); no gradient."""
     return _frequencies("fftfreq", n, d, dtype)
 
 
-def rfftfreq(n, /, *, d=1.0, dtype=None, device=None):
+def rfftfreq(
+    n: int, /, *, d: float = 1.0, dtype: DTypeLike = None, device: Device = None
+) -> Tensor:
     """The n // 2 + 1 non-negative sample frequencies of rfft; as fftfreq otherwise."""
     return _frequencies("rfftfreq", n, d, dtype)
 
 
-def _shift(x, axes, sign: int):
+def _shift(x: ArrayLike, axes: int | Sequence[int] | None, sign: int) -> Tensor:
     x = as_tensor(x)
     if axes is None:
         axes = range(x.ndim)
@@ -134,12 +190,12 @@ def _shift(x, axes, sign: int):
     return roll(x, shifts, axis=axes)
 
 
-def fftshift(x, /, *, axes=None):
+def fftshift(x: ArrayLike, /, *, axes: int | Sequence[int] | None = None) -> Tensor:
     """x with the zero frequency moved to the centre of `axes` (all by default): a roll by
     half of each axis, differentiable."""
     return _shift(x, axes, 1)
 
 
-def ifftshift(x, /, *, axes=None):
+def ifftshift(x: ArrayLike, /, *, axes: int | Sequence[int] | None = None) -> Tensor:
     """The inverse of fftshift (the two differ by one place along axes of odd length)."""
     return _shift(x, axes, -1)

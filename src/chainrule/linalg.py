@@ -6,7 +6,7 @@ and matrix_power are composites of differentiable ops."""
 from __future__ import annotations
 
 import builtins
-from collections import namedtuple
+from typing import Any, Literal, NamedTuple
 
 from . import _backend
 from ._namespace import (
@@ -35,6 +35,7 @@ from ._namespace import (
 )
 from ._rules import OPS
 from ._tensor import Tensor, as_tensor, as_tensors, grad_mode
+from ._typing import ArrayLike, Axis, DTypeLike
 
 __all__ = [
     "cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "matmul",
@@ -43,14 +44,44 @@ __all__ = [
     "EigResult", "EighResult", "QRResult", "SlogdetResult", "SVDResult",
 ]  # fmt: skip
 
-EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
-EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
-QRResult = namedtuple("QRResult", ["Q", "R"])
-SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
-SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
+
+class EigResult(NamedTuple):
+    """What eig returns."""
+
+    eigenvalues: Tensor
+    eigenvectors: Tensor
 
 
-def _matrices(x, name: str, square_only: bool = False) -> Tensor:
+class EighResult(NamedTuple):
+    """What eigh returns."""
+
+    eigenvalues: Tensor
+    eigenvectors: Tensor
+
+
+class QRResult(NamedTuple):
+    """What qr returns."""
+
+    Q: Tensor
+    R: Tensor
+
+
+class SlogdetResult(NamedTuple):
+    """What slogdet returns."""
+
+    sign: Tensor
+    logabsdet: Tensor
+
+
+class SVDResult(NamedTuple):
+    """What svd returns."""
+
+    U: Tensor
+    S: Tensor
+    Vh: Tensor
+
+
+def _matrices(x: ArrayLike, name: str, square_only: bool = False) -> Tensor:
     x = as_tensor(x)
     if x.ndim < 2 or (square_only and x.shape[-1] != x.shape[-2]):
         kind = "square matrices" if square_only else "matrices"
@@ -58,7 +89,7 @@ def _matrices(x, name: str, square_only: bool = False) -> Tensor:
     return x
 
 
-def _constant(x: Tensor, data) -> Tensor:
+def _constant(x: Tensor, data: Any) -> Tensor:
     """A result without gradient, from a raw array of x's backend."""
     return Tensor(_backend.normalize(data, x._xp), x._xp, None)
 
@@ -67,13 +98,13 @@ def _records(x: Tensor) -> bool:
     return x._edge is not None and grad_mode.enabled
 
 
-def _off_diagonal(x: Tensor, n: int):
+def _off_diagonal(x: Tensor, n: int) -> Any:
     """A bool (n, n) array of x's backend, True off the diagonal (for the VJPs)."""
     i = x._xp.arange(n)
     return x._xp.reshape(i, (n, 1)) != x._xp.reshape(i, (1, n))
 
 
-def _raw(v):
+def _raw(v: Any) -> Any:
     return v._data if v.__class__ is Tensor else v
 
 
@@ -81,7 +112,7 @@ def _raw(v):
 # matmul, matrix_transpose, tensordot and vecdot are imported above from the main namespace.
 
 
-def outer(x1, x2, /):
+def outer(x1: ArrayLike, x2: ArrayLike, /) -> Tensor:
     """The outer product of two 1-D tensors."""
     (x1, x2), _ = as_tensors((x1, x2), "outer")
     if x1.ndim != 1 or x2.ndim != 1:
@@ -89,7 +120,7 @@ def outer(x1, x2, /):
     return reshape(x1, (-1, 1)) * x2
 
 
-def cross(x1, x2, /, *, axis=-1):
+def cross(x1: ArrayLike, x2: ArrayLike, /, *, axis: int = -1) -> Tensor:
     """Cross products of 3-vectors along `axis` (negative; the other axes broadcast)."""
     (x1, x2), _ = as_tensors((x1, x2), "cross")
     if not -builtins.min(x1.ndim, x2.ndim) <= axis < 0:
@@ -108,7 +139,7 @@ def cross(x1, x2, /, *, axis=-1):
 # ----------------------------------------------------------------------------- diagonal and trace
 
 
-def diagonal(x, /, *, offset=0):
+def diagonal(x: ArrayLike, /, *, offset: int = 0) -> Tensor:
     """The diagonal `offset` of each matrix (above the main one if positive, below if negative)."""
     x = _matrices(x, "diagonal")
     xp = x._xp
@@ -121,7 +152,7 @@ def diagonal(x, /, *, offset=0):
     return OPS["linalg_diagonal"](x, (offset, x._data.shape, on, index, length))
 
 
-def trace(x, /, *, offset=0, dtype=None):
+def trace(x: ArrayLike, /, *, offset: int = 0, dtype: DTypeLike = None) -> Tensor:
     """The sum of the diagonal `offset` of each matrix."""
     return sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)
 
@@ -129,22 +160,22 @@ def trace(x, /, *, offset=0, dtype=None):
 # ----------------------------------------------------------------------------- inverses and solvers
 
 
-def inv(x, /):
+def inv(x: ArrayLike, /) -> Tensor:
     return OPS["linalg_inv"](_matrices(x, "inv", square_only=True))
 
 
-def det(x, /):
+def det(x: ArrayLike, /) -> Tensor:
     """Determinants; the gradient needs invertible matrices."""
     return OPS["linalg_det"](_matrices(x, "det", square_only=True))
 
 
-def slogdet(x, /):
+def slogdet(x: ArrayLike, /) -> SlogdetResult:
     """Sign and log of the absolute value of determinants; the gradient (of logabsdet only)
     needs invertible matrices."""
     return SlogdetResult(*OPS["linalg_slogdet"]((_matrices(x, "slogdet", square_only=True),)))
 
 
-def solve(x1, x2, /):
+def solve(x1: ArrayLike, x2: ArrayLike, /) -> Tensor:
     """X with x1 @ X = x2. x2 of shape (M,) is one vector for every matrix of x1; otherwise x2
     is a stack of (M, K) matrices, its batch axes broadcast with those of x1."""
     (x1, x2), _ = as_tensors((x1, x2), "solve")
@@ -153,13 +184,13 @@ def solve(x1, x2, /):
     return OPS["linalg_solve"]((astype(x1, dtype, copy=False), astype(x2, dtype, copy=False)))
 
 
-def pinv(x, /, *, rtol=None):
+def pinv(x: ArrayLike, /, *, rtol: float | ArrayLike | None = None) -> Tensor:
     """Moore-Penrose pseudo-inverses (singular values below rtol times the largest count as
     zero). The gradient holds where the rank does not change nearby, as for full rank."""
     return OPS["linalg_pinv"](_matrices(x, "pinv"), _raw(rtol))
 
 
-def matrix_power(x, n, /):
+def matrix_power(x: ArrayLike, n: int, /) -> Tensor:
     """x multiplied by itself n times (by repeated squaring); inv(x) -n times for negative n;
     for n == 0, identity matrices (a constant)."""
     x = _matrices(x, "matrix_power", square_only=True)
@@ -180,7 +211,7 @@ def matrix_power(x, n, /):
         base = matmul(base, base)
 
 
-def matrix_rank(x, /, *, rtol=None):
+def matrix_rank(x: ArrayLike, /, *, rtol: float | ArrayLike | None = None) -> Tensor:
     """The number of singular values above rtol times the largest; no gradient."""
     x = _matrices(x, "matrix_rank")
     return OPS["linalg_matrix_rank"]((x,) if rtol is None else (x, rtol))
@@ -189,14 +220,14 @@ def matrix_rank(x, /, *, rtol=None):
 # ----------------------------------------------------------------------------- decompositions
 
 
-def cholesky(x, /, *, upper=False):
+def cholesky(x: ArrayLike, /, *, upper: bool = False) -> Tensor:
     """L with x = L L^T (or U = L^T with x = U^T U if upper), for symmetric positive definite x.
     The gradient is the symmetric one (x is taken as symmetric)."""
     lower = OPS["linalg_cholesky"](_matrices(x, "cholesky", square_only=True))
     return matrix_transpose(lower) if upper else lower
 
 
-def qr(x, /, *, mode="reduced"):
+def qr(x: ArrayLike, /, *, mode: Literal["reduced", "complete"] = "reduced") -> QRResult:
     """Q and R with x = QR. Gradients need R's leading square block invertible (full rank); with
     mode='complete' and more rows than columns they raise NotImplementedError."""
     if mode not in ("reduced", "complete"):
@@ -204,14 +235,14 @@ def qr(x, /, *, mode="reduced"):
     return QRResult(*OPS["linalg_qr"]((_matrices(x, "qr"),), mode))
 
 
-def eigh(x, /):
+def eigh(x: ArrayLike, /) -> EighResult:
     """Eigenvalues (ascending) and eigenvectors of symmetric matrices. The gradient is the
     symmetric one; through the eigenvectors it needs distinct eigenvalues (else inf/NaN)."""
     x = _matrices(x, "eigh", square_only=True)
     return EighResult(*OPS["linalg_eigh"]((x,), _off_diagonal(x, x.shape[-1])))
 
 
-def _eig(x, name: str) -> list:
+def _eig(x: ArrayLike, name: str) -> list[Tensor]:
     """The backend's general eigendecomposition of square matrices (values, vectors) as
     complex tensors: the standard's dtype, also where every eigenvalue is real. No gradient:
     chainrule has no complex gradients yet, so a tensor that requires grad raises."""
@@ -228,18 +259,18 @@ def _eig(x, name: str) -> list:
     return list(OPS["linalg_eig"]((x,), dtype))
 
 
-def eig(x, /):
+def eig(x: ArrayLike, /) -> EigResult:
     """Eigenvalues and right eigenvectors (columns of unit norm) of square matrices, complex
     (complex64 for float32), eigenvalues in no particular order; no gradient."""
     return EigResult(*_eig(x, "eig"))
 
 
-def eigvals(x, /):
+def eigvals(x: ArrayLike, /) -> Tensor:
     """Eigenvalues of square matrices, complex (complex64 for float32); no gradient."""
     return _eig(x, "eigvals")[0]
 
 
-def eigvalsh(x, /):
+def eigvalsh(x: ArrayLike, /) -> Tensor:
     """Eigenvalues (ascending) of symmetric matrices; gradient V diag(g) V^T."""
     x = _matrices(x, "eigvalsh", square_only=True)
     if _records(x):
@@ -247,7 +278,7 @@ def eigvalsh(x, /):
     return OPS["linalg_eigvalsh"]((x,))
 
 
-def svd(x, /, *, full_matrices=True):
+def svd(x: ArrayLike, /, *, full_matrices: bool = True) -> SVDResult:
     """U, S (descending) and Vh with x = U diag(S) Vh. Gradients through U or Vh need distinct
     nonzero singular values (else inf/NaN), and full_matrices=False unless x is square."""
     x = _matrices(x, "svd")
@@ -255,7 +286,7 @@ def svd(x, /, *, full_matrices=True):
     return SVDResult(*OPS["linalg_svd"]((x,), p))
 
 
-def svdvals(x, /):
+def svdvals(x: ArrayLike, /) -> Tensor:
     """Singular values (descending); gradient U diag(g) Vh."""
     x = _matrices(x, "svdvals")
     if _records(x):
@@ -268,14 +299,21 @@ def svdvals(x, /):
 # PyTorch); a singular value of 0 passes no gradient; ties of max/min share the gradient.
 
 
-def _root(s, p):
+def _root(s: Tensor, p: float) -> Tensor:
     """s ** (1/p), with gradient 0 where s == 0."""
     zero = s == 0
     safe = where(zero, 1.0, s)
     return where(zero, 0.0, sqrt(safe) if p == 2 else safe ** (1 / p))
 
 
-def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002 - the standard's name
+def vector_norm(
+    x: ArrayLike,
+    /,
+    *,
+    axis: Axis = None,
+    keepdims: bool = False,
+    ord: float = 2,  # noqa: A002
+) -> Tensor:
     """Vector norms over `axis` (all axes if None): ord 2 (default), 1, inf, -inf, 0 (the number
     of nonzero elements), or any other p: sum(abs(x)**p)**(1/p)."""
     x = as_tensor(x)
@@ -296,7 +334,13 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002 - the 
     return _root(sum(abs(x) ** ord, axis=axis, keepdims=keepdims), ord)
 
 
-def matrix_norm(x, /, *, keepdims=False, ord="fro"):  # noqa: A002 - the standard's name
+def matrix_norm(
+    x: ArrayLike,
+    /,
+    *,
+    keepdims: bool = False,
+    ord: float | Literal["fro", "nuc"] = "fro",  # noqa: A002 - the standard's name
+) -> Tensor:
     """Matrix norms: 'fro' (default), 'nuc' (sum of singular values), 2 and -2 (largest and
     smallest singular value), 1 and -1 (max and min column sum of abs), inf and -inf (rows)."""
     x = _matrices(x, "matrix_norm")

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, TypeVar, overload
 
 from .. import _backend, _namespace
 from .._mode import set_feature
@@ -32,6 +33,9 @@ __all__ = [
 ]
 
 _Tensors = Tensor | Sequence[Tensor]
+# Gradients given for outputs: a tensor, or per output a tensor or None (ones for a scalar).
+_Grads = Tensor | Sequence[Tensor | None] | None
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def _seq(x) -> tuple:
@@ -61,7 +65,7 @@ def _pick(captured, t: Tensor):
 
 def backward(
     tensors: _Tensors,
-    grad_tensors=None,
+    grad_tensors: _Grads = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
     inputs: _Tensors | None = None,
@@ -166,15 +170,48 @@ def _aliased(t: Tensor) -> bool:
     return vc is not None and vc.alias
 
 
+# An input that the outputs do not reach gets None only with allow_unused=True and
+# materialize_grads=False: the overloads give every other call a tuple of tensors.
+@overload
 def grad(
     outputs: _Tensors,
     inputs: _Tensors,
-    grad_outputs=None,
+    grad_outputs: _Grads = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: Literal[False] | None = None,
+    materialize_grads: bool = False,
+) -> tuple[Tensor, ...]: ...
+@overload
+def grad(
+    outputs: _Tensors,
+    inputs: _Tensors,
+    grad_outputs: _Grads = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool | None = None,
+    *,
+    materialize_grads: Literal[True],
+) -> tuple[Tensor, ...]: ...
+@overload
+def grad(
+    outputs: _Tensors,
+    inputs: _Tensors,
+    grad_outputs: _Grads = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
     allow_unused: bool | None = None,
     materialize_grads: bool = False,
-) -> tuple:
+) -> tuple[Tensor | None, ...]: ...
+def grad(
+    outputs: _Tensors,
+    inputs: _Tensors,
+    grad_outputs: _Grads = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool | None = None,
+    materialize_grads: bool = False,
+) -> tuple[Tensor | None, ...]:
     """The gradients of `outputs` (weighted by `grad_outputs`) with respect to `inputs`, one
     per input; `.grad` is left untouched."""
     outputs = _seq(outputs)
@@ -194,7 +231,7 @@ def grad(
     targets = _targets(inputs, "inputs")
     roots = _root_grads(outputs, grad_outputs, create_graph, "outputs")
     captured = execute(roots, targets, retain_graph, create_graph, outputs[0]._xp) if roots else {}
-    result = []
+    result: list[Tensor | None] = []
     for t in inputs:
         g = _pick(captured, t)
         if g is None:
@@ -227,16 +264,16 @@ class detect_anomaly:
         self.prev.append(grad_mode.anomaly)
         set_feature("anomaly", True)
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         set_feature("anomaly", self.prev.pop())
 
-    def __call__(self, fn):
+    def __call__(self, fn: _F) -> _F:
         @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
             with detect_anomaly():
                 return fn(*args, **kwargs)
 
-        return wrapper
+        return wrapper  # type: ignore[return-value]
 
 
 class set_detect_anomaly:
@@ -249,7 +286,7 @@ class set_detect_anomaly:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         set_feature("anomaly", self.prev)
 
 

@@ -3,6 +3,9 @@ the oracle for every rule. Jacobians are compared in float64, element by element
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
 import numpy as np
 
 from .. import _namespace
@@ -91,8 +94,8 @@ def _analytical(fn, inputs, wrt) -> list[list[np.ndarray]]:
 
 
 def gradcheck(
-    fn, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
-    raise_exception: bool = True,
+    fn: Callable[..., Any], inputs: Any, *, eps: float = 1e-6, atol: float = 1e-5,
+    rtol: float = 1e-3, raise_exception: bool = True,
 ) -> bool:  # fmt: skip
     """Check the gradients of `fn` at `inputs` (a tensor or a tuple; those that require grad
     are checked) against central finite differences, in float64. Returns True, or raises
@@ -125,8 +128,9 @@ def gradcheck(
 
 
 def gradgradcheck(
-    fn, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: float = 1e-5,
-    rtol: float = 1e-3, seed: int = 0, raise_exception: bool = True,
+    fn: Callable[..., Any], inputs: Any, grad_outputs: Sequence[Tensor] | None = None, *,
+    eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3, seed: int = 0,
+    raise_exception: bool = True,
 ) -> bool:  # fmt: skip
     """Check second derivatives: gradcheck of the vector-Jacobian product of `fn` (with random
     or given `grad_outputs`, themselves differentiated) with respect to inputs and vectors."""

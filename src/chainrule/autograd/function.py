@@ -27,29 +27,35 @@ class FunctionCtx:
     materialize_grads = True
 
     def __init__(self) -> None:
-        self.to_save: tuple = ()
-        self.dirty: tuple = ()
-        self.non_differentiable: tuple = ()
-        self.needs_input_grad: tuple = ()
-        self._saved_tensors: tuple = ()
+        self.to_save: tuple[Tensor | None, ...] = ()
+        self.dirty: tuple[Tensor, ...] = ()
+        self.non_differentiable: tuple[Tensor, ...] = ()
+        self.needs_input_grad: tuple[bool, ...] = ()
+        self._saved_tensors: tuple[Any, ...] = ()
 
     def set_materialize_grads(self, value: bool) -> None:
+        """False: backward gets None, not zeros, for outputs that received no gradient."""
         self.materialize_grads = bool(value)
 
     def save_for_backward(self, *tensors: Tensor | None) -> None:
+        """Keep `tensors` (or None) for backward, which reads them from `saved_tensors`."""
         for t in tensors:
             if t is not None and t.__class__ is not Tensor:
                 raise TypeError(f"save_for_backward takes tensors or None, not {type(t)}")
         self.to_save = tensors
 
     def mark_dirty(self, *tensors: Tensor) -> None:
+        """Declare the inputs that forward wrote in place (and returns)."""
         self.dirty = tensors
 
     def mark_non_differentiable(self, *tensors: Tensor) -> None:
+        """Declare outputs that carry no gradient (integer results, masks)."""
         self.non_differentiable = tensors
 
     @property
-    def saved_tensors(self) -> tuple:
+    def saved_tensors(self) -> tuple[Tensor, ...]:
+        """The tensors given to save_for_backward, in order (None where None was saved:
+        typed as tensors, as PyTorch does, since saving None is rare)."""
         return self._saved_tensors
 
 

@@ -3,8 +3,16 @@ names and arguments, without `strict`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
 from .. import _namespace
 from .._tensor import Tensor, as_tensor
+from .._typing import ArrayLike
+
+# Inputs: a tensor, or a tuple or list of them; results follow the structure of the inputs
+# and of func's outputs (a tensor, or a tuple of tensors), so they are typed Any.
+_Inputs = ArrayLike | Sequence[ArrayLike]
 
 
 def _tuple(x) -> tuple:
@@ -34,7 +42,9 @@ def _grad(outputs, inputs, vs, create_graph, retain_graph=None):
     return tuple(_namespace.zeros_like(x) if g is None else g for x, g in zip(inputs, gs))
 
 
-def vjp(func, inputs, v=None, create_graph: bool = False):
+def vjp(
+    func: Callable[..., Any], inputs: _Inputs, v: _Inputs | None = None, create_graph: bool = False
+) -> tuple[Any, Any]:
     """(func(inputs), v^T J)."""
     xs = _leaves(inputs, create_graph)
     res = func(*xs)
@@ -44,7 +54,9 @@ def vjp(func, inputs, v=None, create_graph: bool = False):
     return _unpack(_detach(outs, create_graph), res), _unpack(gs, inputs)
 
 
-def jvp(func, inputs, v=None, create_graph: bool = False):
+def jvp(
+    func: Callable[..., Any], inputs: _Inputs, v: _Inputs | None = None, create_graph: bool = False
+) -> tuple[Any, Any]:
     """(func(inputs), J v), by differentiating a vector-Jacobian product once more."""
     xs = _leaves(inputs, create_graph)
     res = func(*xs)
@@ -64,7 +76,7 @@ def _detach(ts, create_graph):
     return ts if create_graph else tuple(t.detach() for t in ts)
 
 
-def jacobian(func, inputs, create_graph: bool = False):
+def jacobian(func: Callable[..., Any], inputs: _Inputs, create_graph: bool = False) -> Any:
     """The Jacobian of func at inputs: for one input and one output, a tensor of shape
     output.shape + input.shape; else nested tuples [output][input]."""
     xs = _leaves(inputs, create_graph)
@@ -94,7 +106,7 @@ def _stack(grads, x: Tensor):
     return _namespace.stack(grads)
 
 
-def hessian(func, inputs, create_graph: bool = False):
+def hessian(func: Callable[..., Any], inputs: _Inputs, create_graph: bool = False) -> Any:
     """The Hessian of scalar func at inputs."""
 
     def gradient(*xs):
@@ -104,7 +116,9 @@ def hessian(func, inputs, create_graph: bool = False):
     return jacobian(gradient, inputs, create_graph=create_graph)
 
 
-def vhp(func, inputs, v, create_graph: bool = False):
+def vhp(
+    func: Callable[..., Any], inputs: _Inputs, v: _Inputs, create_graph: bool = False
+) -> tuple[Tensor, Any]:
     """(func(inputs), v^T H) for scalar func, by grad of grad."""
     xs = _leaves(inputs, create_graph)
     out = func(*xs)
@@ -117,6 +131,8 @@ def vhp(func, inputs, v, create_graph: bool = False):
     return (out if create_graph else out.detach()), _unpack(hv, inputs)
 
 
-def hvp(func, inputs, v, create_graph: bool = False):
+def hvp(
+    func: Callable[..., Any], inputs: _Inputs, v: _Inputs, create_graph: bool = False
+) -> tuple[Tensor, Any]:
     """(func(inputs), H v) for scalar func; H is symmetric, so this is vhp."""
     return vhp(func, inputs, v, create_graph)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .. import _namespace as ops
 from .. import random as _random
@@ -54,6 +54,11 @@ class Linear(Module):
         """x W^T + b."""
         return F.linear(x, self.weight, self.bias)
 
+    # For type checkers, calling a layer has the signature of its forward (Module.__call__
+    # takes and returns anything); at run time Module.__call__ calls forward.
+    if TYPE_CHECKING:
+        __call__ = forward
+
     def extra_repr(self) -> str:
         """Sizes and whether there is a bias."""
         return (
@@ -96,6 +101,9 @@ class Conv2d(Module):
         """The convolution of x (N, C, H, W)."""
         return F.conv2d(x, self.weight, self.bias, stride=self.stride, padding=self.padding)
 
+    if TYPE_CHECKING:
+        __call__ = forward
+
     def extra_repr(self) -> str:
         """Channels, kernel size, stride and padding."""
         return (
@@ -117,6 +125,9 @@ class Sequential(Module):
         for m in self._modules.values():
             x = m(x)
         return x
+
+    if TYPE_CHECKING:
+        __call__ = forward
 
     def __getitem__(self, index: int) -> Module:
         return list(self._modules.values())[index]
@@ -140,6 +151,9 @@ class ReLU(Module):
         """max(x, 0)."""
         return F.relu(x)
 
+    if TYPE_CHECKING:
+        __call__ = forward
+
 
 class Tanh(Module):
     """tanh(x)."""
@@ -148,6 +162,9 @@ class Tanh(Module):
         """tanh(x)."""
         return F.tanh(x)
 
+    if TYPE_CHECKING:
+        __call__ = forward
+
 
 class Sigmoid(Module):
     """1 / (1 + exp(-x))."""
@@ -155,6 +172,9 @@ class Sigmoid(Module):
     def forward(self, x: Tensor) -> Tensor:
         """1 / (1 + exp(-x))."""
         return F.sigmoid(x)
+
+    if TYPE_CHECKING:
+        __call__ = forward
 
 
 class GELU(Module):
@@ -167,6 +187,9 @@ class GELU(Module):
     def forward(self, x: Tensor) -> Tensor:
         """x Phi(x)."""
         return F.gelu(x, approximate=self.approximate)
+
+    if TYPE_CHECKING:
+        __call__ = forward
 
     def extra_repr(self) -> str:
         """The approximation."""
@@ -186,6 +209,9 @@ class Dropout(Module):
     def forward(self, x: Tensor) -> Tensor:
         """Dropout of x in training mode, x itself in eval mode."""
         return F.dropout(x, self.p, self.training)
+
+    if TYPE_CHECKING:
+        __call__ = forward
 
     def extra_repr(self) -> str:
         """The probability."""
@@ -225,6 +251,9 @@ class LayerNorm(Module):
         """x normalised over the trailing axes, scaled and shifted."""
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
+    if TYPE_CHECKING:
+        __call__ = forward
+
     def extra_repr(self) -> str:
         """Shape and eps."""
         return f"{self.normalized_shape}, eps={self.eps}"
@@ -246,6 +275,9 @@ class Embedding(Module):
         flat = ops.take(self.weight, ops.reshape(indices, (-1,)), axis=0)
         return ops.reshape(flat, indices.shape + (self.embedding_dim,))
 
+    if TYPE_CHECKING:
+        __call__ = forward
+
     def extra_repr(self) -> str:
         """Table size."""
         return f"{self.num_embeddings}, {self.embedding_dim}"
@@ -265,6 +297,9 @@ class Flatten(Module):
         start, end = self.start_dim % max(n, 1), self.end_dim % max(n, 1)
         shape = x.shape[:start] + (math.prod(x.shape[start : end + 1]),) + x.shape[end + 1 :]
         return ops.reshape(x, shape)
+
+    if TYPE_CHECKING:
+        __call__ = forward
 
     def extra_repr(self) -> str:
         """The axes merged."""

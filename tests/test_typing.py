@@ -1,0 +1,57 @@
+"""Types: `mypy --strict` on typical user code (tests/typecheck/user_code.py) reports nothing,
+the code runs, and Tensor's type-only declarations match the method table bound at import."""
+
+import ast
+import inspect
+import pathlib
+import runpy
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from chainrule import _methods, _tensor
+from conftest import BACKEND
+
+ROOT = pathlib.Path(__file__).parent.parent
+USER_CODE = ROOT / "tests" / "typecheck" / "user_code.py"
+
+# The check is static: once, in the NumPy run of the suite. The user code itself mixes NumPy
+# arrays into its tensors, as NumPy users do.
+numpy_only = pytest.mark.skipif(BACKEND is not np, reason="typical NumPy user code, checked once")
+
+
+@numpy_only
+def test_mypy_strict_reports_nothing_on_typical_user_code():
+    # The cache (in .mypy_cache) makes reruns take about a second; the first takes ten.
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-error-summary", str(USER_CODE)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout == ""
+
+
+@numpy_only
+def test_the_typed_user_code_runs(capsys):
+    runpy.run_path(str(USER_CODE), run_name="user_code")
+    assert capsys.readouterr().out.startswith("loss ")
+
+
+def _declared_for_type_checkers() -> set[str]:
+    """The names Tensor's class body declares under `if TYPE_CHECKING:`."""
+    tree = ast.parse(inspect.getsource(_tensor))
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Tensor")
+    block = next(
+        n
+        for n in cls.body
+        if isinstance(n, ast.If) and isinstance(n.test, ast.Name) and n.test.id == "TYPE_CHECKING"
+    )
+    return {n.name for n in block.body if isinstance(n, ast.FunctionDef)}
+
+
+def test_tensor_declares_the_type_of_every_method_bound_from_the_table():
+    assert _declared_for_type_checkers() == set(_methods.METHODS)
