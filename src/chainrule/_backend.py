@@ -125,17 +125,21 @@ class DType:
 
     @property
     def name(self) -> str:
+        """The dtype's name, as NumPy's ('float64')."""
         return self.dtype.name
 
     @property
     def kind(self) -> str:
+        """NumPy's kind character: 'b' bool, 'i' signed, 'u' unsigned, 'f' real
+        floating, 'c' complex floating."""
         return self.dtype.kind
 
     @property
     def itemsize(self) -> int:
+        """The size of one element in bytes."""
         return self.dtype.itemsize
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         if other is None:
             return False
         if other.__class__ is DType:
@@ -145,7 +149,7 @@ class DType:
         except TypeError:
             return NotImplemented
 
-    def __ne__(self, other) -> bool:
+    def __ne__(self, other: object) -> bool:
         equal = self.__eq__(other)
         return equal if equal is NotImplemented else not equal
 

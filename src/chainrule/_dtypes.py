@@ -128,18 +128,25 @@ class __array_namespace_info__:
         return _backend.default_namespace().__array_namespace_info__()
 
     def capabilities(self) -> dict[str, Any]:
+        """The default backend's capabilities (boolean indexing, data-dependent shapes,
+        ...)."""
         return dict(self._info().capabilities())
 
     def default_device(self) -> Device:
+        """The default backend's default device."""
         return self._info().default_device()
 
     def default_dtypes(self, *, device: Device = None) -> dict[str, DType]:
+        """The default dtypes (chainrule's) for 'real floating', 'complex floating',
+        'integral' and 'indexing'."""
         found = self._info().default_dtypes(device=device)
         return {k: public(d) for k, d in found.items()}
 
     def dtypes(
         self, *, device: Device = None, kind: str | tuple[str, ...] | None = None
     ) -> dict[str, DType]:
+        """The dtypes (chainrule's) the default backend supports, by name, of the kinds
+        asked for (all when None)."""
         found = self._info().dtypes(device=device, kind=kind)
         return {k: public(d) for k, d in found.items()}
 

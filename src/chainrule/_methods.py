@@ -105,8 +105,13 @@ METHODS = {
     "mean": _mean,
     "reshape": _reshape,
     "abs": abs,
-    "T": property(lambda self: permute_dims(self, tuple(range(self.ndim))[::-1])),
-    "mT": property(matrix_transpose),
+    "T": property(
+        lambda self: permute_dims(self, tuple(range(self.ndim))[::-1]),
+        doc="This tensor with its axes reversed (the transpose of a matrix).",
+    ),
+    "mT": property(
+        matrix_transpose, doc="This tensor with its last two axes swapped (stacked transposes)."
+    ),
 }
 
 for _name, _method in METHODS.items():

@@ -99,11 +99,36 @@ _TWO_ARRAYS = inspect.Signature(
 )
 
 
+# Where a function is not differentiable everywhere, the gradient chainrule gives there (as
+# PyTorch); these notes complete the generated docstrings.
+_CONVENTIONS = {
+    "abs": "gradient 0 at 0",
+    "sign": "gradient 0",
+    "floor": "gradient 0",
+    "ceil": "gradient 0",
+    "trunc": "gradient 0",
+    "round": "gradient 0",
+    "floor_divide": "gradient 0",
+    "pow": "d/dx2 is 0 where x1 is 0",
+    "maximum": "tied elements share the gradient evenly",
+    "minimum": "tied elements share the gradient evenly",
+    "remainder": "d/dx1 is 1, d/dx2 is -floor(x1 / x2)",
+    "hypot": "gradient 0 where x1 and x2 are 0",
+    "copysign": "d/dx1 is 0 at x1 == 0, d/dx2 is 0",
+    "nextafter": "d/dx1 is 1, d/dx2 is 0",
+}
+
+
+def _doc(name: str, what: str) -> str:
+    note = _CONVENTIONS.get(name)
+    return f"{what} (as the Array API standard); differentiable" + (f": {note}." if note else ".")
+
+
 def _elementwise(name: str) -> Callable[[ArrayLike], Tensor]:
     """The primitive itself (no wrapper on the hot path), showing the standard's signature."""
     op = OPS[name]
     op.__signature__ = _ONE_ARRAY  # type: ignore[attr-defined]
-    op.__doc__ = f"Elementwise {name}, differentiable."
+    op.__doc__ = _doc(name, f"Elementwise {name} of x")
     return op
 
 
@@ -111,7 +136,11 @@ def _binary(name: str) -> Callable[[ArrayLike, ArrayLike], Tensor]:
     """The two-input primitive itself, showing the standard's signature."""
     op = OPS[name]
     op.__signature__ = _TWO_ARRAYS  # type: ignore[attr-defined]
-    op.__doc__ = f"{name}, differentiable."
+    if name == "matmul":
+        what = "The matrix product of x1 and x2"
+    else:
+        what = f"Elementwise {name} of x1 and x2, broadcast together"
+    op.__doc__ = _doc(name, what)
     return op
 
 
@@ -170,7 +199,7 @@ def _nondiff(name: str, signature: inspect.Signature = _TWO_ARRAYS) -> Callable[
         return op(args)
 
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"{name}; the result carries no gradient."
+    fn.__doc__ = f"Elementwise {name} (as the Array API standard); the result carries no gradient."
     fn.__signature__ = signature  # type: ignore[attr-defined]
     return fn
 
@@ -278,6 +307,8 @@ def _accumulator_dtype(x: Tensor, dtype: DTypeLike) -> DTypeLike:
 def sum(  # noqa: A001
     x: ArrayLike, /, *, axis: Axis = None, dtype: DTypeLike = None, keepdims: builtins.bool = False
 ) -> Tensor:
+    """The sum along `axis` (all axes when None); bool and integers accumulate in 64 bits
+    unless `dtype`. Differentiable for floating results."""
     x = as_tensor(x)
     return _reduce("sum", x, axis, keepdims, _accumulator_dtype(x, dtype))
 
@@ -285,25 +316,36 @@ def sum(  # noqa: A001
 def prod(
     x: ArrayLike, /, *, axis: Axis = None, dtype: DTypeLike = None, keepdims: builtins.bool = False
 ) -> Tensor:
+    """The product along `axis` (all axes when None); bool and integers accumulate in 64
+    bits unless `dtype`. The gradient is exact where x holds zeros (to first order; to any
+    order where a reduced slice holds at most one zero)."""
     x = as_tensor(x)
     return _reduce("prod", x, axis, keepdims, _accumulator_dtype(x, dtype))
 
 
 def mean(x: ArrayLike, /, *, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor:
+    """The arithmetic mean along `axis` (all axes when None); differentiable."""
     return _reduce("mean", x, axis, keepdims)
 
 
 def max(x: ArrayLike, /, *, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor:  # noqa: A001
+    """The maximum along `axis` (all axes when None). Tied maxima share the gradient evenly,
+    as PyTorch's amax."""
     return _reduce("max", x, axis, keepdims)
 
 
 def min(x: ArrayLike, /, *, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor:  # noqa: A001
+    """The minimum along `axis` (all axes when None). Tied minima share the gradient evenly,
+    as PyTorch's amin."""
     return _reduce("min", x, axis, keepdims)
 
 
 def var(
     x: ArrayLike, /, *, axis: Axis = None, correction: float = 0.0, keepdims: builtins.bool = False
 ) -> Tensor:
+    """The variance along `axis` (all axes when None), dividing by the count less
+    `correction` (1: the sample variance); NaN where no more values than the correction
+    remain. A slice of equal values has variance 0 exactly, and gradient 0."""
     x = as_tensor(x)
     axes = normalize_axes(axis, x.ndim)
     n = _backend.count(x.shape, axes)
@@ -333,11 +375,14 @@ def logsumexp(x: ArrayLike, /, *, axis: Axis = None, keepdims: builtins.bool = F
 
 
 def softmax(x: ArrayLike, /, *, axis: int = -1) -> Tensor:
+    """exp(x) normalised to sum to 1 along `axis`, computed without overflow;
+    differentiable."""
     x = as_tensor(x)
     return OPS["softmax"](x, normalize_axes(axis, x.ndim))
 
 
 def log_softmax(x: ArrayLike, /, *, axis: int = -1) -> Tensor:
+    """log(softmax(x)) along `axis`, computed without overflow; differentiable."""
     x = as_tensor(x)
     return OPS["log_softmax"](x, normalize_axes(axis, x.ndim))
 
@@ -432,6 +477,7 @@ def any(x: ArrayLike, /, *, axis: Axis = None, keepdims: builtins.bool = False) 
 
 
 def matrix_transpose(x: ArrayLike, /) -> Tensor:
+    """x with its last two axes swapped (each matrix of a stack transposed); differentiable."""
     x = as_tensor(x)
     if x.ndim < 2:
         raise ValueError(f"matrix_transpose needs at least 2 dimensions, got shape {x.shape}")
@@ -496,6 +542,7 @@ def reshape(x: ArrayLike, /, shape: Shape, *, copy: builtins.bool | None = None)
 
 
 def permute_dims(x: ArrayLike, /, axes: Sequence[int]) -> Tensor:
+    """x with its axes in the order `axes`; differentiable (the gradient is permuted back)."""
     x = as_tensor(x)
     axes = tuple(a % x.ndim for a in axes) if x.ndim else tuple(axes)
     if sorted(axes) != list(range(x.ndim)):
@@ -519,6 +566,7 @@ def expand_dims(x: ArrayLike, /, axis: int | tuple[int, ...] = 0) -> Tensor:
 
 
 def squeeze(x: ArrayLike, /, axis: int | tuple[int, ...]) -> Tensor:
+    """x without the axes `axis`, which must have size 1; differentiable."""
     x = as_tensor(x)
     axes = normalize_axes(axis, x.ndim)
     for a in axes:
@@ -528,16 +576,21 @@ def squeeze(x: ArrayLike, /, axis: int | tuple[int, ...]) -> Tensor:
 
 
 def broadcast_to(x: ArrayLike, /, shape: Sequence[int]) -> Tensor:
+    """x broadcast to `shape`; the gradient is summed over the broadcast axes."""
     x = as_tensor(x)
     return OPS["broadcast_to"](x, (tuple(shape), x.shape))
 
 
 def flip(x: ArrayLike, /, *, axis: Axis = None) -> Tensor:
+    """x with the order of elements reversed along `axis` (all axes when None);
+    differentiable."""
     x = as_tensor(x)
     return OPS["flip"](x, normalize_axes(axis, x.ndim))
 
 
 def concat(arrays: Sequence[ArrayLike], /, *, axis: int | None = 0) -> Tensor:
+    """The arrays joined along an existing `axis` (flattened first when axis is None);
+    differentiable in each."""
     arrays, _ = as_tensors(arrays, "concat")
     if axis is None:
         arrays = tuple(reshape(a, (-1,)) for a in arrays)
@@ -548,11 +601,15 @@ def concat(arrays: Sequence[ArrayLike], /, *, axis: int | None = 0) -> Tensor:
 
 
 def stack(arrays: Sequence[ArrayLike], /, *, axis: int = 0) -> Tensor:
+    """The arrays, all of one shape, joined along a new `axis`; differentiable in each."""
     arrays, _ = as_tensors(arrays, "stack")
     return OPS["stack"](arrays, normalize_axes(axis, arrays[0].ndim + 1)[0])
 
 
 def take(x: ArrayLike, indices: ArrayLike, /, *, axis: int | None = None) -> Tensor:
+    """The elements of x at integer `indices` along `axis` (optional for 1-D x); negative
+    indices count from the end. Differentiable in x: the gradient is scattered back (summed
+    over repeated indices)."""
     x = as_tensor(x)
     if axis is None:
         if x.ndim != 1:
@@ -567,6 +624,9 @@ def take(x: ArrayLike, indices: ArrayLike, /, *, axis: int | None = None) -> Ten
 def astype(
     x: ArrayLike, dtype: DTypeLike, /, *, copy: builtins.bool = True, device: Device = None
 ) -> Tensor:
+    """x cast to `dtype` (x itself when copy=False and the dtype is x's). A cast between
+    real floating dtypes is differentiable (the gradient is cast back); to other dtypes the
+    result carries no gradient."""
     x = as_tensor(x)
     dtype = _backend.from_backend_dtype(dtype)
     src = x._data.dtype
@@ -749,6 +809,8 @@ def argmin(x: ArrayLike, /, *, axis: int | None = None, keepdims: builtins.bool 
 
 
 def count_nonzero(x: ArrayLike, /, *, axis: Axis = None, keepdims: builtins.bool = False) -> Tensor:
+    """The number of nonzero elements along `axis` (all when None); an integer tensor, no
+    gradient."""
     return OPS["count_nonzero"]((x,), (axis, keepdims))
 
 
@@ -964,16 +1026,21 @@ def _default(dtype: DTypeLike) -> tuple[Any, Any]:
 
 
 def zeros(shape: Shape, *, dtype: DTypeLike = None, device: Device = None) -> Tensor:
+    """A new tensor of `shape` filled with zeros, in the default backend (float64 by
+    default)."""
     xp, dt = _default(dtype)
     return _new(xp.zeros(shape, dtype=dt), xp)
 
 
 def ones(shape: Shape, *, dtype: DTypeLike = None, device: Device = None) -> Tensor:
+    """A new tensor of `shape` filled with ones, in the default backend (float64 by
+    default)."""
     xp, dt = _default(dtype)
     return _new(xp.ones(shape, dtype=dt), xp)
 
 
 def empty(shape: Shape, *, dtype: DTypeLike = None, device: Device = None) -> Tensor:
+    """A new tensor of `shape` with unspecified values, in the default backend."""
     xp, dt = _default(dtype)
     return _new(xp.empty(shape, dtype=dt), xp)
 
@@ -981,6 +1048,7 @@ def empty(shape: Shape, *, dtype: DTypeLike = None, device: Device = None) -> Te
 def full(
     shape: Shape, fill_value: Scalar, *, dtype: DTypeLike = None, device: Device = None
 ) -> Tensor:
+    """A new tensor of `shape` filled with `fill_value`, in the default backend."""
     xp, dt = _default(dtype)
     return _new(xp.full(shape, fill_value, dtype=dt), xp)
 
@@ -994,6 +1062,8 @@ def arange(
     dtype: DTypeLike = None,
     device: Device = None,
 ) -> Tensor:
+    """Evenly spaced values in [start, stop) with spacing `step` (from 0 to start when stop
+    is None), in the default backend; a leaf that needs no grad."""
     xp, dt = _default(dtype)
     return _new(xp.arange(start, stop, step, dtype=dt), xp)
 
@@ -1008,6 +1078,8 @@ def linspace(
     device: Device = None,
     endpoint: builtins.bool = True,
 ) -> Tensor:
+    """`num` evenly spaced values from start to stop (included if `endpoint`), in the
+    default backend."""
     xp, dt = _default(dtype)
     return _new(xp.linspace(start, stop, num, dtype=dt, endpoint=endpoint), xp)
 
@@ -1021,21 +1093,29 @@ def eye(
     dtype: DTypeLike = None,
     device: Device = None,
 ) -> Tensor:
+    """A matrix of n_rows by n_cols (default: square) with ones on diagonal `k`, zeros
+    elsewhere."""
     xp, dt = _default(dtype)
     return _new(xp.eye(n_rows, n_cols, k=k, dtype=dt), xp)
 
 
 def zeros_like(x: ArrayLike, /, *, dtype: DTypeLike = None, device: Device = None) -> Tensor:
+    """A new tensor of zeros shaped like x (x's backend and dtype unless `dtype`); no
+    gradient."""
     x = as_tensor(x)
     return _new(x._xp.zeros_like(x._data, dtype=_dtype(x._xp, dtype)), x._xp)
 
 
 def ones_like(x: ArrayLike, /, *, dtype: DTypeLike = None, device: Device = None) -> Tensor:
+    """A new tensor of ones shaped like x (x's backend and dtype unless `dtype`); no
+    gradient."""
     x = as_tensor(x)
     return _new(x._xp.ones_like(x._data, dtype=_dtype(x._xp, dtype)), x._xp)
 
 
 def empty_like(x: ArrayLike, /, *, dtype: DTypeLike = None, device: Device = None) -> Tensor:
+    """A new tensor shaped like x (of x's backend and dtype unless `dtype`), values
+    unspecified."""
     x = as_tensor(x)
     return _new(x._xp.empty_like(x._data, dtype=_dtype(x._xp, dtype)), x._xp)
 
@@ -1043,6 +1123,8 @@ def empty_like(x: ArrayLike, /, *, dtype: DTypeLike = None, device: Device = Non
 def full_like(
     x: ArrayLike, /, fill_value: Scalar, *, dtype: DTypeLike = None, device: Device = None
 ) -> Tensor:
+    """A new tensor shaped like x (x's backend and dtype unless `dtype`) filled with
+    `fill_value`."""
     x = as_tensor(x)
     return _new(x._xp.full_like(x._data, fill_value, dtype=_dtype(x._xp, dtype)), x._xp)
 

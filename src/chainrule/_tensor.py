@@ -576,14 +576,17 @@ class Tensor:
 
     @property
     def shape(self) -> tuple[int, ...]:
+        """The size of each axis, a tuple of ints."""
         return tuple(self._data.shape)
 
     @property
     def ndim(self) -> int:
+        """The number of axes."""
         return self._data.ndim
 
     @property
     def size(self) -> int:
+        """The number of elements."""
         n = 1
         for s in self._data.shape:
             n *= s
@@ -596,6 +599,7 @@ class Tensor:
 
     @property
     def device(self) -> Any:
+        """The device the values live on (the backend's device object; 'cpu' for NumPy)."""
         return getattr(self._data, "device", "cpu")
 
     @property
@@ -645,6 +649,8 @@ class Tensor:
         return {"b": bool, "i": int, "u": int, "f": float, "c": complex}[kind](d)
 
     def tolist(self) -> Any:
+        """The values as nested Python lists of Python scalars (a scalar for a 0-d
+        tensor)."""
         return self.numpy().tolist()
 
     def __float__(self) -> float:

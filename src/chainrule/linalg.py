@@ -161,6 +161,8 @@ def trace(x: ArrayLike, /, *, offset: int = 0, dtype: DTypeLike = None) -> Tenso
 
 
 def inv(x: ArrayLike, /) -> Tensor:
+    """The inverses of square matrices; the gradient needs them invertible: -inv(x)^T g
+    inv(x)^T."""
     return OPS["linalg_inv"](_matrices(x, "inv", square_only=True))
 
 

@@ -132,14 +132,21 @@ class Function:
 
     @staticmethod
     def forward(ctx: Any, *args: Any) -> Any:
+        """The operation on its inputs, run without recording (under no_grad); save what
+        backward needs on ctx. Written by subclasses as a static method."""
         raise NotImplementedError("a Function subclass must define forward(ctx, *args)")
 
     @staticmethod
     def setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
+        """Optional: fill ctx from the inputs and output when forward is written without
+        ctx, `forward(*args)`."""
         raise NotImplementedError("setup_context is optional: see Function's docstring")
 
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> Any:
+        """The gradients of the inputs (one per input, None for those that need none)
+        from the gradients of the outputs. Written with chainrule operations, it
+        differentiates again under create_graph."""
         raise NotImplementedError("a Function subclass must define backward(ctx, *grads)")
 
     @classmethod

@@ -10,6 +10,8 @@ from .. import _namespace
 from .._tensor import Tensor, as_tensor
 from .._typing import ArrayLike
 
+__all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
+
 # Inputs: a tensor, or a tuple or list of them; results follow the structure of the inputs
 # and of func's outputs (a tensor, or a tuple of tensors), so they are typed Any.
 _Inputs = ArrayLike | Sequence[ArrayLike]

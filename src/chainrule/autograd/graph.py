@@ -170,6 +170,7 @@ class GraphSummary:
 
     @property
     def saved_bytes(self) -> int:
+        """The bytes saved by all nodes together."""
         return sum(b for _, b in self.by_kind.values())
 
     def __str__(self) -> str:
