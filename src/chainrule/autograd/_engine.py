@@ -339,15 +339,7 @@ def _execute(roots, targets, retain_graph, create_graph, backend, accumulate):
             if check_nan:
                 gins = _apply_noted(node, g, backend, xp, create_graph)
             else:
-                # apply(), inlined: a call less per node (W1, W3 of benchmarks/).
-                saved = node.saved
-                if saved.__class__ is Packed:
-                    saved = saved.values()
-                if create_graph and saved is not None:
-                    saved = _rewrap(node, saved, backend)
-                gins = node.rule.vjp(xp, g, saved, node.params, node.edges)
-                if node.fit is not None:
-                    gins = _fit(xp, gins, node.fit)
+                gins = apply(node, g, backend, xp, create_graph)
             if hooks is not None and hooks.post:
                 gins = _post_hooks(node, hooks, gins, g, backend, create_graph)
             if not retain_graph and node.saved is not None:
