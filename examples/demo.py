@@ -29,6 +29,7 @@ import chainrule as cr  # noqa: E402
 import chainrule.nn.functional as F  # noqa: E402
 from chainrule import nn, optim  # noqa: E402
 from chainrule.autograd import grad  # noqa: E402
+from chainrule.autograd.graph import to_dot  # noqa: E402
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402 - after choosing the backend
@@ -54,43 +55,6 @@ def accuracy(net: nn.Module, x: cr.Tensor, y: np.ndarray) -> tuple[float, np.nda
         predicted = np.argmax(net(x).numpy(), axis=1)
     net.train()
     return float(np.mean(predicted == y)), predicted
-
-
-# ----------------------------------------------------------------------------- the graph as DOT
-
-
-def graph_dot(root: cr.Tensor) -> str:
-    """The graph behind `root` in Graphviz's DOT language, walked from `grad_fn`.
-    A node's inputs come from `next_functions` where the node has it (the graph API of
-    issue 8); until then from its `edges`, an internal attribute."""
-    lines = ["digraph step {", "  rankdir=BT;", '  node [shape=box, fontname="Helvetica"];']
-    ids: dict[int, str] = {}
-    todo = [root.grad_fn]
-    while todo:
-        node = todo.pop()
-        if id(node) in ids:
-            continue
-        ids[id(node)] = f"n{len(ids)}"
-        if node.name() == "AccumulateGrad":
-            value = node.variable
-            label = f"AccumulateGrad\\n{tuple(value.shape) if value is not None else ''}"
-            lines.append(f'  {ids[id(node)]} [label="{label}", style=filled, fillcolor=lightblue];')
-            continue
-        lines.append(f'  {ids[id(node)]} [label="{node.name()}"];')
-        inputs = getattr(node, "next_functions", None)
-        if inputs is None:
-            inputs = [(e, 0) for e in node.edges]
-        for item in inputs:
-            nxt = item[0] if isinstance(item, tuple) else item
-            nxt = getattr(nxt, "node", nxt)  # one output of a node with several
-            if nxt is None:
-                continue
-            todo.append(nxt)
-            lines.append(("edge", id(nxt), id(node)))
-    body = [
-        line if isinstance(line, str) else f"  {ids[line[1]]} -> {ids[line[2]]};" for line in lines
-    ]
-    return "\n".join(body + ["}"]) + "\n"
 
 
 # ----------------------------------------------------------------------------- pictures
@@ -190,8 +154,7 @@ def main(out_dir: pathlib.Path) -> None:
 
     # The graph of one training step: forward and loss of one batch.
     step_loss = F.cross_entropy(net(xtr[:BATCH]), ytr[:BATCH])
-    dot = graph_dot(step_loss)
-    (out_dir / "step_graph.dot").write_text(dot)
+    dot = to_dot(step_loss, path=str(out_dir / "step_graph.dot"))
     written = ["curves.png", "misclassified.png", "step_graph.dot"]
     if shutil.which("dot"):
         subprocess.run(
