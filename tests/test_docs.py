@@ -1,15 +1,17 @@
 """The documentation: every public callable of chainrule (everything reachable from
 `chainrule.__all__` and its submodules' `__all__`, with the public methods and properties of
 the classes there, Tensor's included) has a docstring; the user guide's pages and mkdocs.yml
-agree; py.typed ships."""
+agree, and the code of each page runs; py.typed ships."""
 
 import inspect
 import pathlib
 import re
 
+import numpy as np
 import pytest
 
 import chainrule as cr
+from conftest import BACKEND
 
 ROOT = pathlib.Path(__file__).parent.parent
 
@@ -66,6 +68,22 @@ def test_the_guide_and_its_navigation_agree():
     listed = set(re.findall(r":\s*([\w/.-]+\.md)\s*$", config, flags=re.MULTILINE))
     pages = {p.relative_to(ROOT / "docs").as_posix() for p in (ROOT / "docs").rglob("*.md")}
     assert listed == pages
+
+
+PAGES_WITH_CODE = sorted(
+    p.relative_to(ROOT / "docs").as_posix()
+    for p in (ROOT / "docs").rglob("*.md")
+    if "```python" in p.read_text()
+)
+
+
+@pytest.mark.skipif(BACKEND is not np, reason="the guide's examples make NumPy tensors")
+@pytest.mark.parametrize("page", PAGES_WITH_CODE)
+def test_the_code_of_each_page_runs_in_order(page, capsys):
+    text = (ROOT / "docs" / page).read_text()
+    namespace: dict = {"__name__": "__docs__"}
+    for i, block in enumerate(re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)):
+        exec(compile(block, f"docs/{page}, code block {i + 1}", "exec"), namespace)
 
 
 def test_the_package_is_marked_as_typed():

@@ -41,8 +41,8 @@ def test_the_typed_user_code_runs(capsys):
     assert capsys.readouterr().out.startswith("loss ")
 
 
-def _declared_for_type_checkers() -> set[str]:
-    """The names Tensor's class body declares under `if TYPE_CHECKING:`."""
+def _declared_for_type_checkers() -> dict[str, ast.FunctionDef]:
+    """The declarations of Tensor's class body under `if TYPE_CHECKING:`, by name."""
     tree = ast.parse(inspect.getsource(_tensor))
     cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Tensor")
     block = next(
@@ -50,8 +50,20 @@ def _declared_for_type_checkers() -> set[str]:
         for n in cls.body
         if isinstance(n, ast.If) and isinstance(n.test, ast.Name) and n.test.id == "TYPE_CHECKING"
     )
-    return {n.name for n in block.body if isinstance(n, ast.FunctionDef)}
+    return {n.name: n for n in block.body if isinstance(n, ast.FunctionDef)}
 
 
 def test_tensor_declares_the_type_of_every_method_bound_from_the_table():
-    assert _declared_for_type_checkers() == set(_methods.METHODS)
+    assert set(_declared_for_type_checkers()) == set(_methods.METHODS)
+
+
+def test_the_declared_docstrings_are_those_of_the_bound_methods():
+    declared = {
+        name: ast.get_docstring(node)
+        for name, node in _declared_for_type_checkers().items()
+        if not name.startswith("_")
+    }
+    assert None not in declared.values()
+    for name, doc in declared.items():
+        bound = inspect.getdoc(getattr(_tensor.Tensor, name))
+        assert " ".join(doc.split()) == " ".join(bound.split()), name

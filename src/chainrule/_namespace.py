@@ -128,6 +128,7 @@ def _elementwise(name: str) -> Callable[[ArrayLike], Tensor]:
     """The primitive itself (no wrapper on the hot path), showing the standard's signature."""
     op = OPS[name]
     op.__signature__ = _ONE_ARRAY  # type: ignore[attr-defined]
+    op.__module__ = __name__  # found here by name (pickle, documentation tools)
     op.__doc__ = _doc(name, f"Elementwise {name} of x")
     return op
 
@@ -136,6 +137,7 @@ def _binary(name: str) -> Callable[[ArrayLike, ArrayLike], Tensor]:
     """The two-input primitive itself, showing the standard's signature."""
     op = OPS[name]
     op.__signature__ = _TWO_ARRAYS  # type: ignore[attr-defined]
+    op.__module__ = __name__
     if name == "matmul":
         what = "The matrix product of x1 and x2"
     else:

@@ -824,24 +824,41 @@ class Tensor:
             copy: bool | None = None,
         ) -> Any: ...
         def __dlpack_device__(self, /) -> Any: ...
-        def to_device(self, device: Device, /, *, stream: Any = None) -> Tensor: ...
+        # The named methods repeat their docstrings for editors, which read these declarations.
+        def to_device(self, device: Device, /, *, stream: Any = None) -> Tensor:
+            """The tensor on `device`: itself when it is there already (so it stays
+            differentiable); the backend rejects devices it does not know (ValueError)."""
+
         def backward(
             self,
             gradient: Tensor | None = None,
             retain_graph: bool | None = None,
             create_graph: bool = False,
             inputs: Tensor | Sequence[Tensor] | None = None,
-        ) -> None: ...
-        def sum(
-            self, axis: Axis = None, keepdims: bool = False, dtype: DTypeLike = None
-        ) -> Tensor: ...
-        def mean(self, axis: Axis = None, keepdims: bool = False) -> Tensor: ...
-        def reshape(self, *shape: int | Sequence[int]) -> Tensor: ...
-        def abs(self) -> Tensor: ...
+        ) -> None:
+            """Accumulate the gradient of this tensor into the leaves' `.grad` (see
+            chainrule.autograd.backward)."""
+
+        def sum(self, axis: Axis = None, keepdims: bool = False, dtype: DTypeLike = None) -> Tensor:
+            """The sum over `axis` (see chainrule.sum)."""
+
+        def mean(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
+            """The mean over `axis` (see chainrule.mean)."""
+
+        def reshape(self, *shape: int | Sequence[int]) -> Tensor:
+            """This tensor in a new shape (`t.reshape(2, 3)` or `t.reshape((2, 3))`)."""
+
+        def abs(self) -> Tensor:
+            """Elementwise abs of x (as the Array API standard); differentiable: gradient 0
+            at 0."""
+
         @property
-        def T(self) -> Tensor: ...
+        def T(self) -> Tensor:
+            """This tensor with its axes reversed (the transpose of a matrix)."""
+
         @property
-        def mT(self) -> Tensor: ...
+        def mT(self) -> Tensor:
+            """This tensor with its last two axes swapped (stacked transposes)."""
 
 
 def _forget_retained() -> None:

@@ -80,7 +80,7 @@ def _detach(ts, create_graph):
 
 def jacobian(func: Callable[..., Any], inputs: _Inputs, create_graph: bool = False) -> Any:
     """The Jacobian of func at inputs: for one input and one output, a tensor of shape
-    output.shape + input.shape; else nested tuples [output][input]."""
+    output.shape + input.shape; else nested tuples, `result[output][input]`."""
     xs = _leaves(inputs, create_graph)
     res = func(*xs)
     outs = _tuple(res)
