@@ -14,6 +14,7 @@ import numpy as np
 from . import _backend
 from ._namespace import asarray, float64, int64
 from ._tensor import Tensor
+from ._typing import Device, DTypeLike
 
 __all__ = [
     "Generator",
@@ -72,7 +73,7 @@ class Generator:
         self._rng = copy.deepcopy(state)
         return self
 
-    def _wrap(self, a, dtype, device) -> Tensor:
+    def _wrap(self, a: Any, dtype: DTypeLike, device: Device) -> Tensor:
         """A tensor of the generator's library from the draw `a` (of its own library, or
         NumPy's), cast to `dtype`."""
         xp = self._xp
@@ -80,7 +81,7 @@ class Generator:
         out = asarray(xp.asarray(a, **kwargs))
         return out if dtype is None or out.dtype == dtype else asarray(out, dtype=dtype)
 
-    def _floats(self, kind: str, shape: tuple[int, ...], dtype) -> Tensor:
+    def _floats(self, kind: str, shape: tuple[int, ...], dtype: DTypeLike) -> Any:
         dt = np.dtype(float64 if dtype is None else dtype)
         if dt.kind != "f":
             raise TypeError(f"{kind}: dtype must be a real floating dtype, not {dt}")
@@ -89,25 +90,41 @@ class Generator:
             return draw(shape, dtype=_backend.to_backend_dtype(self._xp, dt))
         return draw(shape, dtype=dt)
 
-    def rand(self, *shape: int | Sequence[int], dtype=None, device=None) -> Tensor:
+    def rand(
+        self, *shape: int | Sequence[int], dtype: DTypeLike = None, device: Device = None
+    ) -> Tensor:
         """Uniform numbers in [0, 1) of `shape` (default dtype float64)."""
         s = _shape(shape)
         return self._wrap(self._floats("rand", s, dtype), dtype, device)
 
-    def randn(self, *shape: int | Sequence[int], dtype=None, device=None) -> Tensor:
+    def randn(
+        self, *shape: int | Sequence[int], dtype: DTypeLike = None, device: Device = None
+    ) -> Tensor:
         """Standard normal numbers of `shape` (default dtype float64)."""
         s = _shape(shape)
         return self._wrap(self._floats("randn", s, dtype), dtype, device)
 
     def uniform(
-        self, low: float = 0.0, high: float = 1.0, shape: Shape = (), *, dtype=None, device=None
+        self,
+        low: float = 0.0,
+        high: float = 1.0,
+        shape: Shape = (),
+        *,
+        dtype: DTypeLike = None,
+        device: Device = None,
     ) -> Tensor:
         """Uniform numbers in [low, high) of `shape`."""
         u = self.rand(shape, dtype=dtype, device=device)
         return u * (high - low) + low
 
     def normal(
-        self, mean: float = 0.0, std: float = 1.0, shape: Shape = (), *, dtype=None, device=None
+        self,
+        mean: float = 0.0,
+        std: float = 1.0,
+        shape: Shape = (),
+        *,
+        dtype: DTypeLike = None,
+        device: Device = None,
     ) -> Tensor:
         """Normal numbers of mean `mean` and standard deviation `std`, of `shape`."""
         if std < 0:
@@ -115,7 +132,13 @@ class Generator:
         return self.randn(shape, dtype=dtype, device=device) * std + mean
 
     def randint(
-        self, low: int, high: int | None = None, shape: Shape = (), *, dtype=None, device=None
+        self,
+        low: int,
+        high: int | None = None,
+        shape: Shape = (),
+        *,
+        dtype: DTypeLike = None,
+        device: Device = None,
     ) -> Tensor:
         """Integers uniform in [low, high) (in [0, low) when `high` is omitted), of `shape`
         (default dtype int64)."""
@@ -126,11 +149,13 @@ class Generator:
         draw = self._rng.integers(low, high, size=_shape((shape,)))
         return self._wrap(draw, int64 if dtype is None else dtype, device)
 
-    def permutation(self, n: int, *, dtype=None, device=None) -> Tensor:
+    def permutation(self, n: int, *, dtype: DTypeLike = None, device: Device = None) -> Tensor:
         """A random permutation of 0, ..., n - 1 (default dtype int64)."""
         return self._wrap(self._rng.permutation(n), int64 if dtype is None else dtype, device)
 
-    def bernoulli(self, p: float | Tensor, shape: Shape | None = None, *, dtype=None) -> Tensor:
+    def bernoulli(
+        self, p: float | Tensor, shape: Shape | None = None, *, dtype: DTypeLike = None
+    ) -> Tensor:
         """1 with probability `p`, else 0 (default dtype float64). `p` is a number (then
         `shape` is needed) or a tensor of probabilities (the result has its shape)."""
         if isinstance(p, Tensor):
@@ -145,7 +170,7 @@ class Generator:
         return asarray(hit, dtype=u.dtype if dtype is None else dtype)
 
 
-def _shape(shape: tuple) -> tuple[int, ...]:
+def _shape(shape: tuple[Any, ...]) -> tuple[int, ...]:
     """A shape from `rand(2, 3)`, `rand((2, 3))` or `rand(5)` style arguments."""
     if len(shape) == 1 and not isinstance(shape[0], int):
         shape = tuple(shape[0])
@@ -188,14 +213,20 @@ def _gen(generator: Generator | None) -> Generator:
 
 
 def rand(
-    *shape: int | Sequence[int], dtype=None, device=None, generator: Generator | None = None
+    *shape: int | Sequence[int],
+    dtype: DTypeLike = None,
+    device: Device = None,
+    generator: Generator | None = None,
 ) -> Tensor:
     """Uniform numbers in [0, 1) of `shape`, from `generator` (default: the default one)."""
     return _gen(generator).rand(*shape, dtype=dtype, device=device)
 
 
 def randn(
-    *shape: int | Sequence[int], dtype=None, device=None, generator: Generator | None = None
+    *shape: int | Sequence[int],
+    dtype: DTypeLike = None,
+    device: Device = None,
+    generator: Generator | None = None,
 ) -> Tensor:
     """Standard normal numbers of `shape`, from `generator` (default: the default one)."""
     return _gen(generator).randn(*shape, dtype=dtype, device=device)
@@ -206,8 +237,8 @@ def uniform(
     high: float = 1.0,
     shape: Shape = (),
     *,
-    dtype=None,
-    device=None,
+    dtype: DTypeLike = None,
+    device: Device = None,
     generator: Generator | None = None,
 ) -> Tensor:
     """Uniform numbers in [low, high) of `shape`."""
@@ -219,8 +250,8 @@ def normal(
     std: float = 1.0,
     shape: Shape = (),
     *,
-    dtype=None,
-    device=None,
+    dtype: DTypeLike = None,
+    device: Device = None,
     generator: Generator | None = None,
 ) -> Tensor:
     """Normal numbers of mean `mean` and standard deviation `std`, of `shape`."""
@@ -232,15 +263,17 @@ def randint(
     high: int | None = None,
     shape: Shape = (),
     *,
-    dtype=None,
-    device=None,
+    dtype: DTypeLike = None,
+    device: Device = None,
     generator: Generator | None = None,
 ) -> Tensor:
     """Integers uniform in [low, high) (in [0, low) when `high` is omitted), of `shape`."""
     return _gen(generator).randint(low, high, shape, dtype=dtype, device=device)
 
 
-def permutation(n: int, *, dtype=None, device=None, generator: Generator | None = None) -> Tensor:
+def permutation(
+    n: int, *, dtype: DTypeLike = None, device: Device = None, generator: Generator | None = None
+) -> Tensor:
     """A random permutation of 0, ..., n - 1."""
     return _gen(generator).permutation(n, dtype=dtype, device=device)
 
@@ -249,7 +282,7 @@ def bernoulli(
     p: float | Tensor,
     shape: Shape | None = None,
     *,
-    dtype=None,
+    dtype: DTypeLike = None,
     generator: Generator | None = None,
 ) -> Tensor:
     """1 with probability `p`, else 0."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import weakref
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from .. import _namespace as ops
@@ -16,11 +16,11 @@ __all__ = ["Module", "Parameter"]
 
 # Parameters are plain tensors (the engine's fast paths check `x.__class__ is Tensor`), known
 # by identity: id -> weak reference, dropped when the tensor goes.
-_PARAMETERS: dict[int, weakref.ref] = {}
+_PARAMETERS: dict[int, weakref.ref[Tensor]] = {}
 
 
-def _forget(key: int):
-    def forget(_ref) -> None:
+def _forget(key: int) -> Callable[[weakref.ref[Tensor]], None]:
+    def forget(_ref: weakref.ref[Tensor]) -> None:
         if _PARAMETERS.get(key) is _ref:
             del _PARAMETERS[key]
 

@@ -42,7 +42,7 @@ class Adam(Optimizer):
         )  # fmt: skip
         super().__init__(params, defaults)
 
-    def _update(self, p: Tensor, g: Tensor, state: dict[str, Any], group: dict) -> None:
+    def _update(self, p: Tensor, g: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
         if not state:
             state["step"] = 0
             state["exp_avg"] = ops.zeros_like(p)

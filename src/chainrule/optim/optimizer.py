@@ -89,7 +89,7 @@ class Optimizer:
                     self._update(p, g, state, group)
         return loss
 
-    def _update(self, p: Tensor, g: Tensor, state: dict[str, Any], group: dict) -> None:
+    def _update(self, p: Tensor, g: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
         raise NotImplementedError(f"{type(self).__name__} must define _update")
 
     def state_dict(self) -> dict[str, Any]:

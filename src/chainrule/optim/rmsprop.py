@@ -39,7 +39,7 @@ class RMSprop(Optimizer):
         )  # fmt: skip
         super().__init__(params, defaults)
 
-    def _update(self, p: Tensor, g: Tensor, state: dict[str, Any], group: dict) -> None:
+    def _update(self, p: Tensor, g: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
         if not state:
             state["step"] = 0
             state["square_avg"] = ops.zeros_like(p)

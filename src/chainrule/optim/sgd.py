@@ -39,7 +39,7 @@ class SGD(Optimizer):
         )  # fmt: skip
         super().__init__(params, defaults)
 
-    def _update(self, p: Tensor, g: Tensor, state: dict[str, Any], group: dict) -> None:
+    def _update(self, p: Tensor, g: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
         if group["weight_decay"]:
             g = g + group["weight_decay"] * p
         momentum = group["momentum"]
