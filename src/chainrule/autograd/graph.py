@@ -70,7 +70,7 @@ class disable_saved_tensors_hooks:
 
     def __init__(self, error_message: str) -> None:
         self.error_message = error_message
-        self.prev: list = []
+        self.prev: list[str | None] = []
 
     def __enter__(self) -> None:
         self.prev.append(grad_mode.saved_hooks_refused)
@@ -132,7 +132,7 @@ def register_multi_grad_hook(
         raise ValueError(f"register_multi_grad_hook: mode must be 'all' or 'any', not {mode!r}")
     tensors = tuple(tensors)
     lock = threading.Lock()
-    state: dict = {"run": None, "grads": None}
+    state: dict[str, Any] = {"run": None, "grads": None}
 
     def make_hook(i: int) -> Callable[[Tensor], None]:
         def hook(g: Tensor) -> None:
@@ -146,7 +146,7 @@ def register_multi_grad_hook(
                         fn(g)
                     return
                 if first:
-                    grads: list = [None] * len(tensors)
+                    grads: list[Tensor | None] = [None] * len(tensors)
                     state["grads"] = grads
                     _engine.at_end(lambda: fn(grads))
                 state["grads"][i] = g
@@ -166,7 +166,9 @@ class GraphSummary:
     nodes: int = 0
     leaves: int = 0
     by_kind: dict[str, tuple[int, int]] = field(default_factory=dict)  # name: (count, bytes)
-    largest: list[tuple[int, str, tuple]] = field(default_factory=list)  # (bytes, node, shape)
+    largest: list[tuple[int, str, tuple[int, ...]]] = field(
+        default_factory=list
+    )  # (bytes, node, shape)
 
     @property
     def saved_bytes(self) -> int:
@@ -186,7 +188,7 @@ class GraphSummary:
         return "\n".join(lines)
 
 
-def _size(n: int) -> str:
+def _size(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
@@ -194,10 +196,10 @@ def _size(n: int) -> str:
     return f"{n} B"
 
 
-def _walk(tensors: Iterable[Tensor]) -> list:
+def _walk(tensors: Iterable[Tensor]) -> list[Any]:
     """Every node and accumulator reachable from the tensors, each once (iteratively)."""
     stack = [node_of(t._edge) for t in tensors if t._edge is not None]
-    seen: set = set()
+    seen: set[Any] = set()
     order = []
     while stack:
         node = stack.pop()
@@ -209,7 +211,7 @@ def _walk(tensors: Iterable[Tensor]) -> list:
     return order
 
 
-def _saved_arrays(node: Node) -> list:
+def _saved_arrays(node: Any) -> list[Any]:
     saved = node.saved
     if saved is None or saved.__class__ is not tuple:
         return []  # nothing saved, released, or packed by saved-tensor hooks
@@ -217,7 +219,7 @@ def _saved_arrays(node: Node) -> list:
 
 
 def _nbytes(a: Any) -> int:
-    return math.prod(a.shape) * _backend.from_backend_dtype(a.dtype).itemsize
+    return int(math.prod(a.shape)) * _backend.from_backend_dtype(a.dtype).itemsize
 
 
 def summary(*tensors: Tensor, top: int = 5) -> GraphSummary:

@@ -21,13 +21,15 @@ class _Frame:
     """One checkpointed call: its function and inputs, and while a backward runs, the
     values that the recomputation saved, in the order the first run saved them."""
 
-    def __init__(self, function: Callable, args: tuple, kwargs: dict, rng: Any) -> None:
+    def __init__(
+        self, function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], rng: Any
+    ) -> None:
         self.function = function
         self.args = args
         self.kwargs = kwargs
         self.rng = rng
         self.count = 0
-        self.values: list = []
+        self.values: list[Tensor | None] = []
         self.run: object | None = None
 
     def pack(self, t: Tensor) -> int:
@@ -44,8 +46,8 @@ class _Frame:
         self.values[index] = None  # each value is unpacked once per backward
         return value
 
-    def _recompute(self) -> list:
-        values: list = []
+    def _recompute(self) -> list[Tensor | None]:
+        values: list[Tensor | None] = []
 
         def collect(t: Tensor) -> int:
             values.append(t.detach())
@@ -75,7 +77,7 @@ class _Frame:
 
 
 def checkpoint(
-    function: Callable,
+    function: Callable[..., Any],
     *args: Any,
     use_reentrant: bool | None = None,
     preserve_rng_state: bool = True,
@@ -96,7 +98,7 @@ def checkpoint(
 
 
 def checkpoint_sequential(
-    functions: Sequence[Callable] | Any,
+    functions: Sequence[Callable[..., Any]] | Any,
     segments: int,
     input: Any,
     use_reentrant: bool | None = None,
@@ -112,7 +114,7 @@ def checkpoint_sequential(
         raise ValueError(f"checkpoint_sequential: segments must be positive, got {segments}")
     size = -(-len(functions) // segments)
 
-    def run(chunk: list) -> Callable:
+    def run(chunk: list[Callable[..., Any]]) -> Callable[[Any], Any]:
         def forward(x: Any) -> Any:
             for f in chunk:
                 x = f(x)
