@@ -19,6 +19,7 @@ import argparse
 import gc
 import importlib
 import importlib.util
+import inspect
 import json
 import os
 import sys
@@ -190,7 +191,9 @@ def main() -> None:
         work = workloads.get(args.workload)
         start = time.perf_counter()
         module, options = _load_system(args.system)
-        report["info"] = module.setup(args.threads == "1")
+        accepted = inspect.signature(module.setup).parameters
+        setup_options = {k: v for k, v in options.items() if k in accepted}
+        report["info"] = module.setup(args.threads == "1", **setup_options)
         report["threadpools"] = _pin_threads(args.threads == "1")
         report["import_s"] = time.perf_counter() - start
         data = workloads.make_data(work)

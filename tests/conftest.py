@@ -1,21 +1,51 @@
-"""Shared test set-up: Hypothesis profile, and tensors made in the backend under test
-(NumPy, or the one named by CHAINRULE_BACKEND, e.g. array_api_strict). SciPy's Array API
-support (for the third-party tests) is switched on before anything imports SciPy."""
+"""Shared test set-up: Hypothesis profiles, tensors made in the backend under test (NumPy, or
+the one named by CHAINRULE_BACKEND: array_api_strict, dask, jax, torch, cupy), and markers for
+what a backend's library can't do. SciPy's Array API support (for the third-party tests) is
+switched on before anything imports SciPy."""
 
 import os
 
 os.environ["SCIPY_ARRAY_API"] = "1"
 
 import numpy as np  # noqa: E402 - after the environment is set
+import pytest  # noqa: E402
 from hypothesis import settings  # noqa: E402
 
 import chainrule as cr  # noqa: E402
 from chainrule import _backend  # noqa: E402
 
 settings.register_profile("default", deadline=None, max_examples=25, derandomize=True)
+# The quick run on every other backend in `make test`: each test on a few drawn examples.
+settings.register_profile("smoke", deadline=None, max_examples=3, derandomize=True)
 settings.load_profile("default")
 
+
+def examples(n: int):
+    """Hypothesis settings for a test that draws `n` examples, or fewer where the profile
+    loaded (the smoke run's) asks for fewer."""
+    return settings(max_examples=min(n, settings().max_examples))
+
+
 BACKEND = _backend.default_namespace()
+LIBRARY = _backend.library(BACKEND)
+if LIBRARY == "dask":
+    import dask
+
+    # The tests' arrays are tiny: computing them in the calling thread is the quickest.
+    dask.config.set(scheduler="synchronous")
+
+
+def fails_on(*libraries, reason, strict=True):
+    """Marks a test that fails on these backends for a reason of their library (listed in the
+    README); strict: it must fail there."""
+    return pytest.mark.xfail(
+        LIBRARY in libraries, reason=f"{'/'.join(libraries)}: {reason}", strict=strict
+    )
+
+
+def skip_on(*libraries, reason):
+    """Skips a test on these backends (one that would not end, or can't run there at all)."""
+    return pytest.mark.skipif(LIBRARY in libraries, reason=f"{'/'.join(libraries)}: {reason}")
 
 
 def T(values, dtype=None, requires_grad=False):

@@ -13,14 +13,14 @@ import pickle
 import array_api_strict as xs
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import chainrule as cr
 from chainrule import _backend
 from chainrule.autograd import gradcheck, gradgradcheck
-from conftest import BACKEND, N, T
+from conftest import BACKEND, N, T, examples, fails_on
 from test_ops import (
     AWAY_FROM_ZERO,
     BINARY,
@@ -35,7 +35,7 @@ from test_ops_reductions import SIGNED, axes_for
 
 GRADCHECKED = {"reciprocal", "cumulative_sum", "cumulative_prod"}
 
-FEW = settings(max_examples=15)
+FEW = examples(15)
 NONEMPTY = SHAPES.filter(lambda s: len(s) > 0)
 DTYPE_NAMES = _backend.DTYPE_NAMES
 
@@ -49,7 +49,7 @@ def dtype_of(d):
 
 
 @pytest.mark.parametrize("name", BINARY)
-@settings(max_examples=5)
+@examples(5)
 @given(data=st.data())
 def test_binary_python_scalars_are_weak_on_either_side(name, data):
     fn, np_fn, x_elements, y_elements = BINARY[name]
@@ -124,7 +124,7 @@ def test_complex_tensors_cannot_require_grad_and_their_parts_carry_none():
 
 
 @given(a=arrays(SHAPES))
-@settings(max_examples=5)
+@examples(5)
 def test_real_and_conj_of_a_real_tensor_are_differentiable_identities(a):
     for fn in (cr.real, cr.conj):
         assert_values(fn(T(a)), a, atol=0, rtol=0)
@@ -144,6 +144,7 @@ def test_dtypes_constants_and_version_are_namespace_attributes():
     assert cr.__array_api_version__ == "2025.12"
 
 
+@fails_on("torch", reason="PyTorch has no uint16, uint32 and uint64 promotion")
 def test_result_type_agrees_with_the_reference_wherever_the_standard_promotes():
     for a, b in itertools.product(DTYPE_NAMES, repeat=2):
         try:
@@ -165,6 +166,7 @@ def test_result_type_of_tensors_and_weak_python_scalars():
         cr.result_type(1.0, 2)
 
 
+@fails_on("torch", reason="PyTorch's can_cast allows int8 to uint8")
 def test_can_cast_agrees_with_the_reference_within_each_kind():
     kinds = [["bool"], [n for n in DTYPE_NAMES if "int" in n], ["float32", "float64"]]
     kinds.append(["float32", "float64", "complex64", "complex128"])
@@ -246,6 +248,7 @@ def test_isdtype_agrees_with_the_reference():
         cr.isdtype(cr.float32, "floating")
 
 
+@fails_on("torch", reason="PyTorch's Array API namespace lacks uint16, uint32 and uint64")
 def test_namespace_info_reports_the_default_backend_with_chainrule_dtypes():
     info = cr.__array_namespace_info__()
     ref = BACKEND.__array_namespace_info__()
@@ -261,6 +264,7 @@ def test_namespace_info_reports_the_default_backend_with_chainrule_dtypes():
     assert isinstance(info.devices(), tuple)  # a list before 2025.12
 
 
+@fails_on("jax", reason="JAX arrays are immutable: astype to the same dtype returns the array")
 def test_astype_copies_unless_told_not_to_and_the_dtype_matches():
     for requires_grad in (False, True):
         x = leaf([1.0, 2.0]) if requires_grad else T([1.0, 2.0])
@@ -334,6 +338,7 @@ def test_cumulative_prod_gradient_at_zeros_is_the_product_of_the_others():
     assert_values(g, [1.0, 8.0, 0.0, 0.0, 0.0], atol=0)
 
 
+@fails_on("torch", reason="PyTorch has no uint64 cumulative sums and products")
 @pytest.mark.parametrize("fn", [cr.cumulative_sum, cr.cumulative_prod])
 def test_cumulative_dtypes_axis_and_zero_dimensions(fn):
     np_fn = np.cumulative_sum if fn is cr.cumulative_sum else np.cumulative_prod
@@ -396,7 +401,7 @@ def test_diff_of_integers_and_booleans_as_numpy():
 
 @pytest.mark.parametrize("name", ["all", "any"])
 @given(data=st.data())
-@settings(max_examples=15)
+@examples(15)
 def test_all_and_any_over_drawn_axes(name, data):
     shape = data.draw(SHAPES)
     a = data.draw(hnp.arrays(np.bool_, shape) | arrays(shape, st.sampled_from([0.0, 1.5])))
@@ -435,6 +440,7 @@ def test_var_and_std_are_nan_without_more_values_than_the_correction(fn):
     assert_values(fn(x, correction=1.5), expected if fn is cr.var else np.sqrt(expected))
 
 
+@fails_on("torch", reason="PyTorch has no uint64 sums and products")
 @pytest.mark.parametrize("fn", [cr.sum, cr.prod])
 def test_sum_and_prod_widen_integers_and_take_a_dtype(fn):
     np_fn = np.sum if fn is cr.sum else np.prod

@@ -14,7 +14,7 @@ from hypothesis.extra import numpy as hnp
 import chainrule as cr
 from chainrule import _backend
 from chainrule._rules import OPS
-from conftest import BACKEND, N, T
+from conftest import BACKEND, N, T, fails_on
 from test_ops import (
     GRID,
     SHAPES,
@@ -301,6 +301,9 @@ def test_argmax_and_argmin_with_ties_and_keepdims(data):
     )
 
 
+@fails_on(
+    "torch", reason="array-api-compat's count_nonzero for PyTorch errs with keepdims", strict=False
+)
 @given(data=st.data())
 def test_count_nonzero(data):
     a = data.draw(arrays(data.draw(SHAPES), GRID))
@@ -380,6 +383,7 @@ def test_searchsorted_with_a_scalar():
     assert int(cr.searchsorted(T([1, 2, 3]), 2, side="right")) == 2
 
 
+@fails_on("torch", reason="PyTorch has no unique_all (array-api-compat raises)")
 @given(a=arrays(SHAPES, WITH_NAN))
 def test_unique_functions_against_numpy(a):
     x = leaf(a)

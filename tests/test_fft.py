@@ -8,7 +8,7 @@ import pytest
 
 import chainrule as cr
 from chainrule._backend import from_backend_dtype
-from conftest import BACKEND, N, T
+from conftest import BACKEND, N, T, fails_on
 from test_ops import assert_values, check_grads, leaf
 
 RNG = np.random.default_rng(0)
@@ -101,6 +101,7 @@ def test_round_trips_give_back_the_input():
     assert_values(cr.fft.hfft(cr.fft.ihfft(r), n=4), REAL)
 
 
+@fails_on("torch", reason="PyTorch's MKL FFT rejects irfft with n=1")
 def test_transforms_of_tiny_and_zero_dimensional_inputs():
     one = T([2.0 + 1.0j])
     assert_values(cr.fft.fft(one), [2.0 + 1.0j])

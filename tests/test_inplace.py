@@ -7,11 +7,12 @@ import pytest
 
 import chainrule as cr
 from chainrule.autograd import grad, gradcheck, gradgradcheck
-from conftest import N, T
+from conftest import N, T, fails_on
 
 GRADCHECKED = {"setitem"}
 
 
+@fails_on("jax", reason="JAX arrays are immutable: an in-place operator makes a new array")
 def test_in_place_operators_on_a_tensor_without_grad_write_its_array():
     x = T([1.0, 2.0, 3.0])
     data = x._data
@@ -23,6 +24,7 @@ def test_in_place_operators_on_a_tensor_without_grad_write_its_array():
     np.testing.assert_allclose(N(x), [1.5, 2.5, 3.5])
 
 
+@fails_on("jax", reason="JAX arrays are immutable: views don't see item assignment")
 def test_item_assignment_writes_through_views():
     x = T(np.zeros((2, 3)))
     row = x[0]

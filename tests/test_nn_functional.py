@@ -9,14 +9,14 @@ import pathlib
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import chainrule as cr
 import chainrule.nn.functional as F
 from chainrule.autograd import grad
 from chainrule.random import Generator
-from conftest import BACKEND, N, T
+from conftest import BACKEND, N, T, examples
 from test_ops import SHAPES, arrays, assert_values, check_grads, floats, leaf
 
 REF = np.load(pathlib.Path(__file__).parent / "fixtures" / "torch_reference.npz")
@@ -87,7 +87,7 @@ def test_erf_is_accurate_to_a_few_ulps_in_float64():
     assert np.isnan(N(F._erf(T([np.nan])))).all()
 
 
-@settings(max_examples=10)
+@examples(10)
 @given(a=arrays(SHAPES, floats(-3.5, 3.5)))
 def test_erf_first_and_second_derivatives(a):
     check_grads(F._erf, leaf(a))
@@ -105,7 +105,7 @@ def test_erf_first_and_second_derivatives(a):
     ],
     ids=["gelu", "gelu_tanh", "silu", "softplus", "softplus_beta", "tanh"],
 )
-@settings(max_examples=10)
+@examples(10)
 @given(a=arrays(SHAPES, floats(-4, 4).filter(lambda v: abs(v * 0.5 - 1.0) > 1e-3)))
 def test_activation_first_and_second_derivatives(fn, a):
     check_grads(fn, leaf(a))
@@ -129,7 +129,7 @@ def test_float32_stays_float32():
 # ----------------------------------------------------------------------------- layers
 
 
-@settings(max_examples=10)
+@examples(10)
 @given(data=st.data())
 def test_linear_and_layer_norm_first_and_second_derivatives(data):
     n = data.draw(st.integers(1, 3))
@@ -199,7 +199,7 @@ def test_layer_norm_checks_the_trailing_shape():
 # ----------------------------------------------------------------------------- losses
 
 
-@settings(max_examples=10)
+@examples(10)
 @given(data=st.data())
 def test_losses_first_and_second_derivatives(data):
     n, c = data.draw(st.integers(1, 3)), data.draw(st.integers(2, 4))

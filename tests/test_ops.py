@@ -10,7 +10,7 @@ import pathlib
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -18,7 +18,7 @@ import chainrule as cr
 import chainrule.nn.functional as F
 from chainrule._rules import RULES
 from chainrule.autograd import gradcheck, gradgradcheck
-from conftest import N, T
+from conftest import N, T, examples, fails_on
 
 # ----------------------------------------------------------------------------- shared helpers
 
@@ -132,7 +132,7 @@ def test_unary_values_and_derivatives(name, data):
 
 
 @pytest.mark.parametrize("name", UNARY)
-@settings(max_examples=5)
+@examples(5)
 @given(data=st.data())
 def test_unary_float32_gives_float32_values_and_gradients(name, data):
     fn, _, elements = UNARY[name]
@@ -190,7 +190,7 @@ def test_binary_values_and_derivatives_with_broadcasting(name, data):
 
 
 @pytest.mark.parametrize("name", BINARY)
-@settings(max_examples=5)
+@examples(5)
 @given(data=st.data())
 def test_binary_with_a_python_scalar_on_either_side(name, data):
     fn, np_fn, x_elements, y_elements = BINARY[name]
@@ -205,7 +205,7 @@ def test_binary_with_a_python_scalar_on_either_side(name, data):
 
 
 @pytest.mark.parametrize("name", BINARY)
-@settings(max_examples=5)
+@examples(5)
 @given(data=st.data())
 def test_binary_float32_gives_float32_values_and_gradients(name, data):
     fn, _, x_elements, y_elements = BINARY[name]
@@ -221,8 +221,13 @@ def test_binary_float32_gives_float32_values_and_gradients(name, data):
     assert gy.dtype == cr.float32
 
 
+@fails_on(
+    "torch",
+    reason="PyTorch promotes float32 with a 0-d float64 to float32 (0-d tensors count as scalars)",
+    strict=False,
+)
 @pytest.mark.parametrize("name", BINARY)
-@settings(max_examples=5)
+@examples(5)
 @given(data=st.data())
 def test_binary_float32_with_float64_promotes_and_keeps_each_gradient_dtype(name, data):
     fn, _, x_elements, y_elements = BINARY[name]
@@ -249,7 +254,7 @@ OPERATORS = {
 
 
 @pytest.mark.parametrize("symbol", OPERATORS)
-@settings(max_examples=10)
+@examples(10)
 @given(data=st.data())
 def test_operators_on_tensors_and_python_scalars_on_either_side(symbol, data):
     op, x_elements, y_elements = OPERATORS[symbol]
@@ -302,7 +307,7 @@ def test_where_values_and_derivatives_with_broadcasting(data):
     assert gy.shape == y_shape
 
 
-@settings(max_examples=10)
+@examples(10)
 @given(a=arrays(SHAPES), c=st.booleans())
 def test_where_with_a_python_scalar_branch_keeps_float32(a, c):
     cond = T(np.full(a.shape, c))

@@ -6,12 +6,12 @@ import operator
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import chainrule as cr
-from conftest import T
+from conftest import T, examples
 from test_ops import MAX_SIZE, SHAPES, arrays, assert_values, check_grads, grads_of, leaf
 
 GRADCHECKED = {"matmul"}
@@ -55,7 +55,7 @@ def test_matmul_values_and_derivatives(case, data):
 
 
 @pytest.mark.parametrize("case", MATMUL_SHAPES)
-@settings(max_examples=5)
+@examples(5)
 @given(data=st.data())
 def test_matmul_of_float32_gives_float32_values_and_gradients(case, data):
     x_shape, y_shape = data.draw(MATMUL_SHAPES[case])
@@ -87,7 +87,7 @@ TENSORDOT = [
 
 
 @pytest.mark.parametrize("x_shape, y_shape, axes", TENSORDOT)
-@settings(max_examples=10)
+@examples(10)
 @given(data=st.data())
 def test_tensordot_values_and_derivatives(x_shape, y_shape, axes, data):
     a, b = data.draw(arrays(x_shape)), data.draw(arrays(y_shape))
@@ -109,7 +109,7 @@ def test_vecdot_over_the_last_axis_with_broadcasting(batches, k, data):
     assert (gx.shape, gy.shape) == (x_shape, y_shape)
 
 
-@settings(max_examples=10)
+@examples(10)
 @given(data=st.data())
 def test_vecdot_over_a_drawn_axis(data):
     shape = data.draw(SHAPES.filter(lambda s: len(s) > 0))

@@ -4,14 +4,14 @@ axes and keepdims, float32, ties in max / min, and prod at exact zeros."""
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import chainrule as cr
 import chainrule.nn.functional as F
 from chainrule.autograd import grad, gradcheck, gradgradcheck
-from conftest import N, T
+from conftest import N, T, examples
 from test_ops import POSITIVE, SHAPES, arrays, assert_values, check_grads, grads_of, leaf
 
 GRADCHECKED = {"sum", "prod", "mean", "max", "min", "logsumexp", "softmax", "log_softmax"}
@@ -65,7 +65,7 @@ def test_reduction_values_and_derivatives_over_drawn_axes(name, data):
 
 
 @pytest.mark.parametrize("name", REDUCTIONS)
-@settings(max_examples=5)
+@examples(5)
 @given(data=st.data())
 def test_reduction_of_float32_gives_float32_values_and_gradients(name, data):
     fn, _, values = REDUCTIONS[name]
@@ -205,7 +205,7 @@ def test_prod_gradient_with_two_zeros_is_zero():
     assert_values(g, [[0.0, 6.0], [0.0, 0.0], [0.0, 0.0]], atol=0)
 
 
-@settings(max_examples=15)
+@examples(15)
 @given(data=st.data())
 def test_prod_first_derivative_with_zeros_and_second_with_one_zero(data):
     a = data.draw(arrays(data.draw(SHAPES), SIGNED))

@@ -6,13 +6,13 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import chainrule as cr
 from chainrule._rules import OPS
-from conftest import BACKEND, T
+from conftest import BACKEND, T, examples
 from test_ops import (
     MAX_SIZE,
     SHAPES,
@@ -303,7 +303,7 @@ def backend_key(key):
 
 
 @pytest.mark.parametrize("name", INDEX_ADD_KEYS)
-@settings(max_examples=10)
+@examples(10)
 @given(g_values=arrays((6,)))
 def test_index_add_values_and_derivatives(name, g_values):
     key, shape = INDEX_ADD_KEYS[name], (2, 3)

@@ -11,6 +11,8 @@ runs one forward + backward pass and returns ``(aux, grads)``, and
 SYSTEMS = {
     "numpy": ("limit", "numpy", {}),
     "chainrule": ("chainrule_ad", "chainrule", {}),
+    "chainrule-torch": ("chainrule_ad", "torch", {"storage": "torch"}),
+    "chainrule-cupy": ("chainrule_ad", "cupy", {"storage": "cupy"}),
     "torch": ("torch_ad", "torch", {}),
     "autograd": ("autograd_ad", "autograd", {}),
     "mygrad": ("mygrad_ad", "mygrad", {}),

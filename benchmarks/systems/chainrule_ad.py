@@ -1,4 +1,5 @@
-"""chainrule: loss.backward(); double backward via cr.autograd.grad."""
+"""chainrule: loss.backward(); double backward via cr.autograd.grad. With storage="torch",
+chainrule's graph over torch.Tensor arrays (PyTorch's kernels, chainrule's autograd)."""
 
 from types import SimpleNamespace
 
@@ -39,12 +40,60 @@ BACKEND = SimpleNamespace(
 )
 
 
-def setup(one_thread: bool) -> dict:
-    return {"version": getattr(cr, "__version__", "unknown")}
+def _on(storage: str):
+    """The backend namespace whose leaves, constants and indices are arrays of `storage`."""
+    if storage == "numpy":
+        return BACKEND
+    if storage == "torch":
+        import torch
+
+        array = torch.tensor
+    else:
+        import cupy
+
+        array = cupy.asarray
+    return SimpleNamespace(
+        **{
+            **vars(BACKEND),
+            "leaf": lambda a: cr.asarray(array(a), requires_grad=True),
+            "const": lambda a: cr.asarray(array(a)),
+            "index": array,
+        }
+    )
 
 
-def build(work, data) -> dict:
-    return _tape.build(work, data, BACKEND)
+def setup(one_thread: bool, storage: str = "numpy") -> dict:
+    info = {"version": getattr(cr, "__version__", "unknown")}
+    if storage == "torch":
+        import torch
+
+        if one_thread:
+            torch.set_num_threads(1)
+            torch.set_num_interop_threads(1)
+        info["storage"] = f"torch {torch.__version__}"
+    elif storage == "cupy":
+        import cupy
+
+        info["storage"] = f"cupy {cupy.__version__}"
+    return info
+
+
+def build(work, data, storage: str = "numpy") -> dict:
+    steps = _tape.build(work, data, _on(storage))
+    if storage != "cupy":
+        return steps
+    import cupy
+
+    def synchronized(step):
+        # GPU kernels run asynchronously: a step ends when the device is done.
+        def run():
+            out = step()
+            cupy.cuda.get_current_stream().synchronize()
+            return out
+
+        return run
+
+    return {name: synchronized(step) for name, step in steps.items()}
 
 
 def to_numpy(grads) -> list:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib
 import math
 import os
+import re
 
 import numpy as np
 
@@ -31,22 +32,55 @@ def namespace(a) -> object:
 def _lookup_namespace(a):
     if isinstance(a, (np.ndarray, np.generic)):
         return np
-    get = getattr(a, "__array_namespace__", None)
-    if get is not None:
-        return get()
-    try:
-        import array_api_compat
-    except ImportError:
-        array_api_compat = None
-    if array_api_compat is not None:
+    compat = _compat()
+    if compat is not None:
+        # array-api-compat answers for every library, wrapping those without a namespace of
+        # their own (PyTorch, Dask, CuPy) and passing the others' `__array_namespace__` on.
         try:
-            return array_api_compat.array_namespace(a)
+            return compat.array_namespace(a)
         except TypeError:
             pass
+    else:
+        get = getattr(a, "__array_namespace__", None)
+        if get is not None:
+            return get()
+    kind = f"{type(a).__module__}.{type(a).__qualname__}"
+    if compat is None and type(a).__module__.split(".")[0] in _NEEDS_COMPAT:
+        raise TypeError(
+            f"chainrule needs the package array-api-compat to wrap a {kind}: "
+            "pip install array-api-compat (or chainrule[backends])"
+        )
     raise TypeError(
-        f"chainrule cannot wrap an object of type {type(a).__module__}.{type(a).__qualname__}: "
+        f"chainrule cannot wrap an object of type {kind}: "
         "it is not an array of a library implementing the Python Array API standard"
     )
+
+
+# Array libraries whose arrays have no `__array_namespace__`: array-api-compat serves them.
+_NEEDS_COMPAT = ("torch", "dask", "cupy", "sparse", "ndonnx")
+_compat_module: list = []
+
+
+def _compat():
+    """The array_api_compat module, or None when it is not installed (looked up once)."""
+    if not _compat_module:
+        try:
+            import array_api_compat
+        except ImportError:
+            array_api_compat = None
+        _compat_module.append(array_api_compat)
+    return _compat_module[0]
+
+
+def joint_namespace(xp, other):
+    """The namespace that holds the result of an operation on arrays of `xp` and `other`
+    where one library takes the other's arrays as operands (Dask takes NumPy's), else None."""
+    libs = (library(xp), library(other))
+    if libs == ("dask", "numpy"):
+        return xp
+    if libs == ("numpy", "dask"):
+        return other
+    return None
 
 
 def is_array(a) -> bool:
@@ -92,9 +126,40 @@ def namespace_named(name: str):
 # ----------------------------------------------------------------------------- default backend
 
 
-# The library that creation functions and Python data use: NumPy, unless the environment
-# variable CHAINRULE_BACKEND names another module (the tests use array_api_strict).
-_DEFAULT = importlib.import_module(os.environ.get("CHAINRULE_BACKEND", "numpy"))
+# CHAINRULE_BACKEND names the library that creation functions and Python data use (NumPy
+# unless set; the tests run under each): a short name below, or a namespace module's name.
+BACKENDS = {
+    "numpy": ("numpy", "numpy"),
+    "array_api_strict": ("array_api_strict", "array-api-strict"),
+    "dask": ("array_api_compat.dask.array", "dask[array] array-api-compat"),
+    "jax": ("jax.numpy", "jax"),
+    "torch": ("array_api_compat.torch", "torch array-api-compat"),
+    "cupy": ("array_api_compat.cupy", "cupy array-api-compat"),
+}
+
+
+def load_backend(name: str):
+    """The namespace module of backend `name` (a short name of BACKENDS or a module name).
+    JAX gets 64-bit types enabled and PyTorch float64 as its default floating dtype, as NumPy
+    and chainrule's own default have."""
+    module, packages = BACKENDS.get(name, (name, name.split(".")[0]))
+    if module.split(".")[0] == "jax":
+        import jax
+
+        jax.config.update("jax_enable_x64", True)
+    if name == "torch":
+        import torch
+
+        torch.set_default_dtype(torch.float64)
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        raise ImportError(
+            f"the chainrule backend {name!r} needs the module {module}: pip install {packages}"
+        ) from e
+
+
+_DEFAULT = load_backend(os.environ.get("CHAINRULE_BACKEND", "numpy"))
 
 
 def default_namespace():
@@ -275,16 +340,15 @@ def index_add(xp, g, p):
         keys = key if isinstance(key, tuple) else (key,)
         if any(k is None for k in keys):
             key = tuple(k for k in keys if k is not None)
-            g = xp.reshape(g, out[key].shape)
-        out[key] = g
-        return out
-    # Integer arrays may repeat positions, and the standard has no scatter-add: find each
-    # gathered element's flat source position, then sum with a one-hot matrix (memory
-    # grows as input size x gathered size).
+            g = xp.reshape(g, getitem(xp, out, key).shape)
+        if library(xp) == "dask":
+            return _dask_index_add(xp, out, key, g)
+        return assign(xp, out, key, g)
+    # Integer arrays may repeat positions: gather each element's flat source position, then
+    # add the gradients up at those positions.
     size = math.prod(shape)
     positions = xp.reshape(xp.reshape(xp.arange(size), shape)[key], (-1,))
-    onehot = xp.astype(xp.arange(size)[:, None] == positions[None, :], dtype)
-    return xp.reshape(xp.matmul(onehot, xp.reshape(g, (-1,))), shape)
+    return xp.reshape(scatter_add(xp, positions, xp.reshape(g, (-1,)), size, dtype), shape)
 
 
 def covers_all(shape, key) -> bool:
@@ -326,14 +390,12 @@ def covers_all(shape, key) -> bool:
 
 
 def _is_lazy(a) -> bool:
-    return type(a).__module__.split(".")[0] == "dask"
+    return library(namespace(a)) == "dask"
 
 
 def outside(xp, shape, key):
     """A bool array of `shape`: False at `key`, True elsewhere."""
-    mask = xp.ones(shape, dtype=xp.bool)
-    mask[key] = False
-    return mask
+    return assign(xp, xp.ones(shape, dtype=xp.bool), key, False)
 
 
 def _is_basic(key) -> bool:
@@ -355,12 +417,10 @@ def take_add(xp, g, p):
         out = np.zeros(shape, dtype=dtype)
         np.add.at(out, (slice(None),) * axis + (indices,), g)
         return out
-    # Generic: a one-hot matrix sends each gathered slice back to its source position.
-    onehot = xp.astype(
-        xp.arange(shape[axis], dtype=indices.dtype)[:, None] == indices[None, :], dtype
-    )
-    moved = xp.moveaxis(g, axis, -1)
-    return xp.moveaxis(xp.matmul(moved, onehot.T), -1, axis)
+    size = math.prod(shape)
+    positions = xp.take(xp.reshape(xp.arange(size), shape), indices, axis=axis)
+    flat = scatter_add(xp, xp.reshape(positions, (-1,)), xp.reshape(g, (-1,)), size, dtype)
+    return xp.reshape(flat, shape)
 
 
 def take_along_add(xp, g, p):
@@ -369,17 +429,210 @@ def take_along_add(xp, g, p):
     take_along_axis's (indices, axis, input shape, input dtype)."""
     indices, axis, shape, dtype = p
     n = shape[axis]
+    full = g.shape[:axis] + (n,) + g.shape[axis + 1 :]
     if xp is np:
         key = tuple(
             indices if d == axis else np.arange(k).reshape((k,) + (1,) * (g.ndim - 1 - d))
             for d, k in enumerate(g.shape)
         )
-        out = index_add(xp, g, (key, g.shape[:axis] + (n,) + g.shape[axis + 1 :], dtype))
+        out = index_add(xp, g, (key, full, dtype))
     else:
-        # hit[..., j, i] says whether the j-th index along the axis is i; a batched matmul
-        # sums g over the j of each i (memory grows as g's size times n).
-        idx = xp.expand_dims(xp.moveaxis(indices, axis, -1), axis=-1)
-        hit = xp.astype(idx == xp.arange(n, dtype=indices.dtype), dtype)
-        rows = xp.expand_dims(xp.moveaxis(g, axis, -1), axis=-2)
-        out = xp.moveaxis(xp.matmul(rows, hit)[..., 0, :], -1, axis)
+        positions = xp.reshape(_flat_positions(xp, full, indices, axis, g.shape), (-1,))
+        size = math.prod(full)
+        out = xp.reshape(scatter_add(xp, positions, xp.reshape(g, (-1,)), size, dtype), full)
     return sum_to(xp, out, shape)
+
+
+# ----------------------------------------------------------------------------- library gaps
+# Where the standard leaves a gap that a library fills its own way (writes into JAX's immutable
+# arrays, a scatter-add, PyTorch's slices with negative steps, Dask's missing take_along_axis),
+# rules call these helpers: library names appear here and nowhere else.
+
+# First match wins: "jax.numpy" is JAX, "array_api_compat.dask.array" Dask.
+_KNOWN = ("dask", "jax", "torch", "cupy", "array_api_strict", "numpy")
+_libraries: dict[int, str] = {id(np): "numpy"}
+
+
+def library(xp) -> str:
+    """The array library behind namespace `xp` (a backend's, or the namespace a rule runs
+    with, named after it): one of _KNOWN, else its top module's name."""
+    lib = _libraries.get(id(xp))
+    if lib is None:
+        name = name_of(xp)
+        found = [k for k in _KNOWN if re.search(rf"\b{k}\b", name)]
+        lib = found[0] if found else name.split(".")[0]
+        _libraries[id(xp)] = lib
+    return lib
+
+
+def _module(name: str):
+    return importlib.import_module(name)
+
+
+def getitem(xp, a, key):
+    """a[key]; PyTorch's slices take no negative step: those axes are flipped first."""
+    if library(xp) == "torch":
+        axes, key = _positive_steps(key, a.shape)
+        if axes:
+            a = xp.flip(a, axis=axes)
+    return a[key]
+
+
+def assign(xp, a, key, v):
+    """`a` with a[key] = v: `a` itself, written in place, or a new array where arrays are
+    immutable (JAX) or the write can't be made in place (PyTorch's negative steps)."""
+    lib = library(xp)
+    if lib == "jax":
+        return a.at[key].set(v)
+    if lib == "torch":
+        axes, key = _positive_steps(key, a.shape)
+        if axes:
+            flipped = xp.flip(a, axis=axes)
+            flipped[key] = v
+            return xp.flip(flipped, axis=axes)
+    a[key] = v
+    return a
+
+
+def _positive_steps(key, shape):
+    """(axes, key'): a[key] == flip(a, axes)[key'] with no negative step in key'."""
+    keys = key if isinstance(key, tuple) else (key,)
+    if not any(isinstance(k, slice) and k.step is not None and k.step < 0 for k in keys):
+        return (), key
+    used = sum(0 if k is None or k is Ellipsis else getattr(k, "ndim", 1) or 1 for k in keys)
+    axes, out, d = [], [], 0
+    for k in keys:
+        if k is Ellipsis:
+            d += len(shape) - used
+        elif isinstance(k, slice) and k.step is not None and k.step < 0:
+            n = shape[d]
+            picked = range(*k.indices(n))
+            if len(picked):
+                k = slice(n - 1 - picked[0], n - picked[-1], -k.step)
+            else:
+                k = slice(0, 0)
+            axes.append(d)
+        if k is not None and k is not Ellipsis:
+            d += getattr(k, "ndim", 1) or 1
+        out.append(k)
+    return tuple(axes), tuple(out)
+
+
+def scatter_add(xp, positions, values, size: int, dtype):
+    """A 1-D array of `size` zeros of `dtype` with `values` added at `positions` (1-D integer
+    arrays; repeated positions add up), by the library's own scatter-add."""
+    lib = library(xp)
+    if lib == "numpy":
+        out = np.zeros(size, dtype=dtype)
+        np.add.at(out, positions, values)
+        return out
+    if lib == "torch":
+        return xp.zeros(size, dtype=dtype, device=positions.device).index_add_(
+            0, positions, xp.astype(values, dtype)
+        )
+    if lib == "jax":
+        return xp.zeros(size, dtype=dtype).at[positions].add(values)
+    if lib == "cupy":
+        out = xp.zeros(size, dtype=dtype)
+        _module("cupyx").scatter_add(out, positions, values)
+        return out
+    if lib == "dask":
+        sums = _module("dask.array").bincount(positions, weights=values, minlength=size)
+        return xp.astype(sums, dtype)
+    # Generic: a one-hot matrix (memory grows as size x number of values).
+    onehot = xp.astype(xp.arange(size)[:, None] == positions[None, :], dtype)
+    return xp.matmul(onehot, values)
+
+
+def take_along_axis(xp, x, indices, axis: int):
+    """xp.take_along_axis, or for Dask (which lacks it) a gather of flat positions."""
+    if library(xp) != "dask":
+        return xp.take_along_axis(x, indices, axis=axis)
+    shape = tuple(max(a, b) for a, b in zip(x.shape, indices.shape))
+    shape = shape[:axis] + (indices.shape[axis],) + shape[axis + 1 :]
+    flat = xp.reshape(x, (-1,))
+    return xp.reshape(
+        xp.take(flat, xp.reshape(_flat_positions(xp, x.shape, indices, axis, shape), (-1,))), shape
+    )
+
+
+def _flat_positions(xp, shape, indices, axis, out_shape):
+    """The flat position in an array of `shape` of each element that take_along_axis picks."""
+    strides = [math.prod(shape[d + 1 :]) for d in range(len(shape))]
+    pos = xp.broadcast_to(indices * strides[axis], out_shape)
+    for d, n in enumerate(out_shape):
+        if d != axis:
+            step = xp.reshape(
+                xp.arange(n) * (strides[d] if shape[d] != 1 else 0),
+                (1,) * d + (n,) + (1,) * (len(out_shape) - d - 1),
+            )
+            pos = pos + step
+    return pos
+
+
+def layout(a):
+    """How `a` is laid out where a gradient spread over its shape should follow it: a Dask
+    array's chunks; None for every other library."""
+    if a.__class__ is ndarray or library(namespace(a)) != "dask":
+        return None
+    return a.chunks
+
+
+def broadcast_to(xp, a, shape, layout=None):
+    """xp.broadcast_to; on Dask in the chunks `layout` (else a broadcast axis would be one
+    chunk as large as the whole axis)."""
+    if layout is not None and library(xp) == "dask":
+        return _module("dask.array").broadcast_to(a, shape, chunks=layout)
+    return xp.broadcast_to(a, shape)
+
+
+def _dask_index_add(xp, out, key, g):
+    """Dask's item assignment refuses an empty selection and boolean masks (whose selections
+    have unknown sizes until computed)."""
+    if _is_mask(key):
+        raise NotImplementedError(
+            "the gradient of boolean-mask indexing of a Dask array is not supported: the "
+            "selection's size is unknown until computed (NaN chunk sizes); use "
+            "where(mask, x, 0), or compute the chunk sizes first"
+        )
+    if math.prod(g.shape) == 0:
+        return out
+    out[key] = g
+    return out
+
+
+def to_numpy(a):
+    """A NumPy array of a's values: copied to the host from a device, computed for Dask (the
+    user asked), with PyTorch's lazy conjugate and negative bits resolved."""
+    if isinstance(a, np.ndarray):
+        return a
+    lib = library(namespace(a))
+    if lib == "torch":
+        return a.detach().resolve_conj().resolve_neg().cpu().numpy()
+    if lib == "cupy":
+        return a.get()
+    if lib == "dask":
+        return np.asarray(a.compute())
+    try:
+        return np.from_dlpack(a)
+    except (TypeError, AttributeError, BufferError, RuntimeError):
+        return np.asarray(a)
+
+
+def to_device(a, device, stream=None):
+    """a on `device`: the array's own to_device, or array-api-compat's where it has none."""
+    kwargs = {} if stream is None else {"stream": stream}
+    if hasattr(a, "to_device"):
+        return a.to_device(device, **kwargs)
+    try:
+        return _compat().to_device(a, device, **kwargs)
+    except RuntimeError as e:  # PyTorch's word for a device it does not know
+        raise ValueError(str(e)) from e
+
+
+def device(a):
+    """a's device: its own `device` attribute, or array-api-compat's answer."""
+    d = getattr(a, "device", None)
+    if d is None and _compat() is not None:
+        return _compat().device(a)
+    return "cpu" if d is None else d

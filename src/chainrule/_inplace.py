@@ -101,6 +101,19 @@ def _take_value(t: Tensor, new: Tensor, name: str, recorded: bool = True) -> Non
     inplace_writes[0] += 1
 
 
+_KIND_RANK = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
+_SCALAR_KIND = {bool: "b", int: "i", float: "f", complex: "c"}
+
+
+def _check_kind(t: Tensor, value, name: str) -> None:
+    """An in-place operator can't write floats into integers, nor complex into reals (checked
+    here: not every library says TypeError)."""
+    kind = _SCALAR_KIND.get(value.__class__) or _backend.dtype_kind(value.dtype)
+    if _KIND_RANK[kind] > _KIND_RANK[t.dtype.kind]:
+        what = value.__class__.__name__ if value.__class__ in _SCALARS else value.dtype
+        raise TypeError(f"in-place {name}: can't write a {what} value into a tensor of {t.dtype}")
+
+
 def _inplace_operator(op, raw_op, name: str):
     def method(self: Tensor, other):
         if _records(self, other):
@@ -112,7 +125,15 @@ def _inplace_operator(op, raw_op, name: str):
             return self
         _same_library(self, other, name)
         value = other if other.__class__ in _SCALARS else constant(other, self._xp)._data
-        self._data = raw_op(self._data, value)
+        _check_kind(self, value, name)
+        out = raw_op(self._data, value)
+        if out.shape != self._data.shape:
+            # Libraries whose arrays are immutable (JAX) compute `a op b`, which broadcasts.
+            raise ValueError(
+                f"in-place {name}: the result has shape {tuple(out.shape)}, "
+                f"but the tensor written has shape {self.shape}"
+            )
+        self._data = out
         _bump(self)
         return self
 
@@ -131,13 +152,11 @@ def setitem(self: Tensor, key, value) -> None:
     _same_library(self, value, "setitem")
     v = value._data if value.__class__ is Tensor else value
     if not _in_place_ok(self):
-        data = self._xp.asarray(self._data, copy=True)
-        data[key] = v
-        self._data = data
+        self._data = _backend.assign(self._xp, self._xp.asarray(self._data, copy=True), key, v)
         self._vc = VersionCounter(self._version + 1)
         inplace_writes[0] += 1
         return
-    self._data[key] = v
+    self._data = _backend.assign(self._xp, self._data, key, v)
     _bump(self)
 
 

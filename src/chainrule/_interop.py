@@ -226,7 +226,7 @@ def to_device(self, device, /, *, stream=None):
     the backend rejects devices it does not know (ValueError)."""
     if device == self.device:
         return self
-    out = self._data.to_device(device, **_given(stream=stream))
+    out = _backend.to_device(self._data, device, stream)
     if self._edge is not None and grad_mode.enabled:
         raise NotImplementedError(
             "to_device: moving a tensor that requires grad to another device is not "

@@ -278,7 +278,10 @@ def clip(x: ArrayLike, /, min: ArrayLike = None, max: ArrayLike = None) -> Tenso
 
 def _reduction_params(x: Tensor, axis: Axis, keepdims: builtins.bool) -> tuple[Any, ...]:
     shape = tuple(x._data.shape)
-    return (normalize_axes(axis, len(shape)), builtins.bool(keepdims), shape)
+    return (
+        normalize_axes(axis, len(shape)), builtins.bool(keepdims), shape,
+        _backend.layout(x._data),
+    )  # fmt: skip
 
 
 def _reduce(
@@ -947,9 +950,21 @@ def asarray(
     dtype: DTypeLike = None,
     device: Device = None,
     copy: builtins.bool | None = None,
+    requires_grad: builtins.bool = False,
 ) -> Tensor:
-    """A tensor from a tensor, an array of any Array API library, or Python data. A copy of a
-    tensor that requires grad is recorded (as PyTorch's clone): the gradient reaches `obj`."""
+    """A tensor from a tensor, an array of any Array API library (wrapped as it is unless a
+    copy or another dtype is asked for), or Python data. A copy of a tensor that requires grad
+    is recorded (as PyTorch's clone): the gradient reaches `obj`. `requires_grad`, as in
+    PyTorch's asarray, makes the result a leaf that requires grad."""
+    out = _asarray(obj, dtype, device, copy)
+    if requires_grad:
+        if out.requires_grad:
+            out = out.detach()
+        out.requires_grad_(True)
+    return out
+
+
+def _asarray(obj: Any, dtype: DTypeLike, device: Device, copy: builtins.bool | None) -> Tensor:
     if obj.__class__ is Tensor:
         if dtype is not None and obj.dtype != _backend.from_backend_dtype(dtype):
             if copy is False:
@@ -960,7 +975,7 @@ def asarray(
         xp = _backend.namespace(obj)
     else:
         xp = _backend.default_namespace()
-    return _new(_convert(xp, obj, dtype, copy), xp)
+    return _new(_convert(xp, obj, dtype, copy, device), xp)
 
 
 def tensor(
@@ -979,12 +994,14 @@ def tensor(
     return t
 
 
-def _convert(xp: Any, obj: ArrayLike, dtype: DTypeLike, copy: builtins.bool | None) -> Any:
+def _convert(
+    xp: Any, obj: ArrayLike, dtype: DTypeLike, copy: builtins.bool | None, device: Device = None
+) -> Any:
     """`xp.asarray(obj)`: an array of one of the standard's dtypes, or a TypeError (an element
     that is no number) or OverflowError (an integer no integer dtype holds) that says which."""
     failed: Exception | None
     try:
-        out = xp.asarray(obj, dtype=_dtype(xp, dtype), copy=copy)
+        out = xp.asarray(obj, dtype=_dtype(xp, dtype), copy=copy, **_on(device))
     except (TypeError, OverflowError) as err:
         failed = err
     else:
@@ -1022,6 +1039,11 @@ def _check_elements(data: Any) -> None:
             )
 
 
+def _on(device: Device) -> dict:
+    """The device keyword for a backend's creation function: passed on only when given."""
+    return {} if device is None else {"device": device}
+
+
 def _default(dtype: DTypeLike) -> tuple[Any, Any]:
     xp = _backend.default_namespace()
     return xp, _dtype(xp, dtype)
@@ -1031,20 +1053,20 @@ def zeros(shape: Shape, *, dtype: DTypeLike = None, device: Device = None) -> Te
     """A new tensor of `shape` filled with zeros, in the default backend (float64 by
     default)."""
     xp, dt = _default(dtype)
-    return _new(xp.zeros(shape, dtype=dt), xp)
+    return _new(xp.zeros(shape, dtype=dt, **_on(device)), xp)
 
 
 def ones(shape: Shape, *, dtype: DTypeLike = None, device: Device = None) -> Tensor:
     """A new tensor of `shape` filled with ones, in the default backend (float64 by
     default)."""
     xp, dt = _default(dtype)
-    return _new(xp.ones(shape, dtype=dt), xp)
+    return _new(xp.ones(shape, dtype=dt, **_on(device)), xp)
 
 
 def empty(shape: Shape, *, dtype: DTypeLike = None, device: Device = None) -> Tensor:
     """A new tensor of `shape` with unspecified values, in the default backend."""
     xp, dt = _default(dtype)
-    return _new(xp.empty(shape, dtype=dt), xp)
+    return _new(xp.empty(shape, dtype=dt, **_on(device)), xp)
 
 
 def full(
@@ -1052,7 +1074,7 @@ def full(
 ) -> Tensor:
     """A new tensor of `shape` filled with `fill_value`, in the default backend."""
     xp, dt = _default(dtype)
-    return _new(xp.full(shape, fill_value, dtype=dt), xp)
+    return _new(xp.full(shape, fill_value, dtype=dt, **_on(device)), xp)
 
 
 def arange(
@@ -1067,7 +1089,7 @@ def arange(
     """Evenly spaced values in [start, stop) with spacing `step` (from 0 to start when stop
     is None), in the default backend; a leaf that needs no grad."""
     xp, dt = _default(dtype)
-    return _new(xp.arange(start, stop, step, dtype=dt), xp)
+    return _new(xp.arange(start, stop, step, dtype=dt, **_on(device)), xp)
 
 
 def linspace(
@@ -1083,7 +1105,7 @@ def linspace(
     """`num` evenly spaced values from start to stop (included if `endpoint`), in the
     default backend."""
     xp, dt = _default(dtype)
-    return _new(xp.linspace(start, stop, num, dtype=dt, endpoint=endpoint), xp)
+    return _new(xp.linspace(start, stop, num, dtype=dt, endpoint=endpoint, **_on(device)), xp)
 
 
 def eye(
@@ -1098,28 +1120,28 @@ def eye(
     """A matrix of n_rows by n_cols (default: square) with ones on diagonal `k`, zeros
     elsewhere."""
     xp, dt = _default(dtype)
-    return _new(xp.eye(n_rows, n_cols, k=k, dtype=dt), xp)
+    return _new(xp.eye(n_rows, n_cols, k=k, dtype=dt, **_on(device)), xp)
 
 
 def zeros_like(x: ArrayLike, /, *, dtype: DTypeLike = None, device: Device = None) -> Tensor:
     """A new tensor of zeros shaped like x (x's backend and dtype unless `dtype`); no
     gradient."""
     x = as_tensor(x)
-    return _new(x._xp.zeros_like(x._data, dtype=_dtype(x._xp, dtype)), x._xp)
+    return _new(x._xp.zeros_like(x._data, dtype=_dtype(x._xp, dtype), **_on(device)), x._xp)
 
 
 def ones_like(x: ArrayLike, /, *, dtype: DTypeLike = None, device: Device = None) -> Tensor:
     """A new tensor of ones shaped like x (x's backend and dtype unless `dtype`); no
     gradient."""
     x = as_tensor(x)
-    return _new(x._xp.ones_like(x._data, dtype=_dtype(x._xp, dtype)), x._xp)
+    return _new(x._xp.ones_like(x._data, dtype=_dtype(x._xp, dtype), **_on(device)), x._xp)
 
 
 def empty_like(x: ArrayLike, /, *, dtype: DTypeLike = None, device: Device = None) -> Tensor:
     """A new tensor shaped like x (of x's backend and dtype unless `dtype`), values
     unspecified."""
     x = as_tensor(x)
-    return _new(x._xp.empty_like(x._data, dtype=_dtype(x._xp, dtype)), x._xp)
+    return _new(x._xp.empty_like(x._data, dtype=_dtype(x._xp, dtype), **_on(device)), x._xp)
 
 
 def full_like(
@@ -1128,7 +1150,9 @@ def full_like(
     """A new tensor shaped like x (x's backend and dtype unless `dtype`) filled with
     `fill_value`."""
     x = as_tensor(x)
-    return _new(x._xp.full_like(x._data, fill_value, dtype=_dtype(x._xp, dtype)), x._xp)
+    return _new(
+        x._xp.full_like(x._data, fill_value, dtype=_dtype(x._xp, dtype), **_on(device)), x._xp
+    )
 
 
 def _triangle(x: ArrayLike, k: int, lower: builtins.bool) -> Tensor:

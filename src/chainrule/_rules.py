@@ -319,15 +319,16 @@ binary(
 
 
 # ----------------------------------------------------------------------------- reductions
-# p = (axes, keepdims, input shape); axes normalised, sorted, non-negative.
+# p = (axes, keepdims, input shape, input layout); axes normalised, sorted, non-negative; the
+# layout is the backend's (Dask's chunks), for gradients spread back over the input.
 
 
 def _spread(xp, g, p):
     """A reduction's gradient `g` back over the reduced axes, shaped like the input."""
-    axes, keepdims, shape = p
+    axes, keepdims, shape, layout = p
     if not keepdims:
         g = expand_reduced(xp, g, axes, len(shape))
-    return xp.broadcast_to(g, shape)
+    return _backend.broadcast_to(xp, g, shape, layout)
 
 
 unary(
@@ -344,7 +345,7 @@ unary(
 
 def _extreme_vjp(xp, g, x, out, p):
     # Ties share the gradient evenly, as PyTorch's amax/amin.
-    axes, keepdims, shape = p
+    axes, keepdims, shape = p[:3]
     if not keepdims:
         out = expand_reduced(xp, out, axes, len(shape))
         g = expand_reduced(xp, g, axes, len(shape))
@@ -377,7 +378,7 @@ unary("prod", lambda xp, x, p: xp.prod(x, axis=p[0], keepdims=p[1]), _prod_vjp, 
 
 
 def _logsumexp_fwd(xp, x, p):
-    axes, keepdims, shape = p
+    axes, keepdims, shape = p[:3]
     if x.size == 0:  # the log of an empty sum: -inf (without a divide-by-zero warning)
         return xp.sum(x, axis=axes, keepdims=keepdims) - math.inf
     m = xp.max(x, axis=axes, keepdims=True)
@@ -387,7 +388,7 @@ def _logsumexp_fwd(xp, x, p):
 
 
 def _logsumexp_vjp(xp, g, x, out, p):
-    axes, keepdims, shape = p
+    axes, keepdims, shape = p[:3]
     if not keepdims:
         g = expand_reduced(xp, g, axes, len(shape))
         out = expand_reduced(xp, out, axes, len(shape))
@@ -590,7 +591,13 @@ nary("where", lambda xp, xs, p: xp.where(*xs), _where_vjp, ((), (0,), (0,)), bro
 # p = (key or indices, axis, input shape, input dtype); keys hold raw arrays.
 
 
-linear_pair("getitem", lambda xp, x, p: x[p[0]], "index_add", _backend.index_add, view=True)
+linear_pair(
+    "getitem",
+    lambda xp, x, p: _backend.getitem(xp, x, p[0]),
+    "index_add",
+    _backend.index_add,
+    view=True,
+)
 linear_pair("take", lambda xp, x, p: xp.take(x, p[0], axis=p[1]), "take_add", _backend.take_add)
 
 
@@ -601,9 +608,7 @@ linear_pair("take", lambda xp, x, p: xp.take(x, p[0], axis=p[1]), "take_add", _b
 
 def _setitem_fwd(xp, xs, p):
     x, v = xs
-    out = xp.asarray(x, copy=True)
-    out[p[0]] = v
-    return out
+    return _backend.assign(xp, xp.asarray(x, copy=True), p[0], v)
 
 
 def _setitem_vjp(xp, g, s, p, needs):
@@ -612,7 +617,7 @@ def _setitem_vjp(xp, g, s, p, needs):
     # no longer matter, and a NaN among them (scikit-learn overwrites a 0/0 so) must not reach
     # the gradient through 0 * NaN further back.
     gx = xp.where(xp.outside(g, key), g, 0.0) if needs[0] and not covered else None
-    gv = sum_to(xp, g[key], vshape) if needs[1] else None
+    gv = sum_to(xp, _backend.getitem(xp, g, key), vshape) if needs[1] else None
     return (gx, gv)
 
 
@@ -756,7 +761,7 @@ nary(
 
 linear_pair(
     "take_along_axis",
-    lambda xp, x, p: xp.take_along_axis(x, p[0], axis=p[1]),
+    lambda xp, x, p: _backend.take_along_axis(xp, x, p[0], p[1]),
     "take_along_add",
     _backend.take_along_add,
 )

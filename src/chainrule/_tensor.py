@@ -143,7 +143,7 @@ def binary_primitive(rule: Rule):
             ex = x._edge
             if y.__class__ is Tensor:
                 if y._xp is not xp:
-                    mixed_error(rule.name, xp, y._xp)
+                    return op(*lift(rule.name, (x, y)))
                 yd = y._data
                 ey = y._edge
             elif y.__class__ in _SCALARS:
@@ -362,22 +362,48 @@ def as_tensors(xs, name: str):
             if xp is None:
                 xp = x._xp
             elif x._xp is not xp:
-                mixed_error(name, xp, x._xp)
+                xp = _joint(name, xp, x._xp)
     if xp is None:
         xp = _backend.default_namespace()
     return tuple(
-        x if x.__class__ is Tensor or x.__class__ in _SCALARS else constant(x, xp) for x in xs
+        x if x.__class__ in _SCALARS or x.__class__ is Tensor and x._xp is xp else constant(x, xp)
+        for x in xs
     ), xp
 
 
+def _joint(name: str, xp, other):
+    """The namespace of an operation on arrays of `xp` and `other`: one of them where that
+    library takes the other's arrays as operands (Dask takes NumPy's), else a TypeError."""
+    joint = _backend.joint_namespace(xp, other)
+    if joint is None:
+        mixed_error(name, xp, other)
+    return joint
+
+
+def lift(name: str, xs):
+    """Tensors of two libraries, one of which takes the other's arrays, in that one."""
+    xp = _joint(name, xs[0]._xp, xs[1]._xp)
+    return tuple(constant(x, xp) for x in xs)
+
+
 def constant(obj, xp) -> Tensor:
-    """A tensor that needs no gradient, from an array or Python data, in namespace `xp`."""
+    """A tensor that needs no gradient, from an array or Python data, in namespace `xp`
+    (a tensor of that namespace as it is; one of another library that `xp` takes, wrapped)."""
     if obj.__class__ is Tensor:
-        return obj
+        if obj._xp is xp:
+            return obj
+        if obj._edge is not None:
+            raise TypeError(
+                f"a {_backend.name_of(obj._xp)} tensor that requires grad can't join an "
+                f"operation on {_backend.name_of(xp)} arrays (its gradient would be of the "
+                f"other library): make it a {_backend.name_of(xp)} array first"
+            )
+        obj = obj._data
     if _backend.is_array(obj) and not isinstance(obj, _backend.np.generic):
         oxp = _backend.namespace(obj)
         if oxp is not xp:
-            mixed_error("constant", xp, oxp)
+            _joint("constant", xp, oxp)
+            return Tensor(_backend.normalize(xp.asarray(obj), xp), xp, None)
         return Tensor(_backend.normalize(obj, xp), xp, None)
     return Tensor(_backend.normalize(xp.asarray(obj), xp), xp, None)
 
@@ -600,7 +626,7 @@ class Tensor:
     @property
     def device(self) -> Any:
         """The device the values live on (the backend's device object; 'cpu' for NumPy)."""
-        return getattr(self._data, "device", "cpu")
+        return _backend.device(self._data)
 
     @property
     def data(self) -> Tensor:
@@ -610,15 +636,12 @@ class Tensor:
     # -- conversion
 
     def numpy(self) -> Any:
-        """The values as a NumPy array: a NumPy-backed tensor that needs no grad is not copied."""
-        np = _backend.np
+        """The values as a NumPy array: a NumPy-backed tensor that needs no grad is not copied;
+        other libraries' arrays are copied to the host (a Dask array is computed)."""
         d = self._data
         if isinstance(d, ndarray):
             return d.copy() if self._edge is not None else d
-        try:
-            return np.from_dlpack(d)
-        except (TypeError, AttributeError, BufferError, RuntimeError):
-            return np.asarray(d)
+        return _backend.to_numpy(d)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
         # As PyTorch: NumPy's conversion (np.asarray, code compiled against NumPy) would

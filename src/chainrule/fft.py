@@ -21,10 +21,19 @@ __all__ = [
 ]  # fmt: skip
 
 
+_NORMS = ("backward", "ortho", "forward")
+
+
 def _transform(name: str, x: ArrayLike, complex_input: bool, **kwargs: Any) -> Tensor:
     """Backend transform `name` of x. A complex_input transform takes a real x as complex of
     its precision (float32 as complex64), as NumPy does, on every backend."""
     x = as_tensor(x)
+    if kwargs.get("norm") not in _NORMS:
+        # Checked here: not every backend says ValueError for it.
+        raise ValueError(
+            f"chainrule.fft.{name}: norm must be one of {', '.join(_NORMS)}, "
+            f"not {kwargs.get('norm')!r}"
+        )
     if x._edge is not None and grad_mode.enabled:
         raise NotImplementedError(
             f"chainrule.fft.{name}: gradients through complex values are not supported"

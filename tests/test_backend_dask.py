@@ -1,0 +1,92 @@
+"""Dask arrays under chainrule: forward and backward build task graphs and compute nothing
+until the user asks; gradients of chunked data equal NumPy's; NumPy operands join Dask ones."""
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+
+dask = pytest.importorskip("dask")
+da = pytest.importorskip("dask.array")
+
+
+def _refuse(*args, **kwargs):
+    raise AssertionError("chainrule made Dask compute behind the user's back")
+
+
+def _loss(x, w, labels):
+    # A mix of elementwise ops, reductions, matmul, indexing and joins along chunked axes.
+    z = x @ w
+    p = cr.nn.functional.softmax(z, axis=-1)
+    picked = cr.take_along_axis(p, labels, axis=-1)
+    h = cr.concat([cr.tanh(x[:, :2]), cr.sin(x[::2, 2:]).T.T[:1] * 0 + x[:1, 2:]], axis=0)
+    return -cr.mean(cr.log(picked)) + cr.sum(h**2) + cr.logsumexp(cr.reshape(x, (-1,)))
+
+
+def _inputs(module):
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((40, 4)), rng.standard_normal((4, 3))
+    labels = rng.integers(0, 3, size=(40, 1))
+    if module is np:
+        return cr.tensor(x, requires_grad=True), cr.tensor(w, requires_grad=True), labels
+    return (
+        cr.asarray(da.from_array(x, chunks=(10, 4)), requires_grad=True),
+        cr.asarray(da.from_array(w), requires_grad=True),
+        da.from_array(labels, chunks=(10, 1)),
+    )
+
+
+def test_forward_and_backward_compute_nothing_until_asked():
+    x, w, labels = _inputs(da)
+    with dask.config.set(scheduler=_refuse):
+        loss = _loss(x, w, labels)
+        loss.backward()
+        gx, gw = x.grad, w.grad
+        (hx,) = cr.autograd.grad(cr.sum(cr.exp(x) * x), x, create_graph=True)
+        (hh,) = cr.autograd.grad(cr.sum(hx), x)
+        assert isinstance(gx._data, da.Array) and isinstance(hh._data, da.Array)
+        assert gx.shape == (40, 4) and gw.shape == (4, 3)
+        with pytest.raises(AssertionError, match="behind the user's back"):
+            float(loss)  # the guard itself: asking for a value computes
+    # One computation, on the user's call, gives NumPy's gradients.
+    values = dask.compute(loss._data, gx._data, gw._data, hh._data, scheduler="sync")
+    x0, w0, labels0 = _inputs(np)
+    expected = _loss(x0, w0, labels0)
+    expected.backward()
+    np.testing.assert_allclose(values[0], expected.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(values[1], x0.grad.numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(values[2], w0.grad.numpy(), rtol=1e-12, atol=1e-14)
+    xv = x0.detach().numpy()
+    np.testing.assert_allclose(values[3], np.exp(xv) * (xv + 2), rtol=1e-12)
+
+
+def test_gradients_stay_chunked_like_their_tensors():
+    x, w, labels = _inputs(da)
+    _loss(x, w, labels).backward()
+    assert x.grad._data.chunks == x._data.chunks
+
+
+def test_numpy_arrays_and_constant_tensors_join_dask_operations():
+    x = cr.asarray(da.from_array(np.arange(6.0).reshape(3, 2), chunks=(1, 2)), requires_grad=True)
+    weights = np.array([2.0, 3.0])
+    y = cr.sum(x * weights) + cr.sum(x @ cr.asarray(weights)) + cr.sum(cr.asarray(np.ones(1)) * x)
+    assert isinstance(y._data, da.Array)
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.tile(2 * weights + 1, (3, 1)))
+
+
+def test_a_numpy_tensor_that_requires_grad_is_refused_with_dask_data():
+    x = cr.asarray(da.ones((3, 2), chunks=(1, 2)))
+    w = cr.asarray(np.array([1.0, 2.0]), requires_grad=True)
+    with pytest.raises(TypeError, match="requires grad"):
+        x @ w
+    with pytest.raises(TypeError, match="requires grad"):
+        cr.stack([x[0], w])
+
+
+def test_boolean_mask_gradients_are_refused_clearly():
+    x = cr.asarray(da.from_array(np.arange(6.0) - 2, chunks=3), requires_grad=True)
+    y = x[x._data > 0]
+    assert y.size is None or np.isnan(y.size)
+    with pytest.raises(NotImplementedError, match="boolean-mask"):
+        cr.sum(y).backward()
