@@ -6,8 +6,15 @@ STAMP := $(VENV)/.installed-test
 BENCH_STAMP := $(VENV)/.installed-bench
 DEMO_STAMP := $(VENV)/.installed-demo
 DOCS_STAMP := $(VENV)/.installed-docs
+BACKENDS_STAMP := $(VENV)/.installed-backends
+GPU_STAMP := $(VENV)/.installed-gpu
+# The smoke run on other backends: the test files that gradcheck rules (they name them in
+# GRADCHECKED), each Hypothesis test on at most 3 drawn examples.
+SMOKE = $(shell grep -l '^GRADCHECKED' tests/test_*.py)
+# Backends beyond NumPy and array_api_strict that install on the development machines.
+OTHER_BACKENDS := dask jax torch
 
-.PHONY: demo test lint docs bench bench-quick conformance clean
+.PHONY: demo test test-backends test-gpu lint docs bench bench-quick conformance clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,9 +34,37 @@ demo: $(DEMO_STAMP)
 
 # SCIPY_ARRAY_API=1: SciPy's Array API support, read when SciPy is first imported (the
 # third-party tests need it; tests/conftest.py sets it too, for pytest run by hand).
-test: $(STAMP)
+test: $(STAMP) $(BACKENDS_STAMP)
 	SCIPY_ARRAY_API=1 $(PY) -m pytest -q -n 2 tests
 	SCIPY_ARRAY_API=1 CHAINRULE_BACKEND=array_api_strict $(PY) -m pytest -q -n 2 tests
+	for b in $(OTHER_BACKENDS); do \
+	  echo "smoke run on $$b"; \
+	  SCIPY_ARRAY_API=1 CHAINRULE_BACKEND=$$b $(PY) -m pytest -q -n 2 --hypothesis-profile=smoke \
+	    $(SMOKE) || exit 1; \
+	done
+
+$(BACKENDS_STAMP): pyproject.toml | $(VENV)/bin/python
+	$(PY) -m pip install -q -e '.[test,dev,backends]'
+	touch $(BACKENDS_STAMP)
+
+$(GPU_STAMP): pyproject.toml | $(VENV)/bin/python
+	$(PY) -m pip install -q -e '.[test,dev,gpu]'
+	touch $(GPU_STAMP)
+
+# The whole suite on each other backend (long: see the README), then the Dask cluster example.
+test-backends: $(BACKENDS_STAMP)
+	for b in $(OTHER_BACKENDS); do \
+	  echo "whole suite on $$b"; \
+	  SCIPY_ARRAY_API=1 CHAINRULE_BACKEND=$$b $(PY) -m pytest -q -n 2 --timeout 900 -rfE tests \
+	    || exit 1; \
+	done
+	$(PY) examples/dask_logistic.py --check
+
+# On a machine with an NVIDIA GPU (CUDA 12): the smoke run and W1/W2 on CuPy storage.
+test-gpu: $(GPU_STAMP)
+	SCIPY_ARRAY_API=1 CHAINRULE_BACKEND=cupy $(PY) -m pytest -q --hypothesis-profile=smoke $(SMOKE)
+	$(PY) benchmarks/run.py --quick --systems chainrule chainrule-cupy --workloads W1 W2 \
+	  --out benchmarks/results-gpu.json --md benchmarks/results-gpu.md
 
 $(BENCH_STAMP): pyproject.toml | $(VENV)/bin/python
 	$(PY) -m pip install -q -e '.[bench]'

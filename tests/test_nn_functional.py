@@ -142,7 +142,7 @@ def test_linear_and_layer_norm_first_and_second_derivatives(data):
         check_grads(lambda v, s, t: F.layer_norm(v, (n,), s, t), x, scale, shift)
 
 
-@settings(max_examples=6)
+@examples(6)
 @given(data=st.data())
 def test_conv2d_first_and_second_derivatives(data):
     n, c, o = (
