@@ -11,8 +11,10 @@ GPU_STAMP := $(VENV)/.installed-gpu
 # The smoke run on other backends: the test files that gradcheck rules (they name them in
 # GRADCHECKED), each Hypothesis test on at most 3 drawn examples.
 SMOKE = $(shell grep -l '^GRADCHECKED' tests/test_*.py)
-# Backends beyond NumPy and array_api_strict that install on the development machines.
+# Backends beyond NumPy and array_api_strict that install on the development machines, and
+# those of them whose smoke run is part of make test (Dask and JAX: not yet, see the README).
 OTHER_BACKENDS := dask jax torch
+SMOKE_BACKENDS := torch
 
 .PHONY: demo test test-backends test-gpu lint docs bench bench-quick conformance clean
 
@@ -37,7 +39,7 @@ demo: $(DEMO_STAMP)
 test: $(STAMP) $(BACKENDS_STAMP)
 	SCIPY_ARRAY_API=1 $(PY) -m pytest -q -n 2 tests
 	SCIPY_ARRAY_API=1 CHAINRULE_BACKEND=array_api_strict $(PY) -m pytest -q -n 2 tests
-	for b in $(OTHER_BACKENDS); do \
+	for b in $(SMOKE_BACKENDS); do \
 	  echo "smoke run on $$b"; \
 	  SCIPY_ARRAY_API=1 CHAINRULE_BACKEND=$$b $(PY) -m pytest -q -n 2 --hypothesis-profile=smoke \
 	    $(SMOKE) || exit 1; \

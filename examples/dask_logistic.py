@@ -94,21 +94,20 @@ def loss_value(x, signs, w_np) -> float:
     return float(da.mean(np.logaddexp(0.0, -signs * (x @ w_np))).compute())
 
 
-def _sample_memory(dask_worker):
-    """In each worker: a thread that keeps the peak resident memory since the last reset."""
+def _reset_peak(dask_worker):
+    """In each worker: the peak resident memory restarts from now, kept up by a sampling
+    thread (started on first use, and again in a worker that was restarted)."""
     proc = psutil.Process()
     dask_worker.peak_rss = proc.memory_info().rss
+    if getattr(dask_worker, "peak_sampler", None) is None:
 
-    def sample():
-        while True:
-            dask_worker.peak_rss = max(dask_worker.peak_rss, proc.memory_info().rss)
-            time.sleep(0.005)
+        def sample():
+            while True:
+                dask_worker.peak_rss = max(dask_worker.peak_rss, proc.memory_info().rss)
+                time.sleep(0.005)
 
-    threading.Thread(target=sample, daemon=True).start()
-
-
-def _reset_peak(dask_worker):
-    dask_worker.peak_rss = psutil.Process().memory_info().rss
+        dask_worker.peak_sampler = threading.Thread(target=sample, daemon=True)
+        dask_worker.peak_sampler.start()
 
 
 def _peak(dask_worker):
