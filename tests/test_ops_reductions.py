@@ -11,7 +11,7 @@ from hypothesis.extra import numpy as hnp
 import chainrule as cr
 import chainrule.nn.functional as F
 from chainrule.autograd import grad, gradcheck, gradgradcheck
-from conftest import N, T, examples
+from conftest import N, T, examples, fails_on
 from test_ops import POSITIVE, SHAPES, arrays, assert_values, check_grads, grads_of, leaf
 
 GRADCHECKED = {"sum", "prod", "mean", "max", "min", "logsumexp", "softmax", "log_softmax"}
@@ -152,6 +152,9 @@ def test_softmax_values_and_derivatives_over_a_drawn_axis(name, data):
     assert (g.dtype, g.shape) == (cr.float32, a.shape)
 
 
+@fails_on(
+    "torch", reason="PyTorch's amax can't reduce an empty axis (some parameters)", strict=False
+)
 @pytest.mark.parametrize("shape, axis", [((0,), 0), ((0, 3), 0), ((0, 3), 1), ((3, 0), 0)])
 @pytest.mark.parametrize("name", ["softmax", "log_softmax", "logsumexp"])
 def test_softmax_and_logsumexp_of_empty_tensors_are_empty_with_empty_gradients(name, shape, axis):
