@@ -132,7 +132,7 @@ def _accumulate(t: Tensor, g, create_graph: bool, stored: set) -> None:
             g = _namespace.astype(g, t.dtype)
         if current is None:
             # A gradient object already stored elsewhere gets its own (differentiable) copy.
-            t._grad = _namespace.positive(g) if id(g) in stored else g
+            t._grad = _namespace.asarray(g, copy=True) if id(g) in stored else g
             stored.add(id(t._grad))
         else:
             t._grad = current + g
