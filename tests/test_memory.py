@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import chainrule as cr
-from conftest import N, T, fails_on
+from conftest import N, T
 
 
 @pytest.fixture(autouse=True)
@@ -151,11 +151,6 @@ def test_grad_is_not_the_gradient_passed_by_the_user():
     np.testing.assert_array_equal(N(y.grad), [5.0, 6.0])
 
 
-@fails_on(
-    "torch",
-    reason="engine: a .grad stored by positive() under create_graph aliases its input on PyTorch "
-    "(torch.positive returns its input), and a later backward adds into that broadcast view",
-)
 def test_grads_written_with_create_graph_are_not_shared():
     x = T([1.0, 2.0], requires_grad=True)
     y = T([3.0, 4.0], requires_grad=True)
