@@ -200,6 +200,8 @@ def main() -> None:
         start = time.perf_counter()
         steps = module.build(work, data, **options)
         report["build_s"] = time.perf_counter() - start
+        if getattr(module, "COMPILE", None):
+            report["compile"] = dict(module.COMPILE)
         del data
         if args.memory:
             report.update(_measure_memory(work, module, steps, args.grads), ok=True)

@@ -242,6 +242,8 @@ class Runner:
             self._remember(system, threads, ready)
             self._per_op(system, "compile", ready["build_s"], work)
             results[system] = {"status": "ok", "build_s": ready["build_s"], "steps": {}}
+            if "compile" in ready:
+                results[system]["compile"] = ready["compile"]
             workers[system] = worker
             for step, first in ready["steps"].items():
                 results[system]["steps"][step] = first
@@ -414,6 +416,14 @@ def note_of(system: str, result: dict, steps: tuple) -> str:
     notes = []
     if system == "jax-jit" and "build_s" in result:
         notes.append(f"jit; compile {result['build_s']:.1f} s excluded")
+    for step, c in result.get("compile", {}).items():
+        # chainrule.compile: its first call (the trace) and the compilation to source, in
+        # eager steps of the same process.
+        prefix = f"{step}: " if len(result["compile"]) > 1 else ""
+        notes.append(
+            f"{prefix}trace {c['trace_s'] / c['eager_s']:.1f}x, "
+            f"source {c['source_s'] / c['eager_s']:.1f}x an eager step (excluded)"
+        )
     for step in steps:
         entry = step_of(result, step)
         if "steps" in result and step not in result["steps"]:

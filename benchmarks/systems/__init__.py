@@ -13,6 +13,7 @@ SYSTEMS = {
     "chainrule": ("chainrule_ad", "chainrule", {}),
     "chainrule-torch": ("chainrule_ad", "torch", {"storage": "torch"}),
     "chainrule-cupy": ("chainrule_ad", "cupy", {"storage": "cupy"}),
+    "chainrule-compiled": ("chainrule_compiled", "chainrule", {}),
     "torch": ("torch_ad", "torch", {}),
     "autograd": ("autograd_ad", "autograd", {}),
     "mygrad": ("mygrad_ad", "mygrad", {}),

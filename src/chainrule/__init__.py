@@ -15,6 +15,7 @@ from . import (  # noqa: F401
     utils,
 )
 from ._backend import DType
+from ._compile import CompiledFunction, CompileWarning, ConcretizationError, compile
 from ._mode import inference_mode, is_inference_mode_enabled
 from ._namespace import *  # noqa: F403
 from ._namespace import __all__ as _NAMESPACE
@@ -29,4 +30,5 @@ __all__ = [
     "Tensor", "DType", "autograd", "fft", "linalg", "nn", "optim", "optimize", "random", "utils",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
     "inference_mode", "is_inference_mode_enabled",
+    "compile", "CompiledFunction", "CompileWarning", "ConcretizationError",
 ]  # fmt: skip

@@ -126,6 +126,9 @@ def _inplace_operator(op, raw_op, name: str):
         _same_library(self, other, name)
         value = other if other.__class__ in _SCALARS else constant(other, self._xp)._data
         _check_kind(self, value, name)
+        tracer = grad_mode.tracer if grad_mode.extended else None
+        if tracer is not None:
+            tracer.writing(self)
         out = raw_op(self._data, value)
         if out.shape != self._data.shape:
             # Libraries whose arrays are immutable (JAX) compute `a op b`, which broadcasts.
@@ -135,6 +138,8 @@ def _inplace_operator(op, raw_op, name: str):
             )
         self._data = out
         _bump(self)
+        if tracer is not None:
+            tracer.wrote(self, "op", raw_op, value)
         return self
 
     method.__name__ = f"__i{name}__"
@@ -151,13 +156,20 @@ def setitem(self: Tensor, key, value) -> None:
         return
     _same_library(self, value, "setitem")
     v = value._data if value.__class__ is Tensor else value
+    tracer = grad_mode.tracer if grad_mode.extended else None
+    if tracer is not None:
+        tracer.writing(self)
     if not _in_place_ok(self):
         self._data = _backend.assign(self._xp, self._xp.asarray(self._data, copy=True), key, v)
         self._vc = VersionCounter(self._version + 1)
         inplace_writes[0] += 1
+        if tracer is not None:
+            tracer.wrote(self, "setitem_copy", key, v)
         return
     self._data = _backend.assign(self._xp, self._data, key, v)
     _bump(self)
+    if tracer is not None:
+        tracer.wrote(self, "setitem", key, v)
 
 
 def _ifloordiv(a, b):

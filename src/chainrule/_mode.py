@@ -31,12 +31,13 @@ class _GradMode(threading.local):
     inference = False  # inference_mode: results are inference tensors
     saved_hooks: tuple = ()  # saved_tensors_hooks: (pack, unpack) pairs, innermost last
     saved_hooks_refused: str | None = None  # disable_saved_tensors_hooks' message
+    tracer = None  # chainrule.compile's trace in progress: it follows every operation
 
 
 grad_mode = _GradMode()
 
 # The attributes of grad_mode that send operations down the extended path when truthy.
-FEATURES = ("anomaly", "inference", "saved_hooks")
+FEATURES = ("anomaly", "inference", "saved_hooks", "tracer")
 
 
 def set_feature(name: str, value: Any) -> None:

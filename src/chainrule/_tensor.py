@@ -254,6 +254,9 @@ def _extended(rule: Rule, xs, xp, outs, p) -> tuple:
             pack_saved(node, (*xs, *results))
     if grad_mode.inference:
         mark_inference(results)
+    tracer = grad_mode.tracer
+    if tracer is not None:
+        tracer.record(rule, xs, outs, p, results)
     return results
 
 
@@ -522,6 +525,8 @@ class Tensor:
                     f"tensor of size '{list(self.shape)}'. Please ensure that the gradient "
                     "and the tensor are the same size"
                 )
+        if grad_mode.extended and grad_mode.tracer is not None:
+            grad_mode.tracer.set_grad(self, value)
         self._grad = value
 
     @property
@@ -638,6 +643,8 @@ class Tensor:
     def numpy(self) -> Any:
         """The values as a NumPy array: a NumPy-backed tensor that needs no grad is not copied;
         other libraries' arrays are copied to the host (a Dask array is computed)."""
+        if grad_mode.extended:
+            _concrete(self, "numpy()")
         d = self._data
         if isinstance(d, ndarray):
             return d.copy() if self._edge is not None else d
@@ -660,6 +667,8 @@ class Tensor:
 
     def item(self) -> Any:
         """The value of a one-element tensor as a Python scalar."""
+        if grad_mode.extended:
+            _concrete(self, "item()")
         if self.size != 1:
             raise ValueError(
                 f"a Tensor with {self.size} elements cannot be converted to a Python scalar"
@@ -677,20 +686,28 @@ class Tensor:
         return self.numpy().tolist()
 
     def __float__(self) -> float:
+        if grad_mode.extended:
+            _concrete(self, "float()")
         return float(self.item())
 
     def __int__(self) -> int:
+        if grad_mode.extended:
+            _concrete(self, "int()")
         return int(self.item())
 
     def __complex__(self) -> complex:
         return complex(self.item())
 
     def __bool__(self) -> bool:
+        if grad_mode.extended:
+            _concrete(self, "bool()")
         if self.size != 1:
             raise ValueError(f"the truth value of a Tensor with {self.size} elements is ambiguous")
         return bool(self.item())
 
     def __index__(self) -> int:
+        if grad_mode.extended:
+            _concrete(self, "__index__()")
         if _backend.dtype_kind(self._data.dtype) not in "iu":
             raise TypeError("only integer tensors with one element can be used as an index")
         return int(self.item())
@@ -886,6 +903,14 @@ class Tensor:
 
 def _forget_retained() -> None:
     live_hooks[0] -= 1
+
+
+def _concrete(t: Tensor, what: str) -> None:
+    """A conversion of t's values to Python while a feature is on: compile's trace refuses it
+    (the values are not known when the trace is replayed)."""
+    tracer = grad_mode.tracer
+    if tracer is not None:
+        tracer.concrete(t, what)
 
 
 def _rebuild(library: str, values: Any, state: tuple) -> Tensor:

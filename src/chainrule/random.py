@@ -13,7 +13,7 @@ import numpy as np
 
 from . import _backend
 from ._namespace import asarray, float64, int64
-from ._tensor import Tensor
+from ._tensor import Tensor, grad_mode
 from ._typing import Device, DTypeLike
 
 __all__ = [
@@ -76,6 +76,8 @@ class Generator:
     def _wrap(self, a: Any, dtype: DTypeLike, device: Device) -> Tensor:
         """A tensor of the generator's library from the draw `a` (of its own library, or
         NumPy's), cast to `dtype`."""
+        if grad_mode.extended and grad_mode.tracer is not None:
+            grad_mode.tracer.unsupported("random numbers drawn by chainrule.random")
         xp = self._xp
         kwargs = {} if device is None else {"device": device}
         out = asarray(xp.asarray(a, **kwargs))

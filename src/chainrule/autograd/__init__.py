@@ -109,9 +109,14 @@ def backward(
     # place is replaced), and holds a lock: backward calls in several threads add up exactly.
     for t, g in pairs:
         _check_shape(t, g)
+    tracer = grad_mode.tracer if grad_mode.extended else None
+    if tracer is not None:
+        tracer.accumulating(pairs)
     with _ACCUMULATE:
         for t, g in pairs:
             _accumulate(t, g, create_graph, stored)
+    if tracer is not None:
+        tracer.accumulated(pairs, roots, create_graph)
 
 
 _ACCUMULATE = threading.Lock()

@@ -283,7 +283,11 @@ def execute(roots, targets, retain_graph: bool, create_graph: bool, backend, acc
     callbacks: list = []
     stack.append(callbacks)
     try:
-        captured = _execute(roots, targets, retain_graph, create_graph, backend, accumulate)
+        if grad_mode.extended and grad_mode.tracer is not None:
+            run = grad_mode.tracer.execute  # compile's trace records the walk
+        else:
+            run = _execute
+        captured = run(roots, targets, retain_graph, create_graph, backend, accumulate)
     finally:
         stack.pop()
         if gc_was_enabled:

@@ -152,6 +152,8 @@ class Function:
     @classmethod
     def apply(cls, *args: Any) -> Any:
         """Run forward (not recorded) and record one node whose VJP is backward."""
+        if grad_mode.extended and grad_mode.tracer is not None:
+            grad_mode.tracer.unsupported(f"the custom autograd.Function {cls.__name__}")
         ctx = FunctionCtx()
         ctx.needs_input_grad = tuple(a.__class__ is Tensor and a._edge is not None for a in args)
         with no_grad():

@@ -1,0 +1,259 @@
+"""chainrule.compile: trace a function once per kind of input, then replay what it did (the
+forward kernels, the backward walks, gradient accumulation, in-place updates) as straight-line
+code on raw arrays, without Tensor or Node objects. Semantics as jax.jit: see `compile`."""
+
+from __future__ import annotations
+
+import collections
+import functools
+import gc
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+from .. import _backend
+from .._mode import grad_mode, set_feature
+from .._tensor import Tensor
+from ._program import RETRACE, Replay
+from ._trace import ConcretizationError, Tracer, Unsupported, _edge_kind
+
+__all__ = ["CompileWarning", "CompiledFunction", "ConcretizationError", "compile"]
+
+np = _backend.np
+
+
+class CompileWarning(UserWarning):
+    """chainrule.compile runs a function eagerly (it can't replay it), or traces it again
+    and again."""
+
+
+# ----------------------------------------------------------------------------- pytrees
+# Arguments and results are trees of tuples, lists, dicts and namedtuples; anything else is a
+# leaf. A tree is flattened, without recursion, into its leaves and a hashable description.
+
+
+def _flatten(tree) -> tuple[list, tuple]:
+    leaves: list = []
+    spec: list = []
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        c = node.__class__
+        if c is tuple or c is list:
+            spec.append((c, len(node)))
+            stack.extend(reversed(node))
+        elif c is dict:
+            keys = tuple(node)
+            spec.append((dict, keys))
+            stack.extend(node[k] for k in reversed(keys))
+        elif isinstance(node, tuple) and hasattr(c, "_fields"):
+            spec.append((c, len(node)))
+            stack.extend(reversed(node))
+        else:
+            spec.append(None)
+            leaves.append(node)
+    return leaves, tuple(spec)
+
+
+def _unflatten(spec: tuple, leaves: list):
+    """The tree of `spec` with `leaves` (the inverse of _flatten)."""
+    built: list = []
+    it = reversed(leaves)
+    for entry in reversed(spec):
+        if entry is None:
+            built.append(next(it))
+            continue
+        c, n = entry
+        if c is dict:
+            items = [built.pop() for _ in n]
+            built.append(dict(zip(n, items)))
+            continue
+        items = [built.pop() for _ in range(n)]
+        if c is tuple:
+            built.append(tuple(items))
+        elif c is list:
+            built.append(items)
+        else:
+            built.append(c(*items))
+    return built[0]
+
+
+def _leaf_key(x) -> tuple:
+    """What a trace depends on in an argument: a tensor's shape, dtype, library and whether
+    it needs grad; an array's type, shape and dtype; any other value itself."""
+    if x.__class__ is Tensor:
+        d = x._data
+        return (0, d.shape, d.dtype, id(x._xp), _edge_kind(x._edge))
+    if _backend.is_array(x) and not isinstance(x, np.generic):
+        return (1, type(x), tuple(x.shape), x.dtype)
+    try:
+        hash(x)
+    except TypeError:
+        raise TypeError(
+            f"chainrule.compile: an argument of type {type(x).__name__} is neither a tensor, "
+            "an array, a tuple, list or dict of them, nor hashable: the trace is kept per "
+            "value of such arguments"
+        ) from None
+    return (2, type(x), x)
+
+
+# ----------------------------------------------------------------------------- compiled functions
+
+_EAGER = object()  # a cache entry: this signature runs eagerly
+_RETRIES = 3  # traces of one signature that may fail for a transient reason
+
+
+class CompiledFunction:
+    """`fn` compiled: traced once per signature (see `compile`), then replayed."""
+
+    def __init__(
+        self,
+        fn: Callable,
+        static_argnums: tuple[int, ...] = (),
+        static_argnames: tuple[str, ...] = (),
+        cache_size: int = 8,
+    ) -> None:
+        self.fn = fn
+        self.static_argnums = static_argnums
+        self.static_argnames = static_argnames
+        self.cache_size = cache_size
+        self._cache: collections.OrderedDict = collections.OrderedDict()
+        self.traces = 0  # how many times fn was traced
+        self._warned: set[str] = set()
+        self._failures: dict = {}  # signature -> traces in a row that could not be replayed
+        functools.update_wrapper(self, fn)
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if grad_mode.extended:
+            # Inside another trace (its operations are recorded there), or with a feature on
+            # that a replay does not have (detect_anomaly): eagerly.
+            return self.fn(*args, **kwargs)
+        key, leaves = self._signature(args, kwargs)
+        entry = self._cache.get(key)
+        if entry is not None:
+            if entry is _EAGER:
+                return self.fn(*args, **kwargs)
+            out = entry(leaves)
+            if out is not RETRACE:
+                return out
+        return self._trace(key, leaves, args, kwargs)
+
+    def _signature(self, args: tuple, kwargs: dict) -> tuple[tuple, list]:
+        static = self.static_argnums
+        statics = []
+        traced = []
+        for i, a in enumerate(args):
+            if i in static or i - len(args) in static:
+                statics.append((i, a))
+            else:
+                traced.append(a)
+        named = []
+        for name in sorted(kwargs):
+            if name in self.static_argnames:
+                statics.append((name, kwargs[name]))
+            else:
+                named.append((name, kwargs[name]))
+        leaves, spec = _flatten((traced, named))
+        key = (spec, tuple(map(_leaf_key, leaves)), tuple(statics), grad_mode.enabled)
+        try:
+            hash(key)
+        except TypeError:
+            raise TypeError(
+                "chainrule.compile: static arguments must be hashable (the trace is kept per "
+                "value of them)"
+            ) from None
+        return key, leaves
+
+    def _trace(self, key: tuple, leaves: list, args: tuple, kwargs: dict) -> Any:
+        self.traces += 1
+        if self.traces == self.cache_size + 1:
+            self._warn(
+                f"{self._name()} was traced {self.traces} times: its arguments keep changing "
+                "shapes, dtypes, requires_grad or static values (each new kind is traced "
+                f"again; the {self.cache_size} latest are kept)"
+            )
+        # The cyclic GC is paused while tracing, as the engine does for its walk: the trace
+        # keeps every value and node of the call alive until its end.
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            tracer = Tracer(leaves)
+            set_feature("tracer", tracer)
+            try:
+                result = self.fn(*args, **kwargs)
+            finally:
+                if grad_mode.tracer is tracer:
+                    set_feature("tracer", None)
+            outputs, spec = _flatten(result)
+            del result, args, kwargs
+            try:
+                recording = tracer.finish(outputs)
+                program = Replay(recording, spec, _unflatten)
+                self._failures.pop(key, None)
+            except Unsupported as e:
+                # What only a first call does (state made and kept outside) is traced again
+                # on the next calls, a few times.
+                failures = self._failures[key] = self._failures.get(key, 0) + 1
+                if e.transient and failures < _RETRIES:
+                    program = None
+                else:
+                    self._warn(f"{self._name()} runs eagerly: {e}")
+                    program = _EAGER
+            del tracer
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+        if program is not None:
+            self._cache[key] = program
+            self._cache.move_to_end(key)
+            if len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        return _unflatten(spec, outputs)
+
+    def _name(self) -> str:
+        return f"chainrule.compile({getattr(self.fn, '__qualname__', repr(self.fn))})"
+
+    def _warn(self, message: str) -> None:
+        if message not in self._warned:
+            self._warned.add(message)
+            warnings.warn(message, CompileWarning, stacklevel=4)
+
+    def source(self) -> list[str]:
+        """The generated source of each cached trace (for inspection)."""
+        return [p.source() for p in self._cache.values() if p is not _EAGER]
+
+
+def compile(  # noqa: A001 - chainrule.compile, as torch.compile and jax.jit's role
+    fn: Callable | None = None,
+    *,
+    static_argnums: int | tuple[int, ...] = (),
+    static_argnames: str | tuple[str, ...] = (),
+    cache_size: int = 8,
+) -> Any:
+    """Compile `fn` (a decorator, with or without arguments): its first call for a kind of
+    input runs it eagerly while recording every operation, backward walk, gradient
+    accumulation and in-place update; later calls with inputs of the same kind replay the
+    recording as straight-line code on raw arrays.
+
+    Semantics as jax.jit: a trace must not depend on tensor values (bool(t), float(t),
+    t.item(), t.numpy() raise ConcretizationError); Python values (numbers, other objects,
+    static arguments) are constants of the trace, and Python side effects happen only while
+    tracing. A kind of input is: the tree of arguments; each tensor's shape, dtype, library
+    and whether it requires grad (a new kind is traced again); each other value (and the
+    arguments named by `static_argnums` / `static_argnames`), by equality. Tensors the
+    function reads from outside (parameters) are read at each call. What it can't replay
+    runs eagerly, with a CompileWarning saying why."""
+    if isinstance(static_argnums, int):
+        static_argnums = (static_argnums,)
+    if isinstance(static_argnames, str):
+        static_argnames = (static_argnames,)
+
+    def wrap(f: Callable) -> CompiledFunction:
+        return CompiledFunction(f, tuple(static_argnums), tuple(static_argnames), cache_size)
+
+    return wrap if fn is None else wrap(fn)

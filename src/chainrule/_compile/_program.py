@@ -1,0 +1,852 @@
+"""A recording made runnable, in two tiers. First a loop over the instructions, on a list
+with a place per value: nothing to compile, so that a compile costs about one traced call.
+Once that pays, straight-line Python source with one line per kernel call, compiled once
+with `exec`: no loop, each value in a local variable. Both free each value after its last
+use (the source reuses its variable) and drop instructions whose results are never used. No
+Tensor or Node is made, except the outputs."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from .. import _backend
+from .._node import RELEASED, AccumulateGrad, Node, Port, Rule, VersionCounter, inplace_writes
+from .._tensor import Tensor
+from ..autograd import _ACCUMULATE, _accumulate
+from ..autograd._engine import graph_namespace
+from ._trace import (
+    ACC,
+    ADD,
+    CONST,
+    EXTERNAL,
+    FWD1,
+    FWD2,
+    FWDN,
+    INPUT,
+    NORM,
+    SETGRAD,
+    STORED,
+    VJP,
+    WRITE,
+    Recording,
+    Slot,
+    Template,
+)
+
+__all__ = ["RETRACE", "Replay"]
+
+np = _backend.np
+
+# When a program becomes source: by default once the loop's time adds up to what compiling
+# the source is expected to cost (a rent-or-buy rule: at most twice the best choice in
+# hindsight); the expected cost per instruction is measured at each compilation. A number
+# of calls instead, when set (tests).
+SOURCE_AFTER: int | None = None
+_COST_PER_INSTRUCTION = [20e-6]  # seconds, updated as sources are compiled
+
+
+class _Retrace:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "RETRACE"
+
+
+RETRACE = _Retrace()  # a replay's guards failed: trace again
+
+
+class Replay:
+    """The replay of a recording: `replay(leaves)` returns the outputs, or RETRACE when a
+    guard fails. Starts as a loop over the instructions; becomes compiled source once that
+    pays (see SOURCE_AFTER)."""
+
+    __slots__ = ("run", "calls", "spent", "cost", "_pending")
+
+    def __init__(self, rec: Recording, treedef, unflatten) -> None:
+        if rec.graph is not None:
+            sub, saved, refs, outputs = rec.graph
+            spec = ((tuple, len(refs)),) + (None,) * len(refs)
+            rec.graph = (_graph_rule(Replay(sub, spec, unflatten), outputs), saved, refs)
+        keep, last = _analyze(rec)
+        self.run = _loop(rec, keep, last, treedef, unflatten)
+        rec.strip()
+        self.calls = 0
+        self.spent = 0.0
+        self.cost = sum(keep) * _COST_PER_INSTRUCTION[0]
+        self._pending = (rec, keep, last, treedef, unflatten)
+
+    def __call__(self, leaves):
+        if self._pending is None:
+            return self.run(leaves)
+        self.calls += 1
+        if SOURCE_AFTER is not None:
+            if self.calls > SOURCE_AFTER:
+                self._compile()
+            return self.run(leaves)
+        start = time.perf_counter()
+        out = self.run(leaves)
+        self.spent += time.perf_counter() - start
+        if self.spent >= self.cost:
+            self._compile()
+        return out
+
+    def _compile(self) -> None:
+        start = time.perf_counter()
+        self.run = _source(*self._pending)
+        n = max(1, sum(self._pending[1]))
+        self._pending = None
+        # The measured cost, averaged with what was expected (compile times are noisy).
+        measured = (time.perf_counter() - start) / n
+        _COST_PER_INSTRUCTION[0] = (_COST_PER_INSTRUCTION[0] + measured) / 2
+
+    def source(self) -> str:
+        """The program as Python source (compiling it now if it is not yet)."""
+        if self._pending is not None:
+            self._compile()
+        return self.run.source
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _acc(t: Tensor, g, stored: set):
+    """backward's accumulation of g into t.grad (see autograd._accumulate); t.grad's array."""
+    with _ACCUMULATE:
+        _accumulate(t, g, False, stored)
+    return t._grad._data
+
+
+def _leaf(data, xp) -> Tensor:
+    t = Tensor(data, xp, None)
+    t.requires_grad_(True)
+    return t
+
+
+def _stub(rule) -> Node:
+    """A node freed by a backward inside the function: a backward through it raises the
+    engine's error, as it does through the eager result."""
+    return Node(rule, (), RELEASED, None)
+
+
+def _bump(t: Tensor, delta: int, replace: bool, alias: bool) -> None:
+    """The version change the trace saw on a tensor from outside."""
+    if replace:
+        t._vc = VersionCounter(t._version + delta, alias)
+    else:
+        vc = getattr(t, "_vc", None)
+        if vc is None:
+            vc = t._vc = VersionCounter()
+        vc.value += delta
+    inplace_writes[0] += delta
+
+
+def _graph_rule(program: Replay, outputs: list) -> Rule:
+    """The rule of the node that the outputs of a replay with a live graph share: its VJP
+    runs the recorded backward of those outputs (first order)."""
+
+    def vjp(xp, g, saved, p, needs):
+        if xp is graph_namespace():
+            raise NotImplementedError(
+                "create_graph through the outputs of a compiled function: differentiate "
+                "inside it (autograd.grad(..., create_graph=True)) or call it uncompiled"
+            )
+        gs = list(g) if multi else [g]
+        for i, gi in enumerate(gs):
+            if gi is None:  # an output that received no gradient
+                shape, dtype, bxp = outputs[i]
+                gs[i] = bxp.zeros(shape, dtype=dtype)
+        return program(gs + list(saved))
+
+    multi = len(outputs) > 1
+    return Rule("compiled", None, vjp, ((),), variadic=True, multi=multi)
+
+
+def _edge_kind(e) -> int:
+    if e is None:
+        return 0
+    return 1 if e.__class__ is AccumulateGrad else 2
+
+
+_VALUE_OUTPUTS = ("raw", "new", "leaf", "stub", "graph")
+_NOTHING2 = (None, None)
+_NOTHING3 = (None, None, None)
+
+
+# ----------------------------------------------------------------------------- analysis
+
+
+def _epilogue_slots(rec: Recording) -> list[int]:
+    slots = [spec[1] for spec in rec.outputs if spec[0] in _VALUE_OUTPUTS]
+    if rec.graph is not None:
+        slots += rec.graph[1]
+    for i, ext in enumerate(rec.externals):
+        if rec.persistent[i] and ext.writeback is not None:
+            slots.append(ext.writeback)
+    return slots
+
+
+def _analyze(rec: Recording) -> tuple[list[bool], list[int]]:
+    """Which instructions are needed (their results are used, or they act on something
+    outside) and, per slot, the index of its last use (len(code) for the end; -1: unused)."""
+    code, reads, writes = rec.code, rec.reads, rec.writes
+    n = len(code)
+    needed = set(_epilogue_slots(rec))
+    keep = [False] * n
+    effects = (ACC, SETGRAD, WRITE)
+    for i in range(n - 1, -1, -1):
+        if code[i][0] in effects or not needed.isdisjoint(writes[i]):
+            keep[i] = True
+            needed.update(reads[i])
+    last = [-1] * len(rec.values)
+    for i in range(n):
+        if keep[i]:
+            for s in reads[i]:
+                last[s] = i
+    for s in _epilogue_slots(rec):
+        last[s] = n
+    return keep, last
+
+
+def _vjp_parts(ins) -> list:
+    """A VJP instruction as calls: (function, form, input index or None, output slot, shape
+    to sum to, dtype to cast to); form 0 is the rule's VJP (one call, indexed per input)."""
+    _, fn, form, _, _, _, _, specs, _ = ins
+    if form == 0:
+        return [(fn, 0, k, s, shape, dtype) for k, s, shape, dtype in specs]
+    return [(fn[0 if form == 1 else k], form, k, s, shape, dtype) for k, s, shape, dtype in specs]
+
+
+# ----------------------------------------------------------------------------- the loop
+
+
+def _loop(rec: Recording, keep, last, treedef, unflatten) -> Callable:
+    """The replay as a loop over the instructions, on a list with a place per slot (each
+    cleared after its last use). Nothing to compile: cheap to build."""
+    kinds, values = rec.kinds, rec.values
+    # Cleared after instruction i: what it read for the last time, what it made for nothing.
+    n = len(rec.code)
+    frees: list = [None] * n
+    made = [-1] * len(values)
+    for i, w in enumerate(rec.writes):
+        if keep[i]:
+            for s in w:
+                made[s] = i
+    for s, i in enumerate(last):
+        if i < 0:
+            i = made[s]
+        if 0 <= i < n and s not in kinds:
+            if frees[i] is None:
+                frees[i] = [s]
+            else:
+                frees[i].append(s)
+    init: list = [None] * len(values)  # then places for tensors and the shared node
+
+    def place() -> int:
+        init.append(None)
+        return len(init) - 1
+
+    for s, kind in kinds.items():
+        if kind == CONST:
+            init[s] = values[s]
+    checks = []
+    ext_place: dict[int, int] = {}
+    for i, ext in enumerate(rec.externals):
+        if rec.persistent[i]:
+            k = ext_place[i] = place()
+            checks.append(
+                (k, ext.ref, ext.edge, ext.slot is not None, ext.shape, ext.dtype, ext.xp)
+            )
+    arg_place: dict[int, int] = {}
+    loads = []  # (place, leaf position, read ._data) or (place, -1 - external place, True)
+    fresh = []  # (place, namespace, values to copy)
+    for s, kind in kinds.items():
+        if last[s] < 0 or kind == CONST:
+            continue
+        if kind == INPUT:
+            pos = rec.where[s]
+            loads.append((s, pos, rec.input_tensor[pos]))
+        else:
+            i = rec.where[s]
+            ext = rec.externals[i]
+            if rec.persistent[i]:
+                loads.append((s, -1 - ext_place[i], True))
+            elif ext.snapshot is not None:  # written inside: a fresh copy at each call
+                fresh.append((s, ext.xp, ext.snapshot))
+            else:
+                init[s] = ext.entry
+
+    def tensor_place(ref) -> int:
+        kind, i = ref
+        if kind == "ext":
+            return ext_place[i]
+        k = arg_place.get(i)
+        if k is None:
+            k = arg_place[i] = place()
+            loads.append((k, i, False))
+        return k
+
+    # (tensor place, what its .grad must be: None, anything but None (-1), an external's place)
+    grad_guards = [
+        (tensor_place(ref), None if i is None else -1 if i < 0 else ext_place[i])
+        for ref, i in rec.grad_guards
+    ]
+    program = []
+    for i, ins in enumerate(rec.code):
+        if not keep[i]:
+            continue
+        op = ins[0]
+        free = frees[i]
+        pf = None
+        if op == FWD1 or op == FWDN:
+            if ins[3].__class__ is Template:
+                pf = _param_builder(ins[3].value, int)
+        elif op == VJP:
+            if ins[5].__class__ is Template:
+                pf = _param_builder(ins[5].value, int)
+        elif op == WRITE:
+            if ins[1] != "op" and ins[3][0].__class__ is Template:
+                pf = _param_builder(ins[3][0].value, int)
+        elif op == ACC or op == SETGRAD:
+            ins = (*ins, tensor_place(ins[1]))
+        program.append((op, ins, pf, free or None))
+
+    tail = []
+    for i, ext in enumerate(rec.externals):
+        if rec.persistent[i]:
+            wb = -1 if ext.writeback is None else ext.writeback
+            if wb >= 0 or ext.delta or ext.replace:
+                tail.append((ext_place[i], wb, ext.delta, ext.replace, ext.alias))
+    graph = None
+    node_place = 0
+    if rec.graph is not None:
+        rule, saved, refs = rec.graph
+        node_place = place()
+        n_out = sum(spec[0] == "graph" for spec in rec.outputs)
+        graph = (rule, saved, [tensor_place(ref) for ref in refs], n_out)
+    getters = [
+        _output_getter(spec, int, tensor_place, ext_place, kinds, node_place)
+        for spec in rec.outputs
+    ]
+
+    def replay(leaves):
+        r = init.copy()
+        for k, ref, edge, has_values, shape, dtype, xp in checks:
+            t = ref()
+            if t is None or _edge_kind(t._edge) != edge:
+                return RETRACE
+            if has_values:
+                d = t._data
+                if d.shape != shape or d.dtype != dtype or t._xp is not xp:
+                    return RETRACE
+            r[k] = t
+        for k, pos, data in loads:
+            if pos >= 0:
+                r[k] = leaves[pos]._data if data else leaves[pos]
+            else:
+                r[k] = r[-1 - pos]._data
+        for kt, kg in grad_guards:
+            grad = r[kt].grad
+            if kg is None:
+                if grad is not None:
+                    return RETRACE
+            elif kg < 0:
+                if grad is None:
+                    return RETRACE
+            elif grad is not r[kg]:
+                return RETRACE
+        for k, xp, a in fresh:
+            r[k] = xp.asarray(a, copy=True)
+        for op, ins, pf, free in program:
+            if op == FWD1:
+                _, f, a, p, o, norm, xp = ins
+                out = f(xp, r[a], p if pf is None else pf(r))
+                r[o] = _backend.normalize(out, xp) if norm else out
+            elif op == VJP:
+                _run_vjp(ins, r, pf)
+            elif op == FWD2:
+                _, f, a, b, o, norm, xp = ins
+                out = f(xp, r[a], r[b])
+                r[o] = _backend.normalize(out, xp) if norm else out
+            elif op == ADD:
+                r[ins[3]] = r[ins[1]] + r[ins[2]]
+            elif op == FWDN:
+                _, f, xs, p, outs, norms, multi, xp = ins
+                res = f(xp, tuple([r[s] for s in xs]), p if pf is None else pf(r))
+                if not multi:
+                    res = (res,)
+                for k, o in enumerate(outs):
+                    r[o] = _backend.normalize(res[k], xp) if norms[k] else res[k]
+            else:
+                _run_other(op, ins, r, pf)
+            if free is not None:
+                for s in free:
+                    r[s] = None
+        for k, wb, delta, replace, alias in tail:
+            t = r[k]
+            if wb >= 0:
+                t._data = r[wb]
+            if delta or replace:
+                _bump(t, delta, replace, alias)
+        if graph is not None:
+            rule, saved, edges, n_out = graph
+            edges = tuple([r[k]._edge for k in edges])
+            r[node_place] = Node(rule, edges, tuple([r[s] for s in saved]), None, None, None, n_out)
+        return unflatten(treedef, [g(leaves, r) for g in getters])
+
+    return replay
+
+
+def _run_vjp(ins, r, pf) -> None:
+    _, fn, form, g, saved, p, needs, specs, xp = ins
+    g = r[g] if g.__class__ is not tuple else tuple([None if s is None else r[s] for s in g])
+    if pf is not None:
+        p = pf(r)
+    if form == 0:
+        res = fn(
+            xp,
+            g,
+            None if saved is None else tuple([None if s is None else r[s] for s in saved]),
+            p,
+            needs,
+        )
+    elif form == 1:
+        x, out = (None, None) if saved is None else (_get(r, saved[0]), _get(r, saved[1]))
+    else:
+        x, y, out = (None,) * 3 if saved is None else tuple([_get(r, s) for s in saved])
+    for k, o, shape, dtype in specs:
+        if form == 0:
+            gi = res[k]
+        elif form == 1:
+            gi = fn[0](xp, g, x, out, p)
+        else:
+            gi = fn[k](xp, g, x, y, out)
+        if shape is not None:
+            gi = _backend.sum_to(xp, gi, shape)
+        if dtype is not None:
+            gi = xp.astype(gi, dtype)
+        r[o] = gi
+
+
+def _get(r, s):
+    return None if s is None else r[s]
+
+
+def _run_other(op, ins, r, pf) -> None:
+    """The instructions that are not kernel calls: normalize, accumulate, assignments of
+    .grad and in-place writes."""
+    if op == NORM:
+        r[ins[2]] = np.asarray(r[ins[1]])
+    elif op == STORED:
+        r[ins[2]] = {id(r[s]) for s in ins[1]}
+    elif op == ACC:
+        r[ins[4]] = _acc(r[ins[5]], r[ins[2]], r[ins[3]])
+    elif op == SETGRAD:
+        t = r[ins[3]]
+        t._grad = None if ins[2] is None else Tensor(r[ins[2]], t._xp, None)
+    else:  # WRITE
+        _, kind, before, (how, value), o, xp = ins
+        if kind == "op":
+            r[o] = how(r[before], r[value])
+            return
+        key = how if pf is None else pf(r)
+        a = r[before] if kind == "setitem" else xp.asarray(r[before], copy=True)
+        r[o] = _backend.assign(xp, a, key, r[value])
+
+
+def _output_getter(spec, r_of, tensor_reg, ext_reg, kinds, node_reg) -> Callable:
+    kind = spec[0]
+    if kind == "value":
+        v = spec[1]
+        return lambda leaves, r: v
+    if kind == "raw":
+        k = r_of(spec[1])
+        return lambda leaves, r: r[k]
+    if kind == "arg":
+        i = spec[1]
+        return lambda leaves, r: leaves[i]
+    if kind == "ext":
+        k = ext_reg[spec[1]]
+        return lambda leaves, r: r[k]
+    if kind == "grad":
+        k = tensor_reg(spec[1])
+        return lambda leaves, r: r[k].grad
+    s, xp = spec[1], spec[2]
+    k = r_of(s)
+    copy = kinds.get(s) == CONST  # made inside: a new array at each call
+
+    def value(r):
+        return xp.asarray(r[k], copy=True) if copy else r[k]
+
+    if kind == "new":
+        return lambda leaves, r: Tensor(value(r), xp, None)
+    if kind == "leaf":
+        return lambda leaves, r: _leaf(value(r), xp)
+    if kind == "graph":
+        index = spec[3]
+        return lambda leaves, r: Tensor(value(r), xp, _port(r[node_reg], index))
+    rule = spec[3]
+    return lambda leaves, r: Tensor(value(r), xp, _stub(rule))
+
+
+def _port(node: Node, index: int):
+    """The edge of output `index` of a replay's node."""
+    return Port(node, index) if node.n_out > 1 else node
+
+
+def _param_builder(p, r_of) -> Callable:
+    """A function of the registers that builds template p with its slots' values."""
+    stack = [(p, False)]
+    ops: list = []  # post-order: (0, value) | (1, register) | (2, n, is_tuple)
+    while stack:
+        item, ready = stack.pop()
+        c = item.__class__
+        if c is tuple or c is list:
+            if ready:
+                ops.append((2, len(item), c is tuple))
+            else:
+                stack.append((item, True))
+                stack.extend((x, False) for x in reversed(item))
+        elif c is Slot:
+            ops.append((1, r_of(item.index)))
+        else:
+            ops.append((0, item))
+
+    def build_p(r):
+        done: list = []
+        for op in ops:
+            if op[0] == 0:
+                done.append(op[1])
+            elif op[0] == 1:
+                done.append(r[op[1]])
+            else:
+                n = op[1]
+                parts = done[len(done) - n :] if n else []
+                del done[len(done) - n :]
+                done.append(tuple(parts) if op[2] else parts)
+        return done[0]
+
+    return build_p
+
+
+# ----------------------------------------------------------------------------- source
+
+
+class _Source:
+    """Source lines and the globals they name."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.globals: dict = {
+            "RETRACE": RETRACE,
+            "ACC": AccumulateGrad,
+            "TENSOR": Tensor,
+            "NORMALIZE": _backend.normalize,
+            "SUM_TO": _backend.sum_to,
+            "ASSIGN": _backend.assign,
+            "ASARRAY": np.asarray,
+            "ACCUMULATE": _acc,
+            "LEAF": _leaf,
+            "STUB": _stub,
+            "BUMP": _bump,
+            "NOTHING2": _NOTHING2,
+            "NOTHING3": _NOTHING3,
+            "NODE": Node,
+            "PORT": _port,
+        }
+        self._names: dict[int, str] = {}
+
+    def name(self, obj, prefix: str = "K") -> str:
+        """A global name for obj (one per object)."""
+        n = self._names.get(id(obj))
+        if n is None:
+            n = f"{prefix}{len(self._names)}"
+            self._names[id(obj)] = n
+            self.globals[n] = obj
+        return n
+
+    def emit(self, line: str) -> None:
+        self.lines.append("    " + line)
+
+
+_EDGE_CHECKS = (
+    "{t}._edge is not None",
+    "{t}._edge.__class__ is not ACC",
+    "{t}._edge is None or {t}._edge.__class__ is ACC",
+)
+
+
+def _source(rec: Recording, keep, last, treedef, unflatten) -> Callable:
+    """The replay as straight-line source, compiled once."""
+    src = _Source()
+    kinds, values = rec.kinds, rec.values
+    names: dict[int, str] = {}
+    free: list[str] = []
+    counter = [0]
+
+    def var() -> str:
+        if free:
+            return free.pop()
+        counter[0] += 1
+        return f"v{counter[0]}"
+
+    def ref(s) -> str:
+        if s is None:
+            return "None"
+        n = names.get(s)
+        if n is None:  # a constant
+            n = names[s] = src.name(values[s], "C")
+        return n
+
+    def refs(slots) -> str:
+        return "(" + "".join(f"{ref(s)}, " for s in slots) + ")"
+
+    refs_ = refs
+
+    def param(p) -> str:
+        if p is None:
+            return "None"
+        if p.__class__ is not Template:
+            return src.name(p, "P")
+        return _param_source(p.value, ref, src)
+
+    def release(slots, i: int) -> None:
+        for s in slots:
+            if s is not None and last[s] == i and s in names:
+                n = names.pop(s)
+                if n[0] == "v":  # a local variable (not a constant)
+                    free.append(n)
+
+    def out(s) -> str:
+        if last[s] < 0:
+            return "_"
+        n = names[s] = var()
+        return n
+
+    ext_names = {}
+    for i, ext in enumerate(rec.externals):
+        if not rec.persistent[i]:
+            continue
+        t = ext_names[i] = f"t{i}"
+        src.emit(f"{t} = {src.name(ext.ref, 'E')}()")
+        cond = [f"{t} is None", _EDGE_CHECKS[ext.edge].format(t=t)]
+        if ext.slot is not None:
+            cond.append(f"{t}._data.shape != {src.name(ext.shape, 'S')}")
+            cond.append(f"{t}._data.dtype != {src.name(ext.dtype, 'D')}")
+            cond.append(f"{t}._xp is not {src.name(ext.xp, 'X')}")
+        src.emit(f"if {' or '.join(cond)}: return RETRACE")
+
+    def tensor(ref_) -> str:
+        kind, i = ref_
+        return f"leaves[{i}]" if kind == "arg" else ext_names[i]
+
+    for ref_, i in rec.grad_guards:
+        what = "None" if i is None else "not None" if i < 0 else ext_names[i]
+        op = "is not" if i is None or i >= 0 else "is"
+        what = "None" if i is None or i < 0 else what
+        src.emit(f"if {tensor(ref_)}.grad {op} {what}: return RETRACE")
+    for s, kind in kinds.items():
+        if last[s] < 0:
+            continue
+        if kind == INPUT:
+            pos = rec.where[s]
+            n = names[s] = var()
+            src.emit(f"{n} = leaves[{pos}]" + ("._data" if rec.input_tensor[pos] else ""))
+        elif kind == EXTERNAL:
+            i = rec.where[s]
+            ext = rec.externals[i]
+            if rec.persistent[i]:
+                n = names[s] = var()
+                src.emit(f"{n} = {ext_names[i]}._data")
+            elif ext.snapshot is not None:
+                n = names[s] = var()
+                src.emit(
+                    f"{n} = {src.name(ext.xp, 'X')}.asarray({src.name(ext.snapshot, 'C')}, "
+                    "copy=True)"
+                )
+            else:
+                names[s] = src.name(ext.entry, "C")
+
+    for i, ins in enumerate(rec.code):
+        if not keep[i]:
+            continue
+        op = ins[0]
+        reads = rec.reads[i]
+        if op == FWD1:
+            _, f, a, p, o, norm, xp = ins
+            x = src.name(xp, "X")
+            line = f"{src.name(f, 'F')}({x}, {ref(a)}, {param(p)})"
+            release(reads, i)
+            src.emit(f"{out(o)} = " + (f"NORMALIZE({line}, {x})" if norm else line))
+        elif op == FWD2:
+            _, f, a, b, o, norm, xp = ins
+            x = src.name(xp, "X")
+            line = f"{src.name(f, 'F')}({x}, {ref(a)}, {ref(b)})"
+            release(reads, i)
+            src.emit(f"{out(o)} = " + (f"NORMALIZE({line}, {x})" if norm else line))
+        elif op == FWDN:
+            _, f, xs, p, outs, norms, multi, xp = ins
+            x = src.name(xp, "X")
+            line = f"{src.name(f, 'F')}({x}, {refs(xs)}, {param(p)})"
+            release(reads, i)
+            if not multi:
+                src.emit(f"{out(outs[0])} = " + (f"NORMALIZE({line}, {x})" if norms[0] else line))
+            else:
+                r = var()
+                src.emit(f"{r} = {line}")
+                for k, (s, norm) in enumerate(zip(outs, norms)):
+                    n = out(s)
+                    if n != "_":
+                        src.emit(f"{n} = NORMALIZE({r}[{k}], {x})" if norm else f"{n} = {r}[{k}]")
+                free.append(r)
+        elif op == VJP:
+            _, fn, form, g, saved, p, needs, specs, xp = ins
+            x = src.name(xp, "X")
+            gs = refs(g) if g.__class__ is tuple else ref(g)
+            pv = param(p)
+            if form == 0:
+                sv = "None" if saved is None else refs(saved)
+                whole = f"{src.name(fn, 'V')}({x}, {gs}, {sv}, {pv}, {src.name(needs, 'N')})"
+                release(reads, i)
+                calls = _vjp_parts(ins)
+                if len(calls) == 1 and calls[0][4] is None and calls[0][5] is None:
+                    src.emit(f"{out(calls[0][3])} = {whole}[{calls[0][2]}]")
+                    continue
+                r = var()
+                src.emit(f"{r} = {whole}")
+                exprs = [(s, f"{r}[{k}]", shape, dtype) for _, _, k, s, shape, dtype in calls]
+            else:
+                if saved is None:
+                    args = "None, None" if form == 1 else "None, None, None"
+                else:
+                    args = ", ".join(ref(s) for s in saved)
+                exprs = []
+                for f, fm, _, s, shape, dtype in _vjp_parts(ins):
+                    tail = f", {pv}" if fm == 1 else ""
+                    exprs.append((s, f"{src.name(f, 'U')}({x}, {gs}, {args}{tail})", shape, dtype))
+                if len(exprs) == 1:
+                    release(reads, i)
+            targets = [out(s) for s, _, _, _ in exprs]
+            for n, (_, expr, shape, dtype) in zip(targets, exprs):
+                if shape is not None:
+                    expr = f"SUM_TO({x}, {expr}, {src.name(shape, 'S')})"
+                if dtype is not None:
+                    expr = f"{x}.astype({expr}, {src.name(dtype, 'D')})"
+                src.emit(f"{n} = {expr}")
+            if form == 0 and len(exprs) > 1:
+                free.append(r)
+            if form != 0 and len(exprs) > 1:  # the inputs stay bound until every formula ran
+                release(reads, i)
+        elif op == ADD:
+            line = f"{ref(ins[1])} + {ref(ins[2])}"
+            release(reads, i)
+            src.emit(f"{out(ins[3])} = {line}")
+        elif op == NORM:
+            line = f"ASARRAY({ref(ins[1])})"
+            release(reads, i)
+            src.emit(f"{out(ins[2])} = {line}")
+        elif op == STORED:
+            line = "{" + ", ".join(f"id({ref(s)})" for s in ins[1]) + "}"
+            release(reads, i)
+            src.emit(f"{out(ins[2])} = {line}")
+        elif op == ACC:
+            line = f"ACCUMULATE({tensor(ins[1])}, {ref(ins[2])}, {ref(ins[3])})"
+            release(reads, i)
+            src.emit(f"{out(ins[4])} = {line}")
+        elif op == SETGRAD:
+            t = tensor(ins[1])
+            value = "None" if ins[2] is None else f"TENSOR({ref(ins[2])}, {t}._xp, None)"
+            release(reads, i)
+            src.emit(f"{t}._grad = {value}")
+        else:  # WRITE
+            _, kind, before, (how, value), o, xp = ins
+            b, v = ref(before), ref(value)
+            if kind == "op":
+                line = f"{src.name(how, 'F')}({b}, {v})"
+                release(reads, i)
+                src.emit(f"{out(o)} = {line}")
+            else:
+                x = src.name(xp, "X")
+                a = b if kind == "setitem" else f"{x}.asarray({b}, copy=True)"
+                line = f"ASSIGN({x}, {a}, {param(how)}, {v})"
+                release(reads, i)
+                src.emit(f"{out(o)} = {line}")
+
+    for i, ext in enumerate(rec.externals):
+        if not rec.persistent[i]:
+            continue
+        t = ext_names[i]
+        if ext.writeback is not None:
+            src.emit(f"{t}._data = {ref(ext.writeback)}")
+        if ext.delta or ext.replace:
+            src.emit(f"BUMP({t}, {ext.delta}, {ext.replace}, {ext.alias})")
+
+    if rec.graph is not None:
+        rule, saved, refs = rec.graph
+        n_out = sum(spec[0] == "graph" for spec in rec.outputs)
+        edges = "".join(f"{tensor(ref_)}._edge, " for ref_ in refs)
+        src.emit(
+            f"node = NODE({src.name(rule, 'R')}, ({edges}), {refs_(saved)}, None, None, None, "
+            f"{n_out})"
+        )
+    leaves = []
+    for spec in rec.outputs:
+        kind = spec[0]
+        if kind == "value":
+            leaves.append(src.name(spec[1], "C"))
+        elif kind == "raw":
+            leaves.append(ref(spec[1]))
+        elif kind == "arg":
+            leaves.append(f"leaves[{spec[1]}]")
+        elif kind == "ext":
+            leaves.append(ext_names[spec[1]])
+        elif kind == "grad":
+            leaves.append(f"{tensor(spec[1])}.grad")
+        else:
+            s, x = spec[1], src.name(spec[2], "X")
+            value = ref(s)
+            if kinds.get(s) == CONST:  # made inside: a new array at each call
+                value = f"{x}.asarray({value}, copy=True)"
+            if kind == "new":
+                leaves.append(f"TENSOR({value}, {x}, None)")
+            elif kind == "leaf":
+                leaves.append(f"LEAF({value}, {x})")
+            elif kind == "graph":
+                leaves.append(f"TENSOR({value}, {x}, PORT(node, {spec[3]}))")
+            else:
+                leaves.append(f"TENSOR({value}, {x}, STUB({src.name(spec[3], 'R')}))")
+    src.globals["UNFLATTEN"] = unflatten
+    src.globals["TREEDEF"] = treedef
+    src.emit(f"return UNFLATTEN(TREEDEF, [{', '.join(leaves)}])")
+    text = "def replay(leaves):\n" + "\n".join(src.lines) + "\n"
+    namespace = src.globals
+    exec(compile(text, "<chainrule.compile>", "exec"), namespace)  # noqa: S102 - our own source
+    replay = namespace["replay"]
+    replay.source = text
+    return replay
+
+
+def _param_source(p, ref, src: _Source) -> str:
+    """Source that builds template p with its slots' values (tuples and lists)."""
+    stack = [(p, False)]
+    done: list[str] = []
+    while stack:
+        item, ready = stack.pop()
+        c = item.__class__
+        if c is tuple or c is list:
+            if ready:
+                n = len(item)
+                parts = done[len(done) - n :] if n else []
+                del done[len(done) - n :]
+                inner = "".join(f"{x}, " for x in parts)
+                done.append(f"({inner})" if c is tuple else f"[{inner}]")
+            else:
+                stack.append((item, True))
+                stack.extend((x, False) for x in reversed(item))
+        elif c is Slot:
+            done.append(ref(item.index))
+        elif item is None or c in (int, bool):
+            done.append(repr(item))
+        else:
+            done.append(src.name(item, "P"))
+    return done[0]

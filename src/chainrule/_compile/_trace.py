@@ -1,0 +1,893 @@
+"""The trace: while a compiled function runs for the first time, every operation, the backward
+walks, gradient accumulation, `.grad` assignments and in-place writes are recorded as a flat
+program over numbered slots (values). What it cannot follow ends the recording (`abandon`):
+the call finishes eagerly and the function stays eager, with the reason."""
+
+from __future__ import annotations
+
+import sys
+import weakref
+
+from .. import _backend
+from .._mode import grad_mode, set_feature
+from .._node import RELEASED, AccumulateGrad, Node, Port, node_of
+from .._rules import RULES, raw_namespace
+from .._tensor import Tensor, binary_primitive, unary_primitive
+from ..autograd import _engine
+
+__all__ = ["ConcretizationError", "Recording", "Slot", "Template", "Tracer", "Unsupported"]
+
+np = _backend.np
+
+# Instruction codes (the first field of every instruction; see _program for their layout).
+FWD1, FWD2, FWDN, VJP, ADD, NORM, STORED, ACC, SETGRAD, WRITE = range(10)
+
+# Slot kinds: a value passed in, read from a tensor outside, a constant, or computed.
+INPUT, EXTERNAL, CONST, COMPUTED = range(4)
+
+# How a rule's forward is called, by the factory that made its operation.
+_UNARY_CODE = unary_primitive(RULES["sin"]).__code__
+_BINARY_CODE = binary_primitive(RULES["add"]).__code__
+_PLAIN = frozenset((int, float, bool, complex, str, type(None), slice, type(Ellipsis)))
+
+
+class ConcretizationError(TypeError):
+    """A traced tensor's values were asked for in Python (bool(), float(), item(), numpy(),
+    ...) while chainrule.compile traced a function: they are not known when the trace is
+    replayed."""
+
+
+class Unsupported(Exception):
+    """Raised inside the tracer when it meets something it cannot replay. `transient`: what
+    a first call may do and later ones not (make state that is kept outside): worth tracing
+    again."""
+
+    def __init__(self, reason: str, transient: bool = False) -> None:
+        super().__init__(reason)
+        self.transient = transient
+
+
+class Slot:
+    """A slot inside a parameter template: at replay, the slot's value goes there."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+    def __repr__(self) -> str:
+        return f"Slot({self.index})"
+
+
+class Template:
+    """Static parameters that hold slot values (an index computed inside): `value` with Slot
+    markers, and the slots they read."""
+
+    __slots__ = ("value", "slots")
+
+    def __init__(self, value, slots: tuple) -> None:
+        self.value = value
+        self.slots = slots
+
+
+class External:
+    """A tensor from outside the function that the trace read (or wrote): by object."""
+
+    __slots__ = (
+        "ref", "slot", "entry", "shape", "dtype", "xp", "edge", "version", "vc", "snapshot",
+        "writeback", "delta", "replace", "alias",
+    )  # fmt: skip
+
+    def __init__(self, t: Tensor, slot: int | None) -> None:
+        self.ref = weakref.ref(t)
+        self.slot = slot  # the slot of its values at entry (None: not read as values)
+        self.entry = t._data
+        self.shape = t._data.shape
+        self.dtype = t._data.dtype
+        self.xp = t._xp
+        self.edge = _edge_kind(t._edge)
+        self.version = t._version
+        self.vc = getattr(t, "_vc", None)
+        self.snapshot = None  # a copy of its entry values, once something writes them
+        # What the replay does to it at the end: the slot of its new values (None: the same
+        # array), and the change of its version counter.
+        self.writeback = None
+        self.delta = 0
+        self.replace = False
+        self.alias = False
+
+
+def _edge_kind(e) -> int:
+    """0: needs no grad; 1: a leaf that requires grad; 2: a computed tensor with history."""
+    if e is None:
+        return 0
+    return 1 if e.__class__ is AccumulateGrad else 2
+
+
+def call_kind(rule) -> int:
+    """FWD1, FWD2 or FWDN: how the forward of `rule` is called."""
+    code = _KINDS.get(rule)
+    if code is None:
+        from .._rules import OPS
+
+        op_code = getattr(OPS.get(rule.name), "__code__", None)
+        code = FWD1 if op_code is _UNARY_CODE else FWD2 if op_code is _BINARY_CODE else FWDN
+        _KINDS[rule] = code
+    return code
+
+
+_KINDS: dict = {}
+
+
+class Tracer:
+    """Records one call. `inputs`: the flattened arguments (tensors, raw arrays or other
+    values); tensors and arrays become the input slots, in order."""
+
+    def __init__(self, inputs: list) -> None:
+        self.values: list = []  # slot -> value (held: no id is reused while tracing)
+        self.kinds: dict[int, int] = {}  # slot -> INPUT, EXTERNAL or CONST (else COMPUTED)
+        self.where: dict[int, int] = {}  # slot -> input position or External index
+        self.slot_of: dict[int, int] = {}  # id(array) -> its latest slot
+        self.code: list = []
+        self.reads: list = []  # per instruction: the slots it reads
+        self.writes: list = []  # per instruction: the slots it makes
+        self.externals: list[External] = []
+        self.external_of: dict[int, int] = {}  # id(tensor) -> index in externals
+        self.held: list = []  # tensors and nodes kept alive so that ids stay unique
+        self.nodes: set[int] = set()  # ids of the nodes recorded by this trace
+        self.arg_of: dict[int, int] = {}  # id(argument tensor) -> input position
+        self.arg_refs: list = []
+        self.input_tensor = [x.__class__ is Tensor for x in inputs]
+        self.leaf_grads: list = []  # (tensor ref, tensor) whose .grad a backward stored
+        self.graph = None  # the backward of outputs with a live graph (see _graph_program)
+        self.grad_guards: list = []  # (tensor ref, external index): .grad must be that tensor
+        # The .grad of leaves, as the trace first saw it: (tensor ref, whether it was None);
+        # Python code may have branched on that (an optimizer's zero_grad does).
+        self.grad_states: dict[int, tuple] = {}
+        self.reason: str | None = None
+        self._pending = -1  # the slot an in-place write is about to change
+        for i, x in enumerate(inputs):
+            if x.__class__ is Tensor:
+                self.arg_of[id(x)] = i
+                self.arg_refs.append(weakref.ref(x))
+                self._new(x._data, INPUT, i)
+            elif _backend.is_array(x) and not isinstance(x, np.generic):
+                self._new(x, INPUT, i)
+
+    # -- slots
+
+    def _new(self, value, kind: int = COMPUTED, where=None) -> int:
+        k = len(self.values)
+        self.values.append(value)
+        if kind != COMPUTED:
+            self.kinds[k] = kind
+            self.where[k] = where
+        self.slot_of[id(value)] = k
+        return k
+
+    def const(self, value) -> int:
+        k = len(self.values)
+        self.values.append(value)
+        self.kinds[k] = CONST
+        if value.__class__ not in _PLAIN:
+            self.slot_of[id(value)] = k
+        return k
+
+    def emit(self, ins: tuple, reads, writes) -> None:
+        self.code.append(ins)
+        self.reads.append(reads)
+        self.writes.append(writes)
+
+    def _slot(self, t: Tensor) -> int:
+        """The slot of tensor t's current values; a tensor from outside becomes external."""
+        s = self.slot_of.get(id(t._data))
+        if s is None:
+            s = self._external(t)
+        return s
+
+    def _external(self, t: Tensor) -> int:
+        i = self.external_of.get(id(t))
+        if i is not None and self.externals[i].slot is None:
+            ext = self.externals[i]
+            ext.slot = s = self._new(t._data, EXTERNAL, i)
+            return s
+        i = len(self.externals)
+        self.held.append(t)
+        self.external_of[id(t)] = i
+        ext = External(t, None)
+        self.externals.append(ext)
+        ext.slot = s = self._new(t._data, EXTERNAL, i)
+        return s
+
+    def tensor_ref(self, t: Tensor) -> tuple:
+        """How the replay finds tensor t: ("arg", position) or ("ext", external index)."""
+        i = self.arg_of.get(id(t))
+        if i is not None:
+            return ("arg", i)
+        i = self.external_of.get(id(t))
+        if i is None:
+            i = len(self.externals)
+            self.held.append(t)
+            self.external_of[id(t)] = i
+            self.externals.append(External(t, None))
+        return ("ext", i)
+
+    def value_ref(self, v) -> int:
+        """The slot of a raw array or Python scalar (an unknown array is a constant)."""
+        if v.__class__ in _PLAIN:
+            return self.const(v)
+        s = self.slot_of.get(id(v))
+        return self.const(v) if s is None else s
+
+    def params(self, p) -> tuple:
+        """(p, ()) when p holds no slot value; else (a template with Slot markers, the slots
+        it reads)."""
+        if p is None or p.__class__ in _PLAIN:
+            return p, ()
+        stack = [p]
+        slot_of = self.slot_of
+        while stack:
+            item = stack.pop()
+            c = item.__class__
+            if c is tuple or c is list:
+                stack.extend(item)
+            elif c not in _PLAIN and id(item) in slot_of:
+                template = _template(p, slot_of)
+                slots = tuple(_template_slots(template))
+                return Template(template, slots), slots
+        return p, ()
+
+    # -- hooks (called by the core while grad_mode.tracer is this tracer)
+
+    def record(self, rule, xs, outs, p, results) -> None:
+        slot_of = self.slot_of
+        values = self.values
+        ins = []
+        for x in xs:
+            if x.__class__ is Tensor:
+                s = slot_of.get(id(x._data))
+                if s is None:
+                    s = self._external(x)
+            else:
+                s = self.const(x)
+            ins.append(s)
+        kind = _KINDS.get(rule)
+        if kind is None:
+            kind = call_kind(rule)
+        xp = results[0]._xp
+        if p is not None:
+            p, p_reads = self.params(p)
+            if p_reads:
+                ins += p_reads
+        if kind != FWDN:
+            o = outs[0]
+            k = len(values)
+            values.append(o)
+            slot_of[id(o)] = k
+            norm = o.ndim == 0
+            if kind == FWD1:
+                self.code.append((FWD1, rule.fwd, ins[0], p, k, norm, xp))
+            else:
+                self.code.append((FWD2, rule.fwd, ins[0], ins[1], k, norm, xp))
+            self.reads.append(ins)
+            self.writes.append((k,))
+        else:
+            out_slots = tuple(self._new(o) for o in outs)
+            norms = tuple(getattr(o, "ndim", 1) == 0 for o in outs)
+            n = len(xs)
+            self.emit(
+                (FWDN, rule.fwd, tuple(ins[:n]), p, out_slots, norms, rule.multi, xp),
+                ins,
+                out_slots,
+            )
+        e = results[0]._edge
+        if e is not None:
+            node = node_of(e)
+            self.held.append(node)
+            self.nodes.add(id(node))
+
+    def concrete(self, t: Tensor, what: str) -> None:
+        raise ConcretizationError(
+            f"{what} was called on a tensor while chainrule.compile traced the function: its "
+            "values are not known when the trace is replayed, so Python cannot branch on them "
+            "or keep them. Pass the value as a static argument (static_argnums / "
+            "static_argnames), compute it outside the compiled function, or keep it a tensor "
+            "(chainrule.where instead of an if)."
+        )
+
+    def unsupported(self, what: str) -> None:
+        self.abandon(f"{what} can't be replayed")
+
+    def abandon(self, reason: str) -> None:
+        """Stop recording: the call goes on eagerly, and the function stays eager."""
+        if self.reason is None:
+            self.reason = reason
+        if grad_mode.tracer is self:
+            set_feature("tracer", None)
+
+    def _grad_state(self, t: Tensor) -> None:
+        if id(t) not in self.grad_states:
+            self.grad_states[id(t)] = (self.tensor_ref(t), t.grad is None)
+
+    def accumulating(self, pairs) -> None:
+        """Before backward stores gradients into leaves' .grad."""
+        for t, _ in pairs:
+            self._grad_state(t)
+
+    def set_grad(self, t: Tensor, value) -> None:
+        self._grad_state(t)
+        if value is not None and (value._edge is not None or id(value._data) not in self.slot_of):
+            self.abandon("assigning .grad a tensor that was not computed inside")
+            return
+        ref = self.tensor_ref(t)
+        s = None if value is None else self.slot_of[id(value._data)]
+        self.emit((SETGRAD, ref, s), () if s is None else (s,), ())
+
+    def writing(self, t: Tensor) -> None:
+        """Before an in-place write to t's memory: keep the values of a tensor from outside
+        as they were (a constant made inside must not carry the write into the next call)."""
+        s = self._pending = self._slot(t)
+        root = self._root_slot(s)
+        if self.kinds.get(root) == EXTERNAL:
+            ext = self.externals[self.where[root]]
+            if ext.snapshot is None:
+                a = self.values[root]
+                ext.snapshot = _backend.namespace(a).asarray(a, copy=True)
+
+    def _root_slot(self, s: int) -> int:
+        """The slot whose memory slot s's array is a view of (NumPy), else s."""
+        a = self.values[s]
+        base = getattr(a, "base", None) if a.__class__ is np.ndarray else None
+        while base is not None:
+            b = self.slot_of.get(id(base))
+            if b is not None:
+                return b
+            base = getattr(base, "base", None) if base.__class__ is np.ndarray else None
+        return s
+
+    def wrote(self, t: Tensor, kind: str, *payload) -> None:
+        """After an in-place write to t: the write, as an instruction on slots."""
+        before = self._pending
+        if kind == "op":
+            raw_op, value = payload
+            v = self.value_ref(value)
+            refs = (raw_op, v)
+            reads = (before, v)
+        else:
+            key, value = payload
+            v = self.value_ref(value)
+            key, key_reads = self.params(key)
+            refs = (key, v)
+            reads = (before, v, *key_reads)
+        out = self._new(t._data)
+        self.emit((WRITE, kind, before, refs, out, t._xp), reads, (out,))
+
+    def accumulated(self, pairs, roots, create_graph: bool) -> None:
+        """After backward stored gradients into leaves' .grad."""
+        if create_graph:
+            self.abandon("backward(create_graph=True) (its .grad has a history)")
+            return
+        roots_slots = tuple(self.value_ref(g) for _, g in roots)
+        stored = self._new(None)
+        self.emit((STORED, roots_slots, stored), roots_slots, (stored,))
+        for t, g in pairs:
+            s = self.slot_of.get(id(g))
+            if s is None:
+                self.abandon("a gradient computed outside the trace")
+                return
+            ref = self.tensor_ref(t)
+            out = self._new(t._grad._data)
+            self.leaf_grads.append((ref, t))
+            self.emit((ACC, ref, s, stored, out), (s, stored), (out,))
+            i = self.external_of.get(id(t._grad))
+            if i is not None:  # added into a .grad from before the call: it must be there
+                self.grad_guards.append((ref, i))
+
+    # -- backward walks
+
+    def execute(self, roots, targets, retain_graph, create_graph, backend, accumulate):
+        """The engine's walk (see autograd._engine._execute), run here on raw arrays and
+        recorded; under create_graph the VJPs are operations, recorded as such."""
+        if create_graph:
+            return _engine._execute(roots, targets, retain_graph, True, backend, accumulate)
+        try:
+            slots = [(e, self.value_ref(g)) for e, g in roots]
+            captured = self._walk(slots, targets, retain_graph, backend)
+        except Unsupported as e:
+            self.abandon(str(e))
+            return _engine._execute(roots, targets, retain_graph, False, backend, accumulate)
+        return {node: self._captured(g) for node, g in captured.items()}
+
+    def _walk(self, roots, targets, retain_graph, backend) -> dict:
+        """The walk on slots: roots are (edge, slot); returns {node: slot (or a list)}."""
+        order, leaves, freed, shared = _engine._topological(roots, False)
+        if targets is None:
+            run = reach = None
+            wanted = leaves
+        else:
+            run, reach = _engine._needed(order, targets)
+            wanted = targets
+        _engine._check_runnable(order, run, freed)
+        nodes = self.nodes
+        for node in order if run is None else run:
+            if id(node) not in nodes:
+                raise Unsupported("a backward into a graph recorded outside the function")
+            saved = node.saved
+            if saved is not None and saved.__class__ is not tuple:
+                raise Unsupported("saved-tensor hooks")
+            if _hooked(node):
+                raise Unsupported("hooks on the graph")
+        for leaf in leaves:
+            if _hooked(leaf):
+                raise Unsupported("hooks on the graph")
+        xp = raw_namespace(backend)
+        grads: dict = {}
+        for e, g in roots:
+            self._add(grads, e, g)
+        carry_node = carry = None
+        captured = {}
+        for node in reversed(order):
+            if node is carry_node:
+                g = carry
+                carry_node = carry = None
+            else:
+                g = grads.pop(node, None)
+                if g is None:
+                    continue
+            if run is not None:
+                if node in targets:
+                    captured[node] = g
+                if node not in run:
+                    continue
+            gins = self._vjp(node, g, xp, reach)
+            if not retain_graph and node.saved is not None:
+                node.saved = RELEASED
+            for e, gi in zip(node.edges, gins):
+                if e is None or gi is None:
+                    continue
+                if reach is not None and node_of(e) not in reach:
+                    continue
+                if e in shared or e.__class__ is Port:
+                    self._add(grads, e, gi)
+                elif carry_node is None:
+                    carry_node = e
+                    carry = gi
+                else:
+                    grads[e] = gi
+        for node in wanted:
+            if node not in captured and node in grads:
+                captured[node] = grads[node]
+        return captured
+
+    def _captured(self, g):
+        """The value of a captured gradient slot (a list for a node with several outputs),
+        normalized to an array (as autograd.grad would, so that its result is a slot)."""
+        if g.__class__ is list:
+            return [None if s is None else self._normalized(s) for s in g]
+        return self._normalized(g)
+
+    def _normalized(self, s: int):
+        v = self.values[s]
+        if v.__class__ is np.ndarray or not isinstance(v, np.generic):
+            return v
+        out = self._new(np.asarray(v))
+        self.emit((NORM, s, out), (s,), (out,))
+        return self.values[out]
+
+    def _add(self, grads: dict, edge, g: int) -> None:
+        if edge.__class__ is Port:
+            node = edge.node
+            buf = grads.get(node)
+            if buf is None:
+                buf = grads[node] = [None] * node.n_out
+            i = edge.index
+            buf[i] = g if buf[i] is None else self._sum(buf[i], g)
+            return
+        prev = grads.get(edge)
+        grads[edge] = g if prev is None else self._sum(prev, g)
+
+    def _sum(self, a: int, b: int) -> int:
+        out = self._new(self.values[a] + self.values[b])
+        self.emit((ADD, a, b, out), (a, b), (out,))
+        return out
+
+    def _vjp(self, node, g, xp, reach) -> list:
+        """Run node's VJP on gradient slot(s) g and record it; the input gradients' slots."""
+        values = self.values
+        slot_of = self.slot_of
+        multi = g.__class__ is list
+        if multi:
+            g_ref = tuple(g)
+            g_value = tuple([None if s is None else values[s] for s in g])
+            reads = [s for s in g if s is not None]
+        else:
+            g_ref = g
+            g_value = values[g]
+            reads = [g]
+        saved = node.saved
+        saved_ref = None
+        if saved is not None:
+            refs = []
+            for v in saved:
+                if v is None:
+                    refs.append(None)
+                    continue
+                s = slot_of.get(id(v)) if v.__class__ not in _PLAIN else self.const(v)
+                if s is None:
+                    raise Unsupported("a saved value from outside the trace")
+                refs.append(s)
+                reads.append(s)
+            saved_ref = tuple(refs)
+        edges = node.edges
+        if reach is None:
+            needs = tuple([e is not None for e in edges])
+        else:
+            needs = tuple([e is not None and node_of(e) in reach for e in edges])
+        vjp = node.rule.vjp
+        params = node.params
+        gins = vjp(xp, g_value, saved, params, needs)
+        # Rules declared by formula (one per input) are replayed by calling the formulas.
+        parts = getattr(vjp, "parts", None)
+        form = 0 if parts is None or multi else len(parts)
+        fit = node.fit
+        outs = []
+        specs = []
+        i = -1
+        for gi in gins:
+            i += 1
+            if gi is None or not needs[i]:
+                outs.append(None)
+                continue
+            shape = dtype = None
+            if fit is not None and fit[i] is not None:
+                f_shape, f_dtype = fit[i]
+                if f_shape is not None and tuple(gi.shape) != tuple(f_shape):
+                    shape = f_shape
+                    gi = _backend.sum_to(xp, gi, shape)
+                if f_dtype is not None and gi.dtype != f_dtype:
+                    dtype = f_dtype
+                    gi = xp.astype(gi, dtype)
+            k = len(values)
+            values.append(gi)
+            slot_of[id(gi)] = k
+            outs.append(k)
+            specs.append((i, k, shape, dtype))
+        if params is not None:
+            params, p_reads = self.params(params)
+            reads += p_reads
+        self.code.append(
+            (VJP, vjp if form == 0 else parts, form, g_ref, saved_ref, params, needs,
+             tuple(specs), xp)
+        )  # fmt: skip
+        self.reads.append(reads)
+        self.writes.append([spec[1] for spec in specs])
+        return outs
+
+    # -- the end of the call
+
+    def finish(self, outputs: list) -> Recording:
+        """The recording of the call that returned the flattened `outputs`, or Unsupported
+        naming what the replay could not reproduce."""
+        if self.reason is not None:
+            raise Unsupported(self.reason)
+        externals = [e.ref() for e in self.externals]
+        persistent = self._persistent(externals, outputs)
+        out_specs = self._outputs(outputs, externals, persistent)
+        # Arrays that the outputs, the arguments, tensors from outside, leaves' .grad and the
+        # nodes recorded hold: not escapes.
+        extra = [id(t._data) for t in outputs if t.__class__ is Tensor]
+        extra += [id(t._data) for t in externals if t is not None]
+        extra += [id(t._data) for t in (ref() for ref in self.arg_refs) if t is not None]
+        extra += [id(t._grad._data) for _, t in self.leaf_grads if t._grad is not None]
+        extra += _node_arrays(self.held)
+        extra += [id(e.entry) for e in self.externals]
+        escaped = self._unexplained(extra)
+        self.held = []
+        if escaped:
+            raise Unsupported(
+                "a tensor computed inside is kept outside the function (stored, not returned): "
+                "the replay would not update it; return it instead",
+                transient=True,
+            )
+        return Recording(
+            self.code, self.reads, self.writes, self.values, self.kinds, self.where,
+            self.externals, persistent, out_specs,
+            self.grad_guards + [(ref, None if none else -1) for ref, none in
+                                self.grad_states.values()],
+            self.input_tensor, self.graph,
+        )  # fmt: skip
+
+    def _outputs(self, outputs: list, externals: list, persistent: list) -> list:
+        specs = []
+        graph: list = []
+        grads = {id(t._grad): ref for ref, t in self.leaf_grads if t._grad is not None}
+        for t in outputs:
+            if t.__class__ is not Tensor:
+                s = self.slot_of.get(id(t)) if _backend.is_array(t) else None
+                specs.append(("value", t) if s is None else ("raw", s))
+                continue
+            i = self.arg_of.get(id(t))
+            if i is not None:
+                specs.append(("arg", i))
+                continue
+            ref = grads.get(id(t))
+            if ref is not None:
+                specs.append(("grad", ref))
+                continue
+            i = self.external_of.get(id(t))
+            if i is not None and persistent[i]:
+                specs.append(("ext", i))
+                continue
+            s = self.slot_of.get(id(t._data))
+            if s is None:
+                s = self.const(t._data)
+            e = t._edge
+            if e is None:
+                specs.append(("new", s, t._xp))
+            elif e.__class__ is AccumulateGrad:
+                specs.append(("leaf", s, t._xp))
+            else:
+                _, _, freed, _ = _engine._topological([(e, None)], False)
+                if freed:
+                    specs.append(("stub", s, t._xp, node_of(e).rule))
+                else:
+                    specs.append(("graph", s, t._xp, len(graph)))
+                    graph.append(t)
+        if graph:
+            self.graph = self._graph_program(graph, externals, persistent)
+        return specs
+
+    def _graph_program(self, outputs: list, externals: list, persistent: list) -> tuple:
+        """The backward of outputs whose graph is alive at the end of the call: recorded by a
+        walk from them to the tensors they come from (arguments and tensors from outside
+        that require grad), as a program run by one node that the replay's outputs share.
+        Returns (program recording, the forward slots it reads, the tensors (refs) whose
+        edges the node leads to)."""
+        boundary = []  # (tensor ref, edge) of each tensor the outputs may come from
+        seen: set = set()
+        args = [ref() for ref in self.arg_refs]
+        for t in args:
+            if t is not None and t._edge is not None and id(t._edge) not in seen:
+                seen.add(id(t._edge))
+                boundary.append((("arg", self.arg_of[id(t)]), t._edge))
+        for i, t in enumerate(externals):
+            if t is not None and t._edge is not None and id(t._edge) not in seen:
+                if not persistent[i]:
+                    raise Unsupported("a returned tensor depends on a leaf made inside")
+                seen.add(id(t._edge))
+                boundary.append((("ext", i), t._edge))
+        main = (self.code, self.reads, self.writes)
+        self.code, self.reads, self.writes = [], [], []
+        roots = []
+        for t in outputs:
+            roots.append((t._edge, self._new(_backend.namespace(t._data).ones_like(t._data))))
+        try:
+            targets = {node_of(e) for _, e in boundary}
+            captured = self._walk(roots, targets, True, outputs[0]._xp)
+        finally:
+            code, reads, writes = self.code, self.reads, self.writes
+            self.code, self.reads, self.writes = main
+        results = []
+        for _, e in boundary:
+            g = captured.get(node_of(e))
+            if g.__class__ is list:
+                g = g[e.index]
+            results.append(g)
+        made = {s for w in writes for s in w}
+        roots_slots = [s for _, s in roots]
+        saved = sorted(
+            {s for r in reads for s in r}
+            - made
+            - set(roots_slots)
+            - {s for s, k in self.kinds.items() if k == CONST}
+        )
+        kinds = {s: k for s, k in self.kinds.items() if k == CONST}
+        where = {}
+        for pos, s in enumerate(roots_slots + saved):
+            kinds[s] = INPUT
+            where[s] = pos
+        consts = [v if kinds.get(k) == CONST else None for k, v in enumerate(self.values)]
+        rec = Recording(
+            code,
+            reads,
+            writes,
+            consts,
+            kinds,
+            where,
+            [],
+            [],
+            [],
+            [],
+            [False] * (len(roots_slots) + len(saved)),
+        )
+        rec.outputs = [("value", None) if g is None else ("raw", g) for g in results]
+        shapes = [(t._data.shape, t._data.dtype, t._xp) for t in outputs]
+        return rec, saved, [ref for ref, _ in boundary], shapes
+
+    def _persistent(self, externals: list, outputs: list) -> list:
+        """Which tensors from outside the trace exist beyond the call (read at each replay,
+        written back), and which were made inside (constants)."""
+        counts: dict[int, int] = {}
+        for t in outputs:
+            counts[id(t)] = counts.get(id(t), 0) + 1
+        out = []
+        probe = [object()]
+        t = probe[0]
+        beyond = sys.getrefcount(t) - 1  # a variable and getrefcount's argument (measured)
+        for i in range(len(externals)):
+            t = externals[i]
+            ext = self.externals[i]
+            if t is None:
+                out.append(False)
+                continue
+            # References: the list `externals`, this trace's, the outputs; anything more holds
+            # t beyond the call.
+            out.append(sys.getrefcount(t) - beyond - 2 - counts.get(id(t), 0) > 0)
+            if not out[-1]:
+                continue
+            if _edge_kind(t._edge) != ext.edge:
+                raise Unsupported(
+                    "an in-place operation inside gave a tensor from outside a history"
+                )
+            if t._data is not ext.entry:
+                s = self.slot_of.get(id(t._data))
+                if s is None:
+                    raise Unsupported("a tensor from outside got values not computed inside")
+                ext.writeback = s
+            vc = getattr(t, "_vc", None)
+            ext.delta = t._version - ext.version
+            ext.replace = vc is not ext.vc
+            ext.alias = vc is not None and vc.alias
+        for ins in self.code:
+            if ins[0] in (ACC, SETGRAD) and ins[1][0] == "ext" and not out[ins[1][1]]:
+                raise Unsupported("a leaf tensor made inside the function got a .grad", True)
+        return out
+
+    def _unexplained(self, extra: list) -> list[int]:
+        """The computed slots whose arrays something other than this trace and the holders
+        counted in `extra` (ids, one per reference) holds: values kept somewhere that a
+        replay would not update."""
+        values, kinds = self.values, self.kinds
+        expected: dict[int, int] = {}
+        for v in values:
+            expected[id(v)] = expected.get(id(v), 0) + 1
+        for i in extra:
+            if i in expected:
+                expected[i] += 1
+        # A NumPy view holds its base (or an array between them that holds it).
+        seen: set[int] = set()
+        for v in values:
+            base = v.base if v.__class__ is np.ndarray else None
+            while base is not None:
+                if id(base) in expected:
+                    expected[id(base)] += 1
+                    break
+                if id(base) in seen:
+                    break
+                seen.add(id(base))
+                base = base.base if base.__class__ is np.ndarray else None
+        out = []
+        # References beyond the list: a variable and getrefcount's argument (measured).
+        probe = [object()]
+        v = probe[0]
+        beyond = sys.getrefcount(v) - 1
+        ndarray = np.ndarray
+        for k in range(len(values)):
+            if k in kinds:
+                continue
+            v = values[k]
+            n = expected.get(id(v), 0)
+            if n <= 0:
+                continue
+            expected[id(v)] = 0  # each array once
+            if v.__class__ is not ndarray and (
+                v is None or v.__class__ in _PLAIN or isinstance(v, np.generic)
+                or not _backend.is_array(v)
+            ):  # fmt: skip
+                continue
+            if sys.getrefcount(v) - beyond > n:
+                out.append(k)
+        return out
+
+
+class Recording:
+    """What a finished trace hands to the program builder: the instructions (with the slots
+    each reads and makes), the values (constants are needed), slot kinds and places, the
+    tensors from outside (which of them persist), the outputs, the guards on .grad, which
+    inputs are tensors, and the backward program of outputs with a live graph."""
+
+    def __init__(
+        self, code, reads, writes, values, kinds, where, externals, persistent, outputs,
+        grad_guards, input_tensor, graph=None,
+    ) -> None:  # fmt: skip
+        self.code = code
+        self.reads = reads
+        self.writes = writes
+        self.values = values
+        self.kinds = kinds
+        self.where = where
+        self.externals = externals
+        self.persistent = persistent
+        self.outputs = outputs
+        self.grad_guards = grad_guards
+        self.input_tensor = input_tensor
+        self.graph = graph
+
+    def strip(self) -> None:
+        """Let go of the values of the traced call that a replay does not use (everything
+        but constants), so that keeping the recording keeps no memory."""
+        kinds = self.kinds
+        self.values = [v if kinds.get(k) == CONST else None for k, v in enumerate(self.values)]
+        for ext, persistent in zip(self.externals, self.persistent):
+            if persistent:
+                ext.entry = None
+                ext.snapshot = None
+
+
+def _node_arrays(objects: list) -> list:
+    """The ids of the arrays that the nodes among `objects` hold (saved values, parameters),
+    once per reference."""
+    out = []
+    for node in objects:
+        if node.__class__ is not Node:
+            continue
+        saved = node.saved
+        if saved.__class__ is tuple:
+            out.extend(id(v) for v in saved if v is not None)
+        params = node.params
+        if params is None or params.__class__ in _PLAIN:
+            continue
+        stack = [params]
+        while stack:
+            item = stack.pop()
+            if item.__class__ is tuple or item.__class__ is list:
+                stack.extend(item)
+            elif item is not None and item.__class__ not in _PLAIN:
+                out.append(id(item))
+    return out
+
+
+def _template(p, slot_of):
+    """p rebuilt with Slot markers for its slot values (tuples and lists, iteratively)."""
+    # Post-order rebuild: each container is rebuilt once all of its items are.
+    stack = [(p, False)]
+    done: list = []
+    while stack:
+        item, ready = stack.pop()
+        c = item.__class__
+        if c is tuple or c is list:
+            if ready:
+                n = len(item)
+                parts = done[len(done) - n :] if n else []
+                del done[len(done) - n :]
+                done.append(tuple(parts) if c is tuple else list(parts))
+            else:
+                stack.append((item, True))
+                stack.extend((x, False) for x in reversed(item))
+        elif c not in _PLAIN and id(item) in slot_of:
+            done.append(Slot(slot_of[id(item)]))
+        else:
+            done.append(item)
+    return done[0]
+
+
+def _template_slots(p) -> list[int]:
+    """The slots a parameter template reads."""
+    out = []
+    stack = [p]
+    while stack:
+        item = stack.pop()
+        c = item.__class__
+        if c is tuple or c is list:
+            stack.extend(item)
+        elif c is Slot:
+            out.append(item.index)
+    return out
+
+
+def _hooked(node) -> bool:
+    """Whether a node or leaf accumulator has hooks."""
+    hooks = getattr(node, "hooks", None)
+    if hooks is None:
+        return False
+    return bool(hooks.tensor or hooks.retain or hooks.pre or hooks.post or hooks.accumulated)

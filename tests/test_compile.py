@@ -1,0 +1,691 @@
+"""chainrule.compile: a compiled function gives what the eager one gives, call after call, on
+new values (the first call traces; the next ones replay, first as closures, then as
+compiled source): the rule table, random programs, second order, in-place updates, .grad
+accumulation, a training step. jax.jit's semantics (traced values refuse conversion to
+Python, static arguments, re-tracing), and what runs eagerly, with a warning, instead."""
+
+import copy
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import chainrule as cr
+import chainrule.nn.functional as F
+from chainrule import CompileWarning, ConcretizationError, nn, optim
+from chainrule._compile import _program
+from conftest import N, T
+from test_ops import BINARY, UNARY, arrays
+
+RNG = np.random.default_rng(2026)
+
+
+@pytest.fixture(autouse=True)
+def source_early(monkeypatch):
+    """Programs become source after one replay, so that a few calls run both tiers; any
+    CompileWarning fails a test that does not expect it."""
+    monkeypatch.setattr(_program, "SOURCE_AFTER", 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileWarning)
+        yield
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def tensors(arrays_, grad):
+    """Fresh tensors of the backend under test; those marked in `grad` require grad."""
+    return [T(a, requires_grad=g) for a, g in zip(arrays_, grad)]
+
+
+def leaves(tree) -> list:
+    out, stack = [], [tree]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (tuple, list)):
+            stack.extend(reversed(x))
+        elif isinstance(x, dict):
+            stack.extend(x[k] for k in reversed(list(x)))
+        else:
+            out.append(x)
+    return out
+
+
+def assert_same(got, expected, rtol=1e-12, atol=1e-13):
+    got, expected = leaves(got), leaves(expected)
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected):
+        if isinstance(e, cr.Tensor):
+            assert isinstance(g, cr.Tensor)
+            assert g.shape == e.shape and g.dtype == e.dtype
+            assert g.requires_grad == e.requires_grad
+            np.testing.assert_allclose(N(g.detach()), N(e.detach()), rtol=rtol, atol=atol)
+        elif e is None:
+            assert g is None
+        else:
+            assert g == e
+
+
+def check(fn, draws, grad, rtol=1e-12, atol=1e-13):
+    """fn(*tensors) compiled returns what it returns eagerly, and leaves the same .grad, on
+    each draw of input arrays (tensors made afresh for both); it is traced once."""
+    compiled = cr.compile(fn)
+    for arrays_ in draws:
+        eager_in, compiled_in = tensors(arrays_, grad), tensors(arrays_, grad)
+        expected, got = fn(*eager_in), compiled(*compiled_in)
+        assert_same(got, expected, rtol, atol)
+        for a, b in zip(compiled_in, eager_in):
+            assert_same(a.grad, b.grad, rtol, atol)
+    assert compiled.traces == 1
+    return compiled
+
+
+def weights(shape):
+    return T(RNG.uniform(0.5, 1.5, shape))
+
+
+def value_and_grad(op, n_inputs, shape):
+    """fn(*xs): op's value and the gradients of a weighted sum of it, by autograd.grad."""
+    w = weights(shape)
+
+    def fn(*xs):
+        y = op(*xs)
+        return y, cr.autograd.grad(cr.sum(y * w), xs[:n_inputs])
+
+    return fn
+
+
+# ----------------------------------------------------------------------------- the rule table
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+@settings(max_examples=3)
+@given(data=st.data())
+def test_unary_rules_compiled_equal_eager(name, data):
+    op, _, elements = UNARY[name]
+    shape = data.draw(st.sampled_from([(3,), (2, 3)]))
+    draws = [[data.draw(arrays(shape, elements))] for _ in range(4)]
+    check(value_and_grad(op, 1, shape), draws, [True])
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+@settings(max_examples=3)
+@given(data=st.data())
+def test_binary_rules_compiled_equal_eager(name, data):
+    op, _, ex, ey = BINARY[name]
+    shapes = data.draw(st.sampled_from([((3,), (3,)), ((2, 3), (3,)), ((2, 1), (1, 3))]))
+    out = np.broadcast_shapes(*shapes)
+    draws = [[data.draw(arrays(shapes[0], ex)), data.draw(arrays(shapes[1], ey))] for _ in range(4)]
+    check(value_and_grad(op, 2, out), draws, [True, True])
+
+
+def test_python_scalar_operands_are_constants_of_the_trace():
+    fn = value_and_grad(lambda x: 2.0 * x - x / 3 + x**2 - 1, 1, (4,))
+    check(fn, [[RNG.normal(size=4)] for _ in range(4)], [True])
+
+
+SPD = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+
+# Programs over the other rules: reductions, shapes, indexing, linear algebra, and results
+# without gradient (comparisons, argsort, masks), each with its input shape.
+PROGRAMS = {
+    "sum_mean_keepdims": (
+        lambda x: cr.sum(x, axis=1) + cr.mean(x, axis=0, keepdims=True).T[:, 0][:2],
+        (2, 3),
+    ),  # noqa: E501
+    "max_min_prod": (lambda x: cr.max(x, axis=0) * cr.min(x, axis=0) + cr.prod(x, axis=0), (2, 3)),  # noqa: E501
+    "softmax_family": (
+        lambda x: F.softmax(x, axis=-1) + F.log_softmax(x, axis=0) + cr.logsumexp(x),
+        (2, 3),
+    ),  # noqa: E501
+    "var_std": (lambda x: cr.var(x, axis=1) + cr.std(x, axis=0)[:2], (2, 3)),
+    "cumulative": (lambda x: cr.cumulative_sum(x, axis=1) * cr.cumulative_prod(x, axis=1), (2, 3)),  # noqa: E501
+    "reshape_permute_flip": (
+        lambda x: cr.flip(cr.permute_dims(cr.reshape(x, (3, 2)), (1, 0)), axis=0),
+        (2, 3),
+    ),  # noqa: E501
+    "broadcast_expand_squeeze": (
+        lambda x: cr.squeeze(cr.expand_dims(x, axis=0), axis=0) + cr.broadcast_to(x[:1], (2, 3)),
+        (2, 3),
+    ),  # noqa: E501
+    "concat_stack_unstack": (
+        lambda x: cr.concat([x, x * 2], axis=0)[1:3] + cr.stack(cr.unstack(x, axis=0), axis=0),
+        (2, 3),
+    ),  # noqa: E501
+    "getitem_basic_and_fancy": (
+        lambda x: x[1:, ::2] * x[T(np.array([0, 1])), T(np.array([2, 0]))][:, None],
+        (2, 3),
+    ),  # noqa: E501
+    "take_and_take_along_axis": (
+        lambda x: (
+            cr.take(x, T(np.array([2, 0, -1])), axis=1)
+            + cr.take_along_axis(x, T(np.array([[1, 0, 2], [2, 2, 0]])), axis=1)
+        ),
+        (2, 3),
+    ),  # noqa: E501
+    "where_of_a_comparison": (
+        lambda x: cr.where(x > 0.1, x * x, -x) + cr.clip(x, -0.5, 0.5),
+        (2, 3),
+    ),  # noqa: E501
+    "sort_by_values": (
+        lambda x: cr.sort(x, axis=1) * cr.astype(cr.argsort(x, axis=0), x.dtype),
+        (2, 3),
+    ),  # noqa: E501
+    "relu_mask_and_maximum": (
+        lambda x: F.relu(x) + cr.maximum(x, 0.2) + cr.astype(x > 0, x.dtype),
+        (2, 3),
+    ),  # noqa: E501
+    "repeat_roll_tile": (
+        lambda x: cr.repeat(x, 2, axis=1)[:, :3] + cr.roll(x, 1, axis=1) + cr.tile(x[:1], (2, 1)),
+        (2, 3),
+    ),  # noqa: E501
+    "matmul_shapes": (lambda x: (x @ x.T) @ x + x[0] @ x.T @ x, (2, 3)),
+    "tensordot_vecdot": (
+        lambda x: cr.tensordot(x, x, axes=([1], [1])) + cr.vecdot(x, x)[:, None],
+        (2, 3),
+    ),  # noqa: E501
+    "setitem_recorded": (lambda x: _written(x), (2, 3)),
+    "linalg_solve_inv_det": (
+        lambda a: (
+            cr.linalg.solve(a + T(SPD), a[:, :1]).T
+            + cr.linalg.inv(a + T(SPD)) * cr.linalg.det(a + T(SPD))
+        ),
+        (3, 3),
+    ),  # noqa: E501
+    "linalg_eigh_svd": (
+        lambda a: (
+            cr.linalg.eigh(a + a.T + T(SPD)).eigenvalues
+            + cr.linalg.svdvals(a + T(SPD))
+            + cr.linalg.svd(a + T(SPD), full_matrices=False).S
+        ),
+        (3, 3),
+    ),  # noqa: E501
+    "linalg_slogdet_cholesky_qr": (
+        lambda a: (
+            cr.linalg.slogdet(a @ a.T + T(SPD)).logabsdet
+            + cr.sum(cr.linalg.cholesky(a @ a.T + T(SPD)))
+            + cr.sum(cr.linalg.qr(a + T(SPD)).R)
+        ),
+        (3, 3),
+    ),  # noqa: E501
+}
+
+
+def _written(x):
+    y = cr.zeros((2, 3), dtype=x.dtype)
+    y[0] = x[1] * 2
+    y[1, 1:] = x[0, :2]
+    return y * x
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_programs_over_the_rule_table_compiled_equal_eager(name):
+    op, shape = PROGRAMS[name]
+    y = op(T(RNG.uniform(-1, 1, shape)))
+    check(value_and_grad(op, 1, y.shape), [[RNG.uniform(-1, 1, shape)] for _ in range(4)], [True])
+
+
+def test_second_order_inside_the_compiled_function():
+    W = T(RNG.normal(size=(4, 4)) / 2)
+
+    def hvp(x, v):
+        (g,) = cr.autograd.grad(cr.sum(cr.tanh(W @ x) ** 2), x, create_graph=True)
+        (hv,) = cr.autograd.grad(cr.sum(g * v), x)
+        return g.detach(), hv
+
+    check(hvp, [[RNG.normal(size=4), RNG.normal(size=4)] for _ in range(4)], [True, False])
+
+
+def test_gradient_with_respect_to_an_intermediate_and_a_subset_of_inputs():
+    def fn(x, y):
+        h = cr.sin(x) * y
+        z = cr.exp(h) + y
+        gh, gx = cr.autograd.grad(cr.sum(z * z), (h, x), retain_graph=True)
+        (gy,) = cr.autograd.grad(cr.sum(z), y)
+        return gh, gx, gy
+
+    check(fn, [[RNG.normal(size=3), RNG.normal(size=3)] for _ in range(4)], [True, True])
+
+
+def test_backward_accumulates_into_leaves_and_returns_their_grad():
+    def fn(x, y):
+        loss = cr.sum(cr.sin(x) * y + x * x)
+        loss.backward()
+        cr.sum(y * y).backward()
+        return x.grad, y.grad, loss.detach()
+
+    compiled = check(fn, [[RNG.normal(size=3), RNG.normal(size=3)] for _ in range(4)], [True] * 2)
+    x = T(RNG.normal(size=3), requires_grad=True)
+    gx, _, _ = compiled(x, T(RNG.normal(size=3), requires_grad=True))
+    assert gx is x.grad
+
+
+# ----------------------------------------------------------------------------- random programs
+
+_UNARY_STEPS = [cr.sin, cr.tanh, cr.exp, lambda h: h * h, F.sigmoid, F.relu, cr.negative]
+_BINARY_STEPS = [cr.add, cr.multiply, cr.subtract, lambda a, b: a / (1 + b * b), cr.maximum]
+
+
+@settings(max_examples=15)
+@given(
+    program=st.lists(
+        st.tuples(st.integers(0, 4), st.integers(0, 6), st.integers(0, 10), st.integers(0, 10)),
+        min_size=1,
+        max_size=12,
+    ),
+    grad=st.tuples(st.booleans(), st.booleans()),
+)
+def test_random_programs_compiled_equal_eager(program, grad):
+    """Programs drawn at random: elementwise ops, broadcasting binary ops, reductions with
+    kept axes, matrix products and comparisons over a growing list of values."""
+
+    def fn(x, y):
+        values = [x, y]
+        for kind, which, i, j in program:
+            a, b = values[i % len(values)], values[j % len(values)]
+            if kind == 0:
+                values.append(_UNARY_STEPS[which](a))
+            elif kind == 1:
+                values.append(_BINARY_STEPS[which % len(_BINARY_STEPS)](a, b))
+            elif kind == 2:
+                values.append(cr.sum(a, axis=which % 2, keepdims=True) * b)
+            elif kind == 3:
+                values.append(cr.tanh(a @ b.T) @ b)
+            else:
+                values.append(cr.where(a > b, a, b * 0.5))
+        out = values[-1]
+        if not (x.requires_grad or y.requires_grad):
+            return out
+        wanted = [t for t in (x, y) if t.requires_grad]
+        return out, cr.autograd.grad(cr.sum(out * out), wanted, allow_unused=True)
+
+    draws = [[RNG.uniform(-1, 1, (2, 3)), RNG.uniform(-1, 1, (2, 3))] for _ in range(3)]
+    check(fn, draws, list(grad))
+
+
+# ----------------------------------------------------------------------------- training
+
+
+def _regression_data():
+    x = RNG.normal(size=(8, 3))
+    return x, x @ np.array([[1.0], [-2.0], [0.5]]) + 0.1
+
+
+def test_training_step_with_nn_and_optim_equals_eager():
+    cr.random.manual_seed(0)
+    f64 = cr.float64
+    model = nn.Sequential(nn.Linear(3, 5, dtype=f64), nn.Tanh(), nn.Linear(5, 1, dtype=f64))
+    twin = copy.deepcopy(model)
+    x, y = (T(a) for a in _regression_data())
+
+    def trainer(m):
+        opt = optim.SGD(m.parameters(), lr=0.05)
+
+        def step(x, y):
+            opt.zero_grad()
+            loss = F.mse_loss(m(x), y)
+            loss.backward()
+            opt.step()
+            return loss.detach()
+
+        return step
+
+    eager, compiled = trainer(model), cr.compile(trainer(twin))
+    for _ in range(6):
+        assert_same(compiled(x, y), eager(x, y))
+    for p, q in zip(twin.parameters(), model.parameters()):
+        assert_same(p, q)
+        assert_same(p.grad, q.grad)
+    # Traced twice: zero_grad branches on whether .grad is None, None only before step one.
+    assert compiled.traces == 2
+
+
+def test_gradient_descent_on_arguments_returns_new_values():
+    def step(w, b, x, y):
+        loss = cr.mean((x @ w + b - y) ** 2)
+        gw, gb = cr.autograd.grad(loss, (w, b))
+        return w.detach() - 0.1 * gw, b.detach() - 0.1 * gb, loss.detach()
+
+    x, y = _regression_data()
+    compiled = cr.compile(step)
+    w, b = np.zeros((3, 1)), np.zeros(1)
+    ew, eb = T(w, requires_grad=True), T(b, requires_grad=True)
+    cw, cb = T(w, requires_grad=True), T(b, requires_grad=True)
+    for _ in range(5):
+        ew, eb, eloss = step(ew.requires_grad_(), eb.requires_grad_(), T(x), T(y))
+        cw, cb, closs = compiled(cw.requires_grad_(), cb.requires_grad_(), T(x), T(y))
+        assert_same((cw, cb, closs), (ew, eb, eloss))
+    assert compiled.traces == 1
+
+
+def test_gradients_accumulate_across_calls_without_zero_grad():
+    w = T(RNG.normal(size=3), requires_grad=True)
+    w2 = T(N(w), requires_grad=True)
+
+    def make(w):
+        def step(x):
+            cr.sum(cr.sin(w * x)).backward()
+            return w.grad
+
+        return step
+
+    eager, compiled = make(w), cr.compile(make(w2))
+    for _ in range(4):
+        x = RNG.normal(size=3)
+        assert_same(compiled(T(x)), eager(T(x)))
+
+
+def test_zero_grad_in_place_and_parameter_updates_under_no_grad():
+    def make():
+        w = T(RNG.normal(size=3) * 0 + 0.5, requires_grad=True)
+        w.grad = T(np.ones(3))
+        mean = T(np.zeros(3))
+
+        def step(x):
+            w.grad[...] = 0.0  # zero_grad(set_to_none=False)
+            loss = cr.sum(cr.tanh(w * x))
+            loss.backward()
+            with cr.no_grad():
+                w.__isub__(0.1 * w.grad)
+                mean.__imul__(0.9)  # a running statistic, written in place
+                mean.__iadd__(0.1 * x)
+            return loss.detach(), mean
+
+        return w, mean, step
+
+    (w, mean, eager), (w2, mean2, compiled) = make(), make()
+    compiled = cr.compile(compiled)
+    for _ in range(5):
+        x = RNG.normal(size=3)
+        assert_same(compiled(T(x)), eager(T(x)))
+        assert_same((w2, w2.grad, mean2), (w, w.grad, mean))
+    assert w2._version == w._version and mean2._version == mean._version
+
+
+def test_multi_output_nodes():
+    def fn(a):
+        parts = cr.unstack(a, axis=1)
+        w, v = cr.linalg.eigh(a @ a.T + T(SPD))
+        sign, logdet = cr.linalg.slogdet(a + T(SPD))
+        loss = cr.sum(parts[0] * parts[2]) + cr.sum(w) + cr.sum(v[:, 0] ** 2) + logdet
+        loss.backward()
+        return loss.detach(), sign
+
+    check(fn, [[RNG.uniform(-1, 1, (3, 3))] for _ in range(4)], [True])
+
+
+def test_returned_tensor_whose_graph_a_backward_freed_refuses_a_second_backward():
+    def fn(x):
+        loss = cr.sum(cr.sin(x) ** 2)
+        loss.backward()
+        return loss
+
+    compiled = cr.compile(fn)
+    for _ in range(3):
+        loss = compiled(T(RNG.normal(size=3), requires_grad=True))
+        assert loss.requires_grad and loss.grad_fn.name() == "SumBackward"
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            loss.backward()
+
+
+def test_outputs_keep_their_structure_and_python_values():
+    def fn(x, n):
+        return {"a": (x * 2, [x + n, n]), "b": None, "c": "text"}
+
+    compiled = cr.compile(fn)
+    for _ in range(3):
+        x = RNG.normal(size=2)
+        assert_same(compiled(T(x), 3), fn(T(x), 3))
+        assert isinstance(compiled(T(x), 3)["a"], tuple)
+
+
+def test_compiled_methods_and_nested_compiled_functions():
+    class Scaler:
+        def __init__(self):
+            self.scale = T(np.array([2.0, 3.0]))
+
+        @cr.compile
+        def apply(self, x):
+            return inner(x) * self.scale
+
+    @cr.compile
+    def inner(x):
+        return cr.exp(x)
+
+    s = Scaler()
+    for _ in range(3):
+        x = RNG.normal(size=2)
+        assert_same(s.apply(T(x)), cr.exp(T(x)) * s.scale)
+
+
+def test_tensors_from_outside_are_read_at_each_call():
+    w = T(np.array([1.0, 2.0]))
+    compiled = cr.compile(lambda x: x * w)
+    x = T(np.array([1.0, 1.0]))
+    assert_same(compiled(x), T(np.array([1.0, 2.0])))
+    w[...] = 5.0
+    assert_same(compiled(x), T(np.array([5.0, 5.0])))
+    assert compiled.traces == 1
+
+
+# ----------------------------------------------------------------------------- semantics
+
+
+@pytest.mark.parametrize(
+    "convert, name",
+    [
+        (bool, "bool()"),
+        (float, "float()"),
+        (int, "int()"),
+        (lambda t: t.item(), "item()"),
+        (lambda t: t.numpy(), "numpy()"),
+        (lambda t: t.tolist(), "numpy()"),
+        (lambda t: np.asarray(t), "numpy()"),
+        (lambda t: [0, 1, 2][t], "__index__()"),
+    ],
+)
+def test_python_conversions_of_traced_values_raise(convert, name):
+    @cr.compile
+    def fn(x):
+        n = cr.astype(cr.sum(x > 0), cr.int64)
+        return x * convert(n)
+
+    with pytest.raises(ConcretizationError, match=name.replace("(", r"\(").replace(")", r"\)")):
+        fn(T(np.array([0.5, -1.0])))
+    with pytest.raises(ConcretizationError, match="static_argnums"):
+        fn(T(np.array([0.5, -1.0])))
+    assert cr.sum(T(np.array([1.0]))).item() == 1.0  # the tracer is gone
+
+
+def test_static_arguments_are_traced_once_per_value():
+    def fn(x, n, *, mode):
+        return x**n if mode == "power" else x * n
+
+    compiled = cr.compile(fn, static_argnums=1, static_argnames="mode")
+    x = T(np.array([1.5, 2.0]))
+    for n, mode in [(2, "power"), (3, "power"), (2, "power"), (3, "times")]:
+        assert_same(compiled(x, n, mode=mode), fn(x, n, mode=mode))
+    assert compiled.traces == 3
+
+
+def test_new_shapes_dtypes_and_grad_flags_trace_again_and_warn_when_it_keeps_happening():
+    compiled = cr.compile(lambda x: cr.sum(cr.sin(x)), cache_size=3)
+    for n in (2, 3, 2, 3):
+        assert_same(compiled(T(np.ones(n))), cr.sum(cr.sin(T(np.ones(n)))))
+    compiled(T(np.ones(3), requires_grad=True))
+    assert compiled.traces == 3
+    with pytest.warns(CompileWarning, match="traced 4 times"):
+        compiled(T(np.ones(3, dtype=np.float32)))
+
+
+# ----------------------------------------------------------------------------- eager fallback
+
+
+def _falls_back(fn, *args, match):
+    compiled = cr.compile(fn)
+    with pytest.warns(CompileWarning, match=match):
+        first = compiled(*args)
+    assert_same(first, fn(*args))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # warned once only
+        assert_same(compiled(*args), fn(*args))
+
+
+def test_custom_function_runs_eagerly_with_a_warning():
+    class Cube(cr.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 3 * x * x * g
+
+    _falls_back(lambda x: Cube.apply(x) + 1, T(np.array([1.0, 2.0])), match="Function Cube")
+
+
+def test_random_numbers_run_eagerly_with_a_warning():
+    def fn(x):
+        cr.random.manual_seed(1)
+        return x + cr.random.rand(2, dtype=x.dtype)
+
+    _falls_back(fn, T(np.array([1.0, 2.0])), match="random numbers")
+
+
+def test_optimizer_state_kept_outside_runs_eagerly_with_a_warning():
+    w = T(np.array([1.0, -1.0]), requires_grad=True)
+    w2 = T(np.array([1.0, -1.0]), requires_grad=True)
+
+    def make(w):
+        opt = optim.SGD([w], lr=0.1, momentum=0.9)
+
+        def step(x):
+            opt.zero_grad()
+            cr.sum((w * x) ** 2).backward()
+            opt.step()
+            return w.detach()
+
+        return step
+
+    eager, compiled = make(w), cr.compile(make(w2))
+    with pytest.warns(CompileWarning, match="kept outside the function"):
+        for _ in range(3):  # a first call may make state: traced again twice before giving up
+            x = RNG.normal(size=2)
+            assert_same(compiled(T(x)), eager(T(x)))
+    for _ in range(3):
+        x = RNG.normal(size=2)
+        assert_same(compiled(T(x)), eager(T(x)))
+    assert compiled.traces == 3
+
+
+def test_state_made_by_the_first_call_and_updated_in_place_later_is_replayed():
+    class Running:
+        def __init__(self):
+            self.mean = None
+
+        def __call__(self, x):
+            if self.mean is None:
+                self.mean = x.detach() * 1.0
+            else:
+                with cr.no_grad():
+                    self.mean.__imul__(0.9)
+                    self.mean.__iadd__(0.1 * x.detach())
+            return self.mean * 2.0
+
+    eager, compiled_state = Running(), Running()
+    compiled = cr.compile(compiled_state)
+    for _ in range(5):
+        x = RNG.normal(size=3)
+        assert_same(compiled(T(x)), eager(T(x)))
+        assert_same(compiled_state.mean, eager.mean)
+    assert compiled.traces == 2
+
+
+def test_returned_tensors_with_a_live_graph_share_one_node_that_runs_their_backward():
+    w = T(np.array([1.5, -0.5]), requires_grad=True)
+    w2 = T(N(w), requires_grad=True)
+
+    def make(w):
+        def forward(x, h):
+            y = cr.tanh(x * w) + h
+            return y * 2, cr.sum(y * y), x.detach()
+
+        return forward
+
+    eager, compiled = make(w), cr.compile(make(w2))
+    names = []
+    for _ in range(4):
+        x, h = RNG.normal(size=2), RNG.normal(size=2)
+        # h has a history from before the call: the gradient goes on into it.
+        ex, eh0 = T(x, requires_grad=True), T(h, requires_grad=True)
+        cx, ch0 = T(x, requires_grad=True), T(h, requires_grad=True)
+        e, c = eager(ex, eh0 * 3), compiled(cx, ch0 * 3)
+        assert_same(c, e)
+        names.append(c[0].grad_fn.name())
+        cr.sum(c[0] * c[0]).backward(retain_graph=True)
+        c[1].backward()
+        cr.sum(e[0] * e[0]).backward(retain_graph=True)
+        e[1].backward()
+        assert_same((cx.grad, ch0.grad, w2.grad), (ex.grad, eh0.grad, w.grad))
+    assert compiled.traces == 1
+    assert names == ["MultiplyBackward"] + ["CompiledBackward"] * 3
+    with pytest.raises(NotImplementedError, match="create_graph"):
+        cr.autograd.grad(compiled(cx, ch0 * 3)[1], cx, create_graph=True)
+
+
+def test_hooks_on_the_graph_run_eagerly_with_a_warning():
+    def fn(x):
+        y = cr.sin(x)
+        y.register_hook(lambda g: g * 10)
+        cr.sum(y).backward()
+        return x.grad
+
+    x = T(np.array([0.5, 1.0]), requires_grad=True)
+    x2 = T(np.array([0.5, 1.0]), requires_grad=True)
+    compiled = cr.compile(fn)
+    with pytest.warns(CompileWarning, match="hooks"):
+        compiled(x2)
+    assert_same(x2.grad, fn(x))
+
+
+def test_compile_under_detect_anomaly_runs_eagerly():
+    compiled = cr.compile(lambda x: cr.sin(x))
+    with cr.autograd.detect_anomaly():
+        assert_same(compiled(T(np.array([0.5]))), cr.sin(T(np.array([0.5]))))
+    assert compiled.traces == 0
+
+
+def test_an_error_while_tracing_leaves_eager_execution_as_it_was():
+    @cr.compile
+    def fn(x):
+        raise ValueError("inside")
+
+    with pytest.raises(ValueError, match="inside"):
+        fn(T(np.ones(2)))
+    x = T(np.ones(2), requires_grad=True)
+    cr.sum(x * x).backward()
+    assert_same(x.grad, T(2 * np.ones(2)))
+    assert math.isclose(cr.sum(x).item(), 2.0)
+
+
+def test_the_replay_is_straight_line_code_on_raw_arrays():
+    w = T(np.array([1.0, 2.0]), requires_grad=True)
+
+    @cr.compile
+    def step(x):
+        w.grad = None
+        loss = cr.sum(cr.tanh(w * x) ** 2)
+        loss.backward()
+        return loss.detach()
+
+    for _ in range(3):
+        step(T(RNG.normal(size=2)))
+    (source,) = step.source()
+    body = source.splitlines()[1:-1]
+    assert not any("TENSOR(" in line or "Node" in line for line in body)
+    assert "for " not in source and "while " not in source
