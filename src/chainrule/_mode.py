@@ -1,6 +1,6 @@
 """Thread-local autograd state: grad mode, the features that change how operations are
 recorded (anomaly mode, ...), and the context managers. An operation reads
-`grad_mode.extended` once: while it is False (no feature on) it takes the fast path."""
+`grad_mode.extended` once: while it is True (a feature is on) it runs the features' parts."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ __all__ = [
 
 class _GradMode(threading.local):
     enabled = True
-    extended = False  # a feature of FEATURES is on: operations take the extended path
+    extended = False  # a feature of FEATURES is on: operations run the features' parts
     anomaly = False  # detect_anomaly: nodes remember where they were created
     inference = False  # inference_mode: results are inference tensors
     saved_hooks: tuple = ()  # saved_tensors_hooks: (pack, unpack) pairs, innermost last
@@ -36,7 +36,7 @@ class _GradMode(threading.local):
 
 grad_mode = _GradMode()
 
-# The attributes of grad_mode that send operations down the extended path when truthy.
+# The attributes of grad_mode that make operations run the features' parts when truthy.
 FEATURES = ("anomaly", "inference", "saved_hooks", "tracer")
 
 

@@ -94,8 +94,9 @@ def _complex_error(name: str) -> None:
 # Three factories record the same Node: a one-input and a two-input fast path (W1, W3 and W5
 # of benchmarks/ are chains of such ops; the dispatch and tuple work of the generic path
 # costs them measurably), and the generic path for every other rule. While a feature of
-# _mode.FEATURES is on, every operation takes the generic path plus the features' parts
-# (_extended): the fast paths never look at them.
+# _mode.FEATURES is on, every operation then runs the features' parts (_features) on its
+# results: the fast paths read one flag for them, after making their result (a trace by
+# chainrule.compile pays twice an eager step if every operation takes the generic path).
 
 
 def unary_primitive(rule: Rule):
@@ -113,15 +114,17 @@ def unary_primitive(rule: Rule):
         out = fwd(xp, xd, p)
         if out.__class__ is not ndarray:
             out = _backend.normalize(out, xp)
-        if grad_mode.extended:
-            return _extended(rule, (x,), xp, (out,), p)[0]
         e = x._edge
         if e is None:
-            return Tensor(out, xp, None) if not view else _plain(out, xp, x)
-        if not grad_mode.enabled:
-            return _unrecorded(out, xp)
-        saved = (xd if save_x else None, out if save_out else None) if saves else None
-        return Tensor(out, xp, Node(rule, (e,), saved, p))
+            res = Tensor(out, xp, None) if not view else _plain(out, xp, x)
+        elif not grad_mode.enabled:
+            res = _unrecorded(out, xp)
+        else:
+            saved = (xd if save_x else None, out if save_out else None) if saves else None
+            res = Tensor(out, xp, Node(rule, (e,), saved, p))
+        if grad_mode.extended:
+            _features(rule, (x,), (out,), p, (res,))
+        return res
 
     op.__name__ = op.__qualname__ = rule.name
     return op
@@ -170,12 +173,16 @@ def binary_primitive(rule: Rule):
         out = fwd(xp, xd, yd)
         if out.__class__ is not ndarray:
             out = _backend.normalize(out, xp)
-        if grad_mode.extended:
-            return _extended(rule, (x, y), xp, (out,), None)[0]
         if ex is None and ey is None:
-            return Tensor(out, xp, None)
+            res = Tensor(out, xp, None)
+            if grad_mode.extended:
+                _features(rule, (x, y), (out,), None, (res,))
+            return res
         if not grad_mode.enabled:
-            return _unrecorded(out, xp)
+            res = _unrecorded(out, xp)
+            if grad_mode.extended:
+                _features(rule, (x, y), (out,), None, (res,))
+            return res
         (sx, sy), so = plans[(ex is not None) + 2 * (ey is not None)]
         saved = (xd if sx else None, yd if sy else None, out if so else None)
         if not (sx or sy or so):
@@ -199,7 +206,10 @@ def binary_primitive(rule: Rule):
             )
         elif elementwise and xd.shape != yd.shape:
             fit = ((xd.shape, None), (yd.shape, None))
-        return Tensor(out, xp, Node(rule, (ex, ey), saved, None, fit, versions))
+        res = Tensor(out, xp, Node(rule, (ex, ey), saved, None, fit, versions))
+        if grad_mode.extended:
+            _features(rule, (x, y), (out,), None, (res,))
+        return res
 
     op.__name__ = op.__qualname__ = rule.name
     return op
@@ -245,6 +255,13 @@ def _results(rule: Rule, xs, xp, outs, p) -> tuple:
 def _extended(rule: Rule, xs, xp, outs, p) -> tuple:
     """_results, then the part of each feature that is on (see _mode.FEATURES)."""
     results = _results(rule, xs, xp, outs, p)
+    _features(rule, xs, outs, p, results)
+    return results
+
+
+def _features(rule: Rule, xs, outs, p, results) -> None:
+    """The part of each feature that is on (see _mode.FEATURES), for an operation on `xs`
+    that made `results`."""
     edge = results[0]._edge
     if edge is not None:
         node = node_of(edge)
@@ -257,7 +274,6 @@ def _extended(rule: Rule, xs, xp, outs, p) -> tuple:
     tracer = grad_mode.tracer
     if tracer is not None:
         tracer.record(rule, xs, outs, p, results)
-    return results
 
 
 def mark_inference(tensors) -> None:
