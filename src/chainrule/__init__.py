@@ -7,6 +7,7 @@ from . import (  # noqa: F401
     _methods,
     autograd,
     fft,
+    func,
     linalg,
     nn,
     optim,
@@ -27,7 +28,8 @@ __array_api_version__ = "2025.12"
 
 __all__ = [
     *_NAMESPACE,
-    "Tensor", "DType", "autograd", "fft", "linalg", "nn", "optim", "optimize", "random", "utils",
+    "Tensor", "DType", "autograd", "fft", "func", "linalg", "nn", "optim", "optimize", "random",
+    "utils",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
     "inference_mode", "is_inference_mode_enabled",
     "compile", "CompiledFunction", "CompileWarning", "ConcretizationError",

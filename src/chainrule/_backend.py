@@ -282,13 +282,16 @@ def sum_to(xp, g, shape):
     gshape = g.shape
     if gshape == shape:
         return g
-    lead = len(gshape) - len(shape)
+    # `shape` may have more axes than g, all ones (item assignment broadcasts a value of
+    # shape (1, n) into a row): those only reshape.
+    core = shape[max(len(shape) - len(gshape), 0) :]
+    lead = len(gshape) - len(core)
     axes = tuple(range(lead)) + tuple(
-        lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1
+        lead + i for i, n in enumerate(core) if n == 1 and gshape[lead + i] != 1
     )
     if axes:
         g = xp.sum(g, axis=axes, keepdims=True)
-    if lead or g.shape != shape:
+    if g.shape != shape:
         g = xp.reshape(g, shape)
     return g
 

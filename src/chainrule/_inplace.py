@@ -5,7 +5,8 @@ and bumps its version, so that a node that saved it refuses to run. A write that
 tensor needing grad is recorded as an operation: the tensor gets a new value and grad_fn, and
 the gradient flows to both its old value and the written one. A leaf that requires grad can't
 be written while grad mode is on; under no_grad (an optimizer step) it gets a new array. So
-does a tensor whose memory a graph holds (an alias): copy-on-write."""
+does a tensor whose memory a graph holds (an alias): copy-on-write. In forward mode a write
+gives the tensor the tangent of the value written (a view keeps its own tangent)."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from ._namespace import (
 )
 from ._node import AccumulateGrad, VersionCounter, inplace_writes
 from ._rules import OPS
-from ._tensor import _SCALARS, Tensor, constant, grad_mode, mixed_error, no_grad
+from ._tensor import _SCALARS, Tensor, constant, dual, grad_mode, mixed_error, no_grad
 
 __all__ = ["INPLACE_OPERATORS", "setitem"]
 
@@ -97,6 +98,8 @@ def _take_value(t: Tensor, new: Tensor, name: str, recorded: bool = True) -> Non
     t._data = new._data
     if recorded:
         t._edge = new._edge
+    if grad_mode.forward:
+        t._fw = getattr(new, "_fw", None)
     t._vc = VersionCounter(t._version + 1)
     inplace_writes[0] += 1
 
@@ -124,6 +127,7 @@ def _inplace_operator(op, raw_op, name: str):
                 _take_value(self, op(self, other), name, recorded=False)
             return self
         _same_library(self, other, name)
+        tangents = op(self, other) if dual(self) or dual(other) else None
         value = other if other.__class__ in _SCALARS else constant(other, self._xp)._data
         _check_kind(self, value, name)
         tracer = grad_mode.tracer if grad_mode.extended else None
@@ -140,6 +144,8 @@ def _inplace_operator(op, raw_op, name: str):
         _bump(self)
         if tracer is not None:
             tracer.wrote(self, "op", raw_op, value)
+        if tangents is not None:
+            self._fw = getattr(tangents, "_fw", None)
         return self
 
     method.__name__ = f"__i{name}__"
@@ -155,6 +161,10 @@ def setitem(self: Tensor, key, value) -> None:
         _take_value(self, OPS["setitem"]((self, v), (key, v.shape, covered)), "setitem")
         return
     _same_library(self, value, "setitem")
+    if dual(self) or dual(value):
+        v = value if value.__class__ is Tensor else constant(value, self._xp)
+        covered = _backend.covers_all(self._data.shape, key)
+        self._fw = getattr(OPS["setitem"]((self, v), (key, v.shape, covered)), "_fw", None)
     v = value._data if value.__class__ is Tensor else value
     tracer = grad_mode.tracer if grad_mode.extended else None
     if tracer is not None:

@@ -11,7 +11,7 @@ import types
 from . import _backend
 from ._dtypes import __array_namespace_info__
 from ._numpy_functions import TABLES, VALUE_FUNCTIONS, _chainrule, _fn, _Missing
-from ._tensor import Tensor, grad_mode
+from ._tensor import Tensor, dual, grad_mode
 
 np = _backend.np
 
@@ -227,7 +227,7 @@ def to_device(self, device, /, *, stream=None):
     if device == self.device:
         return self
     out = _backend.to_device(self._data, device, stream)
-    if self._edge is not None and grad_mode.enabled:
+    if (self._edge is not None and grad_mode.enabled) or dual(self):
         raise NotImplementedError(
             "to_device: moving a tensor that requires grad to another device is not "
             "differentiable yet; move tensor.detach() instead"

@@ -1,6 +1,6 @@
 """Thread-local autograd state: grad mode, the features that change how operations are
-recorded (anomaly mode, ...), and the context managers. An operation reads
-`grad_mode.extended` once: while it is True (a feature is on) it runs the features' parts."""
+recorded (anomaly mode, forward-mode levels, ...), and the context managers. An operation
+reads `grad_mode.extended` once: while it is True (a feature is on) it runs the features' parts."""
 
 from __future__ import annotations
 
@@ -32,12 +32,13 @@ class _GradMode(threading.local):
     saved_hooks: tuple = ()  # saved_tensors_hooks: (pack, unpack) pairs, innermost last
     saved_hooks_refused: str | None = None  # disable_saved_tensors_hooks' message
     tracer = None  # chainrule.compile's trace in progress: it follows every operation
+    forward: tuple = ()  # forward mode: the dual levels whose tangents operations see, innermost last
 
 
 grad_mode = _GradMode()
 
 # The attributes of grad_mode that make operations run the features' parts when truthy.
-FEATURES = ("anomaly", "inference", "saved_hooks", "tracer")
+FEATURES = ("anomaly", "inference", "saved_hooks", "tracer", "forward")
 
 
 def set_feature(name: str, value: Any) -> None:

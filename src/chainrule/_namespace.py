@@ -639,12 +639,13 @@ def astype(
     if not copy and src == target:
         # The standard: x itself (for autograd, the identity).
         return x
-    if x._edge is not None and dtype.kind == "c" and _tensor.grad_mode.enabled:
+    dual = _tensor.dual(x)
+    if dtype.kind == "c" and ((x._edge is not None and _tensor.grad_mode.enabled) or dual):
         raise NotImplementedError(
             "astype: gradients through complex values are not supported "
             "(cast a tensor that needs no grad, or under no_grad)"
         )
-    if x._edge is None or dtype.kind != "f":
+    if (x._edge is None and not dual) or dtype.kind != "f":
         return OPS["cast"]((x,), target)
     return OPS["astype"](x, (target, src))
 

@@ -56,7 +56,7 @@ inplace_writes = [0]
 
 
 class Rule:
-    """A primitive: its forward on raw arrays, its VJP, and what the VJP needs saved.
+    """A primitive: its forward on raw arrays, its VJP and JVP, and what the VJP needs saved.
 
     fwd: `(xp, x, p)` for one input, `(xp, x, y)` for two (elementwise, no parameters),
     `(xp, xs, p)` for a sequence; a rule with several outputs returns a tuple.
@@ -66,6 +66,10 @@ class Rule:
     not saved), or None when nothing was saved; `needs[i]` is truthy when input i needs a
     gradient. Called with the backend's namespace on raw arrays, or with chainrule's
     namespace on tensors under create_graph, so it differentiates again.
+    jvp: `(xp, ts, xs, outs, p) -> the output's tangent` (a tuple, for several outputs; None
+    for a zero tangent): forward mode. `ts` holds one tangent or None per input, `xs` the
+    inputs (Python scalars as they are), `outs` the outputs (always a tuple). Run as the VJP
+    is: on raw arrays, or on tensors with chainrule's namespace, so it differentiates again.
     saves: per input, the slots its VJP reads (input indices, OUT); a variadic rule gives one
     entry that holds for every input.
     elementwise: inputs broadcast together; the engine sums each gradient back to its
@@ -73,7 +77,7 @@ class Rule:
     view: the forward may return a view of its (first) input's memory."""
 
     __slots__ = (
-        "name", "fwd", "vjp", "saves", "variadic", "multi", "elementwise", "view",
+        "name", "fwd", "vjp", "jvp", "saves", "variadic", "multi", "elementwise", "view",
         "backward_name", "_plans",
     )  # fmt: skip
 
@@ -88,10 +92,12 @@ class Rule:
         multi: bool = False,
         elementwise: bool = False,
         view: bool = False,
+        jvp: Any = None,
     ) -> None:
         self.name = name
         self.fwd = fwd
         self.vjp = vjp
+        self.jvp = jvp
         self.saves = saves
         self.variadic = variadic
         self.multi = multi
@@ -251,10 +257,12 @@ class Node(GradNode):
     cast its gradient to (None where nothing to do), when inputs were broadcast or promoted.
     versions: None, or (slot, VersionCounter, version) for saved tensors that need no grad
     (they may be written in place; the engine refuses a stale one). n_out: outputs.
-    hooks: unset until a hook, retain_grad or metadata asks for a Hooks."""
+    hooks: unset until a hook, retain_grad or metadata asks for a Hooks. fw: unset unless
+    recorded while inputs had tangents (forward mode): what the saved values' tangents are
+    made of (see autograd.forward_ad.keep_saved_tangents)."""
 
     __slots__ = (
-        "rule", "edges", "saved", "params", "fit", "versions", "n_out", "trace", "hooks",
+        "rule", "edges", "saved", "params", "fit", "versions", "n_out", "trace", "hooks", "fw",
         "__weakref__",
     )  # fmt: skip
 

@@ -1,12 +1,25 @@
-"""THE table of derivative rules: every primitive as a forward on raw arrays and its VJP.
+"""THE table of derivative rules: every primitive as a forward on raw arrays, its VJP and its
+JVP.
 
 Each rule is written once against a namespace `xp`: the engine calls it with the backend's
 namespace and raw arrays for a first-order backward, and with chainrule's namespace and
-tensors under create_graph, so every rule differentiates again, to any order.
-Every VJP has the one signature of `_node.Rule`: `(xp, g, saved, p, needs)`. The declaration
-helpers below let one-input and two-input rules write just the formula of each derivative:
-unary `(xp, g, x, out, p)`, binary `(xp, g, x, y, out)`; `saves` names the values each reads
-("x", "y", "out")."""
+tensors under create_graph, so every rule differentiates again, to any order. Forward mode
+runs the JVPs the same way.
+Every VJP has the one signature of `_node.Rule`: `(xp, g, saved, p, needs)`, every JVP
+`(xp, ts, xs, outs, p)`. The declaration helpers below let one-input and two-input rules
+write just the formula of each derivative: unary `(xp, g, x, out, p)`, binary
+`(xp, g, x, y, out)`; `saves` names the values each reads ("x", "y", "out"). Most JVPs need
+no formula of their own, and say which identity gives them (`jvp=`):
+- "symmetric": the Jacobian is symmetric (elementwise functions: diagonal; softmax), so the
+  VJP formula applied to the tangent is the JVP. The default of `elementwise` and `binary`
+  (where the JVP is the sum of both inputs' terms).
+- "linear": the primitive is linear in its inputs, so its JVP is itself, applied to the
+  tangents (zeros for inputs without one; non-float inputs such as where's condition stay).
+- "bilinear": linear in each input (matmul, conv2d): op(tx, y) + op(x, ty).
+- "reduction": every input element reaches one output element (max, prod, logsumexp): the
+  VJP of ones gives each element's partial derivative; the JVP sums them times the tangent.
+The others are written out: `(xp, t, x, out, p)` for unary rules, the full signature
+otherwise."""
 
 from __future__ import annotations
 
@@ -27,7 +40,9 @@ RULES: dict[str, Rule] = {}
 OPS: dict[str, Callable[..., Any]] = {}
 # The functions VJPs call beyond the standard, by name: linear primitives that are other
 # primitives' VJPs (`xp.index_add(g, p)`), and `outside`. Both namespaces a VJP runs with
-# offer them: raw_namespace(xp) here, chainrule's in the engine.
+# offer them: raw_namespace(xp) here, chainrule's in the engine. Both also offer
+# `xp.primitive(name, a, b)`: the rule `name` applied to (a, b) as its op takes them (x, p),
+# (x, y) or (xs, p): its forward on raw arrays, the recorded op on tensors (linear JVPs).
 EXTRAS: list[str] = []
 
 _SLOTS = {"x": 0, "y": 1, "out": OUT}
@@ -42,14 +57,73 @@ def _slots(names: str) -> tuple:
 def _register(rule: Rule, factory):
     if rule.name in RULES:
         raise ValueError(f"duplicate rule {rule.name!r}")
+    if rule.jvp is None and rule.vjp is not None:
+        raise ValueError(f"rule {rule.name!r} declares no JVP")
     RULES[rule.name] = rule
     op = factory(rule)
     OPS[rule.name] = op
     return op
 
 
-def unary(name, fwd, vjp, saves="", *, view=False):
-    """A one-input rule; `vjp(xp, g, x, out, p)` returns x's gradient."""
+def _zero_like(xp, x):
+    """The tangent of an input that has none, for a linear rule: zeros for floating values;
+    other values (where's condition) stay as they are."""
+    if x.__class__ is float:
+        return 0.0
+    if x.__class__ in (bool, int) or _backend.dtype_kind(x.dtype) != "f":
+        return x
+    return xp.zeros_like(x)
+
+
+def _linear_jvp(name, several):
+    """The JVP of a linear primitive: the primitive itself, applied to the tangents."""
+    if not several:
+        return lambda xp, ts, xs, outs, p: xp.primitive(name, ts[0], p)
+
+    def linear_jvp(xp, ts, xs, outs, p):
+        args = [_zero_like(xp, x) if t is None else t for t, x in zip(ts, xs)]
+        return xp.primitive(name, args, p)
+
+    return linear_jvp
+
+
+def _bilinear_jvp(name, sequence):
+    """The JVP of a primitive linear in each of its two inputs: op(tx, y) + op(x, ty)."""
+
+    def bilinear_jvp(xp, ts, xs, outs, p):
+        (tx, ty), (x, y) = ts, xs
+        # A binary op takes (x, y); a sequence rule ((x, y), p).
+        r = None
+        if tx is not None:
+            r = xp.primitive(name, [tx, y], p) if sequence else xp.primitive(name, tx, y)
+        if ty is not None:
+            r2 = xp.primitive(name, [x, ty], p) if sequence else xp.primitive(name, x, ty)
+            r = r2 if r is None else r + r2
+        return r
+
+    return bilinear_jvp
+
+
+def _unary_jvp(name, vjp, jvp):
+    if jvp == "linear":
+        return _linear_jvp(name, False)
+    if jvp == "symmetric":
+        return lambda xp, ts, xs, outs, p: vjp(xp, ts[0], xs[0], outs[0], p)
+    if jvp == "reduction":
+
+        def reduction_jvp(xp, ts, xs, outs, p):
+            partials = vjp(xp, xp.ones_like(outs[0]), xs[0], outs[0], p)
+            return xp.sum(partials * ts[0], axis=p[0], keepdims=p[1])
+
+        return reduction_jvp
+    if not callable(jvp):
+        raise ValueError(f"rule {name!r}: unknown jvp {jvp!r}")
+    return lambda xp, ts, xs, outs, p: jvp(xp, ts[0], xs[0], outs[0], p)
+
+
+def unary(name, fwd, vjp, saves="", *, jvp, view=False):
+    """A one-input rule; `vjp(xp, g, x, out, p)` returns x's gradient; `jvp`: an identity
+    (see the module docstring) or a formula `(xp, t, x, out, p)`."""
     if saves:
 
         def rule_vjp(xp, g, s, p, needs):
@@ -60,18 +134,24 @@ def unary(name, fwd, vjp, saves="", *, view=False):
             return (vjp(xp, g, None, None, p),)
 
     rule_vjp.parts = (vjp,)  # the formula itself, for compile's replay (one call less)
-    rule = Rule(name, fwd, rule_vjp, (_slots(saves),), view=view)
+    rule = Rule(name, fwd, rule_vjp, (_slots(saves),), view=view, jvp=_unary_jvp(name, vjp, jvp))
     return _register(rule, unary_primitive)
 
 
-elementwise = unary  # one-input elementwise functions: unary rules without parameters
+def elementwise(name, fwd, vjp, saves=""):
+    """A one-input elementwise function: a unary rule without parameters, whose Jacobian is
+    diagonal, so its VJP formula is its JVP."""
+    return unary(name, fwd, vjp, saves, jvp="symmetric")
+
 
 _NOTHING = (None, None, None)
 
 
-def binary(name, fwd, dx, dy, *, broadcast=True):
+def binary(name, fwd, dx, dy, *, broadcast=True, jvp="symmetric"):
     """A two-input rule; `dx`, `dy`: (formula `(xp, g, x, y, out)`, the names it reads).
-    `broadcast`: elementwise, gradients are summed back to each input's shape."""
+    `broadcast`: elementwise, gradients are summed back to each input's shape. `jvp`:
+    "symmetric" (elementwise: each formula applied to its input's tangent, summed),
+    "bilinear", or the full signature."""
     fx, fy = dx[0], dy[0]
 
     def rule_vjp(xp, g, s, p, needs):
@@ -82,16 +162,45 @@ def binary(name, fwd, dx, dy, *, broadcast=True):
         )
 
     rule_vjp.parts = (fx, fy)  # the formulas themselves, for compile's replay
-    rule = Rule(name, fwd, rule_vjp, (_slots(dx[1]), _slots(dy[1])), elementwise=broadcast)
+    if jvp == "symmetric":
+        if not broadcast:
+            raise ValueError(f"rule {name!r}: only elementwise rules have a symmetric JVP")
+
+        def rule_jvp(xp, ts, xs, outs, p):
+            (tx, ty), (x, y), out = ts, xs, outs[0]
+            r = None if tx is None else fx(xp, tx, x, y, out)
+            if ty is not None:
+                r2 = fy(xp, ty, x, y, out)
+                r = r2 if r is None else r + r2
+            return r
+    elif jvp == "bilinear":
+        rule_jvp = _bilinear_jvp(name, False)
+    else:
+        rule_jvp = jvp
+
+    rule = Rule(
+        name,
+        fwd,
+        rule_vjp,
+        (_slots(dx[1]), _slots(dy[1])),
+        elementwise=broadcast,
+        jvp=rule_jvp,
+    )
     return _register(rule, binary_primitive)
 
 
-def nary(name, fwd, vjp, saves, *, variadic=False, multi=False, broadcast=False, view=False):
+def nary(name, fwd, vjp, saves, *, jvp, variadic=False, multi=False, broadcast=False, view=False):
     """A rule over a sequence of inputs, its VJP in the one signature; `saves` per input
-    (one entry for every input of a variadic rule): a tuple of input indices and OUT."""
+    (one entry for every input of a variadic rule): a tuple of input indices and OUT.
+    `jvp`: "linear", "bilinear" (two inputs), or the full signature."""
+    if jvp == "linear":
+        jvp = _linear_jvp(name, True)
+    elif jvp == "bilinear":
+        jvp = _bilinear_jvp(name, True)
     rule = Rule(
-        name, fwd, vjp, saves, variadic=variadic, multi=multi, elementwise=broadcast, view=view
-    )
+        name, fwd, vjp, saves, variadic=variadic, multi=multi, elementwise=broadcast,
+        view=view, jvp=jvp,
+    )  # fmt: skip
     return _register(rule, primitive)
 
 
@@ -99,15 +208,15 @@ def linear_pair(name, fwd, adjoint, adjoint_fwd, *, view=False):
     """Two linear primitives, each the other's VJP (getitem and index_add, take and take_add):
     a VJP calls the other through the namespace (`xp.index_add(g, p)`), which applies its
     forward on raw arrays or records it on tensors, so both differentiate to any order.
-    Forwards are `(xp, x, p)`; both share `p`."""
-    unary(name, fwd, lambda xp, g, x, out, p: getattr(xp, adjoint)(g, p), view=view)
-    unary(adjoint, adjoint_fwd, lambda xp, g, x, out, p: getattr(xp, name)(g, p))
+    Forwards are `(xp, x, p)`; both share `p`. Each is its own JVP."""
+    unary(name, fwd, lambda xp, g, x, out, p: getattr(xp, adjoint)(g, p), jvp="linear", view=view)
+    unary(adjoint, adjoint_fwd, lambda xp, g, x, out, p: getattr(xp, name)(g, p), jvp="linear")
     EXTRAS.extend((name, adjoint))
 
 
 def nondiff(name, fwd, *, multi=False):
     """A rule whose result carries no gradient (comparisons, indices, masks, integer and
-    complex results): no VJP, and no node is ever recorded. It is still an operation of the
+    complex results): no VJP and no JVP (no tangent either), and no node is ever recorded. It is still an operation of the
     table, so features that follow every operation (compile's trace) see it. The forward is
     `(xp, xs, p)` over the raw arrays (or Python scalars) of the inputs."""
     rule = Rule(name, fwd, None, ((),), variadic=True, multi=multi)
@@ -118,7 +227,8 @@ _raw_namespaces: dict[int, types.ModuleType] = {}
 
 
 def raw_namespace(xp) -> types.ModuleType:
-    """The namespace first-order VJPs run with: backend namespace `xp` and the EXTRAS."""
+    """The namespace first-order VJPs (and JVPs) run with: backend namespace `xp` and the
+    EXTRAS."""
     ns = _raw_namespaces.get(id(xp))
     if ns is None:
         ns = types.ModuleType(f"chainrule.rules[{_backend.name_of(xp)}]")
@@ -129,6 +239,7 @@ def raw_namespace(xp) -> types.ModuleType:
         for extra in EXTRAS:
             ns.__dict__[extra] = functools.partial(RULES[extra].fwd, xp)
         ns.outside = lambda g, key: _backend.outside(xp, g.shape, key)
+        ns.primitive = lambda name, a, b=None: RULES[name].fwd(xp, a, b)
         _raw_namespaces[id(xp)] = ns
     return ns
 
@@ -337,11 +448,13 @@ unary(
     "sum",
     lambda xp, x, p: xp.sum(x, axis=p[0], keepdims=p[1]),
     lambda xp, g, x, out, p: _spread(xp, g, p),
+    jvp="linear",
 )
 unary(
     "mean",
     lambda xp, x, p: xp.mean(x, axis=p[0], keepdims=p[1]),
     lambda xp, g, x, out, p: _spread(xp, g / count(p[2], p[0]), p),
+    jvp="linear",
 )
 
 
@@ -355,8 +468,20 @@ def _extreme_vjp(xp, g, x, out, p):
     return g * hit / xp.sum(hit, axis=axes, keepdims=True)
 
 
-unary("max", lambda xp, x, p: xp.max(x, axis=p[0], keepdims=p[1]), _extreme_vjp, "x out")
-unary("min", lambda xp, x, p: xp.min(x, axis=p[0], keepdims=p[1]), _extreme_vjp, "x out")
+unary(
+    "max",
+    lambda xp, x, p: xp.max(x, axis=p[0], keepdims=p[1]),
+    _extreme_vjp,
+    "x out",
+    jvp="reduction",
+)
+unary(
+    "min",
+    lambda xp, x, p: xp.min(x, axis=p[0], keepdims=p[1]),
+    _extreme_vjp,
+    "x out",
+    jvp="reduction",
+)
 
 
 def _prod_vjp(xp, g, x, out, p):
@@ -376,7 +501,13 @@ def _prod_vjp(xp, g, x, out, p):
     return g * xp.where(nz, factor * prod_nz / safe, at_zero)
 
 
-unary("prod", lambda xp, x, p: xp.prod(x, axis=p[0], keepdims=p[1]), _prod_vjp, "x")
+unary(
+    "prod",
+    lambda xp, x, p: xp.prod(x, axis=p[0], keepdims=p[1]),
+    _prod_vjp,
+    "x",
+    jvp="reduction",
+)
 
 
 def _logsumexp_fwd(xp, x, p):
@@ -397,7 +528,7 @@ def _logsumexp_vjp(xp, g, x, out, p):
     return g * xp.exp(x - out)
 
 
-unary("logsumexp", _logsumexp_fwd, _logsumexp_vjp, "x out")
+unary("logsumexp", _logsumexp_fwd, _logsumexp_vjp, "x out", jvp="reduction")
 
 
 def _softmax_fwd(xp, x, p):
@@ -414,17 +545,20 @@ def _log_softmax_fwd(xp, x, p):
     return s - xp.log(xp.sum(xp.exp(s), axis=p, keepdims=True))
 
 
+# softmax's Jacobian diag(s) - s s^T is symmetric; log_softmax's, I - 1 s^T, is not.
 unary(
     "softmax",
     _softmax_fwd,
     lambda xp, g, x, out, p: out * (g - xp.sum(g * out, axis=p, keepdims=True)),
     "out",
+    jvp="symmetric",
 )
 unary(
     "log_softmax",
     _log_softmax_fwd,
     lambda xp, g, x, out, p: g - xp.exp(out) * xp.sum(g, axis=p, keepdims=True),
     "out",
+    jvp=lambda xp, t, x, out, p: t - xp.sum(t * xp.exp(out), axis=p, keepdims=True),
 )
 
 
@@ -467,16 +601,37 @@ def _cumprod_vjp(xp, g, x, out, p):
     return xp.where(zero, xp.where(first, at_first, 0.0), off_zero)
 
 
+def _cumprod_jvp(xp, t, x, out, p):
+    # d out_k = sum over j <= k of t_j * prod of x_i over i <= k, i != j. Before the first zero
+    # of a slice that is out_k * cumulative_sum(t / x)_k; from the first zero z on, every term
+    # but j = z holds x_z = 0: t_z * P_k, with P the cumulative product of x with x_z set to 1.
+    axis, initial = p
+    if initial:
+        out = out[_along(axis, slice(1, None))]
+    zero = x == 0
+    zeros_so_far = xp.cumulative_sum(xp.astype(zero, x.dtype), axis=axis)
+    first = xp.logical_and(zero, zeros_so_far == 1)
+    before = out * xp.cumulative_sum(t / _nonzero(xp, x), axis=axis)
+    t_first = xp.sum(xp.where(first, t, 0.0), axis=axis, keepdims=True)
+    after = t_first * xp.cumulative_prod(xp.where(first, 1.0, x), axis=axis)
+    dout = xp.where(zeros_so_far == 0, before, after)
+    if initial:
+        dout = xp.concat([xp.zeros_like(dout[_along(axis, slice(0, 1))]), dout], axis=axis)
+    return dout
+
+
 unary(
     "cumulative_sum",
     lambda xp, x, p: xp.cumulative_sum(x, axis=p[0], include_initial=p[1]),
     _cumsum_vjp,
+    jvp="linear",
 )
 unary(
     "cumulative_prod",
     lambda xp, x, p: xp.cumulative_prod(x, axis=p[0], include_initial=p[1]),
     _cumprod_vjp,
     "x out",
+    jvp=_cumprod_jvp,
 )
 
 
@@ -513,6 +668,7 @@ binary(
     (lambda xp, g, x, y, out: _matmul_grads(xp, g, x, y, True), "x y"),
     (lambda xp, g, x, y, out: _matmul_grads(xp, g, x, y, False), "x y"),
     broadcast=False,
+    jvp="bilinear",
 )  # fmt: skip
 
 
@@ -523,29 +679,34 @@ unary(
     "reshape",
     lambda xp, x, p: xp.reshape(x, p[0]),
     lambda xp, g, x, out, p: xp.reshape(g, p[1]),
+    jvp="linear",
     view=True,
 )
 unary(
     "permute_dims",
     lambda xp, x, p: xp.permute_dims(x, p),
     lambda xp, g, x, out, p: xp.permute_dims(g, tuple(sorted(range(len(p)), key=p.__getitem__))),
+    jvp="linear",
     view=True,
 )
 unary(
     "broadcast_to",
     lambda xp, x, p: xp.broadcast_to(x, p[0]),
     lambda xp, g, x, out, p: sum_to(xp, g, p[1]),
+    jvp="linear",
     view=True,
 )
 unary(
     "astype",
     lambda xp, x, p: xp.astype(x, p[0]),
     lambda xp, g, x, out, p: xp.astype(g, p[1]),
+    jvp="linear",
 )
 unary(
     "flip",
     lambda xp, x, p: xp.flip(x, axis=p),
     lambda xp, g, x, out, p: xp.flip(g, axis=p),
+    jvp="linear",
     view=True,
 )
 
@@ -564,7 +725,14 @@ def _concat_vjp(xp, g, s, p, needs):
     return grads
 
 
-nary("concat", lambda xp, xs, p: xp.concat(xs, axis=p[0]), _concat_vjp, ((),), variadic=True)
+nary(
+    "concat",
+    lambda xp, xs, p: xp.concat(xs, axis=p[0]),
+    _concat_vjp,
+    ((),),
+    jvp="linear",
+    variadic=True,
+)
 
 
 def _stack_vjp(xp, g, s, p, needs):
@@ -572,7 +740,9 @@ def _stack_vjp(xp, g, s, p, needs):
     return [g[lead + (i, ...)] if need else None for i, need in enumerate(needs)]
 
 
-nary("stack", lambda xp, xs, p: xp.stack(xs, axis=p), _stack_vjp, ((),), variadic=True)
+nary(
+    "stack", lambda xp, xs, p: xp.stack(xs, axis=p), _stack_vjp, ((),), jvp="linear", variadic=True
+)
 
 
 def _where_vjp(xp, g, s, p, needs):
@@ -585,7 +755,14 @@ def _where_vjp(xp, g, s, p, needs):
 
 
 # where(condition, x1, x2): the condition gets no gradient; x1 and x2 read it.
-nary("where", lambda xp, xs, p: xp.where(*xs), _where_vjp, ((), (0,), (0,)), broadcast=True)
+nary(
+    "where",
+    lambda xp, xs, p: xp.where(*xs),
+    _where_vjp,
+    ((), (0,), (0,)),
+    jvp="linear",
+    broadcast=True,
+)
 
 
 # ----------------------------------------------------------------------------- indexing
@@ -623,7 +800,7 @@ def _setitem_vjp(xp, g, s, p, needs):
     return (gx, gv)
 
 
-nary("setitem", _setitem_fwd, _setitem_vjp, ((), ()))
+nary("setitem", _setitem_fwd, _setitem_vjp, ((), ()), jvp="linear")
 
 
 # ----------------------------------------------------------------------------- repeat, roll, tile
@@ -636,12 +813,13 @@ def _repeat_vjp(xp, g, x, out, p):
     return xp.sum(xp.reshape(g, p[2]), axis=p[1] + 1)
 
 
-unary("repeat", lambda xp, x, p: xp.repeat(x, p[0], axis=p[1]), _repeat_vjp)
+unary("repeat", lambda xp, x, p: xp.repeat(x, p[0], axis=p[1]), _repeat_vjp, jvp="linear")
 # p = (shift, axis, the opposite shift): a roll is undone by rolling back.
 unary(
     "roll",
     lambda xp, x, p: xp.roll(x, p[0], axis=p[1]),
     lambda xp, g, x, out, p: xp.roll(g, p[2], axis=p[1]),
+    jvp="linear",
 )
 
 
@@ -652,7 +830,7 @@ def _tile_vjp(xp, g, x, out, p):
     return xp.reshape(xp.sum(xp.reshape(g, split), axis=blocks), shape)
 
 
-unary("tile", lambda xp, x, p: xp.tile(x, p[0]), _tile_vjp)
+unary("tile", lambda xp, x, p: xp.tile(x, p[0]), _tile_vjp, jvp="linear")
 
 
 # ----------------------------------------------------------------------------- convolution
@@ -733,7 +911,7 @@ def _conv2d_vjp(xp, g, s, p, needs):
 
 
 # x's gradient reads w; w's reads x.
-nary("conv2d", _conv2d_fwd, _conv2d_vjp, ((1,), (0,)))
+nary("conv2d", _conv2d_fwd, _conv2d_vjp, ((1,), (0,)), jvp="bilinear")
 
 
 # ----------------------------------------------------------------------------- unstack
@@ -750,6 +928,7 @@ nary(
     lambda xp, xs, p: xp.unstack(xs[0], axis=p),
     _unstack_vjp,
     ((),),
+    jvp="linear",
     multi=True,
     view=True,
 )
@@ -815,6 +994,7 @@ unary(
     lambda xp, x, p: xp.linalg.inv(x),
     lambda xp, g, x, out, p: -(_mT(xp, out) @ g @ _mT(xp, out)),
     "out",
+    jvp=lambda xp, t, x, out, p: -(out @ t @ out),
 )
 
 
@@ -824,7 +1004,18 @@ def _det_vjp(xp, g, x, out, p):
     return scale * _mT(xp, xp.linalg.inv(x))
 
 
-unary("linalg_det", lambda xp, x, p: xp.linalg.det(x), _det_vjp, "x out")
+def _logdet_jvp(xp, t, x):
+    """d log|det A| = tr(A^-1 dA), summed as the product of A^-T and dA."""
+    return xp.sum(_mT(xp, xp.linalg.inv(x)) * t, axis=(-2, -1))
+
+
+unary(
+    "linalg_det",
+    lambda xp, x, p: xp.linalg.det(x),
+    _det_vjp,
+    "x out",
+    jvp=lambda xp, t, x, out, p: out * _logdet_jvp(xp, t, x),
+)
 
 
 def _slogdet_vjp(xp, g, s, p, needs):
@@ -840,6 +1031,7 @@ nary(
     lambda xp, xs, p: tuple(xp.linalg.slogdet(xs[0])),
     _slogdet_vjp,
     ((0,),),
+    jvp=lambda xp, ts, xs, outs, p: (None, _logdet_jvp(xp, ts[0], xs[0])),
     multi=True,
 )
 
@@ -861,7 +1053,27 @@ def _solve_vjp(xp, g, s, p, needs):
     )
 
 
-nary("linalg_solve", lambda xp, xs, p: xp.linalg.solve(*xs), _solve_vjp, ((0, 1, OUT),) * 2)
+def _solve_jvp(xp, ts, xs, outs, p):
+    # A X = B: dX = A^-1 (dB - dA X). A 1-D B is one vector for every matrix of A.
+    (ta, tb), (a, b), x = ts, xs, outs[0]
+    vector = b.ndim == 1
+    if vector:
+        x = xp.expand_dims(x, axis=-1)
+        tb = None if tb is None else xp.expand_dims(tb, axis=-1)
+    rhs = tb
+    if ta is not None:
+        rhs = -(ta @ x) if rhs is None else rhs - ta @ x
+    dx = xp.linalg.solve(a, rhs)
+    return dx[..., 0] if vector else dx
+
+
+nary(
+    "linalg_solve",
+    lambda xp, xs, p: xp.linalg.solve(*xs),
+    _solve_vjp,
+    ((0, 1, OUT),) * 2,
+    jvp=_solve_jvp,
+)
 
 
 def _cholesky_vjp(xp, g, x, out, p):
@@ -874,7 +1086,23 @@ def _cholesky_vjp(xp, g, x, out, p):
     return xp.linalg.solve(lt, _mT(xp, xp.linalg.solve(lt, s)))
 
 
-unary("linalg_cholesky", lambda xp, x, p: xp.linalg.cholesky(x), _cholesky_vjp, "out")
+def _cholesky_jvp(xp, t, x, out, p):
+    # A = L L^T: dL = L Phi(L^-1 dA L^-T), Phi: the lower triangle with half the diagonal. dA
+    # is taken symmetric (as the VJP's gradient is). L^-1 dA L^-T = L^-1 (L^-1 dA)^T for a
+    # symmetric dA: two solves.
+    da = (t + _mT(xp, t)) / 2
+    m = xp.linalg.solve(out, _mT(xp, xp.linalg.solve(out, da)))
+    lower = xp.tril(m)
+    return out @ (lower - xp.triu(lower) / 2)
+
+
+unary(
+    "linalg_cholesky",
+    lambda xp, x, p: xp.linalg.cholesky(x),
+    _cholesky_vjp,
+    "out",
+    jvp=_cholesky_jvp,
+)
 
 
 def _qr_square_or_tall(xp, gq, gr, q, r):
@@ -910,11 +1138,44 @@ def _qr_vjp(xp, g, s, p, needs):
     return (xp.concat([_qr_square_or_tall(xp, gq, gu, q, u), q @ gv], axis=-1),)
 
 
+def _qr_square_or_tall_jvp(xp, da, q, r):
+    """(dQ, dR) for A = QR with R square and invertible. With X = Q^T dA R^-1 = Q^T dQ +
+    dR R^-1, Q^T dQ skew and dR R^-1 upper triangular: Q^T dQ = W - W^T with W the strict
+    lower triangle of X, dR = (X - Q^T dQ) R, dQ = dA R^-1 - Q (X - Q^T dQ)."""
+    da_rinv = _mT(xp, xp.linalg.solve(_mT(xp, r), _mT(xp, da)))
+    x = _mT(xp, q) @ da_rinv
+    w = xp.tril(x, k=-1)
+    upper = x - (w - _mT(xp, w))
+    return da_rinv - q @ upper, upper @ r
+
+
+def _qr_jvp(xp, ts, xs, outs, p):
+    t, (q, r) = ts[0], outs
+    m, n = q.shape[-2], r.shape[-1]
+    if m > n and p == "complete":
+        # Q's extra columns are not unique: their tangent is taken as 0 (as PyTorch); R's
+        # extra rows are zeros.
+        k = n
+        dq, dr = _qr_square_or_tall_jvp(xp, t, q[..., :k], r[..., :k, :])
+        return (
+            xp.concat([dq, xp.zeros_like(q[..., k:])], axis=-1),
+            xp.concat([dr, xp.zeros_like(r[..., k:, :])], axis=-2),
+        )
+    if m >= n:
+        return _qr_square_or_tall_jvp(xp, t, q, r)
+    # Wide (m < n): A = [X | Y] with X = QU square and Y = QV: dV = Q^T (dY - dQ V).
+    u, v = r[..., :m], r[..., m:]
+    dq, du = _qr_square_or_tall_jvp(xp, t[..., :m], q, u)
+    dv = _mT(xp, q) @ (t[..., m:] - dq @ v)
+    return dq, xp.concat([du, dv], axis=-1)
+
+
 nary(
     "linalg_qr",
     lambda xp, xs, p: tuple(xp.linalg.qr(xs[0], mode=p)),
     _qr_vjp,
     ((OUT,),),
+    jvp=_qr_jvp,
     multi=True,
 )
 
@@ -934,8 +1195,24 @@ def _eigh_vjp(xp, g, s, p, needs):
     return (v @ inner @ vt,)
 
 
+def _eigh_jvp(xp, ts, xs, outs, p):
+    # A = V diag(w) V^T, P = V^T dA V (dA taken symmetric): dw = diag(P), dV = V (F o P) with
+    # F_ij = 1 / (w_j - w_i) off the diagonal, 0 on it.
+    t, (w, v) = ts[0], outs
+    da = (t + _mT(xp, t)) / 2
+    da_v = da @ v
+    dw = xp.sum(v * da_v, axis=-2)
+    inner = xp.where(p, _gap_inverse(xp, w, p) * (_mT(xp, v) @ da_v), 0.0)
+    return dw, v @ inner
+
+
 nary(
-    "linalg_eigh", lambda xp, xs, p: tuple(xp.linalg.eigh(xs[0])), _eigh_vjp, ((OUT,),), multi=True
+    "linalg_eigh",
+    lambda xp, xs, p: tuple(xp.linalg.eigh(xs[0])),
+    _eigh_vjp,
+    ((OUT,),),
+    jvp=_eigh_jvp,
+    multi=True,
 )
 
 
@@ -978,11 +1255,46 @@ def _svd_vjp(xp, g, saved, p, needs):
     return (ga,)
 
 
+def _svd_jvp(xp, ts, xs, outs, p):
+    # A = U diag(s) V^T, k = min(m, n), P = U^T dA V, F_ij = 1 / (s_j^2 - s_i^2) off the
+    # diagonal, 0 on it: ds = diag(P),
+    # dU = U (F o (P S + S P^T)) + (I - U U^T) dA V S^-1,
+    # dV = V (F o (S P + P^T S)) + (I - V V^T) dA^T U S^-1.
+    # With full_matrices=True, the extra columns of U (rows of Vh) of a non-square matrix are
+    # not unique: their tangent is taken as 0, as PyTorch.
+    full, offdiagonal = p
+    t, (u, s, vh) = ts[0], outs
+    m, n, k = u.shape[-2], vh.shape[-1], s.shape[-1]
+    extra = full and m != n
+    if extra:
+        u_all, vh_all = u, vh
+        u, vh = u[..., :k], vh[..., :k, :]
+    v = _mT(xp, vh)
+    dav = t @ v
+    datu = _mT(xp, t) @ u
+    pm = _mT(xp, u) @ dav
+    s_col, s_row = xp.expand_dims(s, axis=-1), xp.expand_dims(s, axis=-2)
+    f = xp.where(offdiagonal, _gap_inverse(xp, s * s, offdiagonal), 0.0)
+    ds = xp.sum(u * dav, axis=-2)
+    du = u @ (f * (pm * s_row + s_col * _mT(xp, pm)))
+    dv = v @ (f * (s_col * pm + _mT(xp, pm) * s_row))
+    if m > k:
+        du = du + (dav - u @ pm) / s_row
+    if n > k:
+        dv = dv + (datu - v @ _mT(xp, pm)) / s_row
+    dvh = _mT(xp, dv)
+    if extra:
+        du = xp.concat([du, xp.zeros_like(u_all[..., k:])], axis=-1)
+        dvh = xp.concat([dvh, xp.zeros_like(vh_all[..., k:, :])], axis=-2)
+    return du, ds, dvh
+
+
 nary(
     "linalg_svd",
     lambda xp, xs, p: tuple(xp.linalg.svd(xs[0], full_matrices=p[0])),
     _svd_vjp,
     ((OUT,),),
+    jvp=_svd_jvp,
     multi=True,
 )
 
@@ -996,7 +1308,21 @@ def _pinv_vjp(xp, g, x, out, p):
     return ga + (pt @ out) @ (gt - (gt @ out) @ x)
 
 
-unary("linalg_pinv", lambda xp, x, p: xp.linalg.pinv(x, rtol=p), _pinv_vjp, "x out")
+def _pinv_jvp(xp, t, x, out, p):
+    # dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P.
+    pt, dat = _mT(xp, out), _mT(xp, t)
+    dp = -(out @ t @ out)
+    dp = dp + (out @ pt) @ (dat - (dat @ x) @ out)
+    return dp + (dat - out @ (x @ dat)) @ (pt @ out)
+
+
+unary(
+    "linalg_pinv",
+    lambda xp, x, p: xp.linalg.pinv(x, rtol=p),
+    _pinv_vjp,
+    "x out",
+    jvp=_pinv_jvp,
+)
 
 
 # ----------------------------------------------------------------------------- without gradient

@@ -3,7 +3,8 @@ arrays and record its Node.
 
 A tensor holds a raw backend array, its namespace, and `_edge`: None when it needs no
 gradient, else where its gradient goes: the node that made it (a Port for output i of a node
-with several outputs), or for a leaf its AccumulateGrad. Operators and array methods that
+with several outputs), or for a leaf its AccumulateGrad. In forward mode, `_fw` (set only on
+dual tensors) maps dual levels to tangents. Operators and array methods that
 need the namespace layer are bound from the one table in `_methods`."""
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ __all__ = [
     "as_tensors",
     "binary_primitive",
     "constant",
+    "dual",
     "enable_grad",
     "grad_mode",
     "is_grad_enabled",
@@ -242,14 +244,22 @@ def primitive(rule: Rule):
 def _results(rule: Rule, xs, xp, outs, p) -> tuple:
     """The output tensors of an operation on inputs `xs` (tensors or Python scalars) whose
     forward returned `outs`, with its node recorded where grad mode and the inputs ask."""
-    edges = tuple(x._edge if x.__class__ is Tensor else None for x in xs)
-    needs = tuple(e is not None for e in edges)
-    if True not in needs or rule.vjp is None:
-        source = xs[0] if rule.view else None
-        return tuple(_plain(o, xp, source) for o in outs)
+    recorded = False
+    if rule.vjp is not None:
+        for x in xs:
+            if x.__class__ is Tensor and x._edge is not None:
+                recorded = True
+                break
+    if not recorded:  # loops, not comprehensions: forward mode's path, on every operation
+        if rule.view:
+            return tuple([_plain(o, xp, xs[0]) for o in outs])
+        if len(outs) == 1:
+            return (Tensor(outs[0], xp, None),)
+        return tuple([Tensor(o, xp, None) for o in outs])
     if not grad_mode.enabled:
-        return tuple(_unrecorded(o, xp) for o in outs)
-    return _record(rule, xs, xp, edges, needs, outs, p)
+        return tuple([_unrecorded(o, xp) for o in outs])
+    edges = tuple([x._edge if x.__class__ is Tensor else None for x in xs])
+    return _record(rule, xs, xp, edges, tuple([e is not None for e in edges]), outs, p)
 
 
 def _extended(rule: Rule, xs, xp, outs, p) -> tuple:
@@ -262,6 +272,9 @@ def _extended(rule: Rule, xs, xp, outs, p) -> tuple:
 def _features(rule: Rule, xs, outs, p, results) -> None:
     """The part of each feature that is on (see _mode.FEATURES), for an operation on `xs`
     that made `results`."""
+    levels = grad_mode.forward
+    if levels:  # first: the tensors saved_tensors_hooks see carry their tangents
+        FORWARD[0](rule, xs, results[0]._xp, outs, results, p, levels)
     edge = results[0]._edge
     if edge is not None:
         node = node_of(edge)
@@ -273,7 +286,18 @@ def _features(rule: Rule, xs, outs, p, results) -> None:
         mark_inference(results)
     tracer = grad_mode.tracer
     if tracer is not None:
-        tracer.record(rule, xs, outs, p, results)
+        if levels and _dual_results(results):
+            # A replay runs no JVPs: compile falls back to eager, saying why.
+            tracer.unsupported("forward-mode AD (an operation on dual tensors)")
+        else:
+            tracer.record(rule, xs, outs, p, results)
+
+
+def _dual_results(results) -> bool:
+    for r in results:
+        if getattr(r, "_fw", None):
+            return True
+    return False
 
 
 def mark_inference(tensors) -> None:
@@ -300,6 +324,18 @@ def pack_saved(node: Node, tensors) -> None:
         slots.append(value)
         packed.append(True)
     node.saved = Packed(tuple(slots), tuple(packed), unpack)
+
+
+# Forward mode's part of _extended, installed by autograd.forward_ad (it runs JVPs with
+# chainrule's namespace): `(rule, xs, xp, outs, results, p, levels)` gives the results their
+# tangents at the visible dual levels.
+FORWARD: list = [None]
+
+
+def dual(t: Tensor) -> bool:
+    """Whether t may carry a tangent that forward mode sees: functions that compute a result
+    outside the rule table when nothing needs a gradient must take the recorded path then."""
+    return bool(grad_mode.forward) and getattr(t, "_fw", None) is not None
 
 
 def _record(rule: Rule, xs, xp, edges, needs, outs, p) -> tuple:
@@ -455,7 +491,7 @@ class Tensor:
     Operators, in-place operators, indexing, `backward` and the array methods are bound from
     the one table in `chainrule._methods`."""
 
-    __slots__ = ("_data", "_xp", "_edge", "_grad", "_vc", "__weakref__")
+    __slots__ = ("_data", "_xp", "_edge", "_grad", "_vc", "_fw", "__weakref__")
     __array_priority__ = 1000.0
 
     def __init__(self, data: Any, xp: Any, edge: Any) -> None:

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from . import _backend
 from ._namespace import _dtype, _new, _one_axis, complex64, complex128, float32, roll
 from ._rules import OPS
-from ._tensor import Tensor, as_tensor, grad_mode
+from ._tensor import Tensor, as_tensor, dual, grad_mode
 from ._typing import ArrayLike, Device, DTypeLike
 
 _Norm = Literal["backward", "ortho", "forward"]
@@ -34,7 +34,7 @@ def _transform(name: str, x: ArrayLike, complex_input: bool, **kwargs: Any) -> T
             f"chainrule.fft.{name}: norm must be one of {', '.join(_NORMS)}, "
             f"not {kwargs.get('norm')!r}"
         )
-    if x._edge is not None and grad_mode.enabled:
+    if (x._edge is not None and grad_mode.enabled) or dual(x):
         raise NotImplementedError(
             f"chainrule.fft.{name}: gradients through complex values are not supported"
         )

@@ -34,7 +34,7 @@ from ._namespace import (
     where,
 )
 from ._rules import OPS
-from ._tensor import Tensor, as_tensor, as_tensors, grad_mode
+from ._tensor import Tensor, as_tensor, as_tensors, dual, grad_mode
 from ._typing import ArrayLike, Axis, DTypeLike
 
 __all__ = [
@@ -95,7 +95,7 @@ def _constant(x: Tensor, data: Any) -> Tensor:
 
 
 def _records(x: Tensor) -> bool:
-    return x._edge is not None and grad_mode.enabled
+    return (x._edge is not None and grad_mode.enabled) or dual(x)
 
 
 def _off_diagonal(x: Tensor, n: int) -> Any:

@@ -1,19 +1,19 @@
 """The autograd API, with PyTorch's names and semantics: backward, grad, gradcheck,
-anomaly detection and the functional transforms."""
+anomaly detection, forward mode (forward_ad) and the functional transforms."""
 
 from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypeVar, overload
 
 from .. import _backend, _namespace
 from .._mode import set_feature
 from .._node import Port, inplace_writes, node_of
 from .._tensor import Tensor, grad_mode
-from . import functional, graph
-from ._engine import _root_grads, execute
+from . import forward_ad, functional, graph
+from ._engine import _root_grads, execute, runs_on_tensors
 from ._gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .function import Function, FunctionCtx
 
@@ -26,6 +26,7 @@ __all__ = [
     "detect_anomaly",
     "set_detect_anomaly",
     "is_anomaly_enabled",
+    "forward_ad",
     "graph",
     "functional",
     "Function",
@@ -44,6 +45,19 @@ def _seq(x) -> tuple:
     if x.__class__ is Tensor:
         return (x,)
     return tuple(x)
+
+
+def _inputs(inputs, fn: str) -> tuple:
+    """`inputs` as a tuple, and its keys when it is a dict (as PyTorch, a dict of tensors such
+    as dict(module.named_parameters()) stands for its values)."""
+    if inputs.__class__ is dict:
+        return tuple(inputs.values()), tuple(inputs)
+    if isinstance(inputs, Mapping):
+        raise TypeError(
+            f"`inputs` argument to `{fn}()` must be a dict, not {type(inputs).__name__}. "
+            "Other Mapping types are not supported."
+        )
+    return _seq(inputs), None
 
 
 def _targets(inputs, what: str):
@@ -68,7 +82,7 @@ def backward(
     grad_tensors: _Grads = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
-    inputs: _Tensors | None = None,
+    inputs: _Tensors | dict[str, Tensor] | None = None,
 ) -> None:
     """Sum the gradients of `tensors` (weighted by `grad_tensors`) into the `.grad` of the
     leaves that require grad, or only of `inputs` when given."""
@@ -76,12 +90,13 @@ def backward(
     grad_tensors = (None,) * len(tensors) if grad_tensors is None else _seq(grad_tensors)
     if retain_graph is None:
         retain_graph = create_graph
-    roots = _root_grads(tensors, grad_tensors, create_graph, "tensors")
+    on_tensors = runs_on_tensors(create_graph)
+    roots = _root_grads(tensors, grad_tensors, on_tensors, "tensors")
     if not roots:
         return  # nothing to differentiate, as PyTorch
     targets = None
     if inputs is not None:
-        inputs = _seq(inputs)
+        inputs = _inputs(inputs, "backward")[0]
         if not inputs:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
         targets = _targets(inputs, "inputs")
@@ -94,7 +109,7 @@ def backward(
             return
         _check_shape(t, g)
         with _ACCUMULATE:
-            _accumulate(t, g, create_graph, stored)
+            _accumulate(t, g, on_tensors, stored)
         for hook in tuple(node.hooks.accumulated):
             hook(t)
 
@@ -114,7 +129,7 @@ def backward(
         tracer.accumulating(pairs)
     with _ACCUMULATE:
         for t, g in pairs:
-            _accumulate(t, g, create_graph, stored)
+            _accumulate(t, g, on_tensors, stored)
     if tracer is not None:
         tracer.accumulated(pairs, roots, create_graph)
 
@@ -130,9 +145,9 @@ def _check_shape(t: Tensor, g) -> None:
         )
 
 
-def _accumulate(t: Tensor, g, create_graph: bool, stored: set) -> None:
+def _accumulate(t: Tensor, g, on_tensors: bool, stored: set) -> None:
     current = t.grad
-    if create_graph:
+    if on_tensors:
         if g._data.dtype != t._data.dtype:
             g = _namespace.astype(g, t.dtype)
         if current is None:
@@ -180,6 +195,16 @@ def _aliased(t: Tensor) -> bool:
 @overload
 def grad(
     outputs: _Tensors,
+    inputs: dict[str, Tensor],
+    grad_outputs: _Grads = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool | None = None,
+    materialize_grads: bool = False,
+) -> dict[str, Tensor | None]: ...
+@overload
+def grad(
+    outputs: _Tensors,
     inputs: _Tensors,
     grad_outputs: _Grads = None,
     retain_graph: bool | None = None,
@@ -210,17 +235,17 @@ def grad(
 ) -> tuple[Tensor | None, ...]: ...
 def grad(
     outputs: _Tensors,
-    inputs: _Tensors,
+    inputs: _Tensors | dict[str, Tensor],
     grad_outputs: _Grads = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
     allow_unused: bool | None = None,
     materialize_grads: bool = False,
-) -> tuple[Tensor | None, ...]:
+) -> tuple[Tensor | None, ...] | dict[str, Tensor | None]:
     """The gradients of `outputs` (weighted by `grad_outputs`) with respect to `inputs`, one
-    per input; `.grad` is left untouched."""
+    per input (a dict of them for a dict of inputs); `.grad` is left untouched."""
     outputs = _seq(outputs)
-    inputs = _seq(inputs)
+    inputs, keys = _inputs(inputs, "grad")
     if materialize_grads and allow_unused is False:
         raise ValueError(
             "Expected allow_unused to be True or not passed when materialize_grads=True, "
@@ -234,7 +259,7 @@ def grad(
     if retain_graph is None:
         retain_graph = create_graph
     targets = _targets(inputs, "inputs")
-    roots = _root_grads(outputs, grad_outputs, create_graph, "outputs")
+    roots = _root_grads(outputs, grad_outputs, runs_on_tensors(create_graph), "outputs")
     captured = execute(roots, targets, retain_graph, create_graph, outputs[0]._xp) if roots else {}
     result: list[Tensor | None] = []
     for t in inputs:
@@ -254,7 +279,7 @@ def grad(
         if g._data.dtype != t._data.dtype:
             g = _namespace.astype(g, t.dtype)
         result.append(g)
-    return tuple(result)
+    return tuple(result) if keys is None else dict(zip(keys, result))
 
 
 class detect_anomaly:

@@ -11,7 +11,7 @@ from contextlib import nullcontext
 
 from .. import _backend, _namespace, _rules, fft, linalg
 from .._node import RELEASED, AccumulateGrad, Packed, Port, inplace_writes, live_hooks, node_of
-from .._tensor import _SCALARS, Tensor, as_tensor, enable_grad, grad_mode
+from .._tensor import _SCALARS, Tensor, as_tensor, enable_grad, grad_mode, no_grad
 
 _FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -35,6 +35,7 @@ def _graph_namespace() -> types.ModuleType:
     for extra in _rules.EXTRAS:
         ns.__dict__[extra] = _rules.OPS[extra]
     ns.outside = lambda g, key: Tensor(_backend.outside(g._xp, g.shape, key), g._xp, None)
+    ns.primitive = lambda name, a, b=None: _rules.OPS[name](a, b)
     return ns
 
 
@@ -50,9 +51,9 @@ def graph_namespace() -> types.ModuleType:
 # ----------------------------------------------------------------------------- roots
 
 
-def _root_grads(outputs, grad_outputs, create_graph: bool, what: str):
-    """(edge, gradient) per output, checked: gradients as tensors under create_graph,
-    else raw arrays."""
+def _root_grads(outputs, grad_outputs, tensors: bool, what: str):
+    """(edge, gradient) per output, checked: gradients as tensors when the backward runs on
+    tensors (see `runs_on_tensors`), else raw arrays."""
     if len(grad_outputs) != len(outputs):
         raise RuntimeError(
             f"Mismatch in number of gradients: got {len(grad_outputs)} gradients "
@@ -103,8 +104,15 @@ def _root_grads(outputs, grad_outputs, create_graph: bool, what: str):
                         f"output[{i}] has a dtype of {t.dtype}."
                     )
                 g = _namespace.astype(g, t.dtype)
-        roots.append((t._edge, g if create_graph else g._data))
+        roots.append((t._edge, g if tensors else g._data))
     return roots
+
+
+def runs_on_tensors(create_graph: bool) -> bool:
+    """Whether a backward runs its VJPs on tensors: under create_graph (recorded), and while
+    a dual level is active (not recorded unless create_graph), so that tangents of saved
+    values flow into the gradients (forward-over-reverse)."""
+    return create_graph or bool(grad_mode.forward)
 
 
 # ----------------------------------------------------------------------------- the walk
@@ -195,7 +203,8 @@ def _check_runnable(order, run, freed) -> None:
 
 def _rewrap(node, saved, xp) -> tuple:
     """A node's saved slots as tensors for a create_graph backward: an input on its edge (so
-    gradients reach its history), an output with this node as grad_fn."""
+    gradients reach its history), an output with this node as grad_fn; with the tangents
+    they had when recorded under forward mode."""
     edges = node.edges
     n = len(edges)
     n_out = node.n_out
@@ -210,6 +219,10 @@ def _rewrap(node, saved, xp) -> tuple:
             out.append(Tensor(d, xp, Port(node, i - n) if multi else node))
         else:
             out.append(Tensor(d, xp, None))
+    if getattr(node, "fw", None) is not None:
+        from .forward_ad import saved_with_tangents
+
+        return saved_with_tangents(node, tuple(out), saved, xp)
     return tuple(out)
 
 
@@ -229,7 +242,8 @@ def _fit(xp, grads, fit) -> tuple:
 
 def apply(node, g, backend, xp, create_graph: bool):
     """Run `node`'s VJP on gradient g: on raw arrays of `backend` with namespace `xp`, or
-    under create_graph on tensors with chainrule's namespace `xp`."""
+    (create_graph: the backward runs on tensors, see runs_on_tensors) on tensors with
+    chainrule's namespace `xp`."""
     saved = node.saved
     if saved.__class__ is Packed:
         saved = saved.values()
@@ -307,7 +321,8 @@ def _execute(roots, targets, retain_graph, create_graph, backend, accumulate):
         run, reach = _needed(order, targets)
         wanted = targets
     _check_runnable(order, run, freed)
-    xp = graph_namespace() if create_graph else _rules.raw_namespace(backend)
+    tensors = runs_on_tensors(create_graph)
+    xp = graph_namespace() if tensors else _rules.raw_namespace(backend)
     grads: dict = {}
     for e, g in roots:
         _add(grads, e, g)
@@ -315,7 +330,7 @@ def _execute(roots, targets, retain_graph, create_graph, backend, accumulate):
     carry_node = carry = None
     captured = {}
     check_nan = grad_mode.anomaly
-    with enable_grad() if create_graph else nullcontext():
+    with enable_grad() if create_graph else no_grad() if tensors else nullcontext():
         for node in reversed(order):
             if node is carry_node:
                 g = carry
@@ -327,25 +342,25 @@ def _execute(roots, targets, retain_graph, create_graph, backend, accumulate):
             hooks = getattr(node, "hooks", None) if hooked else None
             if hooked and node.__class__ is AccumulateGrad:
                 if hooks is not None:
-                    g = _tensor_hooks(node, hooks, g, backend, create_graph)
+                    g = _tensor_hooks(node, hooks, g, backend, tensors)
                 if accumulate is not None and hooks is not None and hooks.accumulated:
                     accumulate(node, g)
                 else:
                     captured[node] = g
                 continue
             if hooks is not None:
-                g = _pre_hooks(node, hooks, g, backend, create_graph)
+                g = _pre_hooks(node, hooks, g, backend, tensors)
             if run is not None:
                 if node in targets:
                     captured[node] = g
                 if node not in run:
                     continue
             if check_nan:
-                gins = _apply_noted(node, g, backend, xp, create_graph)
+                gins = _apply_noted(node, g, backend, xp, tensors)
             else:
-                gins = apply(node, g, backend, xp, create_graph)
+                gins = apply(node, g, backend, xp, tensors)
             if hooks is not None and hooks.post:
-                gins = _post_hooks(node, hooks, gins, g, backend, create_graph)
+                gins = _post_hooks(node, hooks, gins, g, backend, tensors)
             if not retain_graph and node.saved is not None:
                 node.saved = RELEASED
             for e, gi in zip(node.edges, gins):

@@ -1,5 +1,6 @@
 """Finite-difference checks of gradients, first order (gradcheck) and second (gradgradcheck):
-the oracle for every rule. Jacobians are compared in float64, element by element."""
+the oracle for every rule, in reverse mode and (check_forward_ad) forward mode. Jacobians are
+compared in float64, element by element."""
 
 from __future__ import annotations
 
@@ -93,19 +94,37 @@ def _analytical(fn, inputs, wrt) -> list[list[np.ndarray]]:
     return jac
 
 
-def gradcheck(
-    fn: Callable[..., Any], inputs: Any, *, eps: float = 1e-6, atol: float = 1e-5,
-    rtol: float = 1e-3, raise_exception: bool = True,
-) -> bool:  # fmt: skip
-    """Check the gradients of `fn` at `inputs` (a tensor or a tuple; those that require grad
-    are checked) against central finite differences, in float64. Returns True, or raises
-    GradcheckError naming the worst element, its index and both values."""
-    inputs = _to_float64(_tuple(inputs))
-    wrt = [k for k, x in enumerate(inputs) if x.__class__ is Tensor and x.requires_grad]
-    if not wrt:
-        raise ValueError("gradcheck: no input requires grad")
-    analytic = _analytical(fn, inputs, wrt)
-    numeric = _numerical(fn, inputs, wrt, eps)
+def _forward(fn: Callable[..., Any], inputs: tuple, wrt: list[int]) -> list[list[np.ndarray]]:
+    """J[i][k] by forward mode: one JVP per input element, its tangent a one-hot vector."""
+    from . import forward_ad
+
+    jac = None
+    for col, k in enumerate(wrt):
+        x = inputs[k]
+        for j in range(x.size):
+            seed = np.zeros(x.size)
+            seed[j] = 1.0
+            with forward_ad.dual_level():
+                args = list(inputs)
+                args[k] = forward_ad.make_dual(x, _set(x, seed))
+                outs = _outputs(fn, args)
+                if jac is None:
+                    jac = [[np.zeros((o.size, inputs[q].size)) for q in wrt] for o in outs]
+                for i, o in enumerate(outs):
+                    t = forward_ad.unpack_dual(o).tangent
+                    if t is not None:
+                        if t.shape != o.shape or t.dtype != o.dtype:
+                            raise GradcheckError(
+                                f"the tangent of output {i} has shape {t.shape} and dtype "
+                                f"{t.dtype}, but the output has shape {o.shape} and dtype "
+                                f"{o.dtype}"
+                            )
+                        jac[i][col][:, j] = _numpy(t).ravel()
+    return jac if jac is not None else []
+
+
+def _worst(analytic: list, numeric: list, wrt: list[int], atol: float, rtol: float) -> Any:
+    """The element where analytic and numeric Jacobians differ most beyond the tolerance."""
     worst = None
     for i, (arow, nrow) in enumerate(zip(analytic, numeric)):
         for col, (a, n) in enumerate(zip(arow, nrow)):
@@ -115,25 +134,52 @@ def gradcheck(
                 r, c = np.unravel_index(np.argmax(excess), excess.shape)
                 if worst is None or excess[r, c] > worst[0]:
                     worst = (excess[r, c], i, wrt[col], r, c, a[r, c], n[r, c])
-    if worst is None:
-        return True
-    if not raise_exception:
-        return False
-    _, i, k, r, c, a, n = worst
-    raise GradcheckError(
-        f"Jacobian mismatch for output {i} with respect to input {k}: at (output element {r}, "
-        f"input element {c}) the analytical gradient is {a!r} but finite differences give "
-        f"{n!r} (atol={atol}, rtol={rtol})"
-    )
+    return worst
+
+
+def gradcheck(
+    fn: Callable[..., Any], inputs: Any, *, eps: float = 1e-6, atol: float = 1e-5,
+    rtol: float = 1e-3, raise_exception: bool = True, check_forward_ad: bool = False,
+    check_backward_ad: bool = True,
+) -> bool:  # fmt: skip
+    """Check the gradients of `fn` at `inputs` (a tensor or a tuple; those that require grad
+    are checked) against central finite differences, in float64: by backward passes, and
+    with check_forward_ad by forward mode (JVPs). Returns True, or raises GradcheckError
+    naming the worst element, its index and both values."""
+    inputs = _to_float64(_tuple(inputs))
+    wrt = [k for k, x in enumerate(inputs) if x.__class__ is Tensor and x.requires_grad]
+    if not wrt:
+        raise ValueError("gradcheck: no input requires grad")
+    numeric = _numerical(fn, inputs, wrt, eps)
+    for mode, check, jacobian in (
+        ("analytical gradient", check_backward_ad, _analytical),
+        ("forward-mode derivative", check_forward_ad, _forward),
+    ):
+        if not check:
+            continue
+        worst = _worst(jacobian(fn, inputs, wrt), numeric, wrt, atol, rtol)
+        if worst is None:
+            continue
+        if not raise_exception:
+            return False
+        _, i, k, r, c, a, n = worst
+        raise GradcheckError(
+            f"Jacobian mismatch for output {i} with respect to input {k}: at (output element "
+            f"{r}, input element {c}) the {mode} is {a!r} but finite differences give {n!r} "
+            f"(atol={atol}, rtol={rtol})"
+        )
+    return True
 
 
 def gradgradcheck(
     fn: Callable[..., Any], inputs: Any, grad_outputs: Sequence[Tensor] | None = None, *,
     eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3, seed: int = 0,
-    raise_exception: bool = True,
+    raise_exception: bool = True, check_fwd_over_rev: bool = False,
+    check_rev_over_rev: bool = True,
 ) -> bool:  # fmt: skip
     """Check second derivatives: gradcheck of the vector-Jacobian product of `fn` (with random
-    or given `grad_outputs`, themselves differentiated) with respect to inputs and vectors."""
+    or given `grad_outputs`, themselves differentiated) with respect to inputs and vectors, by
+    backward passes (check_rev_over_rev) and by forward mode (check_fwd_over_rev)."""
     from . import grad
 
     inputs = _to_float64(_tuple(inputs))
@@ -158,5 +204,6 @@ def gradgradcheck(
 
     return gradcheck(
         first_derivative, inputs + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
-        raise_exception=raise_exception,
+        raise_exception=raise_exception, check_forward_ad=check_fwd_over_rev,
+        check_backward_ad=check_rev_over_rev,
     )  # fmt: skip

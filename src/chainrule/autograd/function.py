@@ -1,5 +1,6 @@
 """Custom differentiable operations, with PyTorch's interface: subclass `Function`, write
-`forward(ctx, *args)` and `backward(ctx, *grads)` as static methods, call `apply`.
+`forward(ctx, *args)` and `backward(ctx, *grads)` (and for forward mode `jvp(ctx, *tangents)`)
+as static methods, call `apply`.
 backward is written with chainrule operations, so it differentiates again under
 create_graph (the engine calls it with grad mode on there, off otherwise). Each apply records
 one Node whose rule's VJP calls the class's backward."""
@@ -7,11 +8,13 @@ one Node whose rule's VJP calls the class's backward."""
 from __future__ import annotations
 
 import functools
+from contextlib import nullcontext
 from typing import Any
 
 from .. import _backend
 from .._node import Node, Port, Rule, inplace_writes, remember
 from .._tensor import Tensor, enable_grad, grad_mode, no_grad, pack_saved, version_counter
+from . import forward_ad
 from ._engine import graph_namespace
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
@@ -44,6 +47,10 @@ class FunctionCtx:
                 raise TypeError(f"save_for_backward takes tensors or None, not {type(t)}")
         self.to_save = tensors
 
+    def save_for_forward(self, *tensors: Tensor | None) -> None:
+        """Keep `tensors` for jvp, which reads them from `saved_tensors` (forward mode)."""
+        self.saved_for_forward = tensors
+
     def mark_dirty(self, *tensors: Tensor) -> None:
         """Declare the inputs that forward wrote in place (and returns)."""
         self.dirty = tensors
@@ -74,7 +81,9 @@ def once_differentiable(backward: Any) -> Any:
 def _function_vjp(xp, g, saved, p, needs):
     """The VJP of every Function node: calls the class's backward on tensors."""
     cls, ctx, slots, shapes, outputs, backend, many = p
-    create_graph = xp is graph_namespace()
+    # On tensors under create_graph (recorded), or under forward mode (not recorded).
+    tensors = xp is graph_namespace()
+    create_graph = tensors and grad_mode.enabled
     grads = g if many else (g,)
     outs = []
     for gi, meta in zip(grads, outputs):
@@ -91,12 +100,12 @@ def _function_vjp(xp, g, saved, p, needs):
             if gi._data.dtype != dtype:
                 gi = (
                     xp.astype(gi, dtype)
-                    if create_graph
+                    if tensors
                     else Tensor(backend.astype(gi._data, dtype), backend, None)
                 )
         outs.append(gi)
     values = saved if saved is not None else ()
-    if not create_graph:
+    if not tensors:
         values = tuple(None if v is None else Tensor(v, backend, None) for v in values)
     ctx._saved_tensors = tuple(None if s is None else values[s] for s in slots)
     with enable_grad() if create_graph else no_grad():
@@ -121,7 +130,7 @@ def _function_vjp(xp, g, saved, p, needs):
                 f"Function {name} returned an invalid gradient at index {i} - got "
                 f"{list(r.shape)} but expected shape compatible with {list(shape)}"
             )
-        gins.append(r if create_graph else r._data)
+        gins.append(r if tensors else r._data)
     return tuple(gins)
 
 
@@ -149,14 +158,26 @@ class Function:
         differentiates again under create_graph."""
         raise NotImplementedError("a Function subclass must define backward(ctx, *grads)")
 
+    @staticmethod
+    def jvp(ctx: Any, *tangents: Any) -> Any:
+        """Forward mode: the outputs' tangents from the inputs' (zeros for a floating tensor
+        input without one, None for other inputs); `ctx.saved_tensors` holds what forward gave
+        `ctx.save_for_forward`. Written with chainrule operations, it differentiates again."""
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with "
+            "forward mode AD."
+        )
+
     @classmethod
     def apply(cls, *args: Any) -> Any:
-        """Run forward (not recorded) and record one node whose VJP is backward."""
+        """Run forward (not recorded, no tangents) and record one node whose VJP is backward;
+        in forward mode, jvp gives the outputs' tangents."""
         if grad_mode.extended and grad_mode.tracer is not None:
             grad_mode.tracer.unsupported(f"the custom autograd.Function {cls.__name__}")
         ctx = FunctionCtx()
         ctx.needs_input_grad = tuple(a.__class__ is Tensor and a._edge is not None for a in args)
-        with no_grad():
+        levels = grad_mode.forward
+        with no_grad(), forward_ad.shown(()) if levels else nullcontext():
             if cls.setup_context is not Function.setup_context:
                 result = cls.forward(*args)
                 cls.setup_context(ctx, args, result)
@@ -172,13 +193,28 @@ class Function:
                 )
             version_counter(t).value += 1
             inplace_writes[0] += 1
-        if not records:
-            return result
-        return _record(cls, ctx, args, outputs, many)
+        if records:
+            result, node = _record(cls, ctx, args, outputs, many)
+            outputs = result if many else (result,)
+        if levels:
+            if not records:  # outputs that are inputs get tangents of their own: new tensors
+                outputs = tuple(
+                    Tensor(o._data, o._xp, o._edge)
+                    if any(o is a for a in args) and not any(o is t for t in ctx.dirty)
+                    else o
+                    for o in outputs
+                )
+                result = outputs if many else outputs[0]
+            forward_ad.function_tangents(cls, ctx, args, outputs)
+            if records:
+                forward_ad.keep_saved_tangents(node, args, outputs)
+        ctx.__dict__.pop("saved_for_forward", None)  # jvp ran: hold nothing more
+        return result
 
 
-def _record(cls, ctx: FunctionCtx, args: tuple, outputs: tuple, many: bool) -> Any:
-    """Record the node of one Function.apply; returns its outputs on the node."""
+def _record(cls, ctx: FunctionCtx, args: tuple, outputs: tuple, many: bool) -> tuple:
+    """Record the node of one Function.apply; returns its outputs on the node, and the
+    node."""
     xp = next(a._xp for a in args if a.__class__ is Tensor and a._edge is not None)
     n = len(args)
     edges = tuple(a._edge if a.__class__ is Tensor else None for a in args)
@@ -233,4 +269,4 @@ def _record(cls, ctx: FunctionCtx, args: tuple, outputs: tuple, many: bool) -> A
             wrapped.append(Tensor(out._data, xp, edge))
     if grad_mode.saved_hooks and node.saved is not None:
         pack_saved(node, (*tensors[:n], *wrapped, *tensors[n + len(outputs) :]))
-    return tuple(wrapped) if many else wrapped[0]
+    return (tuple(wrapped) if many else wrapped[0]), node

@@ -1,5 +1,5 @@
-"""Function transforms built on grad: vjp, jvp, jacobian, hessian, hvp, vhp (PyTorch's
-names and arguments, without `strict`)."""
+"""Function transforms, PyTorch's names and arguments (without `strict`): vjp, jacobian,
+hessian, hvp and vhp built on grad; jvp on forward mode."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 from .. import _namespace
 from .._tensor import Tensor, as_tensor
 from .._typing import ArrayLike
+from . import forward_ad
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
@@ -59,19 +60,29 @@ def vjp(
 def jvp(
     func: Callable[..., Any], inputs: _Inputs, v: _Inputs | None = None, create_graph: bool = False
 ) -> tuple[Any, Any]:
-    """(func(inputs), J v), by differentiating a vector-Jacobian product once more."""
-    xs = _leaves(inputs, create_graph)
-    res = func(*xs)
-    outs = _tuple(res)
-    us = tuple(_namespace.zeros_like(o).requires_grad_(True) for o in outs)
-    gs = _grad(outs, xs, us, True)
-    vs = tuple(as_tensor(u) for u in _tuple(v)) if v is not None else None
-    if vs is None:
+    """(func(inputs), J v), by forward mode: one evaluation of func, which sees the inputs
+    as tensors that need no grad (connected to their graph under create_graph)."""
+    xs = tuple(as_tensor(x) for x in _tuple(inputs))
+    if not create_graph:
+        xs = tuple(x.detach() for x in xs)
+    if v is None:
         if any(x.size != 1 for x in xs):
             raise RuntimeError("jvp: v can be omitted only when every input has one element")
         vs = tuple(_namespace.ones_like(x) for x in xs)
-    jv = _grad(gs, us, vs, create_graph)
-    return _unpack(_detach(outs, create_graph), res), _unpack(jv, res)
+    else:
+        vs = tuple(as_tensor(u) for u in _tuple(v))
+        if len(vs) != len(xs):
+            raise RuntimeError(
+                f"jvp: v has {len(vs)} tensors but there are {len(xs)} inputs: one each"
+            )
+    with forward_ad.dual_level():
+        res = func(*(forward_ad.make_dual(x, u) for x, u in zip(xs, vs)))
+        pairs = [forward_ad.unpack_dual(o) for o in _tuple(res)]
+    outs = tuple(p.primal for p in pairs)
+    jv = tuple(
+        _namespace.zeros_like(o) if p.tangent is None else p.tangent for o, p in zip(outs, pairs)
+    )
+    return _unpack(_detach(outs, create_graph), res), _unpack(_detach(jv, create_graph), res)
 
 
 def _detach(ts, create_graph):

@@ -81,6 +81,7 @@ class _Erf(Function):
     def forward(ctx: FunctionCtx, x: Tensor) -> Tensor:
         # On the raw arrays: some 80 elementwise steps, no graph to record.
         ctx.save_for_backward(x)
+        ctx.save_for_forward(x)
         xp, v = x._xp, x._data
         a = xp.abs(v)
         s = xp.minimum(a, _SERIES_LIMIT)
@@ -102,6 +103,9 @@ class _Erf(Function):
     def backward(ctx: FunctionCtx, g: Tensor) -> Tensor:
         (x,) = ctx.saved_tensors
         return g * ((2 / math.sqrt(math.pi)) * ops.exp(-x * x))
+
+    # erf' is a scalar function of x: the JVP is the same product.
+    jvp = backward
 
 
 def _erf(x: Tensor) -> Tensor:

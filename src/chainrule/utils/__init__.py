@@ -1,5 +1,6 @@
-"""Utilities on top of autograd: activation checkpointing."""
+"""Utilities on top of autograd: activation checkpointing; `tree`, pytrees (nested containers
+of tensors) as the function transforms take them."""
 
-from . import checkpoint
+from . import checkpoint, tree
 
-__all__ = ["checkpoint"]
+__all__ = ["checkpoint", "tree"]

@@ -1,0 +1,464 @@
+"""grad, grad_and_value, vjp, jvp, linearize, jacrev, jacfwd and hessian, with torch.func's
+names and semantics, over pytrees, composable to any depth.
+
+Reverse transforms run `f` on new tensors standing for the differentiated inputs (a view of
+an input that already requires grad, so an outer transform sees through; else a fresh leaf),
+always recording (an outer no_grad is ignored, one inside `f` respected), and take gradients
+with autograd.grad, which leaves `.grad` alone. The gradients are built as a graph only when
+something outside the transform needs it (`f` reads a tensor that requires grad, or an input
+does); results are cut from the transform's own leaves. Forward transforms open a dual level
+of their own (levels nest, so jvp of jvp and jvp of grad work)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .. import _namespace as ops
+from .. import _rules, _tensor
+from .._node import AccumulateGrad, node_of
+from .._tensor import Tensor, enable_grad, grad_mode
+from ..autograd import forward_ad
+from ..autograd import grad as _autograd_grad
+from ..utils.tree import tree_flatten, tree_unflatten
+
+__all__ = [
+    "grad",
+    "grad_and_value",
+    "hessian",
+    "jacfwd",
+    "jacrev",
+    "jvp",
+    "linearize",
+    "vjp",
+]
+
+_Argnums = int | tuple[int, ...]
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _argnums(argnums: _Argnums, n: int, what: str) -> tuple[int, ...]:
+    one = isinstance(argnums, int)
+    nums = (argnums,) if one else tuple(argnums)
+    if not nums:
+        raise RuntimeError(f"{what}: argnums must be non-empty")
+    out = []
+    for a in nums:
+        if not isinstance(a, int):
+            raise RuntimeError(f"{what}: argnums must be int or Tuple[int, ...], got: {a!r}")
+        if not -n <= a < n:
+            raise RuntimeError(f"Got argnum={a}, but only {n} positional inputs")
+        out.append(a % n)
+    if len(set(out)) != len(out):
+        raise RuntimeError(f"{what}: argnums must be unique, got {argnums}")
+    return tuple(out)
+
+
+def _tensor_leaves(tree: Any, what: str, role: str) -> tuple[list, Any]:
+    """The leaves of a pytree of tensors and None (which transforms pass through)."""
+    leaves, spec = tree_flatten(tree)
+    for x in leaves:
+        if x.__class__ is not Tensor and x is not None:
+            raise ValueError(
+                f"{what}: Thing passed to transform API must be Tensor, got {type(x)} (in {role})"
+            )
+    return leaves, spec
+
+
+def _inner(x: Tensor, outer_grad: bool) -> Tensor:
+    """The tensor a reverse transform differentiates by in place of x."""
+    kind = x.dtype.kind
+    if kind != "f":
+        raise RuntimeError(
+            "only Tensors of floating point dtype can require gradients"
+            + (" (complex tensors: not supported yet)" if kind == "c" else "")
+        )
+    if x._edge is not None and outer_grad:
+        # A view, recorded: gradients of an outer transform (or the user) reach x through it.
+        return _rules.OPS["reshape"](x, (x.shape, x.shape))
+    leaf = Tensor(x._data, x._xp, None)
+    leaf._vc = _tensor.version_counter(x)
+    fw = forward_ad._tangents_of(x)
+    if fw:
+        leaf._fw = fw
+    return leaf.requires_grad_(True)
+
+
+def _reaches_outside(tensors, inner: set) -> bool:
+    """Whether the graph of `tensors` leads to a leaf other than the transform's own."""
+    stack = [node_of(t._edge) for t in tensors if t._edge is not None]
+    seen = set()
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        if node.__class__ is AccumulateGrad:
+            if node not in inner:
+                return True
+            continue
+        stack.extend(node_of(e) for e in node.edges if e is not None)
+    return False
+
+
+def _shallow(t: Tensor, inner: set, keep: bool) -> Tensor:
+    """A new tensor of t's values and tangents, on t's edge if `keep` and t's graph leads
+    outside the transform, else cut from the graph."""
+    edge = t._edge if keep and t._edge is not None and _reaches_outside([t], inner) else None
+    out = Tensor(t._data, t._xp, edge)
+    out._vc = _tensor.version_counter(t)
+    fw = getattr(t, "_fw", None)
+    if fw is not None:
+        out._fw = fw
+    return out
+
+
+def _cut(t: Any, inner: set, keep: bool) -> Any:
+    """t as a transform returns it: a new tensor, which keeps its graph only if `keep` and
+    the graph leads outside the transform (so that outer transforms, or the user,
+    differentiate it); its tangents (and theirs) likewise."""
+    if t.__class__ is not Tensor:
+        return t
+    out = _shallow(t, inner, keep)
+    stack = [out]
+    while stack:
+        x = stack.pop()
+        fw = forward_ad._tangents_of(x)
+        if fw:
+            x._fw = {level: _shallow(v, inner, keep) for level, v in fw.items()}
+            stack.extend(x._fw.values())
+        elif getattr(x, "_fw", None) is not None:
+            x._fw = None
+    return out
+
+
+def _cut_tree(tree: Any, inner: set, keep: bool) -> Any:
+    leaves, spec = tree_flatten(tree)
+    return tree_unflatten([_cut(x, inner, keep) for x in leaves], spec)
+
+
+class _Reverse:
+    """One reverse transform's call of f: its inner tensors, the output, and how to take
+    gradients of it (a graph or not)."""
+
+    def __init__(self, what: str, f: Callable, args: tuple, nums: tuple[int, ...]) -> None:
+        self.what = what
+        self.outer_grad = grad_mode.enabled
+        self.specs = []
+        self.xs = []
+        args = list(args)
+        for a in nums:
+            leaves, spec = _tensor_leaves(args[a], what, f"argument {a}")
+            with enable_grad():
+                inner = [None if x is None else _inner(x, self.outer_grad) for x in leaves]
+            args[a] = tree_unflatten(inner, spec)
+            self.specs.append(spec)
+            self.xs.append(inner)
+        self.flat = [x for xs in self.xs for x in xs if x is not None]
+        self.inner = {x._edge for x in self.flat if x._edge.__class__ is AccumulateGrad}
+        with enable_grad():
+            self.result = f(*args)
+
+    def decide(self, outputs: list) -> None:
+        """Whether gradients are built as a graph: when grad mode was on outside and the
+        outputs lead to a leaf outside the transform."""
+        self.create_graph = self.outer_grad and _reaches_outside(outputs, self.inner)
+
+    def gradients(self, outputs: list, cotangents, retain_graph: bool) -> list:
+        """The gradients of `outputs` (weighted by `cotangents`) by each inner tensor,
+        zeros where an input is not used; per differentiated argument, in its structure
+        (None where it holds None)."""
+        create_graph = self.create_graph or (
+            grad_mode.enabled
+            and cotangents is not None
+            and any(c is not None and c._edge is not None for c in cotangents)
+        )
+        live = [i for i, o in enumerate(outputs) if o is not None and o._edge is not None]
+        gs = (None,) * len(self.flat)
+        if live:
+            gs = _autograd_grad(
+                [outputs[i] for i in live],
+                self.flat,
+                None if cotangents is None else [cotangents[i] for i in live],
+                retain_graph=retain_graph,
+                create_graph=create_graph,
+                allow_unused=True,
+            )
+        gs = [ops.zeros_like(x) if g is None else g for x, g in zip(self.flat, gs)]
+        found = iter(_cut(g, self.inner, self.create_graph or create_graph) for g in gs)
+        return [
+            tree_unflatten([None if x is None else next(found) for x in xs], spec)
+            for spec, xs in zip(self.specs, self.xs)
+        ]
+
+    def cut(self, tree: Any) -> Any:
+        """A value f returned, as the transform returns it."""
+        return _cut_tree(tree, self.inner, self.create_graph)
+
+
+def _split_aux(result: Any, has_aux: bool, what: str) -> tuple[Any, Any]:
+    if not has_aux:
+        return result, None
+    if not (isinstance(result, tuple) and len(result) == 2):
+        raise RuntimeError(
+            f"{what}: output of function f should be a tuple: (output, aux) if has_aux is True"
+        )
+    return result
+
+
+def _only_tensors(tree: Any, what: str, call: str) -> tuple[list, Any]:
+    leaves, spec = tree_flatten(tree)
+    for o in leaves:
+        if o.__class__ is not Tensor and o is not None:
+            raise RuntimeError(
+                f"{what}: Expected {call} to return only tensors, got unsupported type {type(o)}"
+            )
+    return leaves, spec
+
+
+# ----------------------------------------------------------------------------- reverse mode
+
+
+def grad_and_value(f: Callable, argnums: _Argnums = 0, has_aux: bool = False) -> Callable:
+    """A function returning (the gradient of f by the arguments `argnums`, f's value); f
+    returns a scalar tensor (with has_aux: (scalar, aux), and the value is (scalar, aux)).
+    The gradient has the structure of the argument (a tuple of them for a tuple argnums)."""
+    what = "grad_and_value(f)(*args)"
+
+    def wrapper(*args: Any, **kwargs: Any) -> tuple:
+        nums = _argnums(argnums, len(args), what)
+        call = _Reverse(what, lambda *a: f(*a, **kwargs), args, nums)
+        out, aux = _split_aux(call.result, has_aux, what)
+        if out.__class__ is not Tensor:
+            raise RuntimeError(f"{what}: Expected f(*args) to return a Tensor, got {type(out)}")
+        if out.ndim != 0:
+            raise RuntimeError(
+                f"{what}: Expected f(*args) to return a scalar Tensor, got tensor with "
+                f"{out.ndim} dims. Maybe you wanted to use the vjp or jacrev APIs instead?"
+            )
+        call.decide([out])
+        grads = call.gradients([out], None, retain_graph=call.create_graph)
+        grads = grads[0] if isinstance(argnums, int) else tuple(grads)
+        value = call.cut(out)
+        return (grads, (value, call.cut(aux))) if has_aux else (grads, value)
+
+    return wrapper
+
+
+def grad(f: Callable, argnums: _Argnums = 0, has_aux: bool = False) -> Callable:
+    """A function returning the gradient of scalar f by the arguments `argnums` (with
+    has_aux: (gradient, aux)). See grad_and_value."""
+    with_value = grad_and_value(f, argnums, has_aux)
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        grads, value = with_value(*args, **kwargs)
+        return (grads, value[1]) if has_aux else grads
+
+    return wrapper
+
+
+def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
+    """(f(*primals), vjp_fn[, aux]): vjp_fn(cotangents), cotangents in the structure of f's
+    output, returns the vector-Jacobian products by every primal, as a tuple (always), and
+    can be called again."""
+    what = "vjp(f, *primals)"
+    call = _Reverse(what, f, primals, tuple(range(len(primals))))
+    out, aux = _split_aux(call.result, has_aux, what)
+    outputs, out_spec = _only_tensors(out, what, "f(*primals)")
+    call.decide(outputs)
+
+    def vjp_fn(cotangents: Any) -> tuple:
+        leaves, spec = tree_flatten(cotangents)
+        if spec != out_spec:
+            raise RuntimeError(
+                "Expected pytree structure of cotangents to be the same as pytree structure of "
+                f"outputs to the function. cotangents: {spec}, primal output: {out_spec}"
+            )
+        cts = [None if o is None else _tensor.as_tensor(c) for o, c in zip(outputs, leaves)]
+        return tuple(call.gradients(outputs, cts, retain_graph=True))
+
+    result = (call.cut(out), vjp_fn)
+    return result + (call.cut(aux),) if has_aux else result
+
+
+def _basis(o: Tensor) -> list:
+    """The one-hot tensors shaped like o, one per element."""
+    n = o.size
+    eye = _tensor.constant(o._xp.eye(n, dtype=o._data.dtype), o._xp)
+    return [ops.reshape(eye[i, ...], o.shape) for i in range(n)]
+
+
+def _zeros(shape: tuple, like: Tensor) -> Tensor:
+    """Zeros of `shape` in like's library and dtype."""
+    return _tensor.constant(like._xp.zeros(shape, dtype=like._data.dtype), like._xp)
+
+
+def _stacked(rows: list, lead: tuple, like: Tensor) -> Tensor:
+    """rows (each shaped like `like`) stacked into shape lead + like.shape."""
+    if not rows:
+        return _zeros(lead + like.shape, like)
+    return ops.reshape(ops.stack(rows), lead + like.shape)
+
+
+def jacrev(f: Callable, argnums: _Argnums = 0, *, has_aux: bool = False) -> Callable:
+    """A function returning the Jacobian of f by the arguments `argnums`, one row per output
+    element by a vector-Jacobian product: for each output (in f's output structure), the
+    structure of the argument (a tuple of them for a tuple argnums) holding arrays of shape
+    output.shape + input.shape."""
+    what = "jacrev(f)(*args)"
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        nums = _argnums(argnums, len(args), what)
+
+        def partial(*diff: Any) -> Any:
+            full = list(args)
+            for a, d in zip(nums, diff):
+                full[a] = d
+            return f(*full, **kwargs)
+
+        found = vjp(partial, *(args[a] for a in nums), has_aux=has_aux)
+        out, vjp_fn = found[0], found[1]
+        outputs, out_spec = tree_flatten(out)
+        inputs, in_spec = tree_flatten(tuple(args[a] for a in nums))
+        jacobians = []
+        for k, o in enumerate(outputs):
+            if o is None:
+                jacobians.append(None)
+                continue
+            rows = []  # per output element: the gradients of every input leaf
+            for e in _basis(o):
+                cts = [
+                    e if j == k else None if p is None else ops.zeros_like(p)
+                    for j, p in enumerate(outputs)
+                ]
+                rows.append(tree_flatten(vjp_fn(tree_unflatten(cts, out_spec)))[0])
+            blocks = [
+                None if x is None else _stacked([r[i] for r in rows], o.shape, x)
+                for i, x in enumerate(inputs)
+            ]
+            per_arg = tree_unflatten(blocks, in_spec)
+            jacobians.append(per_arg[0] if isinstance(argnums, int) else per_arg)
+        result = tree_unflatten(jacobians, out_spec)
+        return (result, found[2]) if has_aux else result
+
+    return wrapper
+
+
+# ----------------------------------------------------------------------------- forward mode
+
+
+def jvp(f: Callable, primals: tuple, tangents: tuple, *, has_aux: bool = False) -> tuple:
+    """(f(*primals), the Jacobian-vector product along `tangents`[, aux]), by forward mode:
+    one evaluation of f. primals and tangents are tuples of the same structure; the JVP has
+    the structure of f's output (zeros where an output does not depend on the primals)."""
+    what = "jvp(f, primals, tangents)"
+    if not isinstance(primals, tuple):
+        raise RuntimeError(
+            f"{what}: Expected primals to be a tuple. E.g. it should be valid to call f(*primals)."
+        )
+    if not isinstance(tangents, tuple):
+        raise RuntimeError(f"{what}: Expected tangents to be a tuple.")
+    xs, spec = _tensor_leaves(primals, what, "primals")
+    ts, t_spec = _tensor_leaves(tangents, what, "tangents")
+    if spec != t_spec or any((x is None) != (t is None) for x, t in zip(xs, ts)):
+        raise RuntimeError(
+            f"{what}: Expected primals and tangents to have the same python structure. For "
+            f"example, if primals is a tuple of 3 tensors, tangents also must be. Got "
+            f"primals with structure {spec} and tangents with structure {t_spec}"
+        )
+    level = forward_ad.enter_dual_level()
+    try:
+        duals = [
+            None if x is None else forward_ad.make_dual(x, t, level=level) for x, t in zip(xs, ts)
+        ]
+        out, aux = _split_aux(f(*tree_unflatten(duals, spec)), has_aux, what)
+        outputs, out_spec = _only_tensors(out, what, "f(*primals)")
+        pairs = [
+            (None, None) if o is None else forward_ad.unpack_dual(o, level=level) for o in outputs
+        ]
+        values = [p[0] for p in pairs]
+        jvps = [p[1] if p[0] is None or p[1] is not None else ops.zeros_like(p[0]) for p in pairs]
+        if has_aux:
+            aux_leaves, aux_spec = tree_flatten(aux)
+            aux = tree_unflatten(
+                [forward_ad.unpack_dual(a, level=level).primal for a in aux_leaves], aux_spec
+            )
+    finally:
+        forward_ad.exit_dual_level(level=level)
+    result = (tree_unflatten(values, out_spec), tree_unflatten(jvps, out_spec))
+    return result + (aux,) if has_aux else result
+
+
+def linearize(f: Callable, *primals: Any) -> tuple:
+    """(f(*primals), jvp_fn): jvp_fn(*tangents) returns the JVP of f at primals along
+    tangents. chainrule records no program to replay: each call evaluates f once more in
+    forward mode."""
+    out = f(*primals)
+    _only_tensors(out, "linearize(f, *primals)", "f(*primals)")
+
+    def jvp_fn(*tangents: Any) -> Any:
+        return jvp(f, primals, tangents)[1]
+
+    return out, jvp_fn
+
+
+def jacfwd(f: Callable, argnums: _Argnums = 0, *, has_aux: bool = False) -> Callable:
+    """A function returning the Jacobian of f by the arguments `argnums`, one column per
+    input element by a forward-mode JVP; structured as jacrev's."""
+    what = "jacfwd(f)(*args)"
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        nums = _argnums(argnums, len(args), what)
+        diff = tuple(args[a] for a in nums)
+        inputs, spec = _tensor_leaves(diff, what, "the differentiated arguments")
+
+        def partial(*leaves: Any) -> Any:
+            full = list(args)
+            for a, d in zip(nums, tree_unflatten(list(leaves), spec)):
+                full[a] = d
+            return f(*full, **kwargs)
+
+        zeros = [None if x is None else ops.zeros_like(x) for x in inputs]
+        columns = []  # per input leaf: per input element, the output leaves' tangents
+        out = aux = out_spec = None
+        for k, x in enumerate(inputs):
+            per_element = []
+            for e in () if x is None else _basis(x):
+                ts = tuple(e if j == k else z for j, z in enumerate(zeros))
+                found = jvp(partial, tuple(inputs), ts, has_aux=has_aux)
+                outs, out_spec = tree_flatten(found[1])
+                per_element.append(outs)
+                out, aux = found[0], found[2] if has_aux else None
+            columns.append(per_element)
+        if out_spec is None:  # every input is empty: one evaluation for the shapes
+            found = jvp(partial, tuple(inputs), tuple(zeros), has_aux=has_aux)
+            out, aux = found[0], found[2] if has_aux else None
+        outputs, out_spec = tree_flatten(out)
+        jacobians = []
+        for i, o in enumerate(outputs):
+            if o is None:
+                jacobians.append(None)
+                continue
+            blocks = []
+            for x, per_element in zip(inputs, columns):
+                cols = [c[i] for c in per_element]
+                if x is None:
+                    blocks.append(None)
+                elif cols:
+                    blocks.append(ops.reshape(ops.stack(cols, axis=-1), o.shape + x.shape))
+                else:
+                    blocks.append(_zeros(o.shape + x.shape, o))
+            per_arg = list(tree_unflatten(blocks, spec))
+            jacobians.append(per_arg[0] if isinstance(argnums, int) else tuple(per_arg))
+        result = tree_unflatten(jacobians, out_spec)
+        return (result, aux) if has_aux else result
+
+    return wrapper
+
+
+def hessian(f: Callable, argnums: _Argnums = 0) -> Callable:
+    """A function returning the Hessian of scalar f by the arguments `argnums`: jacfwd of
+    jacrev (forward over reverse)."""
+    return jacfwd(jacrev(f, argnums), argnums)
