@@ -146,6 +146,13 @@ def test_astype_eigvalsh_and_svdvals_of_dual_tensors_carry_tangents():
     assert_values(tangent_of(cr.linalg.svdvals, a, v), [1.0, 2.0])
 
 
+def test_results_without_a_derivative_carry_no_tangent():
+    with fwad.dual_level():
+        d = fwad.make_dual(T([-1.0, 2.0]), T([1.0, 1.0]))
+        for out in (d > 0, cr.argmax(d), cr.isnan(d), cr.astype(d, cr.int64), cr.sign(d) == 1):
+            assert fwad.unpack_dual(out).tangent is None
+
+
 def test_complex_results_of_dual_tensors_raise():
     with fwad.dual_level():
         d = fwad.make_dual(T([1.0]), T([1.0]))

@@ -32,7 +32,7 @@ class _GradMode(threading.local):
     saved_hooks: tuple = ()  # saved_tensors_hooks: (pack, unpack) pairs, innermost last
     saved_hooks_refused: str | None = None  # disable_saved_tensors_hooks' message
     tracer = None  # chainrule.compile's trace in progress: it follows every operation
-    forward: tuple = ()  # forward mode: the dual levels whose tangents operations see, innermost last
+    forward: tuple = ()  # forward mode: the dual levels operations see, innermost last
 
 
 grad_mode = _GradMode()

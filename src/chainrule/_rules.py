@@ -216,9 +216,10 @@ def linear_pair(name, fwd, adjoint, adjoint_fwd, *, view=False):
 
 def nondiff(name, fwd, *, multi=False):
     """A rule whose result carries no gradient (comparisons, indices, masks, integer and
-    complex results): no VJP and no JVP (no tangent either), and no node is ever recorded. It is still an operation of the
-    table, so features that follow every operation (compile's trace) see it. The forward is
-    `(xp, xs, p)` over the raw arrays (or Python scalars) of the inputs."""
+    complex results): no VJP and no JVP (nor tangent), and no node is ever recorded. It is
+    still an operation of the table, so features that follow every operation (compile's
+    trace) see it. The forward is `(xp, xs, p)` over the raw arrays (or Python scalars) of
+    the inputs."""
     rule = Rule(name, fwd, None, ((),), variadic=True, multi=multi)
     return _register(rule, primitive)
 

@@ -10,9 +10,9 @@ from collections import namedtuple
 from typing import Any
 
 from .. import _backend, _namespace, _rules, _tensor
+from .._backend import ndarray
 from .._mode import set_feature
 from .._node import Port
-from .._backend import ndarray
 from .._tensor import Tensor, as_tensor, grad_mode
 from ._engine import graph_namespace
 
@@ -180,6 +180,10 @@ def _tangents(rule, xs, xp, outs, results, p, levels) -> None:
     tangents at the visible `levels`, and on a recorded node what a VJP run on tensors needs
     to carry tangents on. One level and raw arrays (nothing differentiates the tangent) has
     a path of its own: every operation of a JVP takes it (benchmarks/jvp.py)."""
+    if rule.jvp is None:  # a rule without derivative (nondiff): its results carry none
+        for r in results:
+            r._fw = None
+        return
     if len(levels) != 1 or rule.multi:
         _propagate(rule, xs, xp, outs, results, p, levels)
     else:
