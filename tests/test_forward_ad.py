@@ -325,3 +325,16 @@ def test_forward_mode_leaves_no_reference_cycles():
         assert all(r() is None for r in refs)
     finally:
         gc.enable()
+
+
+def test_compile_runs_forward_mode_eagerly_with_a_warning():
+    # A compiled replay runs no JVPs: a function that meets dual tensors falls back to eager.
+    def jvp_of_sin(x):
+        return cr.func.jvp(cr.sin, (x,), (cr.ones_like(x),))[1]
+
+    compiled = cr.compile(jvp_of_sin)
+    x = T([0.5, 1.0])
+    with pytest.warns(cr.CompileWarning, match="forward-mode AD"):
+        first = compiled(x)
+    assert_values(first, np.cos([0.5, 1.0]))
+    assert_values(compiled(x), np.cos([0.5, 1.0]))
