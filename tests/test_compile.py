@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import chainrule as cr
 import chainrule.nn.functional as F
 from chainrule import CompileWarning, ConcretizationError, nn, optim
-from chainrule._compile import _program
+from chainrule._compile import _EAGER, _program
 from conftest import N, T
 from test_ops import BINARY, UNARY, arrays
 
@@ -270,40 +270,91 @@ _BINARY_STEPS = [cr.add, cr.multiply, cr.subtract, lambda a, b: a / (1 + b * b),
 
 
 @settings(max_examples=15)
-@given(
-    program=st.lists(
-        st.tuples(st.integers(0, 4), st.integers(0, 6), st.integers(0, 10), st.integers(0, 10)),
-        min_size=1,
-        max_size=12,
-    ),
-    grad=st.tuples(st.booleans(), st.booleans()),
-)
+@given(program=st.deferred(lambda: _PROGRAMS), grad=st.tuples(st.booleans(), st.booleans()))
 def test_random_programs_compiled_equal_eager(program, grad):
     """Programs drawn at random: elementwise ops, broadcasting binary ops, reductions with
     kept axes, matrix products and comparisons over a growing list of values."""
 
     def fn(x, y):
-        values = [x, y]
-        for kind, which, i, j in program:
-            a, b = values[i % len(values)], values[j % len(values)]
-            if kind == 0:
-                values.append(_UNARY_STEPS[which](a))
-            elif kind == 1:
-                values.append(_BINARY_STEPS[which % len(_BINARY_STEPS)](a, b))
-            elif kind == 2:
-                values.append(cr.sum(a, axis=which % 2, keepdims=True) * b)
-            elif kind == 3:
-                values.append(cr.tanh(a @ b.T) @ b)
-            else:
-                values.append(cr.where(a > b, a, b * 0.5))
-        out = values[-1]
-        if not (x.requires_grad or y.requires_grad):
+        out = _run_program(program, x, y)
+        if not out.requires_grad:
             return out
         wanted = [t for t in (x, y) if t.requires_grad]
         return out, cr.autograd.grad(cr.sum(out * out), wanted, allow_unused=True)
 
     draws = [[RNG.uniform(-1, 1, (2, 3)), RNG.uniform(-1, 1, (2, 3))] for _ in range(3)]
     check(fn, draws, list(grad))
+
+
+_PROGRAMS = st.lists(
+    st.tuples(st.integers(0, 4), st.integers(0, 6), st.integers(0, 10), st.integers(0, 10)),
+    min_size=1,
+    max_size=12,
+)
+
+
+def _run_program(program, x, y):
+    """The random program's last value, from inputs x and y."""
+    values = [x, y]
+    for kind, which, i, j in program:
+        a, b = values[i % len(values)], values[j % len(values)]
+        if kind == 0:
+            values.append(_UNARY_STEPS[which](a))
+        elif kind == 1:
+            values.append(_BINARY_STEPS[which % len(_BINARY_STEPS)](a, b))
+        elif kind == 2:
+            values.append(cr.sum(a, axis=which % 2, keepdims=True) * b)
+        elif kind == 3:
+            values.append(cr.tanh(a @ b.T) @ b)
+        else:
+            values.append(cr.where(a > b, a, b * 0.5))
+    return values[-1]
+
+
+@settings(max_examples=10)
+@given(program=_PROGRAMS, backward=st.booleans())
+def test_random_programs_second_order_compiled_equal_eager(program, backward):
+    """The same random programs differentiated twice inside the compiled function: a
+    gradient with create_graph=True, then the gradient of its product with a vector (by
+    autograd.grad, or by backward into .grad)."""
+
+    def fn(x, y, v):
+        out = _run_program(program, x, y)
+        gx, gy = cr.autograd.grad(
+            cr.sum(out * out), (x, y), create_graph=True, allow_unused=True, materialize_grads=True
+        )
+        inner = cr.sum(gx * v) + cr.sum(gy * gy)
+        if backward:
+            inner.backward()
+            return out.detach(), gx.detach(), x.grad, y.grad
+        return out.detach(), gx.detach(), cr.autograd.grad(inner, (x, y), allow_unused=True)
+
+    draws = [[RNG.uniform(-1, 1, (2, 3)) for _ in range(3)] for _ in range(3)]
+    check(fn, draws, [True, True, False])
+
+
+def test_gradcheck_and_second_derivatives_through_compiled_functions():
+    """gradcheck (finite differences) of a compiled function, whose outputs' backward is the
+    recorded one; and of a compiled function that differentiates inside with
+    create_graph=True (its results' backward: second derivatives)."""
+
+    def fn(x, y):
+        return cr.sin(x) * y + cr.tanh(x @ y.T) @ y, cr.sum(cr.exp(x * y))
+
+    compiled = cr.compile(fn)
+    x = T(RNG.uniform(-1, 1, (2, 3)), requires_grad=True)
+    y = T(RNG.uniform(-1, 1, (2, 3)), requires_grad=True)
+    assert cr.autograd.gradcheck(compiled, (x, y))
+
+    def first_derivative(x, y, v):
+        return cr.autograd.grad(cr.sum(fn(x, y)[0] * v), (x, y), create_graph=True)
+
+    v = T(RNG.uniform(-1, 1, (2, 3)))
+    compiled_grad = cr.compile(first_derivative)
+    assert cr.autograd.gradcheck(compiled_grad, (x, y, v))
+    assert compiled.traces >= 1 and compiled_grad.traces >= 1
+    for out in compiled(x, y) + compiled_grad(x, y, v):
+        assert out.grad_fn.name() == "CompiledBackward"
 
 
 # ----------------------------------------------------------------------------- training
@@ -341,6 +392,54 @@ def test_training_step_with_nn_and_optim_equals_eager():
         assert_same(p.grad, q.grad)
     # Traced twice: zero_grad branches on whether .grad is None, None only before step one.
     assert compiled.traces == 2
+
+
+@pytest.mark.parametrize(
+    "make_optimizer, compiles",
+    [
+        (lambda ps: optim.SGD(ps, lr=0.05, momentum=0.9), True),
+        (lambda ps: optim.SGD(ps, lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.01), True),
+        (lambda ps: optim.Adam(ps, lr=0.05), False),
+    ],
+    ids=["sgd-momentum", "sgd-nesterov", "adam"],
+)
+def test_training_step_with_optimizer_state_made_by_the_first_call_equals_eager(
+    make_optimizer, compiles
+):
+    """The optimizer's state is made by the first step: SGD's momentum buffer, written in
+    place afterwards, is replayed from the second call on (traced again: the state and the
+    .grad that zero_grad keeps did not exist before the first); Adam's (a Python step count, new moment tensors at each step)
+    runs eagerly, with a warning. Either way every step equals eager."""
+    cr.random.manual_seed(1)
+    f64 = cr.float64
+    model = nn.Sequential(nn.Linear(3, 4, dtype=f64), nn.Tanh(), nn.Linear(4, 1, dtype=f64))
+    twin = copy.deepcopy(model)
+    x, y = (T(a) for a in _regression_data())
+
+    def trainer(m):
+        opt = make_optimizer(list(m.parameters()))
+
+        def step(x, y):
+            opt.zero_grad(set_to_none=False)
+            loss = F.mse_loss(m(x), y)
+            loss.backward()
+            opt.step()
+            return loss.detach()
+
+        return step
+
+    eager, compiled = trainer(model), cr.compile(trainer(twin))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", CompileWarning)
+        for _ in range(6):
+            assert_same(compiled(x, y), eager(x, y))
+            for p, q in zip(twin.parameters(), model.parameters()):
+                assert_same((p, p.grad), (q, q.grad))
+    fell_back = [w for w in caught if "runs eagerly" in str(w.message)]
+    assert (not fell_back) == compiles
+    if compiles:
+        assert compiled.traces == 2
+        assert all(p is not _EAGER for p in compiled._cache.values())
 
 
 def test_gradient_descent_on_arguments_returns_new_values():
@@ -557,12 +656,13 @@ def test_random_numbers_run_eagerly_with_a_warning():
     _falls_back(fn, T(np.array([1.0, 2.0])), match="random numbers")
 
 
-def test_optimizer_state_kept_outside_runs_eagerly_with_a_warning():
+def test_optimizer_state_replaced_at_each_step_runs_eagerly_with_a_warning():
     w = T(np.array([1.0, -1.0]), requires_grad=True)
     w2 = T(np.array([1.0, -1.0]), requires_grad=True)
 
     def make(w):
-        opt = optim.SGD([w], lr=0.1, momentum=0.9)
+        # Adam keeps its step count in Python and makes new moment tensors at each step.
+        opt = optim.Adam([w], lr=0.1)
 
         def step(x):
             opt.zero_grad()
@@ -638,17 +738,75 @@ def test_returned_tensors_with_a_live_graph_share_one_node_that_runs_their_backw
         cr.autograd.grad(compiled(cx, ch0 * 3)[1], cx, create_graph=True)
 
 
-def test_hooks_on_the_graph_run_eagerly_with_a_warning():
+def test_tensor_hooks_registered_before_tracing_and_inside_are_replayed():
+    """A hook on a parameter (registered before tracing) and one on an intermediate
+    (registered inside) run as recorded operations at every replay; a hook registered or
+    removed after tracing makes the next call trace again."""
+
+    def make():
+        w = T(np.array([0.5, -1.0, 2.0]), requires_grad=True)
+        handle = w.register_hook(lambda g: cr.clip(g, -0.3, 0.3) * 2.0)
+
+        def step(x):
+            w.grad = None
+            h = cr.sin(w * x)
+            h.register_hook(lambda g: g * cr.exp(-g))
+            cr.sum(h * h).backward()
+            return w.grad
+
+        return w, handle, step
+
+    (w, handle, eager), (w2, handle2, compiled) = make(), make()
+    compiled = cr.compile(compiled)
+    for _ in range(4):
+        x = RNG.normal(size=3)
+        assert_same(compiled(T(x)), eager(T(x)))
+    assert compiled.traces == 2  # the second: w.grad is no longer None at entry
+    handle.remove()
+    handle2.remove()
+    w.register_hook(lambda g: -g)
+    w2.register_hook(lambda g: -g)
+    for _ in range(3):
+        x = RNG.normal(size=3)
+        assert_same(compiled(T(x)), eager(T(x)))
+    assert compiled.traces == 3
+
+
+def test_hooks_on_a_parameter_apply_to_a_gradient_taken_by_autograd_grad():
+    w = T(np.array([0.5, -1.0]), requires_grad=True)
+    w.register_hook(lambda g: g * 3.0)
+
+    @cr.compile
+    def grad_of(x):
+        return cr.autograd.grad(cr.sum(cr.tanh(w * x)), w)
+
+    for _ in range(3):
+        x = RNG.normal(size=2)
+        (expected,) = cr.autograd.grad(cr.sum(cr.tanh(w * T(x))), w)
+        assert_same(grad_of(T(x))[0], expected)
+    assert grad_of.traces == 1
+
+
+@pytest.mark.parametrize(
+    "hook, match",
+    [
+        (lambda y: y.retain_grad(), "retain_grad"),
+        (lambda y: y.grad_fn.register_prehook(lambda gs: gs), "node prehooks"),
+        (lambda y: y.grad_fn.register_hook(lambda gi, go: gi), "node hooks"),
+    ],
+    ids=["retain_grad", "prehook", "node-hook"],
+)
+def test_other_hooks_on_the_graph_run_eagerly_with_a_warning(hook, match):
     def fn(x):
         y = cr.sin(x)
-        y.register_hook(lambda g: g * 10)
-        cr.sum(y).backward()
+        hook(y)
+        cr.sum(y * y).backward()
         return x.grad
 
     x = T(np.array([0.5, 1.0]), requires_grad=True)
     x2 = T(np.array([0.5, 1.0]), requires_grad=True)
     compiled = cr.compile(fn)
-    with pytest.warns(CompileWarning, match="hooks"):
+    with pytest.warns(CompileWarning, match=match):
         compiled(x2)
     assert_same(x2.grad, fn(x))
 

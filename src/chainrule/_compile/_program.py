@@ -11,7 +11,15 @@ import time
 from collections.abc import Callable
 
 from .. import _backend
-from .._node import RELEASED, AccumulateGrad, Node, Port, Rule, VersionCounter, inplace_writes
+from .._node import (
+    RELEASED,
+    AccumulateGrad,
+    Node,
+    Port,
+    Rule,
+    VersionCounter,
+    inplace_writes,
+)
 from .._tensor import Tensor
 from ..autograd import _ACCUMULATE, _accumulate
 from ..autograd._engine import graph_namespace
@@ -32,6 +40,7 @@ from ._trace import (
     Recording,
     Slot,
     Template,
+    hooks_key,
 )
 
 __all__ = ["RETRACE", "Replay"]
@@ -329,6 +338,8 @@ def _loop(rec: Recording, keep, last, treedef, unflatten) -> Callable:
         for spec in rec.outputs
     ]
 
+    hook_guards = [(tensor_place(ref), key) for ref, key in rec.hook_guards]
+
     def replay(leaves):
         r = init.copy()
         for k, ref, edge, has_values, shape, dtype, xp in checks:
@@ -354,6 +365,9 @@ def _loop(rec: Recording, keep, last, treedef, unflatten) -> Callable:
                 if grad is None:
                     return RETRACE
             elif grad is not r[kg]:
+                return RETRACE
+        for kt, key in hook_guards:
+            if hooks_key(r[kt]._edge) != key:
                 return RETRACE
         for k, xp, a in fresh:
             r[k] = xp.asarray(a, copy=True)
@@ -553,6 +567,7 @@ class _Source:
             "NOTHING3": _NOTHING3,
             "NODE": Node,
             "PORT": _port,
+            "HOOKS_KEY": hooks_key,
         }
         self._names: dict[int, str] = {}
 
@@ -645,6 +660,8 @@ def _source(rec: Recording, keep, last, treedef, unflatten) -> Callable:
         op = "is not" if i is None or i >= 0 else "is"
         what = "None" if i is None or i < 0 else what
         src.emit(f"if {tensor(ref_)}.grad {op} {what}: return RETRACE")
+    for ref_, key in rec.hook_guards:
+        src.emit(f"if HOOKS_KEY({tensor(ref_)}._edge) != {src.name(key, 'H')}: return RETRACE")
     for s, kind in kinds.items():
         if last[s] < 0:
             continue

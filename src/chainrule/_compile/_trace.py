@@ -15,7 +15,15 @@ from .._rules import RULES, raw_namespace
 from .._tensor import Tensor, binary_primitive, unary_primitive
 from ..autograd import _engine
 
-__all__ = ["ConcretizationError", "Recording", "Slot", "Template", "Tracer", "Unsupported"]
+__all__ = [
+    "ConcretizationError",
+    "Recording",
+    "Slot",
+    "Template",
+    "Tracer",
+    "Unsupported",
+    "hooks_key",
+]
 
 np = _backend.np
 
@@ -141,6 +149,7 @@ class Tracer:
         self.leaf_grads: list = []  # (tensor ref, tensor) whose .grad a backward stored
         self.graph = None  # the backward of outputs with a live graph (see _graph_program)
         self.grad_guards: list = []  # (tensor ref, external index): .grad must be that tensor
+        self.hooked_leaves: dict = {}  # tensor ref -> leaf a backward reached (hooks guarded)
         # The .grad of leaves, as the trace first saw it: (tensor ref, whether it was None);
         # Python code may have branched on that (an optimizer's zero_grad does).
         self.grad_states: dict[int, tuple] = {}
@@ -392,14 +401,17 @@ class Tracer:
             return _engine._execute(roots, targets, retain_graph, True, backend, accumulate)
         try:
             slots = [(e, self.value_ref(g)) for e, g in roots]
-            captured = self._walk(slots, targets, retain_graph, backend)
+            captured = self._walk(slots, targets, retain_graph, backend, True)
         except Unsupported as e:
             self.abandon(str(e))
             return _engine._execute(roots, targets, retain_graph, False, backend, accumulate)
         return {node: self._captured(g) for node, g in captured.items()}
 
-    def _walk(self, roots, targets, retain_graph, backend) -> dict:
-        """The walk on slots: roots are (edge, slot); returns {node: slot (or a list)}."""
+    def _walk(self, roots, targets, retain_graph, backend, main: bool) -> dict:
+        """The walk on slots: roots are (edge, slot); returns {node: slot (or a list)}. Tensor
+        hooks run as the engine runs them, recorded (see _tensor_hooks); in the backward of
+        outputs with a live graph (not `main`) the hooks of the tensors it ends at are left
+        to the engine that runs it."""
         order, leaves, freed, shared = _engine._topological(roots, False)
         if targets is None:
             run = reach = None
@@ -415,11 +427,16 @@ class Tracer:
             saved = node.saved
             if saved is not None and saved.__class__ is not tuple:
                 raise Unsupported("saved-tensor hooks")
-            if _hooked(node):
-                raise Unsupported("hooks on the graph")
-        for leaf in leaves:
-            if _hooked(leaf):
-                raise Unsupported("hooks on the graph")
+            _check_hooks(node)
+        for node in targets if main and targets is not None else ():
+            if node.__class__ is not AccumulateGrad and id(node) not in nodes and hooks_key(node):
+                raise Unsupported("hooks on a tensor from outside the function with a history")
+        if main:
+            for leaf in leaves:
+                _check_hooks(leaf)
+                t = leaf.leaf()
+                if t is not None:
+                    self.hooked_leaves.setdefault(self.tensor_ref(t), t)
         xp = raw_namespace(backend)
         grads: dict = {}
         for e, g in roots:
@@ -434,6 +451,9 @@ class Tracer:
                 g = grads.pop(node, None)
                 if g is None:
                     continue
+            hooks = getattr(node, "hooks", None)
+            if hooks is not None and hooks.tensor and id(node) in nodes:
+                g = self._tensor_hooks(node, hooks, g, backend)
             if run is not None:
                 if node in targets:
                     captured[node] = g
@@ -456,8 +476,32 @@ class Tracer:
                     grads[e] = gi
         for node in wanted:
             if node not in captured and node in grads:
-                captured[node] = grads[node]
+                g = grads[node]
+                hooks = getattr(node, "hooks", None)
+                if main and node.__class__ is AccumulateGrad and hooks is not None:
+                    g = self._tensor_hooks(node, hooks, g, backend)
+                captured[node] = g
         return captured
+
+    def _tensor_hooks(self, node, hooks, g, backend):
+        """The hooks registered on the tensors of node's outputs, run on gradient slot(s) g:
+        what a hook computes is recorded like any operation (a hook's Python side effects
+        happen while tracing only, as every Python side effect); the replaced slot(s)."""
+        many = node.__class__ is not AccumulateGrad and node.rule.multi
+        grads = list(g) if many else [g]
+        for i, fns in hooks.tensor.items():
+            s = grads[i]
+            for fn in tuple(fns):
+                if s is None:
+                    break
+                t = Tensor(self._normalized(s), backend, None)
+                new = fn(t)
+                if new is None:
+                    continue
+                data = _engine._checked(fn, t, new, backend, False)
+                s = self._slot(new) if new.__class__ is Tensor else self.value_ref(data)
+            grads[i] = s
+        return grads if many else grads[0]
 
     def _captured(self, g):
         """The value of a captured gradient slot (a list for a node with several outputs),
@@ -583,6 +627,8 @@ class Tracer:
         extra += [id(e.entry) for e in self.externals]
         escaped = self._unexplained(extra)
         self.held = []
+        hook_guards = [(ref, hooks_key(t._edge)) for ref, t in self.hooked_leaves.items()]
+        self.hooked_leaves = {}
         if escaped:
             raise Unsupported(
                 "a tensor computed inside is kept outside the function (stored, not returned): "
@@ -595,6 +641,7 @@ class Tracer:
             self.grad_guards + [(ref, None if none else -1) for ref, none in
                                 self.grad_states.values()],
             self.input_tensor, self.graph,
+            hook_guards,
         )  # fmt: skip
 
     def _outputs(self, outputs: list, externals: list, persistent: list) -> list:
@@ -663,7 +710,7 @@ class Tracer:
             roots.append((t._edge, self._new(_backend.namespace(t._data).ones_like(t._data))))
         try:
             targets = {node_of(e) for _, e in boundary}
-            captured = self._walk(roots, targets, True, outputs[0]._xp)
+            captured = self._walk(roots, targets, True, outputs[0]._xp, False)
         finally:
             code, reads, writes = self.code, self.reads, self.writes
             self.code, self.reads, self.writes = main
@@ -766,6 +813,7 @@ class Tracer:
                     break
                 seen.add(id(base))
                 base = base.base if base.__class__ is np.ndarray else None
+        base = None  # the loop may have left it on a value: a reference counted below
         out = []
         # References beyond the list: a variable and getrefcount's argument (measured).
         probe = [object()]
@@ -794,11 +842,12 @@ class Recording:
     """What a finished trace hands to the program builder: the instructions (with the slots
     each reads and makes), the values (constants are needed), slot kinds and places, the
     tensors from outside (which of them persist), the outputs, the guards on .grad, which
-    inputs are tensors, and the backward program of outputs with a live graph."""
+    inputs are tensors, the backward program of outputs with a live graph, and the hooks on
+    the leaves its backward walks reached."""
 
     def __init__(
         self, code, reads, writes, values, kinds, where, externals, persistent, outputs,
-        grad_guards, input_tensor, graph=None,
+        grad_guards, input_tensor, graph=None, hook_guards=(),
     ) -> None:  # fmt: skip
         self.code = code
         self.reads = reads
@@ -812,6 +861,9 @@ class Recording:
         self.grad_guards = grad_guards
         self.input_tensor = input_tensor
         self.graph = graph
+        # (tensor ref, hooks_key of its edge at the end of the call) of each leaf that a
+        # backward reached: hooks registered or removed since make the next call trace again.
+        self.hook_guards = hook_guards
 
     def strip(self) -> None:
         """Let go of the values of the traced call that a replay does not use (everything
@@ -885,9 +937,32 @@ def _template_slots(p) -> list[int]:
     return out
 
 
-def _hooked(node) -> bool:
-    """Whether a node or leaf accumulator has hooks."""
+def _check_hooks(node) -> None:
+    """Tensor hooks are replayed (see Tracer._tensor_hooks); other hooks on a node or leaf
+    accumulator are not."""
     hooks = getattr(node, "hooks", None)
     if hooks is None:
-        return False
-    return bool(hooks.tensor or hooks.retain or hooks.pre or hooks.post or hooks.accumulated)
+        return
+    for kind, what in _OTHER_HOOKS:
+        if getattr(hooks, kind):
+            raise Unsupported(f"{what} on the graph")
+
+
+def hooks_key(node):
+    """What a replay depends on in the hooks of a node or leaf accumulator (None: none)."""
+    hooks = getattr(node, "hooks", None)
+    if hooks is None:
+        return None
+    fns = tuple([fn for fns in hooks.tensor.values() for fn in fns])
+    others = tuple([len(getattr(hooks, kind)) for kind, _ in _OTHER_HOOKS])
+    if not fns and not any(others):
+        return None
+    return fns, others
+
+
+_OTHER_HOOKS = (
+    ("retain", "retain_grad"),
+    ("pre", "node prehooks"),
+    ("post", "node hooks"),
+    ("accumulated", "post-accumulate-grad hooks"),
+)

@@ -94,8 +94,8 @@ class Optimizer:
 
     def state_dict(self) -> dict[str, Any]:
         """{'state': {index: per-parameter state}, 'param_groups': [group with 'params' as
-        indices]}; parameters are numbered in group order. State tensors are never written in
-        place by later steps, so the dict stays as it was."""
+        indices]}; parameters are numbered in group order. State tensors are copied (later
+        steps may write them in place), so the dict stays as it was."""
         index: dict[int, int] = {}
         groups = []
         for group in self.param_groups:
@@ -106,7 +106,7 @@ class Optimizer:
                 saved["params"].append(index[id(p)])
             groups.append(saved)
         state = {
-            index[id(p)]: dict(s)
+            index[id(p)]: {k: _copied(v) for k, v in s.items()}
             for group in self.param_groups
             for p in group["params"]
             if (s := self.state.get(p))
@@ -161,6 +161,10 @@ def _state_value(value: Any, p: Tensor) -> Any:
     if ops.isdtype(t.dtype, "real floating") and t.dtype != p.dtype:
         t = ops.astype(t, p.dtype)
     return t
+
+
+def _copied(v: Any) -> Any:
+    return ops.asarray(v, copy=True) if v.__class__ is Tensor else v
 
 
 def _lerp(start: Tensor, end: Tensor, weight: float) -> Tensor:

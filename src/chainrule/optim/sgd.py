@@ -46,9 +46,11 @@ class SGD(Optimizer):
         if momentum:
             buf = state.get("momentum_buffer")
             if buf is None:
-                buf = ops.asarray(g, copy=True)
+                buf = state["momentum_buffer"] = ops.asarray(g, copy=True)
             else:
-                buf = buf * momentum + (1 - group["dampening"]) * g
-            state["momentum_buffer"] = buf
+                # In place, as PyTorch: chainrule.compile replays a training step that
+                # updates state kept outside it only when the state is written in place.
+                buf *= momentum
+                buf += (1 - group["dampening"]) * g
             g = g + momentum * buf if group["nesterov"] else buf
         p -= group["lr"] * g
