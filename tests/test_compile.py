@@ -408,8 +408,9 @@ def test_training_step_with_optimizer_state_made_by_the_first_call_equals_eager(
 ):
     """The optimizer's state is made by the first step: SGD's momentum buffer, written in
     place afterwards, is replayed from the second call on (traced again: the state and the
-    .grad that zero_grad keeps did not exist before the first); Adam's (a Python step count, new moment tensors at each step)
-    runs eagerly, with a warning. Either way every step equals eager."""
+    .grad that zero_grad keeps did not exist before the first); Adam's (a Python step count,
+    new moment tensors at each step) runs eagerly, with a warning. Either way every step
+    equals eager."""
     cr.random.manual_seed(1)
     f64 = cr.float64
     model = nn.Sequential(nn.Linear(3, 4, dtype=f64), nn.Tanh(), nn.Linear(4, 1, dtype=f64))
