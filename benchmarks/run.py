@@ -418,11 +418,11 @@ def note_of(system: str, result: dict, steps: tuple) -> str:
         notes.append(f"jit; compile {result['build_s']:.1f} s excluded")
     for step, c in result.get("compile", {}).items():
         # chainrule.compile: its first call (the trace) and the compilation to source, in
-        # eager steps of the same process.
+        # eager steps of the same process (CPU time).
         prefix = f"{step}: " if len(result["compile"]) > 1 else ""
         notes.append(
             f"{prefix}trace {c['trace_s'] / c['eager_s']:.1f}x, "
-            f"source {c['source_s'] / c['eager_s']:.1f}x an eager step (excluded)"
+            f"source {c['source_s'] / c['eager_s']:.1f}x an eager step (CPU; excluded)"
         )
     for step in steps:
         entry = step_of(result, step)

@@ -200,20 +200,24 @@ def _analyze(rec: Recording) -> tuple[list[bool], list[int]]:
     outside) and, per slot, the index of its last use (len(code) for the end; -1: unused)."""
     code, reads, writes = rec.code, rec.reads, rec.writes
     n = len(code)
-    needed = set(_epilogue_slots(rec))
     keep = [False] * n
-    effects = (ACC, SETGRAD, WRITE)
-    for i in range(n - 1, -1, -1):
-        if code[i][0] in effects or not needed.isdisjoint(writes[i]):
-            keep[i] = True
-            needed.update(reads[i])
+    # One backward pass: a slot is needed once a later kept instruction (or the end) reads
+    # it, and the first such read met is its last use. Every slot is written once.
     last = [-1] * len(rec.values)
-    for i in range(n):
-        if keep[i]:
-            for s in reads[i]:
-                last[s] = i
     for s in _epilogue_slots(rec):
         last[s] = n
+    effects = (ACC, SETGRAD, WRITE)
+    for i in range(n - 1, -1, -1):
+        w = writes[i]
+        if len(w) == 1:
+            needed = last[w[0]] >= 0
+        else:
+            needed = any(last[s] >= 0 for s in w)
+        if needed or code[i][0] in effects:
+            keep[i] = True
+            for s in reads[i]:
+                if last[s] < 0:
+                    last[s] = i
     return keep, last
 
 
@@ -661,7 +665,8 @@ def _source(rec: Recording, keep, last, treedef, unflatten) -> Callable:
         what = "None" if i is None or i < 0 else what
         src.emit(f"if {tensor(ref_)}.grad {op} {what}: return RETRACE")
     for ref_, key in rec.hook_guards:
-        src.emit(f"if HOOKS_KEY({tensor(ref_)}._edge) != {src.name(key, 'H')}: return RETRACE")
+        expected = "None" if key is None else src.name(key, "H")
+        src.emit(f"if HOOKS_KEY({tensor(ref_)}._edge) != {expected}: return RETRACE")
     for s, kind in kinds.items():
         if last[s] < 0:
             continue

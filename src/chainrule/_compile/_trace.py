@@ -674,8 +674,7 @@ class Tracer:
             elif e.__class__ is AccumulateGrad:
                 specs.append(("leaf", s, t._xp))
             else:
-                _, _, freed, _ = _engine._topological([(e, None)], False)
-                if freed:
+                if _reaches_freed(e):
                     specs.append(("stub", s, t._xp, node_of(e).rule))
                 else:
                     specs.append(("graph", s, t._xp, len(graph)))
@@ -874,6 +873,24 @@ class Recording:
             if persistent:
                 ext.entry = None
                 ext.snapshot = None
+
+
+def _reaches_freed(edge) -> bool:
+    """Whether the graph behind `edge` holds a node that a backward released (a walk that
+    stops at the first: after backward, one is usually next to the root)."""
+    stack = [node_of(edge)]
+    seen = set()
+    while stack:
+        node = stack.pop()
+        if node.saved is RELEASED:
+            return True
+        for e in node.edges:
+            if e is not None:
+                child = node_of(e)
+                if id(child) not in seen:
+                    seen.add(id(child))
+                    stack.append(child)
+    return False
 
 
 def _node_arrays(objects: list) -> list:
