@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import chainrule as cr
 import chainrule.nn.functional as F
-from chainrule import CompileWarning, ConcretizationError, nn, optim
+from chainrule import CompileWarning, ConcretizationError, func, nn, optim
 from chainrule._compile import _EAGER, _program
 from conftest import N, T
 from test_ops import BINARY, UNARY, arrays
@@ -848,3 +848,52 @@ def test_the_replay_is_straight_line_code_on_raw_arrays():
     body = source.splitlines()[1:-1]
     assert not any("TENSOR(" in line or "Node" in line for line in body)
     assert "for " not in source and "while " not in source
+
+
+# ----------------------------------------------------------------------------- chainrule.func
+
+_W = RNG.normal(size=(3, 3))
+
+
+def _loss(x, y):
+    return cr.sum(cr.tanh(T(_W) @ x) * y)
+
+
+REVERSE_TRANSFORMS = {
+    "grad": lambda x, y: func.grad(_loss)(x, y),
+    "grad_argnums_and_value": lambda x, y: func.grad_and_value(_loss, argnums=(0, 1))(x, y),
+    "vjp": lambda x, y: func.vjp(lambda a: cr.tanh(T(_W) @ a) * y, x)[1](y),
+    "jacrev": lambda x, y: func.jacrev(lambda a: cr.sin(a * y))(x),
+    "grad_of_grad": lambda x, y: func.grad(lambda a: cr.sum(func.grad(_loss)(a, y) ** 2))(x),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REVERSE_TRANSFORMS))
+@pytest.mark.parametrize("outer_grad", [False, True], ids=["plain", "requires-grad"])
+def test_reverse_mode_function_transforms_inside_are_replayed(name, outer_grad):
+    """chainrule.func's reverse-mode transforms inside a compiled function: replayed (one
+    trace), equal to eager; with inputs that require grad their results keep a graph, whose
+    backward (run outside) equals eager's too."""
+    fn = REVERSE_TRANSFORMS[name]
+    draws = [[RNG.normal(size=3), RNG.normal(size=3)] for _ in range(4)]
+    compiled = check(fn, draws, [outer_grad, False])
+    if outer_grad:
+        x, x2 = T(draws[0][0], requires_grad=True), T(draws[0][0], requires_grad=True)
+        y = T(draws[0][1])
+        sum(cr.sum(t * t) for t in leaves(fn(x, y))).backward()
+        sum(cr.sum(t * t) for t in leaves(compiled(x2, y))).backward()
+        assert_same(x2.grad, x.grad)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x, y: func.jvp(lambda a: cr.tanh(a * y), (x,), (y,)),
+        lambda x, y: func.jacfwd(lambda a: cr.sin(a * y))(x),
+        lambda x, y: func.hessian(lambda a: _loss(a, y))(x),
+    ],
+    ids=["jvp", "jacfwd", "hessian"],
+)
+def test_forward_mode_transforms_inside_run_eagerly_with_a_warning(fn):
+    x, y = T(RNG.normal(size=3)), T(RNG.normal(size=3))
+    _falls_back(fn, x, y, match="forward-mode AD")

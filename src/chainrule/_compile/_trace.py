@@ -149,7 +149,8 @@ class Tracer:
         self.leaf_grads: list = []  # (tensor ref, tensor) whose .grad a backward stored
         self.graph = None  # the backward of outputs with a live graph (see _graph_program)
         self.grad_guards: list = []  # (tensor ref, external index): .grad must be that tensor
-        self.hooked_leaves: dict = {}  # tensor ref -> leaf a backward reached (hooks guarded)
+        self.hooked_leaves: dict = {}  # id(accumulator) -> weakref to the leaf (a backward
+        # reached it: the hooks of those made before the call are guarded)
         # The .grad of leaves, as the trace first saw it: (tensor ref, whether it was None);
         # Python code may have branched on that (an optimizer's zero_grad does).
         self.grad_states: dict[int, tuple] = {}
@@ -434,9 +435,7 @@ class Tracer:
         if main:
             for leaf in leaves:
                 _check_hooks(leaf)
-                t = leaf.leaf()
-                if t is not None:
-                    self.hooked_leaves.setdefault(self.tensor_ref(t), t)
+                self.hooked_leaves[id(leaf)] = leaf.leaf
         xp = raw_namespace(backend)
         grads: dict = {}
         for e, g in roots:
@@ -627,8 +626,7 @@ class Tracer:
         extra += [id(e.entry) for e in self.externals]
         escaped = self._unexplained(extra)
         self.held = []
-        hook_guards = [(ref, hooks_key(t._edge)) for ref, t in self.hooked_leaves.items()]
-        self.hooked_leaves = {}
+        hook_guards = self._hook_guards()
         if escaped:
             raise Unsupported(
                 "a tensor computed inside is kept outside the function (stored, not returned): "
@@ -643,6 +641,24 @@ class Tracer:
             self.input_tensor, self.graph,
             hook_guards,
         )  # fmt: skip
+
+    def _hook_guards(self) -> list:
+        """(tensor ref, hooks_key) of each leaf from before the call (an argument or a tensor
+        from outside) that a backward reached; leaves made inside are made again."""
+        guards = []
+        for ref in self.hooked_leaves.values():
+            t = ref()
+            if t is None:
+                continue
+            i = self.arg_of.get(id(t))
+            if i is not None:
+                guards.append((("arg", i), hooks_key(t._edge)))
+                continue
+            i = self.external_of.get(id(t))
+            if i is not None:
+                guards.append((("ext", i), hooks_key(t._edge)))
+        self.hooked_leaves = {}
+        return guards
 
     def _outputs(self, outputs: list, externals: list, persistent: list) -> list:
         specs = []
