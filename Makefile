@@ -75,10 +75,12 @@ $(BENCH_STAMP): pyproject.toml | $(VENV)/bin/python
 bench: $(BENCH_STAMP)
 	$(PY) benchmarks/run.py --out benchmarks/results.json --md benchmarks/results.md
 	$(PY) benchmarks/jvp.py --md benchmarks/jvp-results.md
+	$(PY) benchmarks/loop.py --out benchmarks/loop.json --md benchmarks/loop.md
 
 bench-quick: $(BENCH_STAMP)
 	$(PY) benchmarks/run.py --quick --out benchmarks/results-quick.json --md benchmarks/results-quick.md
 	$(PY) benchmarks/jvp.py --quick --md benchmarks/jvp-results-quick.md
+	$(PY) benchmarks/loop.py --repeats 1 --out benchmarks/loop-quick.json --md benchmarks/loop-quick.md
 
 $(DOCS_STAMP): pyproject.toml | $(VENV)/bin/python
 	$(PY) -m pip install -q -e '.[docs]'

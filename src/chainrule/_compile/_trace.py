@@ -5,6 +5,7 @@ the call finishes eagerly and the function stays eager, with the reason."""
 
 from __future__ import annotations
 
+import collections
 import sys
 import weakref
 
@@ -810,9 +811,7 @@ class Tracer:
         counted in `extra` (ids, one per reference) holds: values kept somewhere that a
         replay would not update."""
         values, kinds = self.values, self.kinds
-        expected: dict[int, int] = {}
-        for v in values:
-            expected[id(v)] = expected.get(id(v), 0) + 1
+        expected = collections.Counter(map(id, values))
         for i in extra:
             if i in expected:
                 expected[i] += 1
