@@ -19,6 +19,7 @@ from .._node import (
     Rule,
     VersionCounter,
     inplace_writes,
+    live_hooks,
 )
 from .._tensor import Tensor
 from ..autograd import _ACCUMULATE, _accumulate
@@ -343,6 +344,7 @@ def _loop(rec: Recording, keep, last, treedef, unflatten) -> Callable:
     ]
 
     hook_guards = [(tensor_place(ref), key) for ref, key in rec.hook_guards]
+    hooked = any(key is not None for _, key in rec.hook_guards)
 
     def replay(leaves):
         r = init.copy()
@@ -370,9 +372,10 @@ def _loop(rec: Recording, keep, last, treedef, unflatten) -> Callable:
                     return RETRACE
             elif grad is not r[kg]:
                 return RETRACE
-        for kt, key in hook_guards:
-            if hooks_key(r[kt]._edge) != key:
-                return RETRACE
+        if hook_guards and (live_hooks[0] or hooked):
+            for kt, key in hook_guards:
+                if hooks_key(r[kt]._edge) != key:
+                    return RETRACE
         for k, xp, a in fresh:
             r[k] = xp.asarray(a, copy=True)
         for op, ins, pf, free in program:
@@ -572,6 +575,7 @@ class _Source:
             "NODE": Node,
             "PORT": _port,
             "HOOKS_KEY": hooks_key,
+            "LIVE_HOOKS": live_hooks,
         }
         self._names: dict[int, str] = {}
 
@@ -665,8 +669,11 @@ def _source(rec: Recording, keep, last, treedef, unflatten) -> Callable:
         what = "None" if i is None or i < 0 else what
         src.emit(f"if {tensor(ref_)}.grad {op} {what}: return RETRACE")
     for ref_, key in rec.hook_guards:
-        expected = "None" if key is None else src.name(key, "H")
-        src.emit(f"if HOOKS_KEY({tensor(ref_)}._edge) != {expected}: return RETRACE")
+        t = tensor(ref_)
+        if key is None:  # no hook registered anywhere: none on this leaf
+            src.emit(f"if LIVE_HOOKS[0] and HOOKS_KEY({t}._edge) is not None: return RETRACE")
+        else:
+            src.emit(f"if HOOKS_KEY({t}._edge) != {src.name(key, 'H')}: return RETRACE")
     for s, kind in kinds.items():
         if last[s] < 0:
             continue

@@ -11,7 +11,7 @@ import weakref
 
 from .. import _backend
 from .._mode import grad_mode, set_feature
-from .._node import RELEASED, AccumulateGrad, Node, Port, node_of
+from .._node import RELEASED, AccumulateGrad, Node, Port, live_hooks, node_of
 from .._rules import RULES, raw_namespace
 from .._tensor import Tensor, binary_primitive, unary_primitive
 from ..autograd import _engine
@@ -126,6 +126,7 @@ def call_kind(rule) -> int:
 
 
 _KINDS: dict = {}
+_PARTS: dict = {}  # a rule's VJP -> its per-input formulas (None: one function)
 
 
 class Tracer:
@@ -423,19 +424,23 @@ class Tracer:
             wanted = targets
         _engine._check_runnable(order, run, freed)
         nodes = self.nodes
+        # As the engine: no node is looked at for hooks while none is registered anywhere.
+        hooked = live_hooks[0] > 0
         for node in order if run is None else run:
             if id(node) not in nodes:
                 raise Unsupported("a backward into a graph recorded outside the function")
             saved = node.saved
             if saved is not None and saved.__class__ is not tuple:
                 raise Unsupported("saved-tensor hooks")
-            _check_hooks(node)
-        for node in targets if main and targets is not None else ():
+            if hooked:
+                _check_hooks(node)
+        for node in targets if hooked and main and targets is not None else ():
             if node.__class__ is not AccumulateGrad and id(node) not in nodes and hooks_key(node):
                 raise Unsupported("hooks on a tensor from outside the function with a history")
         if main:
             for leaf in leaves:
-                _check_hooks(leaf)
+                if hooked:
+                    _check_hooks(leaf)
                 self.hooked_leaves[id(leaf)] = leaf.leaf
         xp = raw_namespace(backend)
         grads: dict = {}
@@ -451,7 +456,7 @@ class Tracer:
                 g = grads.pop(node, None)
                 if g is None:
                     continue
-            hooks = getattr(node, "hooks", None)
+            hooks = getattr(node, "hooks", None) if hooked else None
             if hooks is not None and hooks.tensor and id(node) in nodes:
                 g = self._tensor_hooks(node, hooks, g, backend)
             if run is not None:
@@ -477,7 +482,7 @@ class Tracer:
         for node in wanted:
             if node not in captured and node in grads:
                 g = grads[node]
-                hooks = getattr(node, "hooks", None)
+                hooks = getattr(node, "hooks", None) if hooked else None
                 if main and node.__class__ is AccumulateGrad and hooks is not None:
                     g = self._tensor_hooks(node, hooks, g, backend)
                 captured[node] = g
@@ -571,7 +576,9 @@ class Tracer:
         params = node.params
         gins = vjp(xp, g_value, saved, params, needs)
         # Rules declared by formula (one per input) are replayed by calling the formulas.
-        parts = getattr(vjp, "parts", None)
+        parts = _PARTS.get(vjp, _PARTS)
+        if parts is _PARTS:
+            parts = _PARTS[vjp] = getattr(vjp, "parts", None)
         form = 0 if parts is None or multi else len(parts)
         fit = node.fit
         outs = []
