@@ -11,10 +11,34 @@ GPU_STAMP := $(VENV)/.installed-gpu
 # The smoke run on other backends: the test files that gradcheck rules (they name them in
 # GRADCHECKED), each Hypothesis test on at most 3 drawn examples.
 SMOKE = $(shell grep -l '^GRADCHECKED' tests/test_*.py)
-# Backends beyond NumPy and array_api_strict that install on the development machines, and
-# those of them whose smoke run is part of make test (Dask and JAX: not yet, see the README).
+# The quick run on Dask and JAX (slow per operation: JAX compiles each new shape, Dask builds
+# and computes a task graph per finite difference): the tests that gradcheck the elementwise,
+# reduction, shape, indexing, matmul, cumulative, activation and item-assignment rules, each
+# Hypothesis test on one drawn example (profile "quick"). Linear algebra and conv2d are left
+# to make test-backends (see the README).
+QUICK_SMOKE := $(addprefix tests/test_ops.py::test_, unary_values_and_derivatives \
+    binary_values_and_derivatives_with_broadcasting where_values_and_derivatives_with_broadcasting) \
+  $(addprefix tests/test_ops_reductions.py::test_, reduction_values_and_derivatives_over_drawn_axes \
+    softmax_values_and_derivatives_over_a_drawn_axis) \
+  $(addprefix tests/test_ops_shape.py::test_, reshape permute_dims broadcast_to \
+    flip_over_drawn_axes concat_along_a_drawn_axis stack_along_a_drawn_axis \
+    take_with_repeated_indices_along_a_drawn_axis take_add_values_and_derivatives \
+    astype_between_float64_and_float32 basic_indexing_with_slices_integers_ellipsis_and_newaxis \
+    integer_array_indexing_with_repeated_indices index_add_values_and_derivatives) \
+  $(addprefix tests/test_api_manipulation.py::test_, repeat_by_a_count roll tile unstack \
+    take_along_axis_with_broadcasting_and_negative_indices take_along_add_values_and_derivatives) \
+  $(addprefix tests/test_api_elementwise.py::test_, reciprocal_values_and_derivatives \
+    cumulative_values_and_derivatives) \
+  $(addprefix tests/test_linalg.py::test_, diagonal_and_trace_values_and_derivatives \
+    outer_values_and_derivatives) \
+  tests/test_ops_linalg.py::test_matmul_values_and_derivatives \
+  tests/test_inplace.py::test_setitem_gradients_first_and_second_order \
+  tests/test_nn_functional.py::test_activation_first_and_second_derivatives
+# Backends beyond NumPy and array_api_strict that install on the development machines; make
+# test runs the smoke run on PyTorch and the quick run on Dask and JAX.
 OTHER_BACKENDS := dask jax torch
 SMOKE_BACKENDS := torch
+QUICK_BACKENDS := dask jax
 
 .PHONY: demo test test-backends test-gpu lint docs bench bench-quick conformance clean
 
@@ -43,6 +67,11 @@ test: $(STAMP) $(BACKENDS_STAMP)
 	  echo "smoke run on $$b"; \
 	  SCIPY_ARRAY_API=1 CHAINRULE_BACKEND=$$b $(PY) -m pytest -q -n 2 --hypothesis-profile=smoke \
 	    $(SMOKE) || exit 1; \
+	done
+	for b in $(QUICK_BACKENDS); do \
+	  echo "quick run on $$b"; \
+	  SCIPY_ARRAY_API=1 CHAINRULE_BACKEND=$$b $(PY) -m pytest -q -n 2 --hypothesis-profile=quick \
+	    $(QUICK_SMOKE) || exit 1; \
 	done
 
 $(BACKENDS_STAMP): pyproject.toml | $(VENV)/bin/python

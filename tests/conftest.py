@@ -9,7 +9,7 @@ os.environ["SCIPY_ARRAY_API"] = "1"
 
 import numpy as np  # noqa: E402 - after the environment is set
 import pytest  # noqa: E402
-from hypothesis import settings  # noqa: E402
+from hypothesis import Phase, settings  # noqa: E402
 
 import chainrule as cr  # noqa: E402
 from chainrule import _backend  # noqa: E402
@@ -17,6 +17,15 @@ from chainrule import _backend  # noqa: E402
 settings.register_profile("default", deadline=None, max_examples=25, derandomize=True)
 # The quick run on every other backend in `make test`: each test on a few drawn examples.
 settings.register_profile("smoke", deadline=None, max_examples=3, derandomize=True)
+# The quicker run on the slowest backends (Dask, JAX): one drawn example per test, not shrunk
+# when it fails (a Dask failure could shrink for minutes).
+settings.register_profile(
+    "quick",
+    deadline=None,
+    max_examples=1,
+    derandomize=True,
+    phases=(Phase.explicit, Phase.generate),
+)
 settings.load_profile("default")
 
 
