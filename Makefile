@@ -105,6 +105,7 @@ bench: $(BENCH_STAMP)
 	$(PY) benchmarks/run.py --out benchmarks/results.json --md benchmarks/results.md
 	$(PY) benchmarks/jvp.py --md benchmarks/jvp-results.md
 	$(PY) benchmarks/loop.py --out benchmarks/loop.json --md benchmarks/loop.md
+	$(PY) benchmarks/checkpoint_memory.py > benchmarks/checkpoint_memory.md
 
 bench-quick: $(BENCH_STAMP)
 	$(PY) benchmarks/run.py --quick --out benchmarks/results-quick.json --md benchmarks/results-quick.md
