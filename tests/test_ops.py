@@ -16,9 +16,9 @@ from hypothesis.extra import numpy as hnp
 
 import chainrule as cr
 import chainrule.nn.functional as F
-from chainrule._rules import RULES
+from chainrule._rules import KERNELS, RULES, raw_namespace
 from chainrule.autograd import gradcheck, gradgradcheck
-from conftest import N, T, examples, fails_on
+from conftest import BACKEND, N, T, examples, fails_on
 
 # ----------------------------------------------------------------------------- shared helpers
 
@@ -431,3 +431,12 @@ def test_every_rule_has_a_gradient_test():
     differentiable = {name for name, rule in RULES.items() if rule.vjp is not None}
     assert sorted(differentiable - checked) == [], "rules without a gradient test"
     assert sorted(checked - set(RULES)) == [], "gradient tests of rules that do not exist"
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_a_library_kernel_for_a_derivative_formula_gives_the_formula_values(name):
+    # raw_namespace serves a library's own kernel (PyTorch's tanh_backward) where it has one.
+    g, out = np.linspace(-2.0, 2.0, 12).reshape(3, 4), np.linspace(-0.9, 0.9, 12).reshape(3, 4)
+    kernel = getattr(raw_namespace(BACKEND), name)
+    result = kernel(BACKEND.asarray(g), BACKEND.asarray(out))
+    np.testing.assert_allclose(N(cr.asarray(result)), KERNELS[name](g, out), rtol=1e-14)

@@ -109,8 +109,13 @@ def writable(a) -> bool:
 
 
 def owns_memory(a) -> bool:
-    """Whether `a` is a writable NumPy array that is no view of another (unknown: False)."""
-    return a.__class__ is np.ndarray and a.base is None and a.flags.writeable
+    """Whether `a` is a writable array that is no view of another: a NumPy array, or a
+    PyTorch tensor (no base, no lazy conjugate or negation); unknown: False."""
+    if a.__class__ is np.ndarray:
+        return a.base is None and a.flags.writeable
+    if library(namespace(a)) == "torch":
+        return a._base is None and not (a.is_conj() or a.is_neg())
+    return False
 
 
 def name_of(xp) -> str:
@@ -258,15 +263,25 @@ def to_backend_dtype(xp, dtype):
     return d
 
 
+# Another library's dtype object -> NumPy's dtype of that name (its str() parsed once).
+_from_backend: dict = {}
+
+
 def from_backend_dtype(d) -> np.dtype:
     if isinstance(d, np.dtype):
         return d
-    return np.dtype(str(d).rsplit(".", 1)[-1].split("'")[0])
+    n = _from_backend.get(d)
+    if n is None:
+        n = _from_backend[d] = np.dtype(str(d).rsplit(".", 1)[-1].split("'")[0])
+    return n
 
 
 def dtype_kind(d) -> str:
     """'b' bool, 'i' signed, 'u' unsigned, 'f' real floating, 'c' complex floating."""
-    return from_backend_dtype(d).kind
+    if isinstance(d, np.dtype):
+        return d.kind
+    n = _from_backend.get(d)
+    return (n if n is not None else from_backend_dtype(d)).kind
 
 
 def is_floating(d) -> bool:
@@ -602,6 +617,19 @@ def _dask_index_add(xp, out, key, g):
         return out
     out[key] = g
     return out
+
+
+def derivative_kernels(xp) -> dict:
+    """The library's own kernels for derivative formulas of `_rules.KERNELS`, by name: one
+    call where the formula takes several (and PyTorch's operators with a Python scalar cost
+    more than the kernel), same values. Only PyTorch's are used so far."""
+    if library(xp) != "torch":
+        return {}
+    aten = _module("torch").ops.aten
+    return {
+        "tanh_backward": aten.tanh_backward.default,
+        "sigmoid_backward": aten.sigmoid_backward.default,
+    }
 
 
 def to_numpy(a):

@@ -34,7 +34,7 @@ from ._backend import count, expand_reduced, sum_to
 from ._node import OUT, Rule
 from ._tensor import binary_primitive, primitive, unary_primitive
 
-__all__ = ["OPS", "RULES", "EXTRAS", "raw_namespace", "argsort"]
+__all__ = ["OPS", "RULES", "EXTRAS", "KERNELS", "raw_namespace", "argsort"]
 
 RULES: dict[str, Rule] = {}
 OPS: dict[str, Callable[..., Any]] = {}
@@ -224,6 +224,14 @@ def nondiff(name, fwd, *, multi=False):
     return _register(rule, primitive)
 
 
+# Derivative formulas that a library may compute in one call of its own (its kernels in
+# `_backend.derivative_kernels`): VJPs call them by name through the namespace, as the EXTRAS;
+# each is `(g, out)` written with operators only, so that it runs on raw arrays and on tensors.
+KERNELS: dict[str, Callable[..., Any]] = {
+    "tanh_backward": lambda g, out: g * (1 - out * out),
+    "sigmoid_backward": lambda g, out: g * (out * (1 - out)),
+}
+
 _raw_namespaces: dict[int, types.ModuleType] = {}
 
 
@@ -239,6 +247,9 @@ def raw_namespace(xp) -> types.ModuleType:
                 ns.__dict__[extension] = getattr(xp, extension)
         for extra in EXTRAS:
             ns.__dict__[extra] = functools.partial(RULES[extra].fwd, xp)
+        own = _backend.derivative_kernels(xp)
+        for name, formula in KERNELS.items():
+            ns.__dict__[name] = own.get(name, formula)
         ns.outside = lambda g, key: _backend.outside(xp, g.shape, key)
         ns.primitive = lambda name, a, b=None: RULES[name].fwd(xp, a, b)
         _raw_namespaces[id(xp)] = ns
@@ -285,7 +296,7 @@ elementwise("cosh", lambda xp, x, p: xp.cosh(x), lambda xp, g, x, out, p: g * xp
 elementwise(
     "tanh",
     lambda xp, x, p: _special_cases.tanh(xp, x),
-    lambda xp, g, x, out, p: g * (1 - out * out),
+    lambda xp, g, x, out, p: xp.tanh_backward(g, out),
     "out",
 )
 elementwise(
@@ -298,7 +309,7 @@ elementwise("atanh", lambda xp, x, p: xp.atanh(x), lambda xp, g, x, out, p: g / 
 elementwise(
     "sigmoid",
     lambda xp, x, p: 1 / (1 + xp.exp(-x)),
-    lambda xp, g, x, out, p: g * (out * (1 - out)),
+    lambda xp, g, x, out, p: xp.sigmoid_backward(g, out),
     "out",
 )
 # relu: subgradient 0 at 0, as PyTorch. The VJP multiplies by the 0/1 mask (a fifth of the
