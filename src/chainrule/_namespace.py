@@ -46,7 +46,7 @@ from ._typing import ArrayLike, Axis, Device, DTypeLike, IndexKey, Scalar, Shape
 np = _backend.np
 
 # chainrule's namespace: the Array API standard's names, then chainrule's own (tensor,
-# logsumexp, softmax, log_softmax). chainrule/__init__.py exports exactly these.
+# logsumexp, softmax, log_softmax, angle). chainrule/__init__.py exports exactly these.
 __all__ = [
     # constants and data types
     "e", "inf", "nan", "newaxis", "pi",
@@ -86,7 +86,7 @@ __all__ = [
     # inspection
     "__array_namespace_info__",
     # chainrule's own
-    "tensor", "logsumexp", "softmax", "log_softmax",
+    "tensor", "logsumexp", "softmax", "log_softmax", "angle",
 ]  # fmt: skip
 
 
@@ -228,28 +228,29 @@ bitwise_right_shift = _nondiff("bitwise_right_shift")
 signbit = _nondiff("signbit", _ONE_ARRAY)
 
 
-def _complex_part(x: Tensor, name: str) -> Tensor:
-    """real, imag or conj of a complex tensor, computed by the backend (complex tensors
-    can't require grad, so there is no gradient to record)."""
-    return OPS[name]((x,))
-
-
 def real(x: ArrayLike, /) -> Tensor:
-    """The real part of x; a real x as it is (differentiable)."""
+    """The real part of x (differentiable: a complex x gets the gradient g + 0i); a real x as
+    it is."""
     x = as_tensor(x)
-    return _complex_part(x, "real") if x.dtype.kind == "c" else positive(x)
+    return OPS["real"](x, x._data.dtype) if x.dtype.kind == "c" else positive(x)
 
 
 def imag(x: ArrayLike, /) -> Tensor:
-    """The imaginary part of a complex x; no gradient."""
+    """The imaginary part of a complex x (differentiable: the gradient is i g)."""
     x = as_tensor(x)
-    return _complex_part(x, "imag")
+    return OPS["imag"](x, x._data.dtype)
 
 
 def conj(x: ArrayLike, /) -> Tensor:
-    """The complex conjugate of x; a real x as it is (differentiable)."""
+    """The complex conjugate of x (differentiable); a real x as it is."""
     x = as_tensor(x)
-    return _complex_part(x, "conj") if x.dtype.kind == "c" else positive(x)
+    return OPS["conj"](x) if x.dtype.kind == "c" else positive(x)
+
+
+def angle(x: ArrayLike, /) -> Tensor:
+    """The argument of each complex element, in (-pi, pi] (0 or pi for real values), as
+    PyTorch's angle: differentiable, with gradient 0 at 0 and for real x."""
+    return OPS["angle"](x)
 
 
 def where(condition: ArrayLike, x1: ArrayLike, x2: ArrayLike, /) -> Tensor:
@@ -630,8 +631,8 @@ def astype(
     x: ArrayLike, dtype: DTypeLike, /, *, copy: builtins.bool = True, device: Device = None
 ) -> Tensor:
     """x cast to `dtype` (x itself when copy=False and the dtype is x's). A cast between
-    real floating dtypes is differentiable (the gradient is cast back); to other dtypes the
-    result carries no gradient."""
+    floating dtypes, real or complex, is differentiable (the gradient is cast back; a real x
+    gets the real part of a complex one); to other dtypes the result carries no gradient."""
     x = as_tensor(x)
     dtype = _backend.from_backend_dtype(dtype)
     src = x._data.dtype
@@ -640,12 +641,7 @@ def astype(
         # The standard: x itself (for autograd, the identity).
         return x
     dual = _tensor.dual(x)
-    if dtype.kind == "c" and ((x._edge is not None and _tensor.grad_mode.enabled) or dual):
-        raise NotImplementedError(
-            "astype: gradients through complex values are not supported "
-            "(cast a tensor that needs no grad, or under no_grad)"
-        )
-    if (x._edge is None and not dual) or dtype.kind != "f":
+    if (x._edge is None and not dual) or dtype.kind not in "fc":
         return OPS["cast"]((x,), target)
     return OPS["astype"](x, (target, src))
 

@@ -23,6 +23,7 @@ __all__ = [
     "Rule",
     "VersionCounter",
     "hooks_of",
+    "complex_grads",
     "inplace_writes",
     "live_hooks",
     "node_of",
@@ -54,6 +55,11 @@ class VersionCounter:
 # stale and the engine skips the version checks (W1-W5 never write in place).
 inplace_writes = [0]
 
+# Whether a complex value ever joined a graph in this process (a complex tensor required grad,
+# an operation recorded a complex result): while it is 0, the engine runs every VJP as written
+# (real values only) and never looks at dtypes.
+complex_grads = [0]
+
 
 class Rule:
     """A primitive: its forward on raw arrays, its VJP and JVP, and what the VJP needs saved.
@@ -74,11 +80,20 @@ class Rule:
     entry that holds for every input.
     elementwise: inputs broadcast together; the engine sums each gradient back to its
     input's shape (the one generic place where broadcasting is undone).
-    view: the forward may return a view of its (first) input's memory."""
+    view: the forward may return a view of its (first) input's memory.
+    complex: how the rule meets complex values (PyTorch's convention: the gradient of a real
+    loss L by z = x + iy is dL/dx + i dL/dy), one of
+    - "holomorphic": the VJP formula computes the transposed Jacobian J^T g, which for
+      complex values must be conjugated: the engine runs it as conj(vjp(conj(g))) = J^H g,
+      and the JVP formula (f'(z) dz) as it is.
+    - "own": the formulas follow the convention as written (a real Jacobian: reshapes,
+      sums, indexing; or formulas that handle complex values themselves: abs, real, imag).
+    - None: real values only; a complex gradient or tangent reaching it raises
+      NotImplementedError."""
 
     __slots__ = (
         "name", "fwd", "vjp", "jvp", "saves", "variadic", "multi", "elementwise", "view",
-        "backward_name", "_plans",
+        "backward_name", "_plans", "complex",
     )  # fmt: skip
 
     def __init__(
@@ -93,8 +108,10 @@ class Rule:
         elementwise: bool = False,
         view: bool = False,
         jvp: Any = None,
+        complex: str | None = None,
     ) -> None:
         self.name = name
+        self.complex = complex
         self.fwd = fwd
         self.vjp = vjp
         self.jvp = jvp

@@ -23,6 +23,7 @@ otherwise."""
 
 from __future__ import annotations
 
+import cmath
 import functools
 import math
 import types
@@ -68,9 +69,9 @@ def _register(rule: Rule, factory):
 def _zero_like(xp, x):
     """The tangent of an input that has none, for a linear rule: zeros for floating values;
     other values (where's condition) stay as they are."""
-    if x.__class__ is float:
+    if x.__class__ in (float, complex):
         return 0.0
-    if x.__class__ in (bool, int) or _backend.dtype_kind(x.dtype) != "f":
+    if x.__class__ in (bool, int) or _backend.dtype_kind(x.dtype) not in "fc":
         return x
     return xp.zeros_like(x)
 
@@ -121,9 +122,9 @@ def _unary_jvp(name, vjp, jvp):
     return lambda xp, ts, xs, outs, p: jvp(xp, ts[0], xs[0], outs[0], p)
 
 
-def unary(name, fwd, vjp, saves="", *, jvp, view=False):
+def unary(name, fwd, vjp, saves="", *, jvp, view=False, complex=None):
     """A one-input rule; `vjp(xp, g, x, out, p)` returns x's gradient; `jvp`: an identity
-    (see the module docstring) or a formula `(xp, t, x, out, p)`."""
+    (see the module docstring) or a formula `(xp, t, x, out, p)`; `complex`: as `Rule`'s."""
     if saves:
 
         def rule_vjp(xp, g, s, p, needs):
@@ -134,24 +135,27 @@ def unary(name, fwd, vjp, saves="", *, jvp, view=False):
             return (vjp(xp, g, None, None, p),)
 
     rule_vjp.parts = (vjp,)  # the formula itself, for compile's replay (one call less)
-    rule = Rule(name, fwd, rule_vjp, (_slots(saves),), view=view, jvp=_unary_jvp(name, vjp, jvp))
+    rule = Rule(
+        name, fwd, rule_vjp, (_slots(saves),), view=view, jvp=_unary_jvp(name, vjp, jvp),
+        complex=complex,
+    )  # fmt: skip
     return _register(rule, unary_primitive)
 
 
-def elementwise(name, fwd, vjp, saves=""):
+def elementwise(name, fwd, vjp, saves="", *, complex="holomorphic"):
     """A one-input elementwise function: a unary rule without parameters, whose Jacobian is
-    diagonal, so its VJP formula is its JVP."""
-    return unary(name, fwd, vjp, saves, jvp="symmetric")
+    diagonal, so its VJP formula is its JVP. Holomorphic unless `complex` says otherwise."""
+    return unary(name, fwd, vjp, saves, jvp="symmetric", complex=complex)
 
 
 _NOTHING = (None, None, None)
 
 
-def binary(name, fwd, dx, dy, *, broadcast=True, jvp="symmetric"):
+def binary(name, fwd, dx, dy, *, broadcast=True, jvp="symmetric", complex=None):
     """A two-input rule; `dx`, `dy`: (formula `(xp, g, x, y, out)`, the names it reads).
     `broadcast`: elementwise, gradients are summed back to each input's shape. `jvp`:
     "symmetric" (elementwise: each formula applied to its input's tangent, summed),
-    "bilinear", or the full signature."""
+    "bilinear", or the full signature. `complex`: as `Rule`'s."""
     fx, fy = dx[0], dy[0]
 
     def rule_vjp(xp, g, s, p, needs):
@@ -185,21 +189,25 @@ def binary(name, fwd, dx, dy, *, broadcast=True, jvp="symmetric"):
         (_slots(dx[1]), _slots(dy[1])),
         elementwise=broadcast,
         jvp=rule_jvp,
+        complex=complex,
     )
     return _register(rule, binary_primitive)
 
 
-def nary(name, fwd, vjp, saves, *, jvp, variadic=False, multi=False, broadcast=False, view=False):
+def nary(
+    name, fwd, vjp, saves, *, jvp, variadic=False, multi=False, broadcast=False, view=False,
+    complex=None,
+):  # fmt: skip
     """A rule over a sequence of inputs, its VJP in the one signature; `saves` per input
     (one entry for every input of a variadic rule): a tuple of input indices and OUT.
-    `jvp`: "linear", "bilinear" (two inputs), or the full signature."""
+    `jvp`: "linear", "bilinear" (two inputs), or the full signature; `complex`: as `Rule`'s."""
     if jvp == "linear":
         jvp = _linear_jvp(name, True)
     elif jvp == "bilinear":
         jvp = _bilinear_jvp(name, True)
     rule = Rule(
         name, fwd, vjp, saves, variadic=variadic, multi=multi, elementwise=broadcast,
-        view=view, jvp=jvp,
+        view=view, jvp=jvp, complex=complex,
     )  # fmt: skip
     return _register(rule, primitive)
 
@@ -209,8 +217,14 @@ def linear_pair(name, fwd, adjoint, adjoint_fwd, *, view=False):
     a VJP calls the other through the namespace (`xp.index_add(g, p)`), which applies its
     forward on raw arrays or records it on tensors, so both differentiate to any order.
     Forwards are `(xp, x, p)`; both share `p`. Each is its own JVP."""
-    unary(name, fwd, lambda xp, g, x, out, p: getattr(xp, adjoint)(g, p), jvp="linear", view=view)
-    unary(adjoint, adjoint_fwd, lambda xp, g, x, out, p: getattr(xp, name)(g, p), jvp="linear")
+    unary(
+        name, fwd, lambda xp, g, x, out, p: getattr(xp, adjoint)(g, p), jvp="linear", view=view,
+        complex="own",
+    )  # fmt: skip
+    unary(
+        adjoint, adjoint_fwd, lambda xp, g, x, out, p: getattr(xp, name)(g, p), jvp="linear",
+        complex="own",
+    )  # fmt: skip
     EXTRAS.extend((name, adjoint))
 
 
@@ -258,12 +272,46 @@ def raw_namespace(xp) -> types.ModuleType:
 
 # --------------------------------------------------------------------- elementwise, one input
 
-elementwise("negative", lambda xp, x, p: -x, lambda xp, g, x, out, p: -g)
-elementwise("positive", lambda xp, x, p: +x, lambda xp, g, x, out, p: g)
+elementwise("negative", lambda xp, x, p: -x, lambda xp, g, x, out, p: -g, complex="own")
+elementwise("positive", lambda xp, x, p: +x, lambda xp, g, x, out, p: g, complex="own")
 # copy: a new array of x's values (asarray(copy=True)), recorded as PyTorch's clone.
-elementwise("copy", lambda xp, x, p: xp.asarray(x, copy=True), lambda xp, g, x, out, p: g)
-# abs: subgradient 0 at 0 (sign(0) == 0), as PyTorch.
-elementwise("abs", lambda xp, x, p: xp.abs(x), lambda xp, g, x, out, p: g * xp.sign(x), "x")
+elementwise(
+    "copy", lambda xp, x, p: xp.asarray(x, copy=True), lambda xp, g, x, out, p: g, complex="own"
+)
+
+
+def _is_complex(x) -> bool:
+    """Whether x (a raw array, a tensor or a Python scalar) holds complex values."""
+    if x.__class__ in (bool, int, float):
+        return False
+    return x.__class__ is complex or _backend.dtype_kind(x.dtype) == "c"
+
+
+def _sgn(xp, x):
+    """x / |x| (0 at 0) for complex x, the sign of a real x."""
+    if not _is_complex(x):
+        return xp.sign(x)
+    r = xp.abs(x)
+    return xp.where(r == 0, 0.0, x / _nonzero(xp, r))
+
+
+def _abs_jvp(xp, t, x, out, p):
+    # For complex z: d|z| = Re(conj(sgn z) dz).
+    if _is_complex(x):
+        return xp.real(xp.conj(_sgn(xp, x)) * t)
+    return t * xp.sign(x)
+
+
+# abs: subgradient 0 at 0 (sign(0) == 0), as PyTorch; for complex z the gradient of |z| is
+# g sgn(z) = g z / |z| (0 at 0).
+unary(
+    "abs",
+    lambda xp, x, p: xp.abs(x),
+    lambda xp, g, x, out, p: g * _sgn(xp, x),
+    "x",
+    jvp=_abs_jvp,
+    complex="own",
+)
 elementwise("square", lambda xp, x, p: x * x, lambda xp, g, x, out, p: g * (2 * x), "x")
 elementwise("sqrt", lambda xp, x, p: xp.sqrt(x), lambda xp, g, x, out, p: g / (2 * out), "out")
 elementwise("exp", lambda xp, x, p: xp.exp(x), lambda xp, g, x, out, p: g * out, "out")
@@ -302,9 +350,17 @@ elementwise(
 elementwise(
     "asinh", lambda xp, x, p: xp.asinh(x), lambda xp, g, x, out, p: g / xp.sqrt(x * x + 1), "x"
 )
-elementwise(
-    "acosh", lambda xp, x, p: xp.acosh(x), lambda xp, g, x, out, p: g / xp.sqrt(x * x - 1), "x"
-)
+
+
+def _acosh_vjp(xp, g, x, out, p):
+    # For complex z, sqrt(z - 1) sqrt(z + 1): sqrt(z^2 - 1) takes the other branch in half
+    # of the plane.
+    if _is_complex(x):
+        return g / (xp.sqrt(x - 1) * xp.sqrt(x + 1))
+    return g / xp.sqrt(x * x - 1)
+
+
+elementwise("acosh", lambda xp, x, p: xp.acosh(x), _acosh_vjp, "x")
 elementwise("atanh", lambda xp, x, p: xp.atanh(x), lambda xp, g, x, out, p: g / (1 - x * x), "x")
 elementwise(
     "sigmoid",
@@ -319,6 +375,7 @@ elementwise(
     lambda xp, x, p: xp.maximum(x, 0.0),
     lambda xp, g, x, out, p: g * xp.astype(out > 0, g.dtype),
     "out",
+    complex=None,
 )
 elementwise("reciprocal", lambda xp, x, p: 1 / x, lambda xp, g, x, out, p: -g * (out * out), "out")
 
@@ -327,12 +384,89 @@ def _zero_vjp(xp, g, x, out, p):
     return xp.zeros_like(g)
 
 
-# Piecewise-constant functions: zero gradient everywhere, as PyTorch.
-elementwise("sign", lambda xp, x, p: xp.sign(x), _zero_vjp)
-elementwise("floor", lambda xp, x, p: xp.floor(x), _zero_vjp)
-elementwise("ceil", lambda xp, x, p: xp.ceil(x), _zero_vjp)
-elementwise("trunc", lambda xp, x, p: xp.trunc(x), _zero_vjp)
-elementwise("round", lambda xp, x, p: xp.round(x), _zero_vjp)
+def _sign_vjp(xp, g, x, out, p):
+    # Real x: piecewise constant. Complex z = r s (s = z / r): ds = (dz - s Re(conj(s) dz)) / r,
+    # whose adjoint gives (g - s Re(conj(s) g)) / r; 0 at z == 0, as PyTorch.
+    if not _is_complex(x):
+        return xp.zeros_like(g)
+    r = xp.abs(x)
+    return xp.where(r == 0, 0.0, (g - out * xp.real(xp.conj(out) * g)) / _nonzero(xp, r))
+
+
+def _sign_jvp(xp, t, x, out, p):
+    if not _is_complex(x):
+        return xp.zeros_like(t)
+    r = xp.abs(x)
+    return xp.where(r == 0, 0.0, (t - out * xp.real(xp.conj(out) * t)) / _nonzero(xp, r))
+
+
+# Piecewise-constant functions: zero gradient everywhere, as PyTorch (round of a complex
+# value rounds both parts). The sign of a complex z is z / |z|, smooth away from 0.
+unary("sign", lambda xp, x, p: xp.sign(x), _sign_vjp, "x out", jvp=_sign_jvp, complex="own")
+elementwise("floor", lambda xp, x, p: xp.floor(x), _zero_vjp, complex=None)
+elementwise("ceil", lambda xp, x, p: xp.ceil(x), _zero_vjp, complex=None)
+elementwise("trunc", lambda xp, x, p: xp.trunc(x), _zero_vjp, complex=None)
+elementwise("round", lambda xp, x, p: xp.round(x), _zero_vjp, complex="own")
+
+
+# ----------------------------------------------------------------------------- complex parts
+# Between complex and real values (PyTorch's convention: the gradient of a real loss by
+# z = x + iy is dL/dx + i dL/dy). p = the complex dtype of the input (raw), for gradients
+# sent back from a real result.
+
+
+def _as_complex(xp, g, dtype):
+    return g if _is_complex(g) else xp.astype(g, dtype)
+
+
+unary(
+    "real",
+    lambda xp, x, p: xp.real(x),
+    lambda xp, g, x, out, p: _as_complex(xp, g, p),
+    jvp="linear",
+    complex="own",
+)
+# imag: d Im(z) = Re(conj(i g) dz) for a real g: the gradient is i g.
+unary(
+    "imag",
+    lambda xp, x, p: xp.imag(x),
+    lambda xp, g, x, out, p: _as_complex(xp, g, p) * 1j,
+    jvp="linear",
+    complex="own",
+)
+unary(
+    "conj",
+    lambda xp, x, p: xp.conj(x),
+    lambda xp, g, x, out, p: xp.conj(g),
+    jvp="linear",
+    complex="own",
+)
+
+
+def _angle_fwd(xp, x, p):
+    if _is_complex(x):
+        return xp.atan2(xp.imag(x), xp.real(x))
+    # A real x: 0, or pi for negative values (NaN stays), as PyTorch.
+    return xp.where(x < 0, math.pi, xp.where(xp.isnan(x), x, 0.0))
+
+
+def _angle_vjp(xp, g, x, out, p):
+    # d arg(z) = Im(dz / z) = Re(conj(i z g / |z|^2) dz): the gradient is i z g / |z|^2, 0 at
+    # z == 0 (as PyTorch); a real x has gradient 0.
+    if not _is_complex(x):
+        return xp.zeros_like(g)
+    r2 = xp.real(x * xp.conj(x))
+    return xp.where(r2 == 0, 0.0, (g * x) * 1j / _nonzero(xp, r2))
+
+
+def _angle_jvp(xp, t, x, out, p):
+    if not _is_complex(x):
+        return xp.zeros_like(t)
+    r2 = xp.real(x * xp.conj(x))
+    return xp.where(r2 == 0, 0.0, xp.imag(xp.conj(x) * t) / _nonzero(xp, r2))
+
+
+unary("angle", _angle_fwd, _angle_vjp, "x", jvp=_angle_jvp, complex="own")
 
 
 # -------------------------------------------------------------------- elementwise, two inputs
@@ -343,25 +477,28 @@ binary(
     lambda xp, x, y: x + y,
     (lambda xp, g, x, y, out: g, ""),
     (lambda xp, g, x, y, out: g, ""),
+    complex="own",
 )
 binary(
     "subtract", lambda xp, x, y: x - y,
-    (lambda xp, g, x, y, out: g, ""), (lambda xp, g, x, y, out: -g, ""),
+    (lambda xp, g, x, y, out: g, ""), (lambda xp, g, x, y, out: -g, ""), complex="own",
 )  # fmt: skip
 binary(
     "multiply", lambda xp, x, y: x * y,
     (lambda xp, g, x, y, out: g * y, "y"), (lambda xp, g, x, y, out: g * x, "x"),
+    complex="holomorphic",
 )  # fmt: skip
 binary(
     "divide", lambda xp, x, y: x / y,
     (lambda xp, g, x, y, out: g / y, "y"), (lambda xp, g, x, y, out: -g * x / (y * y), "x y"),
+    complex="holomorphic",
 )  # fmt: skip
 
 
 def _pow_dx(xp, g, x, y, out):
     # y * x**(y-1), written so that y == 0 gives 0 and integral y needs no log. Only x == y == 0
     # (0 * inf) is masked: a mask at every y == 0 would cut d/dy of this (1/x there).
-    if y.__class__ in (int, float):
+    if y.__class__ in (int, float, complex):
         if y == 0:
             return g * 0.0
         return g * (y * x ** (y - 1))
@@ -370,14 +507,18 @@ def _pow_dx(xp, g, x, y, out):
 
 def _pow_dy(xp, g, x, y, out):
     # x**y * log(x), taken as 0 where x == 0 (the limit for y > 0), as PyTorch.
-    if x.__class__ in (int, float):
+    if x.__class__ in (int, float, complex):
         if x == 0:
             return g * 0.0
+        if x.__class__ is complex or (out.__class__ is not float and _is_complex(out)):
+            return g * (out * cmath.log(x))
         return g * (out * (math.log(x) if x > 0 else math.nan))
+    if x.dtype != out.dtype and _is_complex(out):  # a real x, a complex y: log of complex x
+        x = xp.astype(x, out.dtype)
     return g * xp.where(x == 0, 0.0, out * xp.log(xp.where(x == 0, 1.0, x)))
 
 
-binary("pow", lambda xp, x, y: x**y, (_pow_dx, "x y"), (_pow_dy, "x out"))
+binary("pow", lambda xp, x, y: x**y, (_pow_dx, "x y"), (_pow_dy, "x out"), complex="holomorphic")
 binary(
     "atan2", lambda xp, x, y: xp.atan2(x, y),
     (lambda xp, g, x, y, out: g * y / (x * x + y * y), "x y"),
@@ -461,12 +602,14 @@ unary(
     lambda xp, x, p: xp.sum(x, axis=p[0], keepdims=p[1]),
     lambda xp, g, x, out, p: _spread(xp, g, p),
     jvp="linear",
+    complex="own",
 )
 unary(
     "mean",
     lambda xp, x, p: xp.mean(x, axis=p[0], keepdims=p[1]),
     lambda xp, g, x, out, p: _spread(xp, g / count(p[2], p[0]), p),
     jvp="linear",
+    complex="own",
 )
 
 
@@ -519,6 +662,7 @@ unary(
     _prod_vjp,
     "x",
     jvp="reduction",
+    complex="holomorphic",
 )
 
 
@@ -637,6 +781,7 @@ unary(
     lambda xp, x, p: xp.cumulative_sum(x, axis=p[0], include_initial=p[1]),
     _cumsum_vjp,
     jvp="linear",
+    complex="own",
 )
 unary(
     "cumulative_prod",
@@ -644,6 +789,7 @@ unary(
     _cumprod_vjp,
     "x out",
     jvp=_cumprod_jvp,
+    complex="holomorphic",
 )
 
 
@@ -681,6 +827,7 @@ binary(
     (lambda xp, g, x, y, out: _matmul_grads(xp, g, x, y, False), "x y"),
     broadcast=False,
     jvp="bilinear",
+    complex="holomorphic",
 )  # fmt: skip
 
 
@@ -693,6 +840,7 @@ unary(
     lambda xp, g, x, out, p: xp.reshape(g, p[1]),
     jvp="linear",
     view=True,
+    complex="own",
 )
 unary(
     "permute_dims",
@@ -700,6 +848,7 @@ unary(
     lambda xp, g, x, out, p: xp.permute_dims(g, tuple(sorted(range(len(p)), key=p.__getitem__))),
     jvp="linear",
     view=True,
+    complex="own",
 )
 unary(
     "broadcast_to",
@@ -707,12 +856,25 @@ unary(
     lambda xp, g, x, out, p: sum_to(xp, g, p[1]),
     jvp="linear",
     view=True,
+    complex="own",
 )
+
+
+def _astype(xp, x, dtype):
+    """x cast to dtype; a complex x to a real dtype by its real part (NumPy warns)."""
+    if _backend.dtype_kind(dtype) != "c" and _is_complex(x):
+        x = xp.real(x)
+    return xp.astype(x, dtype)
+
+
+# p = (target dtype, source dtype). Between real and complex dtypes the cast keeps the real
+# part, and the gradient of a real source is the real part of g.
 unary(
     "astype",
-    lambda xp, x, p: xp.astype(x, p[0]),
-    lambda xp, g, x, out, p: xp.astype(g, p[1]),
+    lambda xp, x, p: _astype(xp, x, p[0]),
+    lambda xp, g, x, out, p: _astype(xp, g, p[1]),
     jvp="linear",
+    complex="own",
 )
 unary(
     "flip",
@@ -720,6 +882,7 @@ unary(
     lambda xp, g, x, out, p: xp.flip(g, axis=p),
     jvp="linear",
     view=True,
+    complex="own",
 )
 
 
@@ -744,6 +907,7 @@ nary(
     ((),),
     jvp="linear",
     variadic=True,
+    complex="own",
 )
 
 
@@ -753,8 +917,9 @@ def _stack_vjp(xp, g, s, p, needs):
 
 
 nary(
-    "stack", lambda xp, xs, p: xp.stack(xs, axis=p), _stack_vjp, ((),), jvp="linear", variadic=True
-)
+    "stack", lambda xp, xs, p: xp.stack(xs, axis=p), _stack_vjp, ((),), jvp="linear",
+    variadic=True, complex="own",
+)  # fmt: skip
 
 
 def _where_vjp(xp, g, s, p, needs):
@@ -774,6 +939,7 @@ nary(
     ((), (0,), (0,)),
     jvp="linear",
     broadcast=True,
+    complex="own",
 )
 
 
@@ -812,7 +978,7 @@ def _setitem_vjp(xp, g, s, p, needs):
     return (gx, gv)
 
 
-nary("setitem", _setitem_fwd, _setitem_vjp, ((), ()), jvp="linear")
+nary("setitem", _setitem_fwd, _setitem_vjp, ((), ()), jvp="linear", complex="own")
 
 
 # ----------------------------------------------------------------------------- repeat, roll, tile
@@ -825,13 +991,17 @@ def _repeat_vjp(xp, g, x, out, p):
     return xp.sum(xp.reshape(g, p[2]), axis=p[1] + 1)
 
 
-unary("repeat", lambda xp, x, p: xp.repeat(x, p[0], axis=p[1]), _repeat_vjp, jvp="linear")
+unary(
+    "repeat", lambda xp, x, p: xp.repeat(x, p[0], axis=p[1]), _repeat_vjp, jvp="linear",
+    complex="own",
+)  # fmt: skip
 # p = (shift, axis, the opposite shift): a roll is undone by rolling back.
 unary(
     "roll",
     lambda xp, x, p: xp.roll(x, p[0], axis=p[1]),
     lambda xp, g, x, out, p: xp.roll(g, p[2], axis=p[1]),
     jvp="linear",
+    complex="own",
 )
 
 
@@ -842,7 +1012,7 @@ def _tile_vjp(xp, g, x, out, p):
     return xp.reshape(xp.sum(xp.reshape(g, split), axis=blocks), shape)
 
 
-unary("tile", lambda xp, x, p: xp.tile(x, p[0]), _tile_vjp, jvp="linear")
+unary("tile", lambda xp, x, p: xp.tile(x, p[0]), _tile_vjp, jvp="linear", complex="own")
 
 
 # ----------------------------------------------------------------------------- convolution
@@ -943,6 +1113,7 @@ nary(
     jvp="linear",
     multi=True,
     view=True,
+    complex="own",
 )
 
 
@@ -961,15 +1132,21 @@ linear_pair(
 
 
 # ----------------------------------------------------------------------------- linalg extension
-# The primitives of chainrule.linalg, for real floating inputs. Forwards call the backend's
-# `xp.linalg`; VJPs use standard functions and `xp.linalg` (chainrule.linalg under
-# create_graph), so they differentiate again. mT(a) is the matrix transpose. cholesky and
-# eigh read only one triangle of a matrix taken as symmetric: their gradient is the symmetric
-# one, as in PyTorch.
+# The primitives of chainrule.linalg. Forwards call the backend's `xp.linalg`; VJPs use
+# standard functions and `xp.linalg` (chainrule.linalg under create_graph), so they
+# differentiate again. mT(a) is the matrix transpose, mH(a) the conjugate transpose (mT for
+# real values). inv, det and solve are holomorphic; the decompositions of Hermitian matrices
+# (cholesky, eigh), qr, svd and pinv have formulas written with mH, for real and complex
+# values. cholesky and eigh read only one triangle of a matrix taken as symmetric
+# (Hermitian): their gradient is the symmetric (Hermitian) one, as in PyTorch.
 
 
 def _mT(xp, a):
     return xp.matrix_transpose(a)
+
+
+def _mH(xp, a):
+    return xp.matrix_transpose(xp.conj(a) if _is_complex(a) else a)
 
 
 def _gap_inverse(xp, d, offdiagonal):
@@ -1007,6 +1184,7 @@ unary(
     lambda xp, g, x, out, p: -(_mT(xp, out) @ g @ _mT(xp, out)),
     "out",
     jvp=lambda xp, t, x, out, p: -(out @ t @ out),
+    complex="holomorphic",
 )
 
 
@@ -1027,24 +1205,42 @@ unary(
     _det_vjp,
     "x out",
     jvp=lambda xp, t, x, out, p: out * _logdet_jvp(xp, t, x),
+    complex="holomorphic",
 )
 
 
 def _slogdet_vjp(xp, g, s, p, needs):
-    # The sign is piecewise constant (no gradient); d log|det A| = tr(A^-1 dA): gA = g A^-T.
-    if g[1] is None:
+    # With tau = tr(A^-1 dA): d log|det A| = Re(tau); a real sign is piecewise constant (no
+    # gradient), a complex one (det / |det|) moves by sign i Im(tau). So gA = c A^-H with
+    # c = g_logabsdet - i Im(conj(g_sign) sign).
+    gs, gl = g
+    a, sign = s[0], s[1]
+    c = None
+    if gs is not None and _is_complex(sign):
+        c = -1j * xp.imag(xp.conj(gs) * sign)
+    if gl is not None:
+        c = gl if c is None else c + gl
+    if c is None:
         return (None,)
-    scale = xp.expand_dims(xp.expand_dims(g[1], axis=-1), axis=-1)
-    return (scale * _mT(xp, xp.linalg.inv(s[0])),)
+    scale = xp.expand_dims(xp.expand_dims(c, axis=-1), axis=-1)
+    return (scale * _mH(xp, xp.linalg.inv(a)),)
+
+
+def _slogdet_jvp(xp, ts, xs, outs, p):
+    tau = _logdet_jvp(xp, ts[0], xs[0])
+    if not _is_complex(tau):
+        return (None, tau)
+    return (outs[0] * (1j * xp.imag(tau)), xp.real(tau))
 
 
 nary(
     "linalg_slogdet",
     lambda xp, xs, p: tuple(xp.linalg.slogdet(xs[0])),
     _slogdet_vjp,
-    ((0,),),
-    jvp=lambda xp, ts, xs, outs, p: (None, _logdet_jvp(xp, ts[0], xs[0])),
+    ((0, OUT),),
+    jvp=_slogdet_jvp,
     multi=True,
+    complex="own",
 )
 
 
@@ -1085,25 +1281,28 @@ nary(
     _solve_vjp,
     ((0, 1, OUT),) * 2,
     jvp=_solve_jvp,
+    complex="holomorphic",
 )
 
 
 def _cholesky_vjp(xp, g, x, out, p):
-    # A = L L^T: gA = L^-T S L^-1 with S = (tril(L^T g) + tril(L^T g, -1)^T) / 2, by two
-    # solves with L^T (the standard has no triangular solve). S is symmetric, so solving
-    # L^T Y = S and then L^T Z = Y^T gives Z = gA.
-    lt = _mT(xp, out)
-    w = xp.tril(lt @ g)
-    s = (w + _mT(xp, xp.tril(w, k=-1))) / 2
-    return xp.linalg.solve(lt, _mT(xp, xp.linalg.solve(lt, s)))
+    # A = L L^H: gA = L^-H S L^-1 with S = (tril(L^H g) + tril(L^H g, -1)^H) / 2 (its
+    # diagonal's real part, for complex values), by two solves with L^H (the standard has no
+    # triangular solve). S is Hermitian, so solving L^H Y = S and then L^H Z = Y^H gives Z = gA.
+    lh = _mH(xp, out)
+    w = xp.tril(lh @ g)
+    s = (w + _mH(xp, xp.tril(w, k=-1))) / 2
+    if _is_complex(s):
+        s = (s + _mH(xp, s)) / 2
+    return xp.linalg.solve(lh, _mH(xp, xp.linalg.solve(lh, s)))
 
 
 def _cholesky_jvp(xp, t, x, out, p):
-    # A = L L^T: dL = L Phi(L^-1 dA L^-T), Phi: the lower triangle with half the diagonal. dA
-    # is taken symmetric (as the VJP's gradient is). L^-1 dA L^-T = L^-1 (L^-1 dA)^T for a
-    # symmetric dA: two solves.
-    da = (t + _mT(xp, t)) / 2
-    m = xp.linalg.solve(out, _mT(xp, xp.linalg.solve(out, da)))
+    # A = L L^H: dL = L Phi(L^-1 dA L^-H), Phi: the lower triangle with half the diagonal. dA
+    # is taken Hermitian (as the VJP's gradient is). L^-1 dA L^-H = L^-1 (L^-1 dA)^H for a
+    # Hermitian dA: two solves.
+    da = (t + _mH(xp, t)) / 2
+    m = xp.linalg.solve(out, _mH(xp, xp.linalg.solve(out, da)))
     lower = xp.tril(m)
     return out @ (lower - xp.triu(lower) / 2)
 
@@ -1114,20 +1313,25 @@ unary(
     _cholesky_vjp,
     "out",
     jvp=_cholesky_jvp,
+    complex="own",
 )
 
 
 def _qr_square_or_tall(xp, gq, gr, q, r):
-    """gA for A = QR with R square and invertible:
-    gA = (gQ + Q copyltu(gR R^T - Q^T gQ)) R^-T, copyltu(M) = triu(M) + triu(M, 1)^T."""
-    c = None if gr is None else gr @ _mT(xp, r)
+    """gA for A = QR with R square and invertible (its diagonal real):
+    gA = (gQ + Q copyltu(gR R^H - Q^H gQ)) R^-H, copyltu(M) = triu(M) + triu(M, 1)^H with
+    the real part of M's diagonal."""
+    c = None if gr is None else gr @ _mH(xp, r)
     if gq is not None:
-        qtg = _mT(xp, q) @ gq
+        qtg = _mH(xp, q) @ gq
         c = -qtg if c is None else c - qtg
-    b = q @ (xp.triu(c) + _mT(xp, xp.triu(c, k=1)))
+    n = xp.triu(c) + _mH(xp, xp.triu(c, k=1))
+    if _is_complex(n):
+        n = (n + _mH(xp, n)) / 2
+    b = q @ n
     if gq is not None:
         b = b + gq
-    return _mT(xp, xp.linalg.solve(r, _mT(xp, b)))
+    return _mH(xp, xp.linalg.solve(r, _mH(xp, b)))
 
 
 def _qr_vjp(xp, g, s, p, needs):
@@ -1145,19 +1349,22 @@ def _qr_vjp(xp, g, s, p, needs):
     # a square QR whose gQ gains Y gV^T.
     u, v = r[..., :m], r[..., m:]
     gu, gv = (None, xp.zeros_like(v)) if gr is None else (gr[..., :m], gr[..., m:])
-    y_gv = (q @ v) @ _mT(xp, gv)
+    y_gv = (q @ v) @ _mH(xp, gv)
     gq = y_gv if gq is None else gq + y_gv
     return (xp.concat([_qr_square_or_tall(xp, gq, gu, q, u), q @ gv], axis=-1),)
 
 
 def _qr_square_or_tall_jvp(xp, da, q, r):
-    """(dQ, dR) for A = QR with R square and invertible. With X = Q^T dA R^-1 = Q^T dQ +
-    dR R^-1, Q^T dQ skew and dR R^-1 upper triangular: Q^T dQ = W - W^T with W the strict
-    lower triangle of X, dR = (X - Q^T dQ) R, dQ = dA R^-1 - Q (X - Q^T dQ)."""
+    """(dQ, dR) for A = QR with R square and invertible (its diagonal real). With
+    X = Q^H dA R^-1 = Q^H dQ + dR R^-1, Q^H dQ skew-Hermitian and dR R^-1 upper triangular
+    with a real diagonal: Q^H dQ = W - W^H + i Im(diag X) with W the strict lower triangle
+    of X, dR = (X - Q^H dQ) R, dQ = dA R^-1 - Q (X - Q^H dQ)."""
     da_rinv = _mT(xp, xp.linalg.solve(_mT(xp, r), _mT(xp, da)))
-    x = _mT(xp, q) @ da_rinv
+    x = _mH(xp, q) @ da_rinv
     w = xp.tril(x, k=-1)
-    upper = x - (w - _mT(xp, w))
+    upper = x - (w - _mH(xp, w))
+    if _is_complex(upper):
+        upper = upper - (xp.triu(xp.tril(upper)) - _mH(xp, xp.triu(xp.tril(upper)))) / 2
     return da_rinv - q @ upper, upper @ r
 
 
@@ -1178,7 +1385,7 @@ def _qr_jvp(xp, ts, xs, outs, p):
     # Wide (m < n): A = [X | Y] with X = QU square and Y = QV: dV = Q^T (dY - dQ V).
     u, v = r[..., :m], r[..., m:]
     dq, du = _qr_square_or_tall_jvp(xp, t[..., :m], q, u)
-    dv = _mT(xp, q) @ (t[..., m:] - dq @ v)
+    dv = _mH(xp, q) @ (t[..., m:] - dq @ v)
     return dq, xp.concat([du, dv], axis=-1)
 
 
@@ -1189,32 +1396,37 @@ nary(
     ((OUT,),),
     jvp=_qr_jvp,
     multi=True,
+    complex="own",
 )
 
 
 def _eigh_vjp(xp, g, s, p, needs):
-    # A = V diag(w) V^T: gA = V (diag(gw) + F o (X - X^T) / 2) V^T, X = V^T gV,
-    # F_ij = 1 / (w_j - w_i): inf/NaN for repeated eigenvalues, as in PyTorch.
+    # A = V diag(w) V^H: gA = V (diag(gw) + F o (X - X^H) / 2) V^H, X = V^H gV,
+    # F_ij = 1 / (w_j - w_i): inf/NaN for repeated eigenvalues, as in PyTorch. (Complex
+    # eigenvectors are defined up to a phase each: a loss that depends on it has no gradient.)
     gw, gv = g
     _, w, v = s
-    vt = _mT(xp, v)
+    vt = _mH(xp, v)
     if gv is None:
         return ((v * xp.expand_dims(gw, axis=-2)) @ vt,)
     x = vt @ gv
-    inner = _gap_inverse(xp, w, p) * ((x - _mT(xp, x)) / 2)
+    inner = _gap_inverse(xp, w, p) * ((x - _mH(xp, x)) / 2)
     if gw is not None:
         inner = xp.where(p, inner, xp.expand_dims(gw, axis=-2))
     return (v @ inner @ vt,)
 
 
 def _eigh_jvp(xp, ts, xs, outs, p):
-    # A = V diag(w) V^T, P = V^T dA V (dA taken symmetric): dw = diag(P), dV = V (F o P) with
-    # F_ij = 1 / (w_j - w_i) off the diagonal, 0 on it.
+    # A = V diag(w) V^H, P = V^H dA V (dA taken Hermitian): dw = diag(P) (real), dV = V (F o P)
+    # with F_ij = 1 / (w_j - w_i) off the diagonal, 0 on it.
     t, (w, v) = ts[0], outs
-    da = (t + _mT(xp, t)) / 2
+    da = (t + _mH(xp, t)) / 2
     da_v = da @ v
-    dw = xp.sum(v * da_v, axis=-2)
-    inner = xp.where(p, _gap_inverse(xp, w, p) * (_mT(xp, v) @ da_v), 0.0)
+    if _is_complex(v):
+        dw = xp.real(xp.sum(xp.conj(v) * da_v, axis=-2))
+    else:
+        dw = xp.sum(v * da_v, axis=-2)
+    inner = xp.where(p, _gap_inverse(xp, w, p) * (_mH(xp, v) @ da_v), 0.0)
     return dw, v @ inner
 
 
@@ -1225,14 +1437,17 @@ nary(
     ((OUT,),),
     jvp=_eigh_jvp,
     multi=True,
+    complex="own",
 )
 
 
 def _svd_vjp(xp, g, saved, p, needs):
-    # A = U diag(s) Vh, k = min(m, n), V = Vh^T, X = U^T gU, Y = V^T gV, F_ij = 1/(s_j^2 - s_i^2):
-    # gA = U (diag(gS) + (F o (X - X^T)) diag(s) + diag(s) (F o (Y - Y^T))) Vh
-    #      + (I - U U^T) gU diag(1/s) Vh + U diag(1/s) gV^T (I - V V^T).
-    # Repeated singular values give inf/NaN (when gU or gVh is used), as in PyTorch.
+    # A = U diag(s) Vh, k = min(m, n), V = Vh^H, X = U^H gU, Y = V^H gV, F_ij = 1/(s_j^2 - s_i^2):
+    # gA = U (diag(gS) + (F o (X - X^H)) diag(s) + diag(s) (F o (Y - Y^H))) Vh
+    #      + (I - U U^H) gU diag(1/s) Vh + U diag(1/s) gV^H (I - V V^H).
+    # Complex values add i Im(X_ii - Y_ii) / (2 s_i) on the diagonal (the phases of the
+    # singular vectors: a loss that depends on them has no gradient). Repeated singular
+    # values give inf/NaN (when gU or gVh is used), as in PyTorch.
     full, offdiagonal = p
     gu, gs, gvh = g
     _, u, s, vh = saved
@@ -1250,28 +1465,43 @@ def _svd_vjp(xp, g, saved, p, needs):
     s_col, s_row = xp.expand_dims(s, axis=-1), xp.expand_dims(s, axis=-2)
     f = _gap_inverse(xp, s * s, offdiagonal)
     inner = None
+    phase = None  # Im(X_ii - Y_ii), complex values only
+    complex_values = _is_complex(u)
     if gu is not None:
-        x = _mT(xp, u) @ gu
-        inner = f * (x - _mT(xp, x)) * s_row
+        x = _mH(xp, u) @ gu
+        inner = f * (x - _mH(xp, x)) * s_row
+        if complex_values:
+            phase = xp.imag(xp.linalg.diagonal(x))
     if gvh is not None:
-        y = vh @ _mT(xp, gvh)
-        term = s_col * (f * (y - _mT(xp, y)))
+        y = vh @ _mH(xp, gvh)
+        term = s_col * (f * (y - _mH(xp, y)))
         inner = term if inner is None else inner + term
-    if gs is not None:
-        inner = xp.where(offdiagonal, inner, xp.expand_dims(gs, axis=-2))
+        if complex_values:
+            im_y = xp.imag(xp.linalg.diagonal(y))
+            phase = -im_y if phase is None else phase - im_y
+    diagonal = gs
+    if phase is not None:
+        phase = phase * 1j / (2 * s)
+        diagonal = phase if gs is None else gs + phase
+    if diagonal is not None:
+        inner = xp.where(offdiagonal, inner, xp.expand_dims(diagonal, axis=-2))
+    elif complex_values:
+        inner = xp.where(offdiagonal, inner, 0.0)
     ga = u @ inner @ vh
     if gu is not None and m > k:
         ga = ga + ((gu - u @ x) / s_row) @ vh
     if gvh is not None and n > k:
-        ga = ga + u @ ((gvh - _mT(xp, y) @ vh) / s_col)
+        ga = ga + u @ ((gvh - _mH(xp, y) @ vh) / s_col)
     return (ga,)
 
 
 def _svd_jvp(xp, ts, xs, outs, p):
-    # A = U diag(s) V^T, k = min(m, n), P = U^T dA V, F_ij = 1 / (s_j^2 - s_i^2) off the
-    # diagonal, 0 on it: ds = diag(P),
-    # dU = U (F o (P S + S P^T)) + (I - U U^T) dA V S^-1,
-    # dV = V (F o (S P + P^T S)) + (I - V V^T) dA^T U S^-1.
+    # A = U diag(s) V^H, k = min(m, n), P = U^H dA V, F_ij = 1 / (s_j^2 - s_i^2) off the
+    # diagonal, 0 on it: ds = Re diag(P),
+    # dU = U (F o (P S + S P^H)) + (I - U U^H) dA V S^-1,
+    # dV = V (F o (S P + P^H S)) + (I - V V^H) dA^H U S^-1,
+    # and for complex values the phases: U gains i Im(P_ii) / (2 s_i) on the diagonal of its
+    # first term, V loses it (only their difference is defined).
     # With full_matrices=True, the extra columns of U (rows of Vh) of a non-square matrix are
     # not unique: their tangent is taken as 0, as PyTorch.
     full, offdiagonal = p
@@ -1281,20 +1511,31 @@ def _svd_jvp(xp, ts, xs, outs, p):
     if extra:
         u_all, vh_all = u, vh
         u, vh = u[..., :k], vh[..., :k, :]
-    v = _mT(xp, vh)
+    v = _mH(xp, vh)
     dav = t @ v
-    datu = _mT(xp, t) @ u
-    pm = _mT(xp, u) @ dav
+    datu = _mH(xp, t) @ u
+    pm = _mH(xp, u) @ dav
     s_col, s_row = xp.expand_dims(s, axis=-1), xp.expand_dims(s, axis=-2)
     f = xp.where(offdiagonal, _gap_inverse(xp, s * s, offdiagonal), 0.0)
-    ds = xp.sum(u * dav, axis=-2)
-    du = u @ (f * (pm * s_row + s_col * _mT(xp, pm)))
-    dv = v @ (f * (s_col * pm + _mT(xp, pm) * s_row))
+    complex_values = _is_complex(u)
+    if complex_values:
+        ds = xp.real(xp.sum(xp.conj(u) * dav, axis=-2))
+    else:
+        ds = xp.sum(u * dav, axis=-2)
+    du_inner = f * (pm * s_row + s_col * _mH(xp, pm))
+    dv_inner = f * (s_col * pm + _mH(xp, pm) * s_row)
+    if complex_values:
+        pd = xp.imag(xp.linalg.diagonal(pm))
+        phase = xp.where(offdiagonal, 0.0, xp.expand_dims(pd * 0.5j / s, axis=-2))
+        du_inner = du_inner + phase
+        dv_inner = dv_inner - phase
+    du = u @ du_inner
+    dv = v @ dv_inner
     if m > k:
         du = du + (dav - u @ pm) / s_row
     if n > k:
-        dv = dv + (datu - v @ _mT(xp, pm)) / s_row
-    dvh = _mT(xp, dv)
+        dv = dv + (datu - v @ _mH(xp, pm)) / s_row
+    dvh = _mH(xp, dv)
     if extra:
         du = xp.concat([du, xp.zeros_like(u_all[..., k:])], axis=-1)
         dvh = xp.concat([dvh, xp.zeros_like(vh_all[..., k:, :])], axis=-2)
@@ -1308,21 +1549,22 @@ nary(
     ((OUT,),),
     jvp=_svd_jvp,
     multi=True,
+    complex="own",
 )
 
 
 def _pinv_vjp(xp, g, x, out, p):
     # P = pinv(A), exact where the rank of A is locally constant (Golub & Pereyra):
-    # gA = -P^T g P^T + (I - A P) g^T P P^T + P^T P g^T (I - P A).
-    pt, gt = _mT(xp, out), _mT(xp, g)
+    # gA = -P^H g P^H + (I - A P) g^H P P^H + P^H P g^H (I - P A).
+    pt, gt = _mH(xp, out), _mH(xp, g)
     ga = -(pt @ g @ pt)
     ga = ga + (gt - x @ (out @ gt)) @ (out @ pt)
     return ga + (pt @ out) @ (gt - (gt @ out) @ x)
 
 
 def _pinv_jvp(xp, t, x, out, p):
-    # dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P.
-    pt, dat = _mT(xp, out), _mT(xp, t)
+    # dP = -P dA P + P P^H dA^H (I - A P) + (I - P A) dA^H P^H P.
+    pt, dat = _mH(xp, out), _mH(xp, t)
     dp = -(out @ t @ out)
     dp = dp + (out @ pt) @ (dat - (dat @ x) @ out)
     return dp + (dat - out @ (x @ dat)) @ (pt @ out)
@@ -1334,6 +1576,7 @@ unary(
     _pinv_vjp,
     "x out",
     jvp=_pinv_jvp,
+    complex="own",
 )
 
 
@@ -1351,7 +1594,7 @@ for _name in (
     "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "isnan", "isinf",
     "isfinite", "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
     "bitwise_or", "bitwise_xor", "bitwise_invert", "bitwise_left_shift", "bitwise_right_shift",
-    "signbit", "real", "imag", "conj",
+    "signbit",
 ):  # fmt: skip
     nondiff(_name, _backend_function(_name))
 # p = (axes, keepdims)

@@ -24,6 +24,7 @@ from ._node import (
     RemovableHandle,
     Rule,
     VersionCounter,
+    complex_grads,
     hooks_of,
     live_hooks,
     node_of,
@@ -83,13 +84,6 @@ def _unrecorded(out, xp) -> Tensor:
     t = Tensor(out, xp, None)
     t._vc = VersionCounter(0, True)
     return t
-
-
-def _complex_error(name: str) -> None:
-    raise NotImplementedError(
-        f"{name}: gradients through complex values are not supported yet: a real tensor that "
-        "requires grad met a complex operand (compute it under no_grad, or on detached values)"
-    )
 
 
 # ----------------------------------------------------------------------------- factories
@@ -198,10 +192,12 @@ def binary_primitive(rule: Rule):
         fit = None
         if scalar:
             if xd.__class__ is complex or yd.__class__ is complex:
-                _complex_error(rule.name)
+                # A real tensor's gradient through a complex result: its real part.
+                complex_grads[0] = 1
+                fit = _scalar_fit(xd, yd, out)
         elif xd.dtype is not yd.dtype and xd.dtype != yd.dtype:
             if _backend.dtype_kind(out.dtype) == "c":
-                _complex_error(rule.name)
+                complex_grads[0] = 1
             fit = (
                 (xd.shape if elementwise else None, xd.dtype),
                 (yd.shape if elementwise else None, yd.dtype),
@@ -215,6 +211,15 @@ def binary_primitive(rule: Rule):
 
     op.__name__ = op.__qualname__ = rule.name
     return op
+
+
+def _scalar_fit(xd, yd, out) -> tuple | None:
+    """Node.fit of a binary op of a tensor and a Python complex: the tensor's dtype, where
+    the result's differs from it."""
+    d = yd.dtype if xd.__class__ is complex else xd.dtype
+    if d == out.dtype:
+        return None
+    return (None, (None, d)) if xd.__class__ is complex else ((None, d), None)
 
 
 def primitive(rule: Rule):
@@ -351,7 +356,7 @@ def _record(rule: Rule, xs, xp, edges, needs, outs, p) -> tuple:
     # Gradients go back in each input's dtype, and shape (elementwise rules broadcast).
     ref = outs[0]
     if _backend.dtype_kind(ref.dtype) == "c":
-        _complex_error(rule.name)
+        complex_grads[0] = 1
     fit = None
     elementwise = rule.elementwise
     for x, e in zip(xs, edges):
@@ -521,11 +526,14 @@ class Tensor:
                     "Setting requires_grad=True on inference tensor outside InferenceMode is "
                     "not allowed."
                 )
-            if _backend.dtype_kind(self._data.dtype) != "f":
+            kind = _backend.dtype_kind(self._data.dtype)
+            if kind not in "fc":
                 raise RuntimeError(
-                    "only Tensors of real floating point dtype can require gradients "
-                    f"(this tensor has dtype {self.dtype}; complex gradients are not supported)"
+                    "only Tensors of floating point and complex dtype can require gradients "
+                    f"(this tensor has dtype {self.dtype})"
                 )
+            if kind == "c":
+                complex_grads[0] = 1
             self._edge = AccumulateGrad(self)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:

@@ -10,7 +10,16 @@ import types
 from contextlib import nullcontext
 
 from .. import _backend, _namespace, _rules, fft, linalg
-from .._node import RELEASED, AccumulateGrad, Packed, Port, inplace_writes, live_hooks, node_of
+from .._node import (
+    RELEASED,
+    AccumulateGrad,
+    Packed,
+    Port,
+    complex_grads,
+    inplace_writes,
+    live_hooks,
+    node_of,
+)
 from .._tensor import _SCALARS, Tensor, as_tensor, enable_grad, grad_mode, no_grad
 
 _FREED = (
@@ -81,6 +90,8 @@ def _root_grads(outputs, grad_outputs, tensors: bool, what: str):
                     f"(output {i} has shape {t.shape}): pass a gradient of that shape, "
                     "or differentiate its .sum()"
                 )
+            if _backend.dtype_kind(t._data.dtype) == "c":
+                raise RuntimeError("grad can be implicitly created only for real scalar outputs")
             g = Tensor(xp.ones_like(t._data), xp, None)
         else:
             g = as_tensor(g)
@@ -228,15 +239,20 @@ def _rewrap(node, saved, xp) -> tuple:
 
 
 def _fit(xp, grads, fit) -> tuple:
-    """Sum each gradient back to its input's shape and cast it to its dtype."""
+    """Sum each gradient back to its input's shape and cast it to its dtype (a real input
+    gets the real part of a complex gradient)."""
     out = []
     for g, f in zip(grads, fit):
         if g is not None and f is not None:
             shape, dtype = f
             if shape is not None:
                 g = _backend.sum_to(xp, g, shape)
-            if dtype is not None and (g._data if g.__class__ is Tensor else g).dtype != dtype:
-                g = xp.astype(g, dtype)
+            if dtype is not None:
+                gd = (g._data if g.__class__ is Tensor else g).dtype
+                if gd != dtype:
+                    if _backend.dtype_kind(gd) == "c" and _backend.dtype_kind(dtype) != "c":
+                        g = xp.real(g)
+                    g = xp.astype(g, dtype)
         out.append(g)
     return tuple(out)
 
@@ -251,6 +267,50 @@ def apply(node, g, backend, xp, create_graph: bool):
     if create_graph and saved is not None:
         saved = _rewrap(node, saved, backend)
     grads = node.rule.vjp(xp, g, saved, node.params, node.edges)
+    fit = node.fit
+    return grads if fit is None else _fit(xp, grads, fit)
+
+
+def _holds_complex(values) -> bool:
+    for v in values:
+        if v is not None and v.__class__ not in _SCALARS:
+            d = v._data.dtype if v.__class__ is Tensor else v.dtype
+            if _backend.dtype_kind(d) == "c":
+                return True
+        elif v.__class__ is complex:
+            return True
+    return False
+
+
+def _conj(xp, g):
+    return None if g is None else xp.conj(g)
+
+
+def apply_complex(node, g, backend, xp, create_graph: bool):
+    """`apply` in a process where complex values joined a graph: a holomorphic rule meeting
+    complex values runs as conj(vjp(conj(g))) (its formula computes J^T g; PyTorch's
+    convention wants J^H g), a rule for real values only raises."""
+    rule = node.rule
+    if rule.complex == "own":
+        return apply(node, g, backend, xp, create_graph)
+    many = rule.multi
+    saved = node.saved
+    if saved.__class__ is Packed:
+        saved = saved.values()
+    holomorphic = _holds_complex(g if many else (g,)) or (
+        saved is not None and _holds_complex(saved)
+    )
+    if holomorphic and rule.complex != "holomorphic":
+        raise NotImplementedError(
+            f"{node.name()}: the gradient of {rule.name} through complex values is not implemented"
+        )
+    if create_graph and saved is not None:
+        saved = _rewrap(node, saved, backend)
+    if holomorphic:
+        g = [_conj(xp, gi) for gi in g] if many else xp.conj(g)
+    grads = rule.vjp(xp, g, saved, node.params, node.edges)
+    if holomorphic:
+        grads = tuple(_conj(xp, gi) for gi in grads)
     fit = node.fit
     return grads if fit is None else _fit(xp, grads, fit)
 
@@ -331,6 +391,7 @@ def _execute(roots, targets, retain_graph, create_graph, backend, accumulate):
     carry_node = carry = None
     captured = {}
     check_nan = grad_mode.anomaly
+    run_node = apply_complex if complex_grads[0] else apply
     with enable_grad() if create_graph else no_grad() if tensors else nullcontext():
         for node in reversed(order):
             if node is carry_node:
@@ -359,7 +420,7 @@ def _execute(roots, targets, retain_graph, create_graph, backend, accumulate):
             if check_nan:
                 gins = _apply_noted(node, g, backend, xp, tensors)
             else:
-                gins = apply(node, g, backend, xp, tensors)
+                gins = run_node(node, g, backend, xp, tensors)
             if hooks is not None and hooks.post:
                 gins = _post_hooks(node, hooks, gins, g, backend, tensors)
             if not retain_graph and node.saved is not None:
@@ -492,7 +553,8 @@ def _apply_noted(node, g, backend, xp, create_graph):
     """apply under detect_anomaly: an error notes where the node was created, and a NaN in
     a gradient it returns raises, naming the node."""
     try:
-        gins = apply(node, g, backend, xp, create_graph)
+        run_node = apply_complex if complex_grads[0] else apply
+        gins = run_node(node, g, backend, xp, create_graph)
     except Exception as e:
         e.add_note(f"raised by {node.name()}" + node.created())
         raise

@@ -1,6 +1,8 @@
 """Finite-difference checks of gradients, first order (gradcheck) and second (gradgradcheck):
 the oracle for every rule, in reverse mode and (check_forward_ad) forward mode. Jacobians are
-compared in float64, element by element."""
+compared in float64, element by element. A complex value counts as its real and imaginary
+parts (as PyTorch's gradcheck): a complex input is moved along each separately, a complex
+output's parts are two real outputs."""
 
 from __future__ import annotations
 
@@ -24,11 +26,12 @@ def _tuple(x) -> tuple:
 
 
 def _to_float64(inputs) -> tuple:
-    """Copies of the inputs in float64; those that required grad still do."""
+    """Copies of the inputs in float64 (complex128); those that required grad still do."""
     out = []
     for x in inputs:
-        if x.__class__ is Tensor and x.dtype.kind == "f":
-            y = _namespace.astype(x.detach(), _namespace.float64)
+        if x.__class__ is Tensor and x.dtype.kind in "fc":
+            wide = _namespace.float64 if x.dtype.kind == "f" else _namespace.complex128
+            y = _namespace.astype(x.detach(), wide)
             out.append(y.requires_grad_(x.requires_grad))
         else:
             out.append(x)
@@ -39,8 +42,23 @@ def _outputs(fn, inputs) -> list[Tensor]:
     return [as_tensor(o) for o in _tuple(fn(*inputs))]
 
 
+def _is_complex(t) -> bool:
+    return t.dtype.kind == "c"
+
+
 def _numpy(t: Tensor) -> np.ndarray:
-    return np.asarray(t.detach().numpy(), dtype=np.float64)
+    return np.asarray(t.detach().numpy(), dtype=np.complex128 if _is_complex(t) else np.float64)
+
+
+def _parts(t: Tensor) -> np.ndarray:
+    """t's values as real numbers: a complex t's real parts, then its imaginary parts."""
+    a = _numpy(t).ravel()
+    return np.concatenate([a.real, a.imag]) if _is_complex(t) else a
+
+
+def _width(t: Tensor) -> int:
+    """How many real numbers t holds."""
+    return 2 * t.size if _is_complex(t) else t.size
 
 
 def _set(x: Tensor, values: np.ndarray) -> Tensor:
@@ -48,40 +66,51 @@ def _set(x: Tensor, values: np.ndarray) -> Tensor:
     return Tensor(x._xp.asarray(values.reshape(x.shape)), x._xp, None)
 
 
+def _unit(x: Tensor, j: int) -> np.ndarray:
+    """The j-th real direction of x's values (for a complex x: j < size moves a real part,
+    the others an imaginary part)."""
+    seed = np.zeros(x.size, dtype=np.complex128 if _is_complex(x) else np.float64)
+    if j < x.size:
+        seed[j] = 1.0
+    else:
+        seed[j - x.size] = 1j
+    return seed
+
+
 def _numerical(fn, inputs, wrt, eps: float) -> list[list[np.ndarray]]:
-    """J[i][k]: the Jacobian of output i by input wrt[k], by central differences."""
-    base = [_numpy(o) for o in _outputs(fn, inputs)]
-    jac = [[np.zeros((o.size, inputs[k].size)) for k in wrt] for o in base]
+    """J[i][k]: the Jacobian of output i by input wrt[k] (real numbers by real numbers),
+    by central differences."""
+    base = _outputs(fn, inputs)
+    jac = [[np.zeros((_width(o), _width(inputs[k]))) for k in wrt] for o in base]
     for col, k in enumerate(wrt):
         x = inputs[k]
         flat = _numpy(x).ravel()
-        for j in range(flat.size):
+        for j in range(_width(x)):
             values = []
             for step in (eps, -eps):
-                moved = flat.copy()
-                moved[j] += step
+                moved = flat + step * _unit(x, j)
                 args = list(inputs)
                 args[k] = _set(x, moved).requires_grad_(x.requires_grad)
-                values.append([_numpy(o).ravel() for o in _outputs(fn, args)])
+                values.append([_parts(o) for o in _outputs(fn, args)])
             for i, (plus, minus) in enumerate(zip(*values)):
                 jac[i][col][:, j] = (plus - minus) / (2 * eps)
     return jac
 
 
 def _analytical(fn, inputs, wrt) -> list[list[np.ndarray]]:
-    """J[i][k] by one backward pass per output element."""
+    """J[i][k] by one backward pass per real number of each output. With PyTorch's
+    convention, the gradient seeded with 1 (or i) at a complex output's element is that of
+    its real (imaginary) part; a complex input's gradient holds d/dx + i d/dy."""
     from . import grad
 
     outs = _outputs(fn, inputs)
     xs = [inputs[k] for k in wrt]
-    jac = [[np.zeros((o.size, inputs[k].size)) for k in wrt] for o in outs]
+    jac = [[np.zeros((_width(o), _width(inputs[k]))) for k in wrt] for o in outs]
     for i, o in enumerate(outs):
-        if o.dtype.kind != "f" or not o.requires_grad:
+        if o.dtype.kind not in "fc" or not o.requires_grad:
             continue
-        for r in range(o.size):
-            seed = np.zeros(o.size)
-            seed[r] = 1.0
-            gs = grad(o, xs, _set(o, seed), retain_graph=True, allow_unused=True)
+        for r in range(_width(o)):
+            gs = grad(o, xs, _set(o, _unit(o, r)), retain_graph=True, allow_unused=True)
             for col, (x, g) in enumerate(zip(xs, gs)):
                 if g is None:
                     continue
@@ -90,26 +119,24 @@ def _analytical(fn, inputs, wrt) -> list[list[np.ndarray]]:
                         f"the gradient for input {wrt[col]} has shape {g.shape} and dtype "
                         f"{g.dtype}, but the input has shape {x.shape} and dtype {x.dtype}"
                     )
-                jac[i][col][r] = _numpy(g).ravel()
+                jac[i][col][r] = _parts(g)
     return jac
 
 
 def _forward(fn: Callable[..., Any], inputs: tuple, wrt: list[int]) -> list[list[np.ndarray]]:
-    """J[i][k] by forward mode: one JVP per input element, its tangent a one-hot vector."""
+    """J[i][k] by forward mode: one JVP per real direction of each input."""
     from . import forward_ad
 
     jac = None
     for col, k in enumerate(wrt):
         x = inputs[k]
-        for j in range(x.size):
-            seed = np.zeros(x.size)
-            seed[j] = 1.0
+        for j in range(_width(x)):
             with forward_ad.dual_level():
                 args = list(inputs)
-                args[k] = forward_ad.make_dual(x, _set(x, seed))
+                args[k] = forward_ad.make_dual(x, _set(x, _unit(x, j)))
                 outs = _outputs(fn, args)
                 if jac is None:
-                    jac = [[np.zeros((o.size, inputs[q].size)) for q in wrt] for o in outs]
+                    jac = [[np.zeros((_width(o), _width(inputs[q]))) for q in wrt] for o in outs]
                 for i, o in enumerate(outs):
                     t = forward_ad.unpack_dual(o).tangent
                     if t is not None:
@@ -119,7 +146,7 @@ def _forward(fn: Callable[..., Any], inputs: tuple, wrt: list[int]) -> list[list
                                 f"{t.dtype}, but the output has shape {o.shape} and dtype "
                                 f"{o.dtype}"
                             )
-                        jac[i][col][:, j] = _numpy(t).ravel()
+                        jac[i][col][:, j] = _parts(t)
     return jac if jac is not None else []
 
 
@@ -171,6 +198,11 @@ def gradcheck(
     return True
 
 
+def _random(rng, o: Tensor) -> np.ndarray:
+    v = rng.standard_normal(o.shape)
+    return v + 1j * rng.standard_normal(o.shape) if _is_complex(o) else v
+
+
 def gradgradcheck(
     fn: Callable[..., Any], inputs: Any, grad_outputs: Sequence[Tensor] | None = None, *,
     eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3, seed: int = 0,
@@ -189,9 +221,7 @@ def gradgradcheck(
     if grad_outputs is None:
         rng = np.random.default_rng(seed)
         grad_outputs = tuple(
-            _set(o, rng.standard_normal(o.shape)).requires_grad_(True)
-            for o in outs
-            if o.requires_grad
+            _set(o, _random(rng, o)).requires_grad_(True) for o in outs if o.requires_grad
         )
     else:
         grad_outputs = _to_float64(_tuple(grad_outputs))

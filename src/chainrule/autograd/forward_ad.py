@@ -127,12 +127,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
     tangent = as_tensor(tangent)
     for what, t in (("primal", tensor), ("tangent", tangent)):
         kind = _backend.dtype_kind(t._data.dtype)
-        if kind == "c":
-            raise NotImplementedError(
-                f"make_dual: complex tensors are not supported in forward mode yet ({what} "
-                f"has dtype {t.dtype})"
-            )
-        if kind != "f":
+        if kind not in "fc":
             raise ValueError(f"Expected {what} to be floating point or complex, but got: {t.dtype}")
     if tangent._xp is not tensor._xp:
         _tensor.mixed_error("make_dual", tensor._xp, tangent._xp)
@@ -341,17 +336,24 @@ def _push(rule, xs, xp, outs, results, p, outer, level, ts, fresh) -> None:
 
 def _attach(rule, r: Tensor, t, level: int, tensors: bool, fresh: bool) -> None:
     """Give result r the tangent t at `level`: fitted to r's shape and dtype; none for a
-    result that is not real floating (complex ones raise)."""
+    result that is not floating. A complex result of a rule for real values only raises."""
     data = r._data
     kind = _KINDS.get(data.dtype)
     if kind is None:
         kind = _KINDS[data.dtype] = _backend.dtype_kind(data.dtype)
     if t is None or kind != "f":
-        if t is not None and kind == "c":
-            _tensor._complex_error(rule.name)
-        if fresh:
+        if t is not None and kind == "c" and rule.complex is not None:
+            _tensor.complex_grads[0] = 1
+        elif t is not None and kind == "c":
+            raise NotImplementedError(
+                f"{rule.name}: the forward-mode derivative through complex values is not "
+                "implemented"
+            )
+        elif fresh:
             r._fw = None
-        return
+            return
+        else:
+            return
     t = _fitted(t, r, tensors)
     if fresh:
         r._fw = {level: t}

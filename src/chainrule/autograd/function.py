@@ -247,7 +247,8 @@ def _record(cls, ctx: FunctionCtx, args: tuple, outputs: tuple, many: bool) -> t
         xp,
         many,
     )
-    rule = Rule(cls.__name__, cls.forward, _function_vjp, (), multi=many)
+    # A custom backward computes what the user wrote: complex gradients pass as they are.
+    rule = Rule(cls.__name__, cls.forward, _function_vjp, (), multi=many, complex="own")
     rule.backward_name = cls.__name__ + "Backward"
     # A node that saved no tensor keeps its ctx after a backward: it can run again.
     node = Node(rule, edges, saved if True in used else None, params, n_out=len(outputs))
