@@ -1,6 +1,7 @@
 """chainrule.fft: every transform's values, dtypes and shapes against NumPy and array_api_strict on
 the same data in each normalisation mode; the sample frequencies; fftshift and ifftshift against
-NumPy with first and second derivatives; and the error for gradients through complex values."""
+NumPy with first and second derivatives; transforms of tensors that require grad (their
+gradients: tests/test_complex.py)."""
 
 import array_api_strict as xs
 import numpy as np
@@ -124,18 +125,14 @@ def test_invalid_arguments_are_rejected():
 
 
 @pytest.mark.parametrize("name", TRANSFORMS)
-def test_a_transform_of_an_input_that_requires_grad_raises(name):
+def test_a_transform_of_an_input_that_requires_grad_records_the_same_values(name):
     fn = getattr(cr.fft, name)
     x = leaf(REAL)
-    message = f"chainrule.fft.{name}: gradients through complex values are not supported"
-    with pytest.raises(NotImplementedError, match=message):
-        fn(x)
-    with pytest.raises(NotImplementedError, match=message):
-        fn(cr.multiply(x, 2.0))
-    with cr.no_grad():
-        out = fn(x)
-    assert not out.requires_grad
+    out = fn(x)
+    assert out.requires_grad and out.grad_fn.name() == "FftBackward"
     assert_values(out, N(fn(x.detach())), rtol=0, atol=0)
+    with cr.no_grad():
+        assert not fn(x).requires_grad
 
 
 @pytest.mark.parametrize("shape", [(1,), (5,), (4, 3), (2, 3, 1)])

@@ -20,6 +20,7 @@ from chainrule.autograd import forward_ad as fwad
 from chainrule.autograd import gradcheck, gradgradcheck
 from conftest import N, T
 from test_api_manipulation import along_axis
+from test_fft import TRANSFORMS
 from test_linalg import (
     SOLVE_SHAPES,
     _sign_free,
@@ -264,6 +265,31 @@ def _matrix(fn):
     return st.builds(lambda a: (fn, [a]), invertible())
 
 
+# Complex values (tests/test_complex.py checks every rule on them; these are the rules that
+# compute on nothing else, and the transforms).
+COMPLEX = st.builds(lambda a, b: a + 1j * b, arrays((2, 3)), arrays((2, 3)))
+AWAY_FROM_ORIGIN = st.builds(
+    lambda a, b: a + 1j * b, arrays((2, 3)), arrays((2, 3), UNARY["abs"][2])
+)
+
+
+@st.composite
+def _fft(draw, name=None):
+    """A transform of chainrule.fft (drawn, or `name`), its arguments and norm drawn, on a
+    3 x 4 input (complex or real for the complex-input transforms)."""
+    if name is None:
+        name = draw(st.sampled_from(sorted(TRANSFORMS)))
+    complex_input, kwargs = TRANSFORMS[name]
+    kw = dict(
+        draw(st.sampled_from(kwargs)), norm=draw(st.sampled_from(["backward", "ortho", "forward"]))
+    )
+    a = draw(arrays((3, 4)))
+    if complex_input and draw(st.booleans()):
+        a = a + 1j * draw(arrays((3, 4)))
+    fn = getattr(cr.fft, name)
+    return (lambda x: fn(x, **kw)), [a]
+
+
 SAMPLES = {
     **{name: _unary(name) for name in UNARY},
     "reciprocal": st.builds(
@@ -298,6 +324,11 @@ SAMPLES = {
     "linalg_det": _matrix(LA.det),
     "linalg_slogdet": _matrix(lambda x: LA.slogdet(x).logabsdet),
     "linalg_solve": _solve(),
+    "real": st.builds(lambda a: (cr.real, [a]), COMPLEX),
+    "imag": st.builds(lambda a: (cr.imag, [a]), COMPLEX),
+    "conj": st.builds(lambda a: (cr.conj, [a]), COMPLEX),
+    "angle": st.builds(lambda a: (cr.angle, [a]), AWAY_FROM_ORIGIN),
+    "fft": _fft(),
     **{
         name: _decomposition(name)
         for name in ("linalg_cholesky", "linalg_eigh", "linalg_qr", "linalg_svd", "linalg_pinv")
@@ -337,7 +368,12 @@ def _rules_recorded(outputs) -> set:
 
 
 def _random_like(rng, arrays):
-    return [rng.standard_normal(np.shape(a)) for a in arrays]
+    """Random values shaped like `arrays`, complex for complex ones."""
+    out = []
+    for a in arrays:
+        v = rng.standard_normal(np.shape(a))
+        out.append(v + 1j * rng.standard_normal(np.shape(a)) if np.iscomplexobj(a) else v)
+    return out
 
 
 def _jvp(fn, xs, vs):
@@ -352,7 +388,9 @@ def _jvp(fn, xs, vs):
 
 
 def _dot(a, b) -> float:
-    return float(np.sum(N(a) * N(b)))
+    """Re<a, b>: the inner product for which the VJP of complex values is the adjoint of the
+    JVP (PyTorch's convention)."""
+    return float(np.sum(np.real(np.conj(N(a)) * N(b))))
 
 
 def _draw(data, name):
@@ -371,7 +409,7 @@ def test_jvp_against_finite_differences_and_the_vjp(name, data):
     xs = [leaf(a) for a in values]
     assert name in _rules_recorded(_outputs(fn(*xs)))
     assert gradcheck(fn, xs, check_forward_ad=True, check_backward_ad=False)
-    # <J v, u> == <v, J^T u>
+    # <J v, u> == <v, J^T u> (Re<J v, u> == Re<v, J* u> for complex values)
     vs = [T(v) for v in _random_like(rng, values)]
     outs, tangents = _jvp(fn, [T(a) for a in values], vs)
     us = [T(u) for u in _random_like(rng, [N(o) for o in outs])]

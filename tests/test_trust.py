@@ -14,6 +14,7 @@ import chainrule as cr
 from chainrule import autograd
 from chainrule.autograd import Function
 from conftest import BACKEND, N, T
+from test_ops import assert_values
 
 # ----------------------------------------------------------------------------- threads
 
@@ -122,16 +123,21 @@ def test_a_complex_gradient_for_a_real_output_raises():
     assert x.grad is None
 
 
-def test_a_real_tensor_that_requires_grad_times_a_python_complex_raises():
+def test_a_real_tensor_that_requires_grad_times_a_complex_gets_a_real_gradient():
+    # sum |x (1 + 2i)| = sqrt(5) sum |x|: the gradient is sqrt(5) sign(x), real, as PyTorch.
+    for scale in (lambda x: x * (1 + 2j), lambda x: (1 + 2j) * x):
+        x = T([1.0, -2.0], requires_grad=True)
+        out = scale(x)
+        assert out.dtype == cr.complex128
+        cr.sum(cr.abs(out)).backward()
+        assert x.grad.dtype == cr.float64
+        assert_values(x.grad, [2.2360679774997898, -2.2360679774997898])
     x = T([1.0, 2.0], requires_grad=True)
-    with pytest.raises(NotImplementedError, match="complex"):
-        x * (1 + 2j)
-    with pytest.raises(NotImplementedError, match="complex"):
-        (1 + 2j) * x
-    with pytest.raises(NotImplementedError, match="complex"):
-        x * cr.asarray(BACKEND.asarray(np.asarray([1j, 2j])))
-    with cr.no_grad():
-        assert (x * (1 + 2j)).dtype == cr.complex128
+    (g,) = cr.autograd.grad(
+        cr.sum(cr.imag(x * cr.asarray(BACKEND.asarray(np.asarray([1j, 2j]))))), x
+    )
+    assert g.dtype == cr.float64
+    assert_values(g, [1.0, 2.0])
 
 
 # ----------------------------------------------------------------------------- empty inputs

@@ -1,6 +1,6 @@
-"""chainrule.fft: the Array API fft extension. The transforms run through the backend's fft,
-forward only (chainrule has no complex gradients: a transform of an input that requires grad
-raises while grad mode is on); fftshift and ifftshift are rolls, differentiable to any order."""
+"""chainrule.fft: the Array API fft extension. The transforms run through the backend's fft
+and are differentiable to any order (complex gradients with PyTorch's convention; each
+transform's VJP is its adjoint, see `_rules`); fftshift and ifftshift are rolls."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any, Literal
 from . import _backend
 from ._namespace import _dtype, _new, _one_axis, complex64, complex128, float32, roll
 from ._rules import OPS
-from ._tensor import Tensor, as_tensor, dual, grad_mode
+from ._tensor import Tensor, as_tensor
 from ._typing import ArrayLike, Device, DTypeLike
 
 _Norm = Literal["backward", "ortho", "forward"]
@@ -34,14 +34,10 @@ def _transform(name: str, x: ArrayLike, complex_input: bool, **kwargs: Any) -> T
             f"chainrule.fft.{name}: norm must be one of {', '.join(_NORMS)}, "
             f"not {kwargs.get('norm')!r}"
         )
-    if (x._edge is not None and grad_mode.enabled) or dual(x):
-        raise NotImplementedError(
-            f"chainrule.fft.{name}: gradients through complex values are not supported"
-        )
     cast = None
     if complex_input and x.dtype.kind != "c":
         cast = _dtype(x._xp, complex64 if x.dtype == float32 else complex128)
-    return OPS["fft"]((x,), (name, tuple(kwargs.items()), cast))
+    return OPS["fft"](x, (name, tuple(kwargs.items()), cast, x.shape))
 
 
 def _transform_n(

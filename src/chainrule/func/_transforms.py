@@ -69,12 +69,8 @@ def _tensor_leaves(tree: Any, what: str, role: str) -> tuple[list, Any]:
 
 def _inner(x: Tensor, outer_grad: bool) -> Tensor:
     """The tensor a reverse transform differentiates by in place of x."""
-    kind = x.dtype.kind
-    if kind != "f":
-        raise RuntimeError(
-            "only Tensors of floating point dtype can require gradients"
-            + (" (complex tensors: not supported yet)" if kind == "c" else "")
-        )
+    if x.dtype.kind not in "fc":
+        raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
     if x._edge is not None and outer_grad:
         # A view, recorded: gradients of an outer transform (or the user) reach x through it.
         return _rules.OPS["reshape"](x, (x.shape, x.shape))
