@@ -175,6 +175,7 @@ COMPLEX_SAMPLES = {
     "linalg_pinv": _complexified("linalg_pinv", scale=0.3),
     "linalg_qr": _complexified("linalg_qr", scale=0.3),
     "linalg_svd": _svd(),
+    "linalg_eig": _complexified("linalg_eig", scale=0.5),
     "linalg_cholesky": _hermitian_sample("linalg_cholesky"),
     "linalg_eigh": _hermitian_sample("linalg_eigh"),
 }
@@ -378,7 +379,13 @@ def _program(name):
             c.sum(LA.solve(z + c.astype(x, c.complex128), c.conj(z[:, 0]))) + LA.det(z)
         ),
         "svd_nuclear": lambda x, z: c.sum(LA.svdvals(z * x)),
+        "eig_general": lambda x, z: _eig_loss(LA.eig(x + z)),
     }[name]
+
+
+def _eig_loss(result):
+    w, v = result
+    return cr.sum(cr.abs(w) ** 2 * cr.abs(v[0]) ** 2) + cr.sum(cr.real(w))
 
 
 def _fixtures():

@@ -274,6 +274,20 @@ AWAY_FROM_ORIGIN = st.builds(
 
 
 @st.composite
+def _eig(draw):
+    """eig of a real matrix with distinct eigenvalues (disjoint Gershgorin discs); the
+    eigenvectors through a function of theirs free of their phase."""
+    n = draw(st.integers(1, 3))
+    a = draw(entries((n, n))) * 0.5 + np.diag([0.0, 4.0, 8.0][:n])
+
+    def parts(x):
+        w, v = LA.eig(x)
+        return w, v * cr.conj(v[..., :1, :])
+
+    return parts, [a]
+
+
+@st.composite
 def _fft(draw, name=None):
     """A transform of chainrule.fft (drawn, or `name`), its arguments and norm drawn, on a
     3 x 4 input (complex or real for the complex-input transforms)."""
@@ -329,6 +343,7 @@ SAMPLES = {
     "conj": st.builds(lambda a: (cr.conj, [a]), COMPLEX),
     "angle": st.builds(lambda a: (cr.angle, [a]), AWAY_FROM_ORIGIN),
     "fft": _fft(),
+    "linalg_eig": _eig(),
     **{
         name: _decomposition(name)
         for name in ("linalg_cholesky", "linalg_eigh", "linalg_qr", "linalg_svd", "linalg_pinv")

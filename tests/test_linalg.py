@@ -245,13 +245,15 @@ def test_eig_and_eigvals_are_complex_and_reconstruct_the_matrix(dtype):
     assert LA.eigvals(x).dtype == complex_dtype
 
 
-def test_eig_of_a_tensor_that_requires_grad_raises_until_complex_gradients():
-    x = leaf(np.eye(2))
-    for fn in (LA.eig, LA.eigvals):
-        with pytest.raises(NotImplementedError, match="gradients through complex values"):
-            fn(x)
-        with cr.no_grad():
-            assert fn(x)[0].dtype == cr.complex128
+def test_eigvals_of_a_real_matrix_send_back_a_real_gradient():
+    # d tr(A) = sum of d eigenvalues: the gradient of sum(real(eigvals)) is I.
+    a = np.array([[0.0, -2.0, 0.5], [1.0, 0.5, 0.0], [0.0, 0.3, 1.5]])
+    x = leaf(a)
+    cr.sum(cr.real(LA.eigvals(x))).backward()
+    assert x.grad.dtype == cr.float64
+    assert_values(x.grad, np.eye(3), atol=1e-12)
+    with cr.no_grad():
+        assert LA.eig(x)[0].dtype == cr.complex128
 
 
 SVD_SHAPES = [(3, 3), (4, 2), (2, 4), (3, 2)]

@@ -1441,6 +1441,54 @@ nary(
 )
 
 
+def _eig_parts(xp, w, v, offdiagonal):
+    """E_ij = 1 / (w_j - w_i) off the diagonal, 0 on it; and V^H V."""
+    e = xp.where(offdiagonal, _gap_inverse(xp, w, offdiagonal), 0.0)
+    return e, _mH(xp, v) @ v
+
+
+def _eig_vjp(xp, g, s, p, needs):
+    # A = V diag(w) V^-1, columns of V of unit norm (each with a free phase). With
+    # P = V^-1 dA V: dw = diag(P), dV = V (E o P + diag(d)), d_i = -Re((V^H V (E o P))_ii)
+    # (the norm stays 1; the phase is taken fixed). The adjoint: W = V^H gV,
+    # gA = V^-H (diag(gw) + conj(E) o (W - V^H V diag(Re diag(W)))) V^H; a real A gets its
+    # real part.
+    gw, gv = g
+    _, w, v = s
+    vh = _mH(xp, v)
+    if gv is None:
+        inner = xp.where(p[1], 0.0, xp.expand_dims(gw, axis=-2))
+    else:
+        e, vhv = _eig_parts(xp, w, v, p[1])
+        wm = vh @ gv
+        re_diag = xp.real(xp.linalg.diagonal(wm))
+        inner = xp.conj(e) * (wm - vhv * xp.expand_dims(re_diag, axis=-2))
+        if gw is not None:
+            inner = xp.where(p[1], inner, xp.expand_dims(gw, axis=-2))
+    return (xp.linalg.solve(vh, inner @ vh),)
+
+
+def _eig_jvp(xp, ts, xs, outs, p):
+    t, (w, v) = ts[0], outs
+    pm = xp.linalg.solve(v, t @ v)
+    e, vhv = _eig_parts(xp, w, v, p[1])
+    c = e * pm
+    d = -xp.real(xp.linalg.diagonal(vhv @ c))
+    return xp.linalg.diagonal(pm), v @ (c + xp.where(p[1], 0.0, xp.expand_dims(d, axis=-2)))
+
+
+# eig: eigenvalues and eigenvectors as complex dtype p[0]; p[1]: True off the diagonal.
+nary(
+    "linalg_eig",
+    lambda xp, xs, p: tuple(xp.astype(r, p[0]) for r in xp.linalg.eig(xs[0])),
+    _eig_vjp,
+    ((OUT,),),
+    jvp=_eig_jvp,
+    multi=True,
+    complex="own",
+)
+
+
 def _svd_vjp(xp, g, saved, p, needs):
     # A = U diag(s) Vh, k = min(m, n), V = Vh^H, X = U^H gU, Y = V^H gV, F_ij = 1/(s_j^2 - s_i^2):
     # gA = U (diag(gS) + (F o (X - X^H)) diag(s) + diag(s) (F o (Y - Y^H))) Vh
@@ -1736,12 +1784,6 @@ nondiff(  # xs = (x[, rtol])
 )
 nondiff("linalg_eigvalsh", lambda xp, xs, p: xp.linalg.eigvalsh(xs[0]))
 nondiff("linalg_svdvals", lambda xp, xs, p: xp.linalg.svdvals(xs[0]))
-# eig: eigenvalues and eigenvectors as complex dtype p.
-nondiff(
-    "linalg_eig",
-    lambda xp, xs, p: tuple(xp.astype(r, p) for r in xp.linalg.eig(xs[0])),
-    multi=True,
-)
 
 
 # ----------------------------------------------------------------------------- fft extension

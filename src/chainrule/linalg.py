@@ -246,29 +246,25 @@ def eigh(x: ArrayLike, /) -> EighResult:
 
 def _eig(x: ArrayLike, name: str) -> list[Tensor]:
     """The backend's general eigendecomposition of square matrices (values, vectors) as
-    complex tensors: the standard's dtype, also where every eigenvalue is real. No gradient:
-    chainrule has no complex gradients yet, so a tensor that requires grad raises."""
+    complex tensors: the standard's dtype, also where every eigenvalue is real."""
     x = _matrices(x, name, square_only=True)
-    if _records(x):
-        raise NotImplementedError(
-            f"linalg.{name}: gradients through complex values are not supported (the "
-            "eigenvalues of a general matrix are complex); call it on tensor.detach()"
-        )
     xp = x._xp
     dtype = _backend.to_backend_dtype(
         xp, complex64 if x.dtype in (float32, complex64) else complex128
     )
-    return list(OPS["linalg_eig"]((x,), dtype))
+    return list(OPS["linalg_eig"]((x,), (dtype, _off_diagonal(x, x.shape[-1]))))
 
 
 def eig(x: ArrayLike, /) -> EigResult:
     """Eigenvalues and right eigenvectors (columns of unit norm) of square matrices, complex
-    (complex64 for float32), eigenvalues in no particular order; no gradient."""
+    (complex64 for float32), eigenvalues in no particular order. Differentiable where the
+    eigenvalues are distinct (else inf/NaN, as PyTorch); each eigenvector has a free phase,
+    so a loss that depends on it has no gradient."""
     return EigResult(*_eig(x, "eig"))
 
 
 def eigvals(x: ArrayLike, /) -> Tensor:
-    """Eigenvalues of square matrices, complex (complex64 for float32); no gradient."""
+    """Eigenvalues of square matrices, complex (complex64 for float32); differentiable."""
     return _eig(x, "eigvals")[0]
 
 
