@@ -224,6 +224,54 @@ def test_complex_jvp_against_the_vjp(name, data):
     assert math.isclose(forward, backward, rel_tol=1e-9, abs_tol=1e-10)
 
 
+def _complex_array(shape):
+    """Complex values with imaginary parts away from 0 (norms have kinks at 0)."""
+    return st.builds(
+        lambda a, seed: a + 1j * _imaginary(np.random.default_rng(seed), shape, 2.0),
+        arrays(shape),
+        st.integers(0, 2**16),
+    )
+
+
+# Functions built from the rules (checked through them, but checked here too as users meet
+# them): name -> (function, input shapes).
+COMPOSITES = {
+    "vecdot": (lambda a, b: cr.vecdot(a, b), [(2, 3), (3,)]),
+    "tensordot": (lambda a, b: cr.tensordot(a, b, axes=1), [(2, 3), (3, 2)]),
+    "einsum": (lambda a, b: np.einsum("ij,kj->ik", a, b), [(2, 3), (2, 3)]),
+    "outer": (LA.outer, [(2,), (3,)]),
+    "cross": (LA.cross, [(3,), (2, 3)]),
+    "trace": (LA.trace, [(3, 3)]),
+    "matrix_power": (lambda a: LA.matrix_power(a, 3), [(2, 2)]),
+    "var": (lambda a: cr.var(a, axis=0), [(3, 2)]),
+    "std": (lambda a: cr.std(a), [(4,)]),
+    "vector_norm": (LA.vector_norm, [(4,)]),
+    "vector_norm_1": (lambda a: LA.vector_norm(a, ord=1, axis=0), [(3, 2)]),
+    "vector_norm_3": (lambda a: LA.vector_norm(a, ord=3), [(4,)]),
+    "vector_norm_inf": (lambda a: LA.vector_norm(a, ord=math.inf), [(4,)]),
+    "matrix_norm_fro": (LA.matrix_norm, [(2, 3)]),
+    "matrix_norm_1": (lambda a: LA.matrix_norm(a, ord=1), [(3, 3)]),
+    "matrix_norm_nuc": (lambda a: LA.matrix_norm(a, ord="nuc"), [(2, 3)]),
+    "matrix_norm_2": (lambda a: LA.matrix_norm(a, ord=2), [(3, 2)]),
+    "svdvals": (LA.svdvals, [(3, 2)]),
+    "eigvalsh": (lambda a: LA.eigvalsh(_hermitian(a)), [(3, 3)]),
+    # distinct eigenvalues (in disjoint Gershgorin discs), whose order then holds
+    "eigvals": (lambda a: LA.eigvals(a + T(np.diag([0.0, 6.0, 12.0]))), [(3, 3)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPOSITES))
+@examples(3)
+@given(data=st.data())
+def test_composite_functions_differentiate_complex_values(name, data):
+    fn, shapes = COMPOSITES[name]
+    xs = [leaf(data.draw(_complex_array(s))) for s in shapes]
+    if len(xs) == 2 and data.draw(st.booleans()):  # a real operand
+        xs[1] = leaf(N(xs[1]).real)
+    assert gradcheck(fn, xs, check_forward_ad=True)
+    assert gradgradcheck(fn, xs)
+
+
 @pytest.mark.parametrize("name", sorted(TRANSFORMS))
 @examples(3)
 @given(data=st.data())
@@ -341,6 +389,14 @@ def test_abs_and_sign_of_complex_zero_have_gradient_zero():
     s = (3 + 4j) / 5
     expected = s + (1 - s * np.real(np.conj(s) * 1)) / 5
     np.testing.assert_allclose(N(z.grad), [0, expected])
+
+
+def test_var_and_std_of_complex_values_are_real_as_numpy():
+    a = np.array([1 + 2j, -0.5 + 1j, 2 - 1j])
+    for fn, np_fn in ((cr.var, np.var), (cr.std, np.std)):
+        out = fn(T(a), correction=1)
+        assert out.dtype == cr.float64
+        np.testing.assert_allclose(N(out), np_fn(a, ddof=1))
 
 
 def test_forward_mode_takes_complex_tangents():

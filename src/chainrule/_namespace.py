@@ -351,7 +351,8 @@ def var(
 ) -> Tensor:
     """The variance along `axis` (all axes when None), dividing by the count less
     `correction` (1: the sample variance); NaN where no more values than the correction
-    remain. A slice of equal values has variance 0 exactly, and gradient 0."""
+    remain. A slice of equal values has variance 0 exactly, and gradient 0. Complex values
+    have a real variance: the mean of |x - mean|^2."""
     x = as_tensor(x)
     axes = normalize_axes(axis, x.ndim)
     n = _backend.count(x.shape, axes)
@@ -362,7 +363,9 @@ def var(
         d = d - OPS["var_rounding"]((x, d), axes)
     # The standard: NaN where there are no more values than the correction.
     dof = n - correction if n > correction else nan
-    return sum(d * d, axis=axes, keepdims=keepdims) / dof
+    # Complex values: the mean of |d|^2, real (as NumPy and PyTorch).
+    squares = d * d if x.dtype.kind != "c" else real(d * conj(d))
+    return sum(squares, axis=axes, keepdims=keepdims) / dof
 
 
 def std(
