@@ -412,6 +412,21 @@ def test_forward_mode_takes_complex_tangents():
     assert mag.tangent.dtype == cr.float64
 
 
+def test_compile_runs_gradients_through_complex_values_eagerly():
+    def step(z, x):
+        loss = cr.sum(cr.abs(cr.sin(z) * x) ** 2)
+        return cr.autograd.grad(loss, (z, x))
+
+    z, x = leaf(np.array([1 + 2j, -0.5 + 0.1j])), leaf(np.array([0.3, 2.0]))
+    expected = step(z, x)
+    compiled = cr.compile(step)
+    with pytest.warns(cr.CompileWarning, match="gradients through complex values"):
+        got = compiled(z, x)
+    for a, b in zip(got, expected):
+        assert a.dtype == b.dtype
+        np.testing.assert_allclose(N(a), N(b))
+
+
 def test_func_grad_of_a_complex_input():
     f = cr.func.grad(lambda z: cr.sum(cr.abs(z) ** 2))
     np.testing.assert_allclose(N(f(T(np.array([1 + 2j])))), [2 + 4j])

@@ -23,7 +23,7 @@ from .._node import (
 )
 from .._tensor import Tensor
 from ..autograd import _ACCUMULATE, _accumulate
-from ..autograd._engine import graph_namespace
+from ..autograd._engine import _cast, graph_namespace
 from ._trace import (
     ACC,
     ADD,
@@ -445,7 +445,7 @@ def _run_vjp(ins, r, pf) -> None:
         if shape is not None:
             gi = _backend.sum_to(xp, gi, shape)
         if dtype is not None:
-            gi = xp.astype(gi, dtype)
+            gi = _cast(xp, gi, dtype)
         r[o] = gi
 
 

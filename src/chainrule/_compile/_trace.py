@@ -11,7 +11,7 @@ import weakref
 
 from .. import _backend
 from .._mode import grad_mode, set_feature
-from .._node import RELEASED, AccumulateGrad, Node, Port, live_hooks, node_of
+from .._node import RELEASED, AccumulateGrad, Node, Port, complex_grads, live_hooks, node_of
 from .._rules import RULES, raw_namespace
 from .._tensor import Tensor, binary_primitive, unary_primitive
 from ..autograd import _engine
@@ -434,6 +434,11 @@ class Tracer:
                 raise Unsupported("saved-tensor hooks")
             if hooked:
                 _check_hooks(node)
+            if complex_grads[0] and node.rule.complex != "own" and saved is not None:
+                # The engine conjugates around holomorphic rules that meet complex values
+                # (apply_complex); a replay runs the formulas as written.
+                if _engine._holds_complex(saved):
+                    raise Unsupported("gradients through complex values")
         for node in targets if hooked and main and targets is not None else ():
             if node.__class__ is not AccumulateGrad and id(node) not in nodes and hooks_key(node):
                 raise Unsupported("hooks on a tensor from outside the function with a history")
@@ -597,7 +602,7 @@ class Tracer:
                     gi = _backend.sum_to(xp, gi, shape)
                 if f_dtype is not None and gi.dtype != f_dtype:
                     dtype = f_dtype
-                    gi = xp.astype(gi, dtype)
+                    gi = _engine._cast(xp, gi, dtype)
             k = len(values)
             values.append(gi)
             slot_of[id(gi)] = k

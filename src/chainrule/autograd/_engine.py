@@ -247,14 +247,18 @@ def _fit(xp, grads, fit) -> tuple:
             shape, dtype = f
             if shape is not None:
                 g = _backend.sum_to(xp, g, shape)
-            if dtype is not None:
-                gd = (g._data if g.__class__ is Tensor else g).dtype
-                if gd != dtype:
-                    if _backend.dtype_kind(gd) == "c" and _backend.dtype_kind(dtype) != "c":
-                        g = xp.real(g)
-                    g = xp.astype(g, dtype)
+            if dtype is not None and (g._data if g.__class__ is Tensor else g).dtype != dtype:
+                g = _cast(xp, g, dtype)
         out.append(g)
     return tuple(out)
+
+
+def _cast(xp, g, dtype):
+    """Gradient g cast to an input's dtype: a real input gets the real part of a complex g."""
+    gd = g._data.dtype if g.__class__ is Tensor else g.dtype
+    if _backend.dtype_kind(gd) == "c" and _backend.dtype_kind(dtype) != "c":
+        g = xp.real(g)
+    return xp.astype(g, dtype)
 
 
 def apply(node, g, backend, xp, create_graph: bool):
