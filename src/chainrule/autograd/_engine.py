@@ -287,7 +287,7 @@ def _holds_complex(values) -> bool:
 
 
 def _conj(xp, g):
-    return None if g is None else xp.conj(g)
+    return g if g is None or not _holds_complex((g,)) else xp.conj(g)
 
 
 def apply_complex(node, g, backend, xp, create_graph: bool):
