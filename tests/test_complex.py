@@ -188,7 +188,7 @@ def test_every_complex_rule_has_a_complex_sample():
 
 # The rules whose gradients test_ops' table check finds tested here (they compute on complex
 # values only, or are the transforms).
-GRADCHECKED = {"real", "imag", "conj", "angle", "fft"}
+GRADCHECKED = {"real", "imag", "conj", "angle", "fft", "linalg_eig"}
 
 
 # ----------------------------------------------------------------------------- the checks

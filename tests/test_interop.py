@@ -397,9 +397,9 @@ def test_numpy_fft_functions_dispatch_to_chainrule_fft(fn):
     out = fn(cr.tensor(a))
     assert out.__class__ is cr.Tensor
     np.testing.assert_allclose(N(out), fn(a), rtol=1e-12, atol=1e-14)
-    # chainrule has no complex gradients yet: a clear error rather than a lost gradient.
-    with pytest.raises(NotImplementedError, match="gradients through complex values"):
-        fn(np_leaf(a))
+    # Differentiable through complex values (PyTorch's convention), to the second order.
+    assert gradcheck(fn, np_leaf(a))
+    assert gradgradcheck(fn, np_leaf(a))
 
 
 def test_numpy_eig_and_eigvals_dispatch_with_the_standards_complex_results():
@@ -410,8 +410,11 @@ def test_numpy_eig_and_eigvals_dispatch_with_the_standards_complex_results():
     np.testing.assert_allclose(
         np.sort_complex(N(np.linalg.eigvals(cr.tensor(a)))), np.sort_complex(N(w))
     )
-    with pytest.raises(NotImplementedError, match="complex"):
-        np.linalg.eig(np_leaf(a))
+    x = np_leaf(a)
+    w = np.linalg.eigvals(x)
+    # d tr(A) = the sum of the eigenvalues' changes: the gradient of sum(real(w)) is I.
+    (g,) = grad(cr.sum(cr.real(w)), x)
+    np.testing.assert_allclose(N(g), np.eye(2), atol=1e-12)
 
 
 def test_may_share_memory_and_shares_memory_see_the_tensors_values():

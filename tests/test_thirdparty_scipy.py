@@ -144,9 +144,8 @@ def test_scipy_fft_values(name):
     out = fn(cr.asarray(A))
     assert out.__class__ is cr.Tensor
     np.testing.assert_allclose(N(out), fn(A), rtol=1e-12, atol=1e-13)
-    # chainrule has no complex gradients yet: a clear error, not a lost gradient.
-    with pytest.raises(NotImplementedError, match="complex"):
-        fn(cr.tensor(A, requires_grad=True))
+    # Differentiable through complex values (PyTorch's convention).
+    assert gradcheck(fn, cr.tensor(A, requires_grad=True))
 
 
 @pytest.mark.parametrize(

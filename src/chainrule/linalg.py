@@ -1,5 +1,5 @@
 """chainrule.linalg: the Array API linear algebra extension (2025.12), differentiable for real
-floating inputs (but eig and eigvals, whose results are complex). Decompositions, inv, det,
+and complex inputs (PyTorch's convention for complex gradients). Decompositions, inv, det,
 solve and pinv are primitives of `_rules` (their VJPs live there); norms, trace, cross, outer
 and matrix_power are composites of differentiable ops."""
 
