@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 import chainrule as cr
 import chainrule.linalg as LA
 from chainrule._rules import OPS, RULES
+from chainrule.autograd import forward_ad as fwad
 from chainrule.autograd import gradcheck, gradgradcheck
 from conftest import N, T, examples, skip_on
 from test_fft import TRANSFORMS
@@ -298,6 +299,10 @@ def test_the_rules_for_real_values_only_raise_for_complex_ones():
         out = cr.sum(cr.abs(fn(z)))
         with pytest.raises(NotImplementedError, match="through complex values"):
             out.backward()
+    with fwad.dual_level():
+        d = fwad.make_dual(T(np.array([1 + 1j])), T(np.array([1 + 0j])))
+        with pytest.raises(NotImplementedError, match="through complex values"):
+            cr.maximum(d, d)
 
 
 def test_every_rule_says_how_it_meets_complex_values():
@@ -405,8 +410,6 @@ def test_var_and_std_of_complex_values_are_real_as_numpy():
 
 
 def test_forward_mode_takes_complex_tangents():
-    from chainrule.autograd import forward_ad as fwad
-
     a = np.array([0.5 + 1j, -1 + 0.25j])
     with fwad.dual_level():
         z = fwad.make_dual(T(a), T(np.array([1j, 1 + 0j])))

@@ -1813,7 +1813,8 @@ def _resized(xp, g, axis: int, size: int):
     if have < size:
         pad = list(g.shape)
         pad[axis] = size - have
-        return xp.concat([g, xp.zeros(tuple(pad), dtype=g.dtype)], axis=axis)
+        zeros = xp.broadcast_to(xp.zeros_like(g[_along(axis, slice(0, 1))]), tuple(pad))
+        return xp.concat([g, zeros], axis=axis)
     return g
 
 
