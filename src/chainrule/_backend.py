@@ -627,9 +627,22 @@ def derivative_kernels(xp) -> dict:
         return {}
     aten = _module("torch").ops.aten
     return {
-        "tanh_backward": aten.tanh_backward.default,
-        "sigmoid_backward": aten.sigmoid_backward.default,
+        "tanh_backward": _unconjugated(aten.tanh_backward.default),
+        "sigmoid_backward": _unconjugated(aten.sigmoid_backward.default),
     }
+
+
+def _unconjugated(kernel):
+    """PyTorch's derivative kernel `kernel(g, out)`, without the conjugate it takes of a
+    complex derivative (PyTorch's convention, built in): chainrule's formulas compute J^T g
+    and the engine conjugates around them."""
+
+    def call(g, out):
+        if out.is_complex():
+            return kernel(g.conj(), out).conj()
+        return kernel(g, out)
+
+    return call
 
 
 def to_numpy(a):
