@@ -6,6 +6,7 @@ the call finishes eagerly and the function stays eager, with the reason."""
 from __future__ import annotations
 
 import collections
+import gc
 import sys
 import weakref
 
@@ -629,15 +630,16 @@ class Tracer:
         externals = [e.ref() for e in self.externals]
         persistent = self._persistent(externals, outputs)
         out_specs = self._outputs(outputs, externals, persistent)
-        # Arrays that the outputs, the arguments, tensors from outside, leaves' .grad and the
-        # nodes recorded hold: not escapes.
-        extra = [id(t._data) for t in outputs if t.__class__ is Tensor]
-        extra += [id(t._data) for t in externals if t is not None]
-        extra += [id(t._data) for t in (ref() for ref in self.arg_refs) if t is not None]
-        extra += [id(t._grad._data) for _, t in self.leaf_grads if t._grad is not None]
-        extra += _node_arrays(self.held)
-        extra += [id(e.entry) for e in self.externals]
-        escaped = self._unexplained(extra)
+        escaped = self._unexplained(self._holders(outputs, externals))
+        if escaped:
+            # Reference cycles made by the call (a hook whose closure holds the tensor whose
+            # node it hooks) hold values too, and the cyclic GC is paused while tracing:
+            # collect them, keeping the objects of the trace that something else holds.
+            refs = [weakref.ref(x) for x in self.held]
+            self.held = []
+            gc.collect()
+            self.held = [x for x in (ref() for ref in refs) if x is not None]
+            escaped = self._unexplained(self._holders(outputs, externals))
         self.held = []
         hook_guards = self._hook_guards()
         if escaped:
@@ -654,6 +656,17 @@ class Tracer:
             self.input_tensor, self.graph,
             hook_guards,
         )  # fmt: skip
+
+    def _holders(self, outputs: list, externals: list) -> list:
+        """The ids of the arrays that the outputs, the arguments, tensors from outside,
+        leaves' .grad and the nodes recorded hold, once per reference: not escapes."""
+        extra = [id(t._data) for t in outputs if t.__class__ is Tensor]
+        extra += [id(t._data) for t in externals if t is not None]
+        extra += [id(t._data) for t in (ref() for ref in self.arg_refs) if t is not None]
+        extra += [id(t._grad._data) for _, t in self.leaf_grads if t._grad is not None]
+        extra += _node_arrays(self.held)
+        extra += [id(e.entry) for e in self.externals]
+        return extra
 
     def _hook_guards(self) -> list:
         """(tensor ref, hooks_key) of each leaf from before the call (an argument or a tensor
