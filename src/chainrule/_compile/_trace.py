@@ -840,10 +840,10 @@ class Tracer:
         for i in extra:
             if i in expected:
                 expected[i] += 1
-        # A NumPy view holds its base (or an array between them that holds it).
+        # A view holds its base (or an array between them that holds it).
         seen: set[int] = set()
         for v in values:
-            base = v.base if v.__class__ is np.ndarray else None
+            base = v.base if v.__class__ is np.ndarray else _view_base(v)
             while base is not None:
                 if id(base) in expected:
                     expected[id(base)] += 1
@@ -851,7 +851,7 @@ class Tracer:
                 if id(base) in seen:
                     break
                 seen.add(id(base))
-                base = base.base if base.__class__ is np.ndarray else None
+                base = base.base if base.__class__ is np.ndarray else _view_base(base)
         base = None  # the loop may have left it on a value: a reference counted below
         out = []
         # References beyond the list: a variable and getrefcount's argument (measured).
@@ -913,6 +913,17 @@ class Recording:
             if persistent:
                 ext.entry = None
                 ext.snapshot = None
+
+
+def _view_base(v):
+    """The array that view v was made from, for arrays other than NumPy's (PyTorch: ._base;
+    CuPy: .base), else None."""
+    if v is None or v.__class__ in _PLAIN:
+        return None
+    base = getattr(v, "_base", None)
+    if base is None:
+        base = getattr(v, "base", None)
+    return base if base is not None and _backend.is_array(base) else None
 
 
 def _reaches_freed(edge) -> bool:
