@@ -107,11 +107,13 @@ bench: $(BENCH_STAMP)
 	$(PY) benchmarks/jvp.py --md benchmarks/jvp-results.md
 	$(PY) benchmarks/loop.py --out benchmarks/loop.json --md benchmarks/loop.md
 	$(PY) benchmarks/checkpoint_memory.py > benchmarks/checkpoint_memory.md
+	$(PY) benchmarks/vmap.py --md benchmarks/vmap-results.md
 
 bench-quick: $(BENCH_STAMP)
 	$(PY) benchmarks/run.py --quick --out benchmarks/results-quick.json --md benchmarks/results-quick.md
 	$(PY) benchmarks/jvp.py --quick --md benchmarks/jvp-results-quick.md
 	$(PY) benchmarks/loop.py --repeats 1 --out benchmarks/loop-quick.json --md benchmarks/loop-quick.md
+	$(PY) benchmarks/vmap.py --quick --md benchmarks/vmap-results-quick.md
 
 $(DOCS_STAMP): pyproject.toml | $(VENV)/bin/python
 	$(PY) -m pip install -q -e '.[docs]'

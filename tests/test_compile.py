@@ -863,7 +863,6 @@ REVERSE_TRANSFORMS = {
     "grad": lambda x, y: func.grad(_loss)(x, y),
     "grad_argnums_and_value": lambda x, y: func.grad_and_value(_loss, argnums=(0, 1))(x, y),
     "vjp": lambda x, y: func.vjp(lambda a: cr.tanh(T(_W) @ a) * y, x)[1](y),
-    "jacrev": lambda x, y: func.jacrev(lambda a: cr.sin(a * y))(x),
     "grad_of_grad": lambda x, y: func.grad(lambda a: cr.sum(func.grad(_loss)(a, y) ** 2))(x),
 }
 

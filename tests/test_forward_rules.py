@@ -18,6 +18,7 @@ from chainrule._node import AccumulateGrad, node_of
 from chainrule._rules import OPS, RULES
 from chainrule.autograd import forward_ad as fwad
 from chainrule.autograd import gradcheck, gradgradcheck
+from chainrule.func import vmap
 from conftest import N, T
 from test_api_manipulation import along_axis
 from test_fft import TRANSFORMS
@@ -261,6 +262,14 @@ def _conv2d(draw):
     return conv, [draw(arrays((n, c, h, w))), draw(arrays((o, c, kh, kw)))]
 
 
+@st.composite
+def _vmapped(draw):
+    a = draw(arrays(draw(NONEMPTY)))
+    axis = draw(st.integers(0, a.ndim - 1))
+    out = draw(st.integers(0, a.ndim - 1))
+    return vmap(lambda v: v * cr.sin(v), in_dims=axis, out_dims=out), [a]
+
+
 def _matrix(fn):
     return st.builds(lambda a: (fn, [a]), invertible())
 
@@ -344,6 +353,8 @@ SAMPLES = {
     "angle": st.builds(lambda a: (cr.angle, [a]), AWAY_FROM_ORIGIN),
     "fft": _fft(),
     "linalg_eig": _eig(),
+    "batch": _vmapped(),
+    "unbatch": _vmapped(),
     **{
         name: _decomposition(name)
         for name in ("linalg_cholesky", "linalg_eigh", "linalg_qr", "linalg_svd", "linalg_pinv")

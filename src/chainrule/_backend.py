@@ -29,6 +29,11 @@ def namespace(a) -> object:
     return xp
 
 
+def register_namespace(t: type, xp) -> None:
+    """Make `xp` the namespace of arrays of type `t` (vmap's Batched arrays)."""
+    _namespaces[t] = xp
+
+
 def _lookup_namespace(a):
     if isinstance(a, (np.ndarray, np.generic)):
         return np
@@ -76,6 +81,8 @@ def joint_namespace(xp, other):
     """The namespace that holds the result of an operation on arrays of `xp` and `other`
     where one library takes the other's arrays as operands (Dask takes NumPy's), else None."""
     libs = (library(xp), library(other))
+    if "vmap" in libs:  # vmap's Batched arrays take those of the libraries below them
+        return xp if libs[0] == "vmap" else other
     if libs == ("dask", "numpy"):
         return xp
     if libs == ("numpy", "dask"):
@@ -365,7 +372,7 @@ def index_add(xp, g, p):
     # Integer arrays may repeat positions: gather each element's flat source position, then
     # add the gradients up at those positions.
     size = math.prod(shape)
-    positions = xp.reshape(xp.reshape(xp.arange(size), shape)[key], (-1,))
+    positions = xp.reshape(getitem(xp, xp.reshape(xp.arange(size), shape), key), (-1,))
     return xp.reshape(scatter_add(xp, positions, xp.reshape(g, (-1,)), size, dtype), shape)
 
 
@@ -466,8 +473,9 @@ def take_along_add(xp, g, p):
 # arrays, a scatter-add, PyTorch's slices with negative steps, Dask's missing take_along_axis),
 # rules call these helpers: library names appear here and nowhere else.
 
-# First match wins: "jax.numpy" is JAX, "array_api_compat.dask.array" Dask.
-_KNOWN = ("dask", "jax", "torch", "cupy", "array_api_strict", "numpy")
+# First match wins: "jax.numpy" is JAX, "array_api_compat.dask.array" Dask; "vmap" is
+# chainrule's own namespace of batched arrays (_batching), whose gaps are filled here too.
+_KNOWN = ("vmap", "dask", "jax", "torch", "cupy", "array_api_strict", "numpy")
 _libraries: dict[int, str] = {id(np): "numpy"}
 
 
@@ -489,7 +497,10 @@ def _module(name: str):
 
 def getitem(xp, a, key):
     """a[key]; PyTorch's slices take no negative step: those axes are flipped first."""
-    if library(xp) == "torch":
+    lib = library(xp)
+    if lib == "vmap":  # `a` or the key's arrays may be batched
+        return xp.vmap_getitem(a, key)
+    if lib == "torch":
         axes, key = _positive_steps(key, a.shape)
         if axes:
             a = xp.flip(a, axis=axes)
@@ -500,6 +511,8 @@ def assign(xp, a, key, v):
     """`a` with a[key] = v: `a` itself, written in place, or a new array where arrays are
     immutable (JAX) or the write can't be made in place (PyTorch's negative steps)."""
     lib = library(xp)
+    if lib == "vmap":
+        return xp.vmap_assign(a, key, v)
     if lib == "jax":
         return a.at[key].set(v)
     if lib == "torch":
@@ -540,6 +553,8 @@ def scatter_add(xp, positions, values, size: int, dtype):
     """A 1-D array of `size` zeros of `dtype` with `values` added at `positions` (1-D integer
     arrays; repeated positions add up), by the library's own scatter-add."""
     lib = library(xp)
+    if lib == "vmap":
+        return xp.vmap_scatter_add(positions, values, size, dtype)
     if lib == "numpy":
         out = np.zeros(size, dtype=dtype)
         np.add.at(out, positions, values)

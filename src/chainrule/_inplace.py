@@ -13,6 +13,7 @@ from __future__ import annotations
 import operator
 
 from . import _backend, _special_cases
+from ._batching import NAMESPACE, level_of
 from ._namespace import (
     _index_key,
     add,
@@ -77,7 +78,15 @@ def _bump(t: Tensor) -> None:
 
 
 def _same_library(t: Tensor, value, name: str) -> None:
-    if value.__class__ is Tensor and value._xp is not t._xp:
+    if value.__class__ is not Tensor:
+        return
+    if value._xp is NAMESPACE and level_of(value._data) > level_of(t._data):
+        raise RuntimeError(
+            f"vmap: in-place {name} is not possible: the value written is vmapped over but the "
+            "tensor written is not (it would need more elements). Please use out-of-place "
+            "operations instead."
+        )
+    if value._xp is not t._xp and t._xp is not NAMESPACE:
         mixed_error(f"in-place {name}", t._xp, value._xp)
 
 

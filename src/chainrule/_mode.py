@@ -33,12 +33,13 @@ class _GradMode(threading.local):
     saved_hooks_refused: str | None = None  # disable_saved_tensors_hooks' message
     tracer = None  # chainrule.compile's trace in progress: it follows every operation
     forward: tuple = ()  # forward mode: the dual levels operations see, innermost last
+    vmap: tuple = ()  # vmap: (level, batch size, randomness) of the active levels, innermost last
 
 
 grad_mode = _GradMode()
 
 # The attributes of grad_mode that make operations run the features' parts when truthy.
-FEATURES = ("anomaly", "inference", "saved_hooks", "tracer", "forward")
+FEATURES = ("anomaly", "inference", "saved_hooks", "tracer", "forward", "vmap")
 
 
 def set_feature(name: str, value: Any) -> None:

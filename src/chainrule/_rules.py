@@ -30,10 +30,10 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from . import _backend, _special_cases
+from . import _backend, _batching, _special_cases
 from ._backend import count, expand_reduced, sum_to
 from ._node import OUT, Rule
-from ._tensor import binary_primitive, primitive, unary_primitive
+from ._tensor import binary_primitive, crossing_primitive, primitive, unary_primitive
 
 __all__ = ["OPS", "RULES", "EXTRAS", "KERNELS", "raw_namespace", "argsort"]
 
@@ -245,6 +245,21 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "tanh_backward": lambda g, out: g * (1 - out * out),
     "sigmoid_backward": lambda g, out: g * (out * (1 - out)),
 }
+
+
+def crossing(name, fwd, adjoint):
+    """A linear one-input rule whose result belongs to another array library than its input
+    (vmap's boundary), and whose VJP is the rule `adjoint` (called through the namespace)."""
+    rule = Rule(
+        name,
+        fwd,
+        lambda xp, g, s, p, needs: (getattr(xp, adjoint)(g, p),),
+        ((),),
+        jvp=_linear_jvp(name, False),
+    )
+    _register(rule, crossing_primitive)
+    EXTRAS.append(name)
+
 
 _raw_namespaces: dict[int, types.ModuleType] = {}
 
@@ -1626,6 +1641,16 @@ unary(
     jvp=_pinv_jvp,
     complex="own",
 )
+
+
+# ----------------------------------------------------------------------------- vmap's boundary
+# batch: an array of the library below a vmap level as a Batched array of that level (see
+# _batching), p = (level, batch size, axis): `axis` becomes the batch axis, or with None the
+# value is the same for every sample. unbatch, its adjoint: the batch axis back at `axis`, or
+# with None the sum over the batch. Each is the other's VJP.
+
+crossing("batch", lambda xp, x, p: _batching.batch(x, *p), "unbatch")
+crossing("unbatch", lambda xp, x, p: _batching.unbatch(x, *p), "batch")
 
 
 # ----------------------------------------------------------------------------- without gradient

@@ -41,8 +41,10 @@ __all__ = [
     "Tensor",
     "as_tensor",
     "as_tensors",
+    "batched_nodes",
     "binary_primitive",
     "constant",
+    "crossing_primitive",
     "dual",
     "enable_grad",
     "grad_mode",
@@ -246,6 +248,49 @@ def primitive(rule: Rule):
     return op
 
 
+def crossing_primitive(rule: Rule):
+    """The op function `op(x, p)` of a one-input rule whose result belongs to another array
+    library than its input (vmap's boundary: batch and unbatch): the generic path, the
+    result in its own namespace. While such nodes live, backward walks compute with vmap's
+    namespace (`batched_nodes`)."""
+    fwd = rule.fwd
+
+    def op(x, p=None):
+        if x.__class__ is not Tensor:
+            x = as_tensor(x)
+        out = fwd(x._xp, x._data, p)
+        oxp = _backend.namespace(out)
+        if grad_mode.extended:
+            result = _extended(rule, (x,), oxp, (out,), p)[0]
+        else:
+            result = _results(rule, (x,), oxp, (out,), p)[0]
+        if result._edge is not None:
+            batched_nodes[0] += 1
+            weakref.finalize(result._edge, _forget_batched)
+        return result
+
+    op.__name__ = op.__qualname__ = rule.name
+    return op
+
+
+# The number of live nodes of vmap's boundary (see crossing_primitive).
+batched_nodes = [0]
+
+
+def _forget_batched() -> None:
+    batched_nodes[0] -= 1
+
+
+# vmap's part of every operation, installed by chainrule.func: `(rule, xs, results)` routes
+# an input of a lower vmap level than its result through a lift (see func._vmap).
+VMAP: list = [None]
+
+# vmap's lift, installed by chainrule.func: `(tensor)` gives a tensor that requires grad,
+# of a library below vmap's, as a tensor of the innermost vmap level (the same value for
+# every sample, its gradient summed over the batch), or None outside vmap.
+LIFT: list = [None]
+
+
 def _results(rule: Rule, xs, xp, outs, p) -> tuple:
     """The output tensors of an operation on inputs `xs` (tensors or Python scalars) whose
     forward returned `outs`, with its node recorded where grad mode and the inputs ask."""
@@ -277,6 +322,8 @@ def _extended(rule: Rule, xs, xp, outs, p) -> tuple:
 def _features(rule: Rule, xs, outs, p, results) -> None:
     """The part of each feature that is on (see _mode.FEATURES), for an operation on `xs`
     that made `results`."""
+    if grad_mode.vmap:
+        VMAP[0](rule, xs, results)
     levels = grad_mode.forward
     if levels:  # first: the tensors saved_tensors_hooks see carry their tangents
         FORWARD[0](rule, xs, results[0]._xp, outs, results, p, levels)
@@ -294,6 +341,8 @@ def _features(rule: Rule, xs, outs, p, results) -> None:
         if levels and _dual_results(results):
             # A replay runs no JVPs: compile falls back to eager, saying why.
             tracer.unsupported("forward-mode AD (an operation on dual tensors)")
+        elif grad_mode.vmap:  # nor vmap's Batched arrays
+            tracer.unsupported("vmap (an operation on batched tensors)")
         else:
             tracer.record(rule, xs, outs, p, results)
 
@@ -453,6 +502,9 @@ def constant(obj, xp) -> Tensor:
         if obj._xp is xp:
             return obj
         if obj._edge is not None:
+            lifted = LIFT[0](obj, xp) if LIFT[0] is not None else None
+            if lifted is not None:
+                return lifted
             raise TypeError(
                 f"a {_backend.name_of(obj._xp)} tensor that requires grad can't join an "
                 f"operation on {_backend.name_of(xp)} arrays (its gradient would be of the "

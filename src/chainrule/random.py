@@ -6,12 +6,14 @@ its `asarray`: a seed gives the same numbers on every such library."""
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from . import _backend
+from ._batching import NAMESPACE, Batched
 from ._namespace import asarray, float64, int64
 from ._tensor import Tensor, grad_mode
 from ._typing import Device, DTypeLike
@@ -73,14 +75,21 @@ class Generator:
         self._rng = copy.deepcopy(state)
         return self
 
-    def _wrap(self, a: Any, dtype: DTypeLike, device: Device) -> Tensor:
+    def _wrap(self, a: Any, dtype: DTypeLike, device: Device, different: tuple = ()) -> Tensor:
         """A tensor of the generator's library from the draw `a` (of its own library, or
-        NumPy's), cast to `dtype`."""
+        NumPy's), cast to `dtype`; drawn per sample of the vmap levels `different` (their
+        batch axes first, outermost first), a Batched tensor of those levels."""
         if grad_mode.extended and grad_mode.tracer is not None:
             grad_mode.tracer.unsupported("random numbers drawn by chainrule.random")
         xp = self._xp
         kwargs = {} if device is None else {"device": device}
-        out = asarray(xp.asarray(a, **kwargs))
+        if different:
+            value = _backend.normalize(xp.asarray(a, **kwargs), xp)
+            for level, n in different:
+                value = Batched(value, level, n)
+            out = Tensor(value, NAMESPACE, None)
+        else:
+            out = asarray(xp.asarray(a, **kwargs))
         return out if dtype is None or out.dtype == dtype else asarray(out, dtype=dtype)
 
     def _floats(self, kind: str, shape: tuple[int, ...], dtype: DTypeLike) -> Any:
@@ -96,15 +105,15 @@ class Generator:
         self, *shape: int | Sequence[int], dtype: DTypeLike = None, device: Device = None
     ) -> Tensor:
         """Uniform numbers in [0, 1) of `shape` (default dtype float64)."""
-        s = _shape(shape)
-        return self._wrap(self._floats("rand", s, dtype), dtype, device)
+        s, different = _per_sample(_shape(shape))
+        return self._wrap(self._floats("rand", s, dtype), dtype, device, different)
 
     def randn(
         self, *shape: int | Sequence[int], dtype: DTypeLike = None, device: Device = None
     ) -> Tensor:
         """Standard normal numbers of `shape` (default dtype float64)."""
-        s = _shape(shape)
-        return self._wrap(self._floats("randn", s, dtype), dtype, device)
+        s, different = _per_sample(_shape(shape))
+        return self._wrap(self._floats("randn", s, dtype), dtype, device, different)
 
     def uniform(
         self,
@@ -148,12 +157,16 @@ class Generator:
             low, high = 0, low
         if high <= low:
             raise ValueError(f"randint: expected low < high, got low={low}, high={high}")
-        draw = self._rng.integers(low, high, size=_shape((shape,)))
-        return self._wrap(draw, int64 if dtype is None else dtype, device)
+        s, different = _per_sample(_shape((shape,)))
+        draw = self._rng.integers(low, high, size=s)
+        return self._wrap(draw, int64 if dtype is None else dtype, device, different)
 
     def permutation(self, n: int, *, dtype: DTypeLike = None, device: Device = None) -> Tensor:
         """A random permutation of 0, ..., n - 1 (default dtype int64)."""
-        return self._wrap(self._rng.permutation(n), int64 if dtype is None else dtype, device)
+        lead, different = _per_sample(())
+        draws = [self._rng.permutation(n) for _ in range(math.prod(lead))]
+        draw = np.reshape(np.stack(draws), (*lead, n)) if different else draws[0]
+        return self._wrap(draw, int64 if dtype is None else dtype, device, different)
 
     def bernoulli(
         self, p: float | Tensor, shape: Shape | None = None, *, dtype: DTypeLike = None
@@ -170,6 +183,23 @@ class Generator:
             u = self.rand(() if shape is None else shape, dtype=dtype)
             hit = u < p
         return asarray(hit, dtype=u.dtype if dtype is None else dtype)
+
+
+def _per_sample(shape: tuple[int, ...]) -> tuple[tuple[int, ...], tuple]:
+    """Inside vmap: (the shape to draw, the levels drawn per sample): the batch sizes of the
+    levels whose randomness is 'different' go first ('same': one draw shared by the
+    samples); a level whose randomness is 'error' refuses, as PyTorch."""
+    levels = grad_mode.vmap
+    if not levels:
+        return shape, ()
+    if any(r == "error" for _, _, r in levels):
+        raise RuntimeError(
+            "vmap: called random operation while in randomness error mode. Please either use "
+            "the 'same' or 'different' randomness flags on vmap or perform the randomness "
+            "operation out of vmap"
+        )
+    different = tuple((level, n) for level, n, r in levels if r == "different")
+    return tuple(n for _, n in different) + shape, different
 
 
 def _shape(shape: tuple[Any, ...]) -> tuple[int, ...]:

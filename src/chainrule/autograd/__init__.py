@@ -8,11 +8,11 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypeVar, overload
 
-from .. import _backend, _namespace
+from .. import _backend, _batching, _namespace, _rules
 from .._mode import set_feature
 from .._node import Port, inplace_writes, node_of
-from .._tensor import Tensor, grad_mode
-from . import forward_ad, functional, graph
+from .._tensor import Tensor, as_tensor, grad_mode
+from . import _batched, forward_ad, functional, graph
 from ._engine import _root_grads, execute, runs_on_tensors
 from ._gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .function import Function, FunctionCtx
@@ -201,6 +201,7 @@ def grad(
     create_graph: bool = False,
     allow_unused: bool | None = None,
     materialize_grads: bool = False,
+    is_grads_batched: bool = False,
 ) -> dict[str, Tensor | None]: ...
 @overload
 def grad(
@@ -211,6 +212,7 @@ def grad(
     create_graph: bool = False,
     allow_unused: Literal[False] | None = None,
     materialize_grads: bool = False,
+    is_grads_batched: bool = False,
 ) -> tuple[Tensor, ...]: ...
 @overload
 def grad(
@@ -222,6 +224,7 @@ def grad(
     allow_unused: bool | None = None,
     *,
     materialize_grads: Literal[True],
+    is_grads_batched: bool = False,
 ) -> tuple[Tensor, ...]: ...
 @overload
 def grad(
@@ -232,6 +235,7 @@ def grad(
     create_graph: bool = False,
     allow_unused: bool | None = None,
     materialize_grads: bool = False,
+    is_grads_batched: bool = False,
 ) -> tuple[Tensor | None, ...]: ...
 def grad(
     outputs: _Tensors,
@@ -241,9 +245,17 @@ def grad(
     create_graph: bool = False,
     allow_unused: bool | None = None,
     materialize_grads: bool = False,
+    is_grads_batched: bool = False,
 ) -> tuple[Tensor | None, ...] | dict[str, Tensor | None]:
     """The gradients of `outputs` (weighted by `grad_outputs`) with respect to `inputs`, one
-    per input (a dict of them for a dict of inputs); `.grad` is left untouched."""
+    per input (a dict of them for a dict of inputs); `.grad` is left untouched. With
+    `is_grads_batched`, the first axis of every grad_output is a batch of weightings: one
+    backward walk computes them all (vmap), the gradients get that first axis."""
+    if is_grads_batched:
+        return _batched_grad(
+            outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+            materialize_grads,
+        )  # fmt: skip
     outputs = _seq(outputs)
     inputs, keys = _inputs(inputs, "grad")
     if materialize_grads and allow_unused is False:
@@ -275,11 +287,43 @@ def grad(
             continue
         _check_shape(t, g)
         if g.__class__ is not Tensor:
-            g = Tensor(_backend.normalize(g, t._xp), t._xp, None)
+            gxp = t._xp if g.__class__ is not _batching.Batched else _batching.NAMESPACE
+            g = Tensor(_backend.normalize(g, gxp), gxp, None)
         if g._data.dtype != t._data.dtype:
             g = _namespace.astype(g, t.dtype)
         result.append(g)
     return tuple(result) if keys is None else dict(zip(keys, result))
+
+
+def _batched_grad(
+    outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads
+):
+    """grad with is_grads_batched: the grad_outputs batched along their first axis at a new
+    vmap level, one walk, the gradients unbatched."""
+    if grad_outputs is None:
+        raise RuntimeError("is_grads_batched=True needs grad_outputs with a leading batch axis")
+    gs = [None if g is None else as_tensor(g) for g in _seq(grad_outputs)]
+    sizes = {g.shape[0] for g in gs if g is not None and g.ndim > 0}
+    if len(sizes) != 1 or any(g is not None and g.ndim == 0 for g in gs):
+        raise RuntimeError(
+            "is_grads_batched=True: every grad_output needs the same leading batch dimension, "
+            f"got shapes {[None if g is None else g.shape for g in gs]}"
+        )
+    (n,) = sizes
+    level, prev = _batched.enter(n)
+    try:
+        batched = [None if g is None else _rules.OPS["batch"](g, (level, n, 0)) for g in gs]
+        found = grad(
+            outputs, inputs, batched, retain_graph, create_graph, allow_unused, materialize_grads
+        )
+        keys = list(found) if isinstance(found, dict) else None
+        values = list(found.values()) if keys is not None else list(found)
+        out = []
+        for g in values:
+            out.append(None if g is None else _batched.unbatched(g, level, n, 0))
+    finally:
+        _batched.leave(prev)
+    return tuple(out) if keys is None else dict(zip(keys, out))
 
 
 class detect_anomaly:

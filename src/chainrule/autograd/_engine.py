@@ -9,7 +9,8 @@ import threading
 import types
 from contextlib import nullcontext
 
-from .. import _backend, _namespace, _rules, fft, linalg
+from .. import _backend, _batching, _namespace, _rules, fft, linalg
+from .._batching import Batched
 from .._node import (
     RELEASED,
     AccumulateGrad,
@@ -20,7 +21,7 @@ from .._node import (
     live_hooks,
     node_of,
 )
-from .._tensor import _SCALARS, Tensor, as_tensor, enable_grad, grad_mode, no_grad
+from .._tensor import _SCALARS, Tensor, as_tensor, batched_nodes, enable_grad, grad_mode, no_grad
 
 _FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -95,7 +96,7 @@ def _root_grads(outputs, grad_outputs, tensors: bool, what: str):
             g = Tensor(xp.ones_like(t._data), xp, None)
         else:
             g = as_tensor(g)
-            if g._xp is not xp:
+            if g._xp is not xp and g._xp is not _batching.NAMESPACE:
                 raise TypeError(
                     f"grad_output[{i}] is a {_backend.name_of(g._xp)} array but output[{i}] "
                     f"is a {_backend.name_of(xp)} array"
@@ -225,17 +226,31 @@ def _rewrap(node, saved, xp) -> tuple:
     for i, d in enumerate(saved):
         if d is None or d.__class__ in _SCALARS:
             out.append(d)
-        elif i < n:
-            out.append(Tensor(d, xp, edges[i]))
-        elif i < n + n_out:
-            out.append(Tensor(d, xp, Port(node, i - n) if multi else node))
         else:
-            out.append(Tensor(d, xp, None))
+            dxp = _batching.NAMESPACE if d.__class__ is _batching.Batched else xp
+            if i < n:
+                out.append(Tensor(d, dxp, edges[i]))
+            elif i < n + n_out:
+                out.append(Tensor(d, dxp, Port(node, i - n) if multi else node))
+            else:
+                out.append(Tensor(d, dxp, None))
     if getattr(node, "fw", None) is not None:
         from .forward_ad import saved_with_tangents
 
+        for d in saved:
+            if d.__class__ is _batching.Batched:
+                xp = _batching.NAMESPACE
+                break
         return saved_with_tangents(node, tuple(out), saved, xp)
     return tuple(out)
+
+
+def _batched(roots) -> bool:
+    """Whether a root gradient is a Batched array (vmap over gradients)."""
+    for _, g in roots:
+        if (g._data if g.__class__ is Tensor else g).__class__ is _batching.Batched:
+            return True
+    return False
 
 
 def _fit(xp, grads, fit) -> tuple:
@@ -387,7 +402,14 @@ def _execute(roots, targets, retain_graph, create_graph, backend, accumulate):
         wanted = targets
     _check_runnable(order, run, freed)
     tensors = runs_on_tensors(create_graph)
-    xp = graph_namespace() if tensors else _rules.raw_namespace(backend)
+    if tensors:
+        xp = graph_namespace()
+    elif batched_nodes[0] or grad_mode.vmap or _batched(roots):
+        # A graph that may hold vmap's Batched values, on raw arrays: their namespace
+        # computes on them and on every library below them.
+        xp = _rules.raw_namespace(_batching.NAMESPACE)
+    else:
+        xp = _rules.raw_namespace(backend)
     grads: dict = {}
     for e, g in roots:
         _add(grads, e, g)
@@ -547,10 +569,12 @@ def _add(grads, edge, g):
         if buf is None:
             buf = grads[node] = [None] * node.n_out
         i = edge.index
-        buf[i] = g if buf[i] is None else buf[i] + g
+        prev = buf[i]
+        buf[i] = g if prev is None else g + prev if g.__class__ is Batched else prev + g
         return
     prev = grads.get(edge)
-    grads[edge] = g if prev is None else prev + g
+    # A Batched gradient goes on the left: other libraries' operators may refuse it.
+    grads[edge] = g if prev is None else g + prev if g.__class__ is Batched else prev + g
 
 
 def _apply_noted(node, g, backend, xp, create_graph):

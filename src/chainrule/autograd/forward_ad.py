@@ -11,9 +11,11 @@ from typing import Any
 
 from .. import _backend, _namespace, _rules, _tensor
 from .._backend import ndarray
+from .._batching import NAMESPACE, Batched, level_of
 from .._mode import set_feature
 from .._node import Port
 from .._tensor import Tensor, as_tensor, grad_mode
+from ._batched import lift
 from ._engine import graph_namespace
 
 __all__ = [
@@ -130,7 +132,14 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         if kind not in "fc":
             raise ValueError(f"Expected {what} to be floating point or complex, but got: {t.dtype}")
     if tangent._xp is not tensor._xp:
-        _tensor.mixed_error("make_dual", tensor._xp, tangent._xp)
+        top = max(level_of(tensor._data), level_of(tangent._data))
+        if not top:
+            _tensor.mixed_error("make_dual", tensor._xp, tangent._xp)
+        # Inside vmap, a tangent per sample makes the primal one too (the same value each).
+        if level_of(tensor._data) < top:
+            tensor = lift(tensor, top)
+        if level_of(tangent._data) < top:
+            tangent = lift(tangent, top)
     if tangent.shape != tensor.shape:
         raise RuntimeError(
             "Trying to set a forward gradient that has a different size than that of the "
@@ -212,6 +221,8 @@ def _tangents(rule, xs, xp, outs, results, p, levels) -> None:
             _push(rule, xs, xp, outs, results, p, (), level, _tangents_at(xs, level), True)
         else:
             ns = _RAW_NAMESPACES.get(id(xp)) or _rules.raw_namespace(xp)
+            if xp is NAMESPACE:
+                ts = _batched_tangents(ts, xs)
             if n == 1:
                 t = rule.jvp(ns, (ts[0],), (xs[0]._data,), outs, p)
             elif n == 2:
@@ -286,6 +297,16 @@ def _propagate(rule, xs, xp, outs, results, p, levels) -> None:
             r._fw = None
 
 
+def _batched_tangents(ts, xs) -> list:
+    """Inside vmap, where an input is a Batched array, tangents of another library as Batched
+    arrays (the same for every sample): a JVP's operators then meet Batched arrays only (see
+    _batching.asarray)."""
+    for x in xs:
+        if x.__class__ is Tensor and x._data.__class__ is Batched:
+            return [t if t is None or t.__class__ is Batched else NAMESPACE.asarray(t) for t in ts]
+    return ts
+
+
 def _tangents_at(xs, level: int) -> list:
     """The inputs' tangents at `level`, as tensors (None where an input has none)."""
     out = []
@@ -325,6 +346,8 @@ def _push(rule, xs, xp, outs, results, p, outer, level, ts, fresh) -> None:
     else:
         # On raw arrays: nothing differentiates this tangent.
         rts = tuple([t._data if t.__class__ is Tensor else t for t in ts])
+        if xp is NAMESPACE:
+            rts = _batched_tangents(rts, xs)
         rxs = tuple([x._data if x.__class__ is Tensor else x for x in xs])
         touts = rule.jvp(_rules.raw_namespace(xp), rts, rxs, outs, p)
         tensors = False

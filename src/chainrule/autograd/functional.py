@@ -89,25 +89,39 @@ def _detach(ts, create_graph):
     return ts if create_graph else tuple(t.detach() for t in ts)
 
 
-def jacobian(func: Callable[..., Any], inputs: _Inputs, create_graph: bool = False) -> Any:
+def jacobian(
+    func: Callable[..., Any], inputs: _Inputs, create_graph: bool = False, vectorize: bool = False
+) -> Any:
     """The Jacobian of func at inputs: for one input and one output, a tensor of shape
-    output.shape + input.shape; else nested tuples, `result[output][input]`."""
+    output.shape + input.shape; else nested tuples, `result[output][input]`. One backward
+    walk per output element, or with `vectorize` one per output (the rows batched: grad's
+    is_grads_batched)."""
     xs = _leaves(inputs, create_graph)
     res = func(*xs)
     outs = _tuple(res)
     rows = []
     for o in outs:
-        per_input = [[] for _ in xs]
         flat = _namespace.reshape(o, (-1,))
-        for r in range(o.size):
-            gs = _grad((flat[r],), xs, None, create_graph, retain_graph=True)
-            for k, g in enumerate(gs):
-                per_input[k].append(g)
-        rows.append(
-            tuple(
-                _namespace.reshape(_stack(gl, x), o.shape + x.shape) for gl, x in zip(per_input, xs)
-            )
-        )
+        if vectorize and o.size:
+            from . import grad
+
+            eye = _namespace.eye(o.size, dtype=o.dtype)
+            gs = grad(
+                (flat,), xs, (eye,), retain_graph=True, create_graph=create_graph,
+                allow_unused=True, is_grads_batched=True,
+            )  # fmt: skip
+            blocks = [
+                _namespace.zeros((o.size,) + x.shape, dtype=x.dtype) if g is None else g
+                for g, x in zip(gs, xs)
+            ]
+        else:
+            per_input: list[list] = [[] for _ in xs]
+            for r in range(o.size):
+                gs = _grad((flat[r],), xs, None, create_graph, retain_graph=True)
+                for k, g in enumerate(gs):
+                    per_input[k].append(g)
+            blocks = [_stack(gl, x) for gl, x in zip(per_input, xs)]
+        rows.append(tuple(_namespace.reshape(b, o.shape + x.shape) for b, x in zip(blocks, xs)))
     if not isinstance(inputs, (list, tuple)):
         rows = [r[0] for r in rows]
     return _unpack(tuple(rows), res)

@@ -1,9 +1,10 @@
 """chainrule.func: composable function transforms with torch.func's names and semantics,
 over pytrees of tensors: grad, grad_and_value, vjp, jvp, linearize, jacrev, jacfwd, hessian,
-and functional_call for nn modules."""
+vmap, and functional_call for nn modules."""
 
 from ._functional_call import functional_call
 from ._transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp
+from ._vmap import vmap
 
 __all__ = [
     "functional_call",
@@ -15,4 +16,5 @@ __all__ = [
     "jvp",
     "linearize",
     "vjp",
+    "vmap",
 ]

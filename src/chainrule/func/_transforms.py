@@ -16,11 +16,13 @@ from typing import Any
 
 from .. import _namespace as ops
 from .. import _rules, _tensor
+from .._batching import level_of
 from .._node import AccumulateGrad, node_of
 from .._tensor import Tensor, enable_grad, grad_mode
 from ..autograd import forward_ad
 from ..autograd import grad as _autograd_grad
 from ..utils.tree import tree_flatten, tree_unflatten
+from ._vmap import vmap as _vmap
 
 __all__ = [
     "grad",
@@ -71,6 +73,12 @@ def _inner(x: Tensor, outer_grad: bool) -> Tensor:
     """The tensor a reverse transform differentiates by in place of x."""
     if x.dtype.kind not in "fc":
         raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+    levels = grad_mode.vmap
+    if levels and level_of(x._data) < levels[-1][0]:
+        # Inside vmap, differentiated inputs are per sample: an input the same for every
+        # sample is lifted to the innermost level, so that its gradient comes out batched.
+        level, n, _ = levels[-1]
+        x = _rules.OPS["batch"](x, (level, n, None))
     if x._edge is not None and outer_grad:
         # A view, recorded: gradients of an outer transform (or the user) reach x through it.
         return _rules.OPS["reshape"](x, (x.shape, x.shape))
@@ -279,11 +287,11 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     return result + (call.cut(aux),) if has_aux else result
 
 
-def _basis(o: Tensor) -> list:
-    """The one-hot tensors shaped like o, one per element."""
+def _basis(o: Tensor) -> Tensor:
+    """The one-hot tensors shaped like o, one per element, stacked: (o.size, *o.shape)."""
     n = o.size
     eye = _tensor.constant(o._xp.eye(n, dtype=o._data.dtype), o._xp)
-    return [ops.reshape(eye[i, ...], o.shape) for i in range(n)]
+    return ops.reshape(eye, (n, *o.shape))
 
 
 def _zeros(shape: tuple, like: Tensor) -> Tensor:
@@ -323,17 +331,27 @@ def jacrev(f: Callable, argnums: _Argnums = 0, *, has_aux: bool = False) -> Call
             if o is None:
                 jacobians.append(None)
                 continue
-            rows = []  # per output element: the gradients of every input leaf
-            for e in _basis(o):
+            live = [i for i, x in enumerate(inputs) if x is not None]
+
+            def row(e: Tensor, k: int = k, live: list = live) -> tuple:
+                # The gradients of every input leaf along one output element's one-hot e.
                 cts = [
                     e if j == k else None if p is None else ops.zeros_like(p)
                     for j, p in enumerate(outputs)
                 ]
-                rows.append(tree_flatten(vjp_fn(tree_unflatten(cts, out_spec)))[0])
-            blocks = [
-                None if x is None else _stacked([r[i] for r in rows], o.shape, x)
-                for i, x in enumerate(inputs)
-            ]
+                grads = tree_flatten(vjp_fn(tree_unflatten(cts, out_spec)))[0]
+                return tuple(grads[i] for i in live)
+
+            # One batched backward walk for all of o's elements (vmap over the one-hots).
+            rows = _vmap(row)(_basis(o)) if o.size else None
+            blocks: list = [None] * len(inputs)
+            for r, i in enumerate(live):
+                x = inputs[i]
+                blocks[i] = (
+                    ops.reshape(rows[r], o.shape + x.shape)
+                    if rows
+                    else _zeros(o.shape + x.shape, x)
+                )
             per_arg = tree_unflatten(blocks, in_spec)
             jacobians.append(per_arg[0] if isinstance(argnums, int) else per_arg)
         result = tree_unflatten(jacobians, out_spec)
@@ -417,33 +435,32 @@ def jacfwd(f: Callable, argnums: _Argnums = 0, *, has_aux: bool = False) -> Call
             return f(*full, **kwargs)
 
         zeros = [None if x is None else ops.zeros_like(x) for x in inputs]
-        columns = []  # per input leaf: per input element, the output leaves' tangents
-        out = aux = out_spec = None
-        for k, x in enumerate(inputs):
-            per_element = []
-            for e in () if x is None else _basis(x):
-                ts = tuple(e if j == k else z for j, z in enumerate(zeros))
-                found = jvp(partial, tuple(inputs), ts, has_aux=has_aux)
-                outs, out_spec = tree_flatten(found[1])
-                per_element.append(outs)
-                out, aux = found[0], found[2] if has_aux else None
-            columns.append(per_element)
-        if out_spec is None:  # every input is empty: one evaluation for the shapes
-            found = jvp(partial, tuple(inputs), tuple(zeros), has_aux=has_aux)
-            out, aux = found[0], found[2] if has_aux else None
+        found = jvp(partial, tuple(inputs), tuple(zeros), has_aux=has_aux)
+        out, aux = found[0], found[2] if has_aux else None
         outputs, out_spec = tree_flatten(out)
+        columns = []  # per input leaf: the output leaves' tangents, one-hots last
+        for k, x in enumerate(inputs):
+            if x is None or not x.size:
+                columns.append(None)
+                continue
+
+            def column(e: Tensor, k: int = k) -> list:
+                ts = tuple(e if j == k else z for j, z in enumerate(zeros))
+                return tree_flatten(jvp(partial, tuple(inputs), ts, has_aux=has_aux)[1])[0]
+
+            # One batched forward pass for all of x's elements (vmap over the one-hots).
+            columns.append(_vmap(column, out_dims=-1)(_basis(x)))
         jacobians = []
         for i, o in enumerate(outputs):
             if o is None:
                 jacobians.append(None)
                 continue
             blocks = []
-            for x, per_element in zip(inputs, columns):
-                cols = [c[i] for c in per_element]
+            for x, cols in zip(inputs, columns):
                 if x is None:
                     blocks.append(None)
-                elif cols:
-                    blocks.append(ops.reshape(ops.stack(cols, axis=-1), o.shape + x.shape))
+                elif cols is not None:
+                    blocks.append(ops.reshape(cols[i], o.shape + x.shape))
                 else:
                     blocks.append(_zeros(o.shape + x.shape, o))
             per_arg = list(tree_unflatten(blocks, spec))

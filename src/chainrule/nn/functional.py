@@ -10,6 +10,7 @@ from typing import Literal
 
 from .. import _namespace as ops
 from .. import random as _random
+from .._batching import Batched, every_sample
 from .._namespace import logsumexp
 from .._rules import OPS
 from .._tensor import Tensor, as_tensor
@@ -289,7 +290,10 @@ def _pick_class(logp: Tensor, target: Tensor) -> Tensor:
         )
     n_classes = logp.shape[1]
     if target.size:
-        low, high = ops.min(target).item(), ops.max(target).item()
+        labels = target
+        if target._data.__class__ is Batched:  # inside vmap: every sample's labels
+            labels = as_tensor(every_sample(target._data))
+        low, high = ops.min(labels).item(), ops.max(labels).item()
         if low < 0 or high >= n_classes:
             raise IndexError(f"Target {low if low < 0 else high} is out of bounds.")
     picked = ops.take_along_axis(logp, ops.expand_dims(target, axis=1), axis=1)
