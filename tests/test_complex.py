@@ -167,6 +167,11 @@ COMPLEX_SAMPLES = {
     **{name: SAMPLES[name] for name in ("real", "imag", "conj", "angle", "fft")},
     "astype": _astype(),
     "setitem": _setitem(),
+    # vmap's boundary rules, through vmap of a holomorphic function of complex values
+    **{
+        name: st.builds(lambda s: (s[0], [s[1][0] * (1 + 0.5j)]), SAMPLES[name])
+        for name in ("batch", "unbatch")
+    },
     **{name: _adjoint(name) for name in ("index_add", "take_add", "take_along_add")},
     "linalg_diagonal_embed": _adjoint("linalg_diagonal_embed"),
     "linalg_inv": _complexified("linalg_inv"),

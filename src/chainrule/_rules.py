@@ -256,6 +256,7 @@ def crossing(name, fwd, adjoint):
         lambda xp, g, s, p, needs: (getattr(xp, adjoint)(g, p),),
         ((),),
         jvp=_linear_jvp(name, False),
+        complex="own",  # moving values in or out of a batch: real coefficients
     )
     _register(rule, crossing_primitive)
     EXTRAS.append(name)
