@@ -222,6 +222,10 @@ class DType:
         if other.__class__ is DType:
             return self.dtype is other.dtype
         try:
+            if not isinstance(other, (np.dtype, str, type)):
+                # Another library's dtype object: compared by name (asking that library to
+                # compare itself with NumPy's warns, as array_api_strict does, and says no).
+                other = from_backend_dtype(other)
             return bool(self.dtype == other)
         except TypeError:
             return NotImplemented
@@ -277,6 +281,8 @@ _from_backend: dict = {}
 def from_backend_dtype(d) -> np.dtype:
     if isinstance(d, np.dtype):
         return d
+    if d.__class__ is DType:
+        return d.dtype
     n = _from_backend.get(d)
     if n is None:
         n = _from_backend[d] = np.dtype(str(d).rsplit(".", 1)[-1].split("'")[0])
