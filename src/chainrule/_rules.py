@@ -682,11 +682,17 @@ unary(
 )
 
 
+def _shift(xp, x, axes):
+    """The largest value along `axes` (kept), subtracted for exp to stay finite: of the real
+    parts for complex values (exp(x - m) has modulus exp(Re x - m))."""
+    return xp.max(xp.real(x) if _is_complex(x) else x, axis=axes, keepdims=True)
+
+
 def _logsumexp_fwd(xp, x, p):
     axes, keepdims, shape = p[:3]
     if x.size == 0:  # the log of an empty sum: -inf (without a divide-by-zero warning)
         return xp.sum(x, axis=axes, keepdims=keepdims) - math.inf
-    m = xp.max(x, axis=axes, keepdims=True)
+    m = _shift(xp, x, axes)
     m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
     s = xp.log(xp.sum(xp.exp(x - m), axis=axes, keepdims=True)) + m
     return s if keepdims else xp.reshape(s, tuple(n for i, n in enumerate(shape) if i not in axes))
@@ -700,20 +706,22 @@ def _logsumexp_vjp(xp, g, x, out, p):
     return g * xp.exp(x - out)
 
 
-unary("logsumexp", _logsumexp_fwd, _logsumexp_vjp, "x out", jvp="reduction")
+# Holomorphic for complex values (PyTorch's logsumexp takes them; softmax and log_softmax,
+# exp(x - logsumexp(x)) and x - logsumexp(x), are too): the principal branch of the log.
+unary("logsumexp", _logsumexp_fwd, _logsumexp_vjp, "x out", jvp="reduction", complex="holomorphic")
 
 
 def _softmax_fwd(xp, x, p):
     if x.size == 0:  # no maximum to subtract; an empty result, as PyTorch
         return xp.zeros_like(x)
-    e = xp.exp(x - xp.max(x, axis=p, keepdims=True))
+    e = xp.exp(x - _shift(xp, x, p))
     return e / xp.sum(e, axis=p, keepdims=True)
 
 
 def _log_softmax_fwd(xp, x, p):
     if x.size == 0:
         return xp.zeros_like(x)
-    s = x - xp.max(x, axis=p, keepdims=True)
+    s = x - _shift(xp, x, p)
     return s - xp.log(xp.sum(xp.exp(s), axis=p, keepdims=True))
 
 
@@ -724,6 +732,7 @@ unary(
     lambda xp, g, x, out, p: out * (g - xp.sum(g * out, axis=p, keepdims=True)),
     "out",
     jvp="symmetric",
+    complex="holomorphic",
 )
 unary(
     "log_softmax",
@@ -731,6 +740,7 @@ unary(
     lambda xp, g, x, out, p: g - xp.exp(out) * xp.sum(g, axis=p, keepdims=True),
     "out",
     jvp=lambda xp, t, x, out, p: t - xp.sum(t * xp.exp(out), axis=p, keepdims=True),
+    complex="holomorphic",
 )
 
 
