@@ -120,20 +120,6 @@ def _adjoint(draw, name):
 
 
 @st.composite
-def _setitem(draw):
-    a = draw(arrays((3, 2))) + 0.3j
-    v = draw(arrays(draw(st.sampled_from([(), (2,), (1, 2)])))) - 0.2j
-    row = draw(st.integers(0, 2))
-
-    def write(x, y):
-        x = cr.asarray(x, copy=True)
-        x[row] = y
-        return x
-
-    return write, [a, v]
-
-
-@st.composite
 def _astype(draw):
     a = draw(arrays(draw(SHAPES)))
     if draw(st.booleans()):
@@ -167,7 +153,7 @@ COMPLEX_SAMPLES = {
     "cumulative_prod": _complexified("cumulative_prod"),
     **{name: SAMPLES[name] for name in ("real", "imag", "conj", "angle", "fft")},
     "astype": _astype(),
-    "setitem": _setitem(),
+    "setitem": _complexified("setitem"),
     # vmap's boundary rules, through vmap of a holomorphic function of complex values
     **{
         name: st.builds(lambda s: (s[0], [s[1][0] * (1 + 0.5j)]), SAMPLES[name])
