@@ -14,7 +14,7 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 from . import _backend
-from ._backend import ndarray
+from ._backend import ARRAY_TYPES, ndarray
 from ._mode import enable_grad, grad_mode, is_grad_enabled, no_grad, set_grad_enabled
 from ._node import (
     AccumulateGrad,
@@ -110,7 +110,7 @@ def unary_primitive(rule: Rule):
         xp = x._xp
         xd = x._data
         out = fwd(xp, xd, p)
-        if out.__class__ is not ndarray:
+        if out.__class__ is not ndarray and out.__class__ not in ARRAY_TYPES:
             out = _backend.normalize(out, xp)
         e = x._edge
         if e is None:
@@ -169,7 +169,7 @@ def binary_primitive(rule: Rule):
         else:
             return op(as_tensor(x), y)
         out = fwd(xp, xd, yd)
-        if out.__class__ is not ndarray:
+        if out.__class__ is not ndarray and out.__class__ not in ARRAY_TYPES:
             out = _backend.normalize(out, xp)
         if ex is None and ey is None:
             res = Tensor(out, xp, None)
