@@ -84,6 +84,20 @@ def test_make_dual_checks_shape_and_dtype_and_casts_the_tangent():
         assert fwad.unpack_dual(cr.sin(d)).tangent.dtype == cr.float64
 
 
+def test_dual_operations_take_the_lean_path_at_one_level_with_no_other_feature():
+    from chainrule._mode import grad_mode
+
+    assert grad_mode.dual == 0
+    with fwad.dual_level() as level:
+        assert grad_mode.dual == level
+        with fwad.dual_level():
+            assert grad_mode.dual == 0
+        with cr.autograd.detect_anomaly():
+            assert grad_mode.dual == 0
+        assert grad_mode.dual == level
+    assert grad_mode.dual == 0
+
+
 def test_levels_exit_innermost_first():
     outer = fwad.enter_dual_level()
     inner = fwad.enter_dual_level()

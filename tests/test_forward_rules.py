@@ -461,3 +461,19 @@ def test_jvp_differentiates_again_in_both_modes(name, data):
     assert gradcheck(tangents, xs + vs, check_forward_ad=True)
     # forward over reverse: the VJP's tangent
     assert gradgradcheck(fn, xs, check_fwd_over_rev=True, check_rev_over_rev=False)
+
+
+@pytest.mark.parametrize("name", DIFFERENTIABLE)
+@settings(max_examples=3)
+@given(data=st.data())
+def test_the_lean_path_of_dual_operations_gives_the_generic_paths_tangents(name, data):
+    # One dual level and no other feature: operations take forward mode's lean path; anomaly
+    # mode (another feature) sends them through the generic one.
+    fn, values, rng = _draw(data, name)
+    xs, vs = [T(a) for a in values], [T(v) for v in _random_like(rng, values)]
+    _, lean = _jvp(fn, xs, vs)
+    with cr.autograd.detect_anomaly():
+        _, generic = _jvp(fn, xs, vs)
+    for a, b in zip(lean, generic):
+        assert a.dtype == b.dtype
+        np.testing.assert_allclose(N(a), N(b), rtol=1e-12, atol=0)

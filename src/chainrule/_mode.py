@@ -34,6 +34,9 @@ class _GradMode(threading.local):
     tracer = None  # chainrule.compile's trace in progress: it follows every operation
     forward: tuple = ()  # forward mode: the dual levels operations see, innermost last
     vmap: tuple = ()  # vmap: (level, batch size, randomness) of the active levels, innermost last
+    # The one dual level while forward mode, at one level, is the only feature on (else 0):
+    # operations on dual tensors then take forward mode's lean path.
+    dual = 0
 
 
 grad_mode = _GradMode()
@@ -46,7 +49,10 @@ def set_feature(name: str, value: Any) -> None:
     """Set a feature of FEATURES in this thread, and whether operations take the extended
     path."""
     setattr(grad_mode, name, value)
-    grad_mode.extended = any(getattr(grad_mode, f) for f in FEATURES)
+    on = [f for f in FEATURES if getattr(grad_mode, f)]
+    grad_mode.extended = bool(on)
+    levels = grad_mode.forward
+    grad_mode.dual = levels[0] if on == ["forward"] and len(levels) == 1 else 0
 
 
 class _ModeContext:

@@ -109,7 +109,7 @@ def _unary_jvp(name, vjp, jvp):
     if jvp == "linear":
         return _linear_jvp(name, False)
     if jvp == "symmetric":
-        return lambda xp, ts, xs, outs, p: vjp(xp, ts[0], xs[0], outs[0], p)
+        jvp = vjp
     if jvp == "reduction":
 
         def reduction_jvp(xp, ts, xs, outs, p):
@@ -119,7 +119,12 @@ def _unary_jvp(name, vjp, jvp):
         return reduction_jvp
     if not callable(jvp):
         raise ValueError(f"rule {name!r}: unknown jvp {jvp!r}")
-    return lambda xp, ts, xs, outs, p: jvp(xp, ts[0], xs[0], outs[0], p)
+
+    def unary_jvp(xp, ts, xs, outs, p):
+        return jvp(xp, ts[0], xs[0], outs[0], p)
+
+    unary_jvp.parts = (jvp,)  # the formula `(xp, t, x, out, p)`, for forward mode's lean path
+    return unary_jvp
 
 
 def unary(name, fwd, vjp, saves="", *, jvp, view=False, complex=None):
@@ -177,6 +182,8 @@ def binary(name, fwd, dx, dy, *, broadcast=True, jvp="symmetric", complex=None):
                 r2 = fy(xp, ty, x, y, out)
                 r = r2 if r is None else r + r2
             return r
+
+        rule_jvp.parts = (fx, fy)  # each `(xp, t, x, y, out)`, for forward mode's lean path
     elif jvp == "bilinear":
         rule_jvp = _bilinear_jvp(name, False)
     else:

@@ -121,7 +121,11 @@ def unary_primitive(rule: Rule):
             saved = (xd if save_x else None, out if save_out else None) if saves else None
             res = Tensor(out, xp, Node(rule, (e,), saved, p))
         if grad_mode.extended:
-            _features(rule, (x,), (out,), p, (res,))
+            level = grad_mode.dual
+            if level:
+                DUAL[0](rule, x, None, xd, None, out, p, res, level)
+            else:
+                _features(rule, (x,), (out,), p, (res,))
         return res
 
     op.__name__ = op.__qualname__ = rule.name
@@ -174,7 +178,11 @@ def binary_primitive(rule: Rule):
         if ex is None and ey is None:
             res = Tensor(out, xp, None)
             if grad_mode.extended:
-                _features(rule, (x, y), (out,), None, (res,))
+                level = grad_mode.dual
+                if level:
+                    DUAL[0](rule, x, y, xd, yd, out, None, res, level)
+                else:
+                    _features(rule, (x, y), (out,), None, (res,))
             return res
         if not grad_mode.enabled:
             res = _unrecorded(out, xp)
@@ -379,6 +387,11 @@ def pack_saved(node: Node, tensors) -> None:
         packed.append(True)
     node.saved = Packed(tuple(slots), tuple(packed), unpack)
 
+
+# Forward mode's lean path, installed by autograd.forward_ad: `(rule, x, y, xd, yd, out, p,
+# res, level)` gives the result of a one- or two-input fast path (y, yd None for one) its
+# tangent, while grad_mode.dual says that forward mode at one level is the only feature on.
+DUAL: list = [None]
 
 # Forward mode's part of _extended, installed by autograd.forward_ad (it runs JVPs with
 # chainrule's namespace): `(rule, xs, xp, outs, results, p, levels)` gives the results their

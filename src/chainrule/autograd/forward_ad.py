@@ -263,6 +263,69 @@ def _tangents(rule, xs, xp, outs, results, p, levels) -> None:
 _RAW_NAMESPACES = _rules._raw_namespaces
 
 
+def _lean(rule, x, y, xd, yd, out, p, res, level) -> None:
+    """Forward mode's lean path (`_tensor.DUAL`) for the result `res` of a one-input (y, yd
+    None) or two-input fast path: one level, no other feature on, a result not recorded and
+    tangents that nothing differentiates; anything else takes `_tangents`. The chains of tiny
+    operations of benchmarks/jvp.py (W1, W3) need it: the generic path's tuples, dispatch and
+    checks cost more than a plain operation."""
+    tx = ty = None
+    if x.__class__ is Tensor:
+        try:
+            fw = x._fw
+        except AttributeError:
+            x._fw = fw = None
+        if fw is not None:
+            tx = fw.get(level)
+    if y.__class__ is Tensor:
+        try:
+            fw = y._fw
+        except AttributeError:
+            y._fw = fw = None
+        if fw is not None:
+            ty = fw.get(level)
+    jvp = rule.jvp
+    if tx is None and ty is None or jvp is None:
+        res._fw = None
+        return
+    xp = res._xp
+    if tx.__class__ is Tensor:  # a tangent given to make_dual
+        tx = tx._data if tx._edge is None else _GENERIC
+    if ty.__class__ is Tensor:
+        ty = ty._data if ty._edge is None else _GENERIC
+    if res._edge is not None or tx is _GENERIC or ty is _GENERIC or xp is NAMESPACE:
+        xs = (x,) if y is None and yd is None else (x, y)
+        _tensor._features(rule, xs, (out,), p, (res,))
+        return
+    ns = _RAW_NAMESPACES.get(id(xp)) or _rules.raw_namespace(xp)
+    parts = _PARTS.get(rule)
+    if parts is None:
+        parts = _PARTS[rule] = getattr(jvp, "parts", ())
+    if y is None and yd is None:
+        t = parts[0](ns, tx, xd, out, p) if parts else jvp(ns, (tx,), (xd,), (out,), p)
+    elif not parts:
+        t = jvp(ns, (tx, ty), (xd, yd), (out,), p)
+    else:
+        t = None if tx is None else parts[0](ns, tx, xd, yd, out)
+        if ty is not None:
+            t2 = parts[1](ns, ty, xd, yd, out)
+            t = t2 if t is None else t + t2
+    # A NumPy tangent as the JVP returned it, when it is the result's dtype (a floating one)
+    # and shape; else fitted.
+    if t.__class__ is ndarray and t.dtype is out.dtype and t.shape == out.shape:
+        kind = _KINDS.get(out.dtype)
+        if kind == "f":
+            res._fw = {level: t}
+            return
+    _attach(rule, res, t, level, False, True)
+
+
+_GENERIC = object()  # a tangent that something differentiates: the generic path
+
+# rule -> its JVP's formulas (Rule.jvp's `parts`; () for a rule without): for _lean.
+_PARTS: dict = {}
+
+
 def _fw_of(x: Tensor):
     """x's tangents, or None. A tensor made outside forward mode has no `_fw` yet: it gets
     None, once (reading a missing slot raises, which costs more than the rest of an op)."""
@@ -527,3 +590,4 @@ def function_tangents(cls, ctx, args, outputs) -> None:
 
 
 _tensor.FORWARD[0] = _tangents
+_tensor.DUAL[0] = _lean
