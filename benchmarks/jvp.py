@@ -1,7 +1,7 @@
 """Forward mode's cost: a Jacobian-vector product against the forward pass alone, and against
 the double-VJP construction (two reverse passes) that autograd.functional.jvp used before.
 
-    python benchmarks/jvp.py [--quick] [--md jvp-results.md]
+    python benchmarks/jvp.py [--quick] [--cpu-time] [--md jvp-results.md]
 
 Workloads in the style of run.py's (one thread): W1, a 2,000-op elementwise chain on 16
 elements; W3, a 20,000-op chain on one element (the per-op overhead); W2, the MLP loss
@@ -13,24 +13,19 @@ agree before timing.
 
 from __future__ import annotations
 
-import argparse
-import os
 import platform
-import statistics
 import sys
-import time
 from pathlib import Path
-
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_var] = "1"
-
-import numpy as np  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import timing  # noqa: E402  (first: one thread for NumPy)
+
 if not (HERE.parent / "src" / "chainrule").is_dir():
     raise SystemExit("run from a chainrule checkout")
 sys.path.insert(0, str(HERE.parent / "src"))
+
+import numpy as np  # noqa: E402
 
 import chainrule as cr  # noqa: E402
 import chainrule.nn.functional as F  # noqa: E402
@@ -100,18 +95,7 @@ def workload(key: str):
     return loss, params, vs, title + ", along every parameter"
 
 
-def timed(step, min_s: float) -> float:
-    """Seconds per call of step, looping until min_s passed."""
-    n, start = 0, time.perf_counter()
-    while True:
-        step()
-        n += 1
-        elapsed = time.perf_counter() - start
-        if elapsed >= min_s:
-            return elapsed / n
-
-
-def measure(key: str, repeats: int, min_s: float) -> dict:
+def measure(key: str, repeats: int, min_s: float, clock: str) -> dict:
     f, xs, vs, title = workload(key)
     recorded = [x.detach().requires_grad_(True) for x in xs]
     variants = {
@@ -125,22 +109,16 @@ def measure(key: str, repeats: int, min_s: float) -> dict:
     tol = 1e-4 if xs[0].dtype == cr.float32 else 1e-9
     if not np.allclose(new.numpy(), old.numpy(), rtol=tol, atol=tol):
         raise SystemExit(f"{key}: forward mode {new} and double VJP {old} disagree")
-    times = {name: [] for name in variants}
-    for step in variants.values():
-        step()  # warm-up
-    for _ in range(repeats):
-        for name, step in variants.items():
-            times[name].append(timed(step, min_s))
-    return {"title": title, **{name: statistics.median(t) for name, t in times.items()}}
+    return {"title": title, **timing.medians(variants, repeats, min_s, clock)}
 
 
-def report(results: dict) -> str:
+def report(results: dict, clock: str) -> str:
     lines = [
         "# Forward mode: JVP cost",
         "",
         f"{platform.processor() or platform.machine()}, Python {platform.python_version()}, "
-        f"NumPy {np.__version__}, one thread. Times are medians, in ms; ratios to the forward "
-        "pass alone (no graph recorded).",
+        f"NumPy {np.__version__}, one thread, {timing.clock_note(clock)}. Times are medians, "
+        "in ms; ratios to the forward pass alone (no graph recorded).",
         "",
         "| workload | forward | forward, recorded | jvp (forward mode) | jvp (double VJP) "
         "| forward mode / forward | double VJP / forward mode |",
@@ -156,14 +134,12 @@ def report(results: dict) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer, shorter repeats")
-    parser.add_argument("--md", default=str(HERE / "jvp-results.md"))
-    args = parser.parse_args()
+    args = timing.arguments(__doc__, str(HERE / "jvp-results.md"))
     repeats, min_s = (3, 0.05) if args.quick else (7, 0.3)
+    clock = "cpu" if args.cpu_time else "wall"
     keys = ("W1", "W3", "W2, input", "W2, parameters")
-    results = {key: measure(key, repeats, min_s) for key in keys}
-    text = report(results)
+    results = {key: measure(key, repeats, min_s, clock) for key in keys}
+    text = report(results, clock)
     Path(args.md).write_text(text)
     print(text)
 
