@@ -90,3 +90,16 @@ def test_boolean_mask_gradients_are_refused_clearly():
     assert y.size is None or np.isnan(y.size)
     with pytest.raises(NotImplementedError, match="boolean-mask"):
         cr.sum(y).backward()
+
+
+def test_cholesky_factor_is_the_lower_one_with_numpys_gradient():
+    # Dask's cholesky returns the upper factor unless asked (array-api-compat passes it on).
+    a = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+    x, x0 = cr.asarray(da.from_array(a), requires_grad=True), cr.tensor(a, requires_grad=True)
+    for upper in (False, True):
+        np.testing.assert_allclose(
+            cr.linalg.cholesky(x, upper=upper).numpy(), np.linalg.cholesky(a, upper=upper)
+        )
+    cr.sum(cr.linalg.cholesky(x) ** 2).backward()
+    cr.sum(cr.linalg.cholesky(x0) ** 2).backward()
+    np.testing.assert_allclose(x.grad.numpy(), x0.grad.numpy(), rtol=1e-12)

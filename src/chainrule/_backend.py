@@ -489,8 +489,9 @@ def take_along_add(xp, g, p):
 
 # ----------------------------------------------------------------------------- library gaps
 # Where the standard leaves a gap that a library fills its own way (writes into JAX's immutable
-# arrays, a scatter-add, PyTorch's slices with negative steps, Dask's missing take_along_axis),
-# rules call these helpers: library names appear here and nowhere else.
+# arrays, a scatter-add, PyTorch's slices with negative steps, Dask's missing take_along_axis)
+# or a library departs from it (Dask's Cholesky factor), rules call these helpers: library
+# names appear here and nowhere else.
 
 # First match wins: "jax.numpy" is JAX, "array_api_compat.dask.array" Dask; "vmap" is
 # chainrule's own namespace of batched arrays (_batching), whose gaps are filled here too.
@@ -636,6 +637,14 @@ def broadcast_to(xp, a, shape, layout=None):
     if layout is not None and library(xp) == "dask":
         return _module("dask.array").broadcast_to(a, shape, chunks=layout)
     return xp.broadcast_to(a, shape)
+
+
+def cholesky(xp, x):
+    """The lower Cholesky factor of x. array-api-compat's Dask namespace returns Dask's default,
+    the upper factor: Dask is asked for the lower one."""
+    if library(xp) == "dask":
+        return xp.linalg.cholesky(x, lower=True)
+    return xp.linalg.cholesky(x)
 
 
 def _dask_index_add(xp, out, key, g):
