@@ -103,3 +103,13 @@ def test_cholesky_factor_is_the_lower_one_with_numpys_gradient():
     cr.sum(cr.linalg.cholesky(x) ** 2).backward()
     cr.sum(cr.linalg.cholesky(x0) ** 2).backward()
     np.testing.assert_allclose(x.grad.numpy(), x0.grad.numpy(), rtol=1e-12)
+
+
+def test_a_gradient_spread_over_a_chunked_tensor_takes_its_chunks_on_every_axis():
+    # The gradient reaching the sum (through a product with one chunk of columns) has other
+    # chunks along the kept axis than x.
+    a, b = np.arange(16.0).reshape(2, 8), np.array([[1.0], [2.0], [3.0], [4.0]])
+    x = cr.asarray(da.from_array(a, chunks=(2, 2)), requires_grad=True)
+    cr.sum(cr.reshape(cr.sum(x, axis=0), (2, 4)) @ cr.asarray(da.from_array(b))).backward()
+    assert x.grad._data.chunks == x._data.chunks
+    np.testing.assert_allclose(x.grad.numpy(), np.tile(b[:, 0], (2, 2)))

@@ -633,8 +633,17 @@ def layout(a):
 
 def broadcast_to(xp, a, shape, layout=None):
     """xp.broadcast_to; on Dask in the chunks `layout` (else a broadcast axis would be one
-    chunk as large as the whole axis)."""
+    chunk as large as the whole axis). Dask takes new chunks only along broadcast axes: `a`'s
+    own axes are rechunked to the layout first where they differ."""
     if layout is not None and library(xp) == "dask":
+        lead = len(shape) - a.ndim
+        own = {
+            d: layout[lead + d]
+            for d in range(a.ndim)
+            if a.shape[d] != 1 and a.chunks[d] != layout[lead + d]
+        }
+        if own:
+            a = a.rechunk(own)
         return _module("dask.array").broadcast_to(a, shape, chunks=layout)
     return xp.broadcast_to(a, shape)
 
