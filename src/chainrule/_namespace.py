@@ -1002,13 +1002,17 @@ def _convert(
     failed: Exception | None
     try:
         out = xp.asarray(obj, dtype=_dtype(xp, dtype), copy=copy, **_on(device))
-    except (TypeError, OverflowError) as err:
+    except (TypeError, OverflowError, ValueError) as err:  # JAX: ValueError for None
         failed = err
     else:
         failed = None
     if failed is not None:
         _check_elements(obj)
-        raise failed
+        if not isinstance(failed, OverflowError):
+            raise failed
+        # Every integer fits int64 or uint64, but the library's own inference overflowed
+        # (JAX's on uint64 values): NumPy infers the dtype.
+        out = xp.asarray(np.asarray(obj), dtype=_dtype(xp, dtype), copy=copy, **_on(device))
     if _backend.from_backend_dtype(out.dtype).kind not in "biufc":
         _check_elements(obj)
         raise TypeError(
