@@ -113,3 +113,16 @@ def test_a_gradient_spread_over_a_chunked_tensor_takes_its_chunks_on_every_axis(
     cr.sum(cr.reshape(cr.sum(x, axis=0), (2, 4)) @ cr.asarray(da.from_array(b))).backward()
     assert x.grad._data.chunks == x._data.chunks
     np.testing.assert_allclose(x.grad.numpy(), np.tile(b[:, 0], (2, 2)))
+
+
+def test_complex_gradients_of_repeated_gathers_add_up():
+    # The scatter-add behind take's gradient (Dask's bincount) weighs by real numbers only.
+    a, c = np.array([1.0 + 2.0j, 3.0 - 1.0j, 0.5j]), np.array([1.0j, 2.0, 3.0])
+    grads = []
+    for wrap in (da.from_array, np.asarray):
+        x = cr.asarray(wrap(a), requires_grad=True)
+        y = cr.take(x, cr.asarray(wrap(np.array([0, 2, 0]))), axis=0)
+        cr.sum(cr.real(y * cr.asarray(wrap(c)))).backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1])
+    np.testing.assert_allclose(grads[1], [3.0 - 1.0j, 0.0, 2.0])  # conj(c) summed, as PyTorch

@@ -590,7 +590,13 @@ def scatter_add(xp, positions, values, size: int, dtype):
         _module("cupyx").scatter_add(out, positions, values)
         return out
     if lib == "dask":
-        sums = _module("dask.array").bincount(positions, weights=values, minlength=size)
+        bincount = _module("dask.array").bincount
+        if dtype_kind(values.dtype) == "c":  # bincount weighs by real numbers only
+            sums = bincount(positions, weights=xp.real(values), minlength=size) + 1j * bincount(
+                positions, weights=xp.imag(values), minlength=size
+            )
+        else:
+            sums = bincount(positions, weights=values, minlength=size)
         return xp.astype(sums, dtype)
     # Generic: a one-hot matrix (memory grows as size x number of values).
     onehot = xp.astype(xp.arange(size)[:, None] == positions[None, :], dtype)
