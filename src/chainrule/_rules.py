@@ -1718,7 +1718,7 @@ def _searchsorted(xp, xs, p):
     sorter = xs[2] if len(xs) > 2 else None
     if not _backend.is_array(v):
         v = xp.asarray(v, dtype=x1.dtype)
-    return xp.searchsorted(x1, v, side=p, sorter=sorter)
+    return _backend.searchsorted(xp, x1, v, p, sorter)
 
 
 nondiff("searchsorted", _searchsorted)
