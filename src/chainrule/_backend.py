@@ -490,8 +490,8 @@ def take_along_add(xp, g, p):
 # ----------------------------------------------------------------------------- library gaps
 # Where the standard leaves a gap that a library fills its own way (writes into JAX's immutable
 # arrays, a scatter-add, PyTorch's slices with negative steps, Dask's missing take_along_axis)
-# or a library departs from it (Dask's Cholesky factor and 0-d searches), rules call these
-# helpers: library names appear here and nowhere else.
+# or a library departs from it (Dask's Cholesky factor, 0-d searches and one-chunk FFTs), rules
+# call these helpers: library names appear here and nowhere else.
 
 # First match wins: "jax.numpy" is JAX, "array_api_compat.dask.array" Dask; "vmap" is
 # chainrule's own namespace of batched arrays (_batching), whose gaps are filled here too.
@@ -668,6 +668,14 @@ def searchsorted(xp, x1, v, side, sorter):
         found = xp.searchsorted(x1, xp.reshape(v, (1,)), side=side, sorter=sorter)
         return xp.reshape(found, ())
     return xp.searchsorted(x1, v, side=side, sorter=sorter)
+
+
+def unchunked(xp, a, axes):
+    """`a`, for Dask in one chunk along `axes` (its transforms take no other; a gradient
+    joined from slices has several)."""
+    if library(xp) == "dask":
+        return a.rechunk(dict.fromkeys(axes, -1))
+    return a
 
 
 def _dask_index_add(xp, out, key, g):

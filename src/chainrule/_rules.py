@@ -1838,11 +1838,16 @@ nondiff("linalg_svdvals", lambda xp, xs, p: xp.linalg.svdvals(xs[0]))
 # of one (irfft) counts each bin that stands for two (a frequency and its conjugate) twice.
 
 
+def _fft_axes(kw: dict, ndim: int) -> tuple[int, ...]:
+    return tuple(a % ndim for a in kw["axes"]) if "axes" in kw else (kw["axis"] % ndim,)
+
+
 def _fft_fwd(xp, x, p):
     name, kwargs, cast, _ = p
     if cast is not None:
         x = xp.astype(x, cast)
-    return getattr(xp.fft, name)(x, **dict(kwargs))
+    kw = dict(kwargs)
+    return getattr(xp.fft, name)(_backend.unchunked(xp, x, _fft_axes(kw, x.ndim)), **kw)
 
 
 _SWAP = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
@@ -1877,8 +1882,8 @@ def _fft_vjp(xp, g, x, out, p):
     name, kwargs, cast, shape = p
     kw = dict(kwargs)
     norm = kw["norm"]
-    ndim = len(shape)
-    axes = tuple(a % ndim for a in kw["axes"]) if "axes" in kw else (kw["axis"] % ndim,)
+    axes = _fft_axes(kw, len(shape))
+    g = _backend.unchunked(xp, g, axes)
     if name in ("rfft", "ihfft", "rfftn"):
         # The sizes of the real signal transformed.
         if "s" in kw:
