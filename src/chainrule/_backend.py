@@ -490,8 +490,8 @@ def take_along_add(xp, g, p):
 # ----------------------------------------------------------------------------- library gaps
 # Where the standard leaves a gap that a library fills its own way (writes into JAX's immutable
 # arrays, a scatter-add, PyTorch's slices with negative steps, Dask's missing take_along_axis)
-# or a library departs from it (Dask's Cholesky factor, 0-d searches and one-chunk FFTs), rules
-# call these helpers: library names appear here and nowhere else.
+# or a library departs from it (Dask's Cholesky factor, svdvals, 0-d searches and one-chunk
+# FFTs), rules call these helpers: library names appear here and nowhere else.
 
 # First match wins: "jax.numpy" is JAX, "array_api_compat.dask.array" Dask; "vmap" is
 # chainrule's own namespace of batched arrays (_batching), whose gaps are filled here too.
@@ -676,6 +676,14 @@ def unchunked(xp, a, axes):
     if library(xp) == "dask":
         return a.rechunk(dict.fromkeys(axes, -1))
     return a
+
+
+def svdvals(xp, x):
+    """The singular values of x. array-api-compat's Dask svdvals asks Dask for full matrices,
+    which it refuses: the reduced decomposition's."""
+    if library(xp) == "dask":
+        return xp.linalg.svd(x, full_matrices=False)[1]
+    return xp.linalg.svdvals(x)
 
 
 def _dask_index_add(xp, out, key, g):
