@@ -52,6 +52,19 @@ def fails_on(*libraries, reason, strict=True):
     )
 
 
+# Functions Dask's linalg lacks, by the rules that call them (tests over the rule table mark
+# these rules on Dask).
+DASK_LINALG = "Dask's linalg has no det, slogdet, eigh, eigvalsh, eig, eigvals or pinv"
+DASK_LACKS = {"linalg_det", "linalg_slogdet", "linalg_eigh", "linalg_eig", "linalg_pinv"}
+
+
+def failing_on_dask(names, lacking=DASK_LACKS, reason=DASK_LINALG):
+    """`names` as pytest parameters, those in `lacking` marked failing on Dask."""
+    return [
+        pytest.param(n, marks=fails_on("dask", reason=reason)) if n in lacking else n for n in names
+    ]
+
+
 def skip_on(*libraries, reason):
     """Skips a test on these backends (one that would not end, or can't run there at all)."""
     return pytest.mark.skipif(LIBRARY in libraries, reason=f"{'/'.join(libraries)}: {reason}")

@@ -18,7 +18,7 @@ import chainrule.linalg as LA
 from chainrule._rules import OPS, RULES
 from chainrule.autograd import forward_ad as fwad
 from chainrule.autograd import gradcheck, gradgradcheck
-from conftest import N, T, examples, skip_on
+from conftest import N, T, examples, failing_on_dask, skip_on
 from test_fft import TRANSFORMS
 from test_forward_rules import SAMPLES, _dot, _fft, _jvp, _outputs, _random_like, _rules_recorded
 from test_linalg import positive_definite, symmetric_distinct
@@ -187,7 +187,7 @@ GRADCHECKED = {"real", "imag", "conj", "angle", "fft", "linalg_eig"}
 # ----------------------------------------------------------------------------- the checks
 
 
-@pytest.mark.parametrize("name", COMPLEX_RULES)
+@pytest.mark.parametrize("name", failing_on_dask(COMPLEX_RULES))
 @examples(4)
 @given(data=st.data())
 def test_complex_gradients_against_finite_differences(name, data):
@@ -200,7 +200,7 @@ def test_complex_gradients_against_finite_differences(name, data):
     assert gradgradcheck(fn, xs, check_fwd_over_rev=True)
 
 
-@pytest.mark.parametrize("name", COMPLEX_RULES)
+@pytest.mark.parametrize("name", failing_on_dask(COMPLEX_RULES))
 @examples(4)
 @given(data=st.data())
 def test_complex_jvp_against_the_vjp(name, data):
@@ -253,7 +253,7 @@ COMPOSITES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(COMPOSITES))
+@pytest.mark.parametrize("name", failing_on_dask(sorted(COMPOSITES), {"eigvals", "eigvalsh"}))
 @examples(3)
 @given(data=st.data())
 def test_composite_functions_differentiate_complex_values(name, data):
@@ -467,7 +467,9 @@ def _decode(v):
     return a
 
 
-@pytest.mark.parametrize("name", sorted(_fixtures()))
+@pytest.mark.parametrize(
+    "name", failing_on_dask(sorted(_fixtures()), {"eig_general", "eigh_hermitian", "solve_det"})
+)
 def test_mixed_programs_match_pytorch(name):
     record = _fixtures()[name]
     inputs = [leaf(_decode(v)) for v in record["inputs"]]

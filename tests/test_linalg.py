@@ -11,7 +11,7 @@ from hypothesis.extra import numpy as hnp
 import chainrule as cr
 from chainrule import linalg as LA
 from chainrule.autograd import gradcheck, gradgradcheck
-from conftest import LIBRARY, N, T, examples, fails_on
+from conftest import DASK_LINALG, LIBRARY, N, T, examples, fails_on
 from test_ops import assert_values, check_grads, floats, grads_of, leaf
 
 GRADCHECKED = {
@@ -23,7 +23,6 @@ FEW = examples(6)
 SIDE = st.integers(2, 4)
 # Dask's linalg takes 2-D arrays only: on Dask the drawn matrices are never batched.
 BATCH = st.sampled_from([()] if LIBRARY == "dask" else [(), (2,)])
-DASK_MISSING = "Dask's linalg has no det, slogdet, eigh, eigvalsh, eig, eigvals or pinv"
 DASK_2D = "Dask's linalg takes 2-D arrays only (no batches of matrices)"
 DASK_FULL = "Dask's svd and qr give reduced factors only (no full_matrices, no mode='complete')"
 UNIT = floats(-1, 1)
@@ -97,7 +96,7 @@ def test_linalg_reuses_the_main_namespace_functions():
 # ----------------------------------------------------------------------------- inverses
 
 
-@fails_on("dask", reason=DASK_MISSING)
+@fails_on("dask", reason=DASK_LINALG)
 @FEW
 @given(a=invertible())
 def test_inv_det_and_slogdet_values_and_derivatives(a):
@@ -111,7 +110,7 @@ def test_inv_det_and_slogdet_values_and_derivatives(a):
     check_grads(lambda x: LA.slogdet(x).logabsdet, leaf(a))
 
 
-@fails_on("dask", reason=DASK_MISSING)
+@fails_on("dask", reason=DASK_LINALG)
 def test_slogdet_sign_carries_no_gradient():
     x = leaf([[0.0, 2.0], [1.0, 0.0]])
     result = LA.slogdet(x)
@@ -161,7 +160,7 @@ def test_solve_promotes_dtypes_and_keeps_each_gradient_dtype():
     assert (ga.dtype, gb.dtype) == (cr.float32, cr.float64)
 
 
-@fails_on("dask", reason=DASK_MISSING)
+@fails_on("dask", reason=DASK_LINALG)
 @FEW
 @given(data=st.data())
 def test_pinv_values_and_derivatives(data):
@@ -171,7 +170,7 @@ def test_pinv_values_and_derivatives(data):
     check_grads(LA.pinv, leaf(a))
 
 
-@fails_on("dask", reason=DASK_MISSING)
+@fails_on("dask", reason=DASK_LINALG)
 def test_pinv_gradient_holds_for_repeated_singular_values():
     # An orthogonal matrix times 2: all singular values equal, where an svd route fails.
     check_grads(LA.pinv, leaf(2 * np.linalg.qr(np.arange(9.0).reshape(3, 3) + np.eye(3)).Q))
@@ -214,7 +213,7 @@ def _sign_free(v, axis):
     return v * first
 
 
-@fails_on("dask", reason=DASK_MISSING)
+@fails_on("dask", reason=DASK_LINALG)
 @FEW
 @given(a=symmetric_distinct())
 def test_eigh_and_eigvalsh_values_and_derivatives(a):
@@ -235,7 +234,7 @@ def test_eigh_and_eigvalsh_values_and_derivatives(a):
     check_grads(symmetrized(LA.eigvalsh), leaf(a))
 
 
-@fails_on("dask", reason=DASK_MISSING)
+@fails_on("dask", reason=DASK_LINALG)
 @pytest.mark.filterwarnings("ignore:.*encountered in:RuntimeWarning")
 def test_eigvalsh_gradient_is_finite_for_repeated_eigenvalues_but_eigenvectors_are_not():
     # sum of eigenvalues = trace: gradient I. Eigenvectors of I are not unique: inf/NaN.
@@ -245,7 +244,7 @@ def test_eigvalsh_gradient_is_finite_for_repeated_eigenvalues_but_eigenvectors_a
     assert not np.isfinite(N(g)).all()
 
 
-@fails_on("dask", reason=DASK_MISSING)
+@fails_on("dask", reason=DASK_LINALG)
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_eig_and_eigvals_are_complex_and_reconstruct_the_matrix(dtype):
     a = np.array([[[0.0, -2.0, 0.5], [1.0, 0.5, 0.0], [0.0, 0.3, 1.5]], np.eye(3) * 2.0])
@@ -264,7 +263,7 @@ def test_eig_and_eigvals_are_complex_and_reconstruct_the_matrix(dtype):
     assert LA.eigvals(x).dtype == complex_dtype
 
 
-@fails_on("dask", reason=DASK_MISSING)
+@fails_on("dask", reason=DASK_LINALG)
 def test_eigvals_of_a_real_matrix_send_back_a_real_gradient():
     # d tr(A) = sum of d eigenvalues: the gradient of sum(real(eigvals)) is I.
     a = np.array([[0.0, -2.0, 0.5], [1.0, 0.5, 0.0], [0.0, 0.3, 1.5]])
@@ -507,7 +506,7 @@ FLOAT32 = {
 @pytest.mark.parametrize(
     "name",
     [
-        pytest.param(n, marks=fails_on("dask", reason=DASK_MISSING))
+        pytest.param(n, marks=fails_on("dask", reason=DASK_LINALG))
         if n in ("det", "eigh", "eigvalsh", "pinv")
         else n
         for n in FLOAT32
