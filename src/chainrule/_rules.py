@@ -1422,9 +1422,16 @@ def _qr_jvp(xp, ts, xs, outs, p):
     return dq, xp.concat([du, dv], axis=-1)
 
 
+def _qr_fwd(xp, xs, p):
+    # With no more rows than columns the complete factors are the reduced ones (which are all
+    # that some libraries give).
+    x = xs[0]
+    return tuple(xp.linalg.qr(x, mode="reduced" if x.shape[-2] <= x.shape[-1] else p))
+
+
 nary(
     "linalg_qr",
-    lambda xp, xs, p: tuple(xp.linalg.qr(xs[0], mode=p)),
+    _qr_fwd,
     _qr_vjp,
     ((OUT,),),
     jvp=_qr_jvp,
