@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from .. import _backend
+from .. import _backend, _inplace
 from .._node import (
     RELEASED,
     AccumulateGrad,
@@ -151,6 +151,17 @@ def _bump(t: Tensor, delta: int, replace: bool, alias: bool) -> None:
     inplace_writes[0] += delta
 
 
+def _rebind(t: Tensor, data, copied: bool) -> None:
+    """An in-place write's result given to the tensor written, counted as the eager write
+    counts it (copied: written into a copy, which gets a version counter of its own)."""
+    t._data = data
+    if copied:
+        t._vc = VersionCounter(t._version + 1)
+        inplace_writes[0] += 1
+    else:
+        _inplace._bump(t)
+
+
 def _graph_rule(program: Replay, outputs: list) -> Rule:
     """The rule of the node that the outputs of a replay with a live graph share: its VJP
     runs the recorded backward of those outputs (first order)."""
@@ -193,6 +204,7 @@ def _epilogue_slots(rec: Recording) -> list[int]:
     for i, ext in enumerate(rec.externals):
         if rec.persistent[i] and ext.writeback is not None:
             slots.append(ext.writeback)
+    slots += [ext.writeback for _, ext in rec.arg_changes if ext.writeback is not None]
     return slots
 
 
@@ -321,6 +333,14 @@ def _loop(rec: Recording, keep, last, treedef, unflatten) -> Callable:
         elif op == WRITE:
             if ins[1] != "op" and ins[3][0].__class__ is Template:
                 pf = _param_builder(ins[3][0].value, int)
+            target = ins[6]
+            if target[0] == "grad":
+                target = (tensor_place(target[1]), True)
+            elif target[0] == "ext" and not rec.persistent[target[1]]:
+                target = None  # made inside: only its values (slots) are read later
+            else:
+                target = (tensor_place(target), False)
+            ins = (*ins[:6], target)
         elif op == ACC or op == SETGRAD:
             ins = (*ins, tensor_place(ins[1]))
         program.append((op, ins, pf, free or None))
@@ -331,6 +351,9 @@ def _loop(rec: Recording, keep, last, treedef, unflatten) -> Callable:
             wb = -1 if ext.writeback is None else ext.writeback
             if wb >= 0 or ext.delta or ext.replace:
                 tail.append((ext_place[i], wb, ext.delta, ext.replace, ext.alias))
+    for pos, ext in rec.arg_changes:
+        wb = -1 if ext.writeback is None else ext.writeback
+        tail.append((tensor_place(("arg", pos)), wb, ext.delta, ext.replace, ext.alias))
     graph = None
     node_place = 0
     if rec.graph is not None:
@@ -466,13 +489,16 @@ def _run_other(op, ins, r, pf) -> None:
         t = r[ins[3]]
         t._grad = None if ins[2] is None else Tensor(r[ins[2]], t._xp, None)
     else:  # WRITE
-        _, kind, before, (how, value), o, xp = ins
+        _, kind, before, (how, value), o, xp, target = ins
         if kind == "op":
-            r[o] = how(r[before], r[value])
-            return
-        key = how if pf is None else pf(r)
-        a = r[before] if kind == "setitem" else xp.asarray(r[before], copy=True)
-        r[o] = _backend.assign(xp, a, key, r[value])
+            out = r[o] = how(r[before], r[value])
+        else:
+            key = how if pf is None else pf(r)
+            a = r[before] if kind == "setitem" else xp.asarray(r[before], copy=True)
+            out = r[o] = _backend.assign(xp, a, key, r[value])
+        if target is not None:
+            t = r[target[0]]
+            _rebind(t._grad if target[1] else t, out, kind == "setitem_copy")
 
 
 def _output_getter(spec, r_of, tensor_reg, ext_reg, kinds, node_reg) -> Callable:
@@ -570,6 +596,7 @@ class _Source:
             "LEAF": _leaf,
             "STUB": _stub,
             "BUMP": _bump,
+            "REBIND": _rebind,
             "NOTHING2": _NOTHING2,
             "NOTHING3": _NOTHING3,
             "NODE": Node,
@@ -788,23 +815,29 @@ def _source(rec: Recording, keep, last, treedef, unflatten) -> Callable:
             release(reads, i)
             src.emit(f"{t}._grad = {value}")
         else:  # WRITE
-            _, kind, before, (how, value), o, xp = ins
+            _, kind, before, (how, value), o, xp, target = ins
             b, v = ref(before), ref(value)
             if kind == "op":
                 line = f"{src.name(how, 'F')}({b}, {v})"
-                release(reads, i)
-                src.emit(f"{out(o)} = {line}")
             else:
                 x = src.name(xp, "X")
                 a = b if kind == "setitem" else f"{x}.asarray({b}, copy=True)"
                 line = f"ASSIGN({x}, {a}, {param(how)}, {v})"
-                release(reads, i)
+            release(reads, i)
+            if target[0] == "ext" and not rec.persistent[target[1]]:
                 src.emit(f"{out(o)} = {line}")
+                continue
+            n = out(o)
+            if n == "_":
+                n = var()
+                free.append(n)
+            src.emit(f"{n} = {line}")
+            t = tensor(target[1]) + "._grad" if target[0] == "grad" else tensor(target)
+            src.emit(f"REBIND({t}, {n}, {kind == 'setitem_copy'})")
 
-    for i, ext in enumerate(rec.externals):
-        if not rec.persistent[i]:
-            continue
-        t = ext_names[i]
+    changed = [(ext_names[i], ext) for i, ext in enumerate(rec.externals) if rec.persistent[i]]
+    changed += [(f"leaves[{pos}]", ext) for pos, ext in rec.arg_changes]
+    for t, ext in changed:
         if ext.writeback is not None:
             src.emit(f"{t}._data = {ref(ext.writeback)}")
         if ext.delta or ext.replace:

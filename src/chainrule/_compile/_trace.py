@@ -148,8 +148,10 @@ class Tracer:
         self.nodes: set[int] = set()  # ids of the nodes recorded by this trace
         self.arg_of: dict[int, int] = {}  # id(argument tensor) -> input position
         self.arg_refs: list = []
+        self.arg_entries: dict[int, External] = {}  # id(argument tensor) -> its state at entry
         self.input_tensor = [x.__class__ is Tensor for x in inputs]
-        self.leaf_grads: list = []  # (tensor ref, tensor) whose .grad a backward stored
+        # (tensor ref, tensor) whose .grad a backward or an assignment set
+        self.leaf_grads: list = []
         self.graph = None  # the backward of outputs with a live graph (see _graph_program)
         self.grad_guards: list = []  # (tensor ref, external index): .grad must be that tensor
         self.hooked_leaves: dict = {}  # id(accumulator) -> weakref to the leaf (a backward
@@ -157,13 +159,23 @@ class Tracer:
         # The .grad of leaves, as the trace first saw it: (tensor ref, whether it was None);
         # Python code may have branched on that (an optimizer's zero_grad does).
         self.grad_states: dict[int, tuple] = {}
+        # (how the replay finds a tensor, its version counter, bumps): the in-place writes
+        # that the replay makes itself (a write it rebinds, an accumulation into .grad); by
+        # counter at the end. The rest of a tensor's version change is added at the end of a
+        # replay, once per counter (views share one).
+        self.rebinds: list = []
+        self.replayed: dict[int, list] = {}
+        self._counted: set[int] = set()  # ids of the counters whose change is counted
+        self.grad_owner: dict[int, tuple] = {}  # id(a leaf's .grad) -> (tensor ref, leaf ref)
+        self._grads_before: list = []  # (.grad, its version) before an accumulation
         self.reason: str | None = None
         self._pending = -1  # the slot an in-place write is about to change
+        self._target: tuple = ()  # and how the replay finds the tensor written (see _locate)
         for i, x in enumerate(inputs):
             if x.__class__ is Tensor:
                 self.arg_of[id(x)] = i
                 self.arg_refs.append(weakref.ref(x))
-                self._new(x._data, INPUT, i)
+                self.arg_entries[id(x)] = External(x, self._new(x._data, INPUT, i))
             elif _backend.is_array(x) and not isinstance(x, np.generic):
                 self._new(x, INPUT, i)
 
@@ -318,6 +330,21 @@ class Tracer:
         if grad_mode.tracer is self:
             set_feature("tracer", None)
 
+    def _locate(self, t: Tensor) -> tuple:
+        """How the replay finds tensor t, which an in-place write gives a new array: an
+        argument, a tensor from outside (made inside, if nothing holds it at the end), or
+        the .grad of a leaf that a backward or an assignment gave it (("grad", leaf ref))."""
+        i = self.arg_of.get(id(t))
+        if i is not None:
+            return ("arg", i)
+        i = self.external_of.get(id(t))
+        if i is not None:
+            return ("ext", i)
+        owner = self.grad_owner.get(id(t))
+        if owner is not None and getattr(owner[1](), "grad", None) is t:
+            return ("grad", owner[0])
+        return self.tensor_ref(t)
+
     def _grad_state(self, t: Tensor) -> None:
         if id(t) not in self.grad_states:
             self.grad_states[id(t)] = (self.tensor_ref(t), t.grad is None)
@@ -326,20 +353,28 @@ class Tracer:
         """Before backward stores gradients into leaves' .grad."""
         for t, _ in pairs:
             self._grad_state(t)
+        grads = [t.grad for t, _ in pairs]
+        self._grads_before = [(g, 0 if g is None else g._version) for g in grads]
 
     def set_grad(self, t: Tensor, value) -> None:
         self._grad_state(t)
+        if value is not None and value is t.grad:
+            return  # `t.grad *= 2` assigns the .grad it wrote: nothing changes
         if value is not None and (value._edge is not None or id(value._data) not in self.slot_of):
             self.abandon("assigning .grad a tensor that was not computed inside")
             return
         ref = self.tensor_ref(t)
         s = None if value is None else self.slot_of[id(value._data)]
+        if value is not None:
+            self.grad_owner[id(value)] = (ref, weakref.ref(t))
+            self.leaf_grads.append((ref, t))
         self.emit((SETGRAD, ref, s), () if s is None else (s,), ())
 
     def writing(self, t: Tensor) -> None:
         """Before an in-place write to t's memory: keep the values of a tensor from outside
         as they were (a constant made inside must not carry the write into the next call)."""
         s = self._pending = self._slot(t)
+        self._target = self._locate(t)
         root = self._root_slot(s)
         if self.kinds.get(root) == EXTERNAL:
             ext = self.externals[self.where[root]]
@@ -373,7 +408,10 @@ class Tracer:
             refs = (key, v)
             reads = (before, v, *key_reads)
         out = self._new(t._data)
-        self.emit((WRITE, kind, before, refs, out, t._xp), reads, (out,))
+        # The replay gives the tensor its new array (a library with immutable arrays makes
+        # one) and counts the write, as the eager write did.
+        self.rebinds.append((self._target, t._vc, 1))
+        self.emit((WRITE, kind, before, refs, out, t._xp, self._target), reads, (out,))
 
     def accumulated(self, pairs, roots, create_graph: bool) -> None:
         """After backward stored gradients into leaves' .grad."""
@@ -383,7 +421,8 @@ class Tracer:
         roots_slots = tuple(self.value_ref(g) for _, g in roots)
         stored = self._new(None)
         self.emit((STORED, roots_slots, stored), roots_slots, (stored,))
-        for t, g in pairs:
+        grads_before, self._grads_before = self._grads_before, []
+        for (t, g), (before, version) in zip(pairs, grads_before):
             s = self.slot_of.get(id(g))
             if s is None:
                 self.abandon("a gradient computed outside the trace")
@@ -391,6 +430,10 @@ class Tracer:
             ref = self.tensor_ref(t)
             out = self._new(t._grad._data)
             self.leaf_grads.append((ref, t))
+            self.grad_owner[id(t._grad)] = (ref, weakref.ref(t))
+            if before is not None and t._grad is before and before._version != version:
+                # Added in place: the replay's accumulation counts the write itself.
+                self.rebinds.append((ref, before._vc, before._version - version))
             self.emit((ACC, ref, s, stored, out), (s, stored), (out,))
             i = self.external_of.get(id(t._grad))
             if i is not None:  # added into a .grad from before the call: it must be there
@@ -629,6 +672,7 @@ class Tracer:
             raise Unsupported(self.reason)
         externals = [e.ref() for e in self.externals]
         persistent = self._persistent(externals, outputs)
+        arg_changes = self._arg_changes()
         out_specs = self._outputs(outputs, externals, persistent)
         escaped = self._unexplained(self._holders(outputs, externals))
         if escaped:
@@ -654,7 +698,7 @@ class Tracer:
             self.grad_guards + [(ref, None if none else -1) for ref, none in
                                 self.grad_states.values()],
             self.input_tensor, self.graph,
-            hook_guards,
+            hook_guards, arg_changes,
         )  # fmt: skip
 
     def _holders(self, outputs: list, externals: list) -> list:
@@ -663,9 +707,11 @@ class Tracer:
         extra = [id(t._data) for t in outputs if t.__class__ is Tensor]
         extra += [id(t._data) for t in externals if t is not None]
         extra += [id(t._data) for t in (ref() for ref in self.arg_refs) if t is not None]
-        extra += [id(t._grad._data) for _, t in self.leaf_grads if t._grad is not None]
+        leaves = {id(t): t for _, t in self.leaf_grads}.values()
+        extra += [id(t._grad._data) for t in leaves if t._grad is not None]
         extra += _node_arrays(self.held)
         extra += [id(e.entry) for e in self.externals]
+        extra += [id(e.entry) for e in self.arg_entries.values()]
         return extra
 
     def _hook_guards(self) -> list:
@@ -804,31 +850,58 @@ class Tracer:
         beyond = sys.getrefcount(t) - 1  # a variable and getrefcount's argument (measured)
         for i in range(len(externals)):
             t = externals[i]
-            ext = self.externals[i]
             if t is None:
                 out.append(False)
                 continue
             # References: the list `externals`, this trace's, the outputs; anything more holds
             # t beyond the call.
             out.append(sys.getrefcount(t) - beyond - 2 - counts.get(id(t), 0) > 0)
-            if not out[-1]:
-                continue
-            if _edge_kind(t._edge) != ext.edge:
-                raise Unsupported(
-                    "an in-place operation inside gave a tensor from outside a history"
-                )
-            if t._data is not ext.entry:
-                s = self.slot_of.get(id(t._data))
-                if s is None:
-                    raise Unsupported("a tensor from outside got values not computed inside")
-                ext.writeback = s
-            vc = getattr(t, "_vc", None)
-            ext.delta = t._version - ext.version
-            ext.replace = vc is not ext.vc
-            ext.alias = vc is not None and vc.alias
+        t = None
+        for target, vc, bumps in self.rebinds:
+            if target[0] != "ext" or out[target[1]]:  # else made inside: not rebound
+                entry = self.replayed.get(id(vc))
+                if entry is None:
+                    self.replayed[id(vc)] = [vc, bumps]
+                else:
+                    entry[1] += bumps
+        for i, t in enumerate(externals):
+            if out[i]:
+                self._changes(t, self.externals[i], "a tensor from outside")
         for ins in self.code:
             if ins[0] in (ACC, SETGRAD) and ins[1][0] == "ext" and not out[ins[1][1]]:
                 raise Unsupported("a leaf tensor made inside the function got a .grad", True)
+        return out
+
+    def _changes(self, t: Tensor, ext: External, what: str) -> None:
+        """What the replay must do at its end to tensor t from before the call (`ext`, its
+        state then): the slot of its new values, the change of its version counter."""
+        if _edge_kind(t._edge) != ext.edge:
+            raise Unsupported(f"an in-place operation inside gave {what} a history")
+        if t._data is not ext.entry:
+            s = self.slot_of.get(id(t._data))
+            if s is None:
+                raise Unsupported(f"{what} got values not computed inside")
+            ext.writeback = s
+        vc = getattr(t, "_vc", None)
+        if id(vc) in self._counted:  # shared with a tensor whose change is already counted
+            ext.delta = 0
+        else:
+            if vc is not None:
+                self._counted.add(id(vc))
+            entry = self.replayed.get(id(vc))
+            ext.delta = t._version - ext.version - (0 if entry is None else entry[1])
+        # A counter made where there was none (a value saved for backward makes one) is
+        # made by the replay's first write as well.
+        ext.replace = vc is not ext.vc and (ext.vc is not None or vc.alias)
+        ext.alias = vc is not None and vc.alias
+
+    def _arg_changes(self) -> list:
+        """(position, state at entry) of the arguments that the replay changes at its end."""
+        out = []
+        for i, ext in self.arg_entries.items():
+            self._changes(ext.ref(), ext, "an argument")
+            if ext.writeback is not None or ext.delta or ext.replace:
+                out.append((self.arg_of[i], ext))
         return out
 
     def _unexplained(self, extra: list) -> list[int]:
@@ -881,12 +954,12 @@ class Recording:
     """What a finished trace hands to the program builder: the instructions (with the slots
     each reads and makes), the values (constants are needed), slot kinds and places, the
     tensors from outside (which of them persist), the outputs, the guards on .grad, which
-    inputs are tensors, the backward program of outputs with a live graph, and the hooks on
-    the leaves its backward walks reached."""
+    inputs are tensors, the backward program of outputs with a live graph, the hooks on
+    the leaves its backward walks reached, and the changes to arguments."""
 
     def __init__(
         self, code, reads, writes, values, kinds, where, externals, persistent, outputs,
-        grad_guards, input_tensor, graph=None, hook_guards=(),
+        grad_guards, input_tensor, graph=None, hook_guards=(), arg_changes=(),
     ) -> None:  # fmt: skip
         self.code = code
         self.reads = reads
@@ -903,6 +976,8 @@ class Recording:
         # (tensor ref, hooks_key of its edge at the end of the call) of each leaf that a
         # backward reached: hooks registered or removed since make the next call trace again.
         self.hook_guards = hook_guards
+        # (position, External) of the arguments written: their new values and versions.
+        self.arg_changes = arg_changes
 
     def strip(self) -> None:
         """Let go of the values of the traced call that a replay does not use (everything
@@ -913,6 +988,8 @@ class Recording:
             if persistent:
                 ext.entry = None
                 ext.snapshot = None
+        for _, ext in self.arg_changes:
+            ext.entry = None
 
 
 def _view_base(v):
