@@ -221,16 +221,16 @@ def _analyze(rec: Recording) -> tuple[list[bool], list[int]]:
         last[s] = n
     effects = (ACC, SETGRAD, WRITE)
     for i in range(n - 1, -1, -1):
-        w = writes[i]
-        if len(w) == 1:
-            needed = last[w[0]] >= 0
+        for s in writes[i]:
+            if last[s] >= 0:
+                break
         else:
-            needed = any(last[s] >= 0 for s in w)
-        if needed or code[i][0] in effects:
-            keep[i] = True
-            for s in reads[i]:
-                if last[s] < 0:
-                    last[s] = i
+            if code[i][0] not in effects:
+                continue
+        keep[i] = True
+        for s in reads[i]:
+            if last[s] < 0:
+                last[s] = i
     return keep, last
 
 

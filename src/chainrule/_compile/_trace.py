@@ -908,46 +908,65 @@ class Tracer:
         """The computed slots whose arrays something other than this trace and the holders
         counted in `extra` (ids, one per reference) holds: values kept somewhere that a
         replay would not update."""
-        values, kinds = self.values, self.kinds
+        values = self.values
+        # A first look, in C: most values are held by this trace's list alone.
+        once = next(map(sys.getrefcount, [object()]))  # held by a list, read by map
+        counts = np.fromiter(map(sys.getrefcount, values), np.intp, len(values))
+        suspects = np.flatnonzero(counts > once).tolist()
+        if not suspects:
+            return []
         expected = collections.Counter(map(id, values))
         for i in extra:
             if i in expected:
                 expected[i] += 1
-        # A view holds its base (or an array between them that holds it).
-        seen: set[int] = set()
-        for v in values:
-            base = v.base if v.__class__ is np.ndarray else _view_base(v)
-            while base is not None:
-                if id(base) in expected:
-                    expected[id(base)] += 1
-                    break
-                if id(base) in seen:
-                    break
-                seen.add(id(base))
-                base = base.base if base.__class__ is np.ndarray else _view_base(base)
-        base = None  # the loop may have left it on a value: a reference counted below
+        out = self._held_elsewhere(suspects, expected)
+        if out:  # a view holds its base: counted only where it matters
+            _count_bases(values, expected)
+            out = self._held_elsewhere(out, expected)
+        return out
+
+    def _held_elsewhere(self, slots: list, expected) -> list[int]:
+        """Those of the computed `slots` whose arrays have more references than `expected`
+        counts (by id), each array once."""
+        values, kinds = self.values, self.kinds
         out = []
+        seen = set()
         # References beyond the list: a variable and getrefcount's argument (measured).
         probe = [object()]
         v = probe[0]
         beyond = sys.getrefcount(v) - 1
         ndarray = np.ndarray
-        for k in range(len(values)):
+        for k in slots:
             if k in kinds:
                 continue
             v = values[k]
-            n = expected.get(id(v), 0)
-            if n <= 0:
+            if id(v) in seen:
                 continue
-            expected[id(v)] = 0  # each array once
+            seen.add(id(v))
             if v.__class__ is not ndarray and (
                 v is None or v.__class__ in _PLAIN or isinstance(v, np.generic)
                 or not _backend.is_array(v)
             ):  # fmt: skip
                 continue
-            if sys.getrefcount(v) - beyond > n:
+            if sys.getrefcount(v) - beyond > expected[id(v)]:
                 out.append(k)
         return out
+
+
+def _count_bases(values: list, expected) -> None:
+    """Count in `expected` the reference that each view among `values` holds to its base (or
+    to an array between them that holds it)."""
+    seen: set[int] = set()
+    for v in values:
+        base = v.base if v.__class__ is np.ndarray else _view_base(v)
+        while base is not None:
+            if id(base) in expected:
+                expected[id(base)] += 1
+                break
+            if id(base) in seen:
+                break
+            seen.add(id(base))
+            base = base.base if base.__class__ is np.ndarray else _view_base(base)
 
 
 class Recording:
