@@ -685,6 +685,18 @@ def test_tensors_from_outside_are_read_at_each_call():
     assert compiled.traces == 1
 
 
+def test_tensors_from_outside_sharing_one_array_are_read_each_as_itself():
+    w = T(np.array([1.0, 2.0]))
+    v = w.detach()  # the same array while tracing
+    compiled = cr.compile(lambda x: x * w + v)
+    x = T(np.array([1.0, 1.0]))
+    assert_same(compiled(x), T(np.array([2.0, 4.0])))
+    with cr.no_grad():
+        v += 1.0  # in place: on JAX v gets a new array and w keeps the old one
+    assert_same(compiled(x), x * w + v)
+    assert compiled.traces == 1
+
+
 # ----------------------------------------------------------------------------- semantics
 
 

@@ -295,6 +295,8 @@ def _loop(rec: Recording, keep, last, treedef, unflatten) -> Callable:
         else:
             i = rec.where[s]
             ext = rec.externals[i]
+            if ext.shares is not None and not rec.persistent[i] and rec.persistent[ext.shares]:
+                i = ext.shares  # made inside from a tensor from outside: that one's array
             if rec.persistent[i]:
                 loads.append((s, -1 - ext_place[i], True))
             elif ext.snapshot is not None:  # written inside: a fresh copy at each call
@@ -711,6 +713,8 @@ def _source(rec: Recording, keep, last, treedef, unflatten) -> Callable:
         elif kind == EXTERNAL:
             i = rec.where[s]
             ext = rec.externals[i]
+            if ext.shares is not None and not rec.persistent[i] and rec.persistent[ext.shares]:
+                i = ext.shares  # made inside from a tensor from outside: that one's array
             if rec.persistent[i]:
                 n = names[s] = var()
                 src.emit(f"{n} = {ext_names[i]}._data")

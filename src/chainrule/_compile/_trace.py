@@ -85,7 +85,7 @@ class External:
 
     __slots__ = (
         "ref", "slot", "entry", "shape", "dtype", "xp", "edge", "version", "vc", "snapshot",
-        "writeback", "delta", "replace", "alias",
+        "writeback", "delta", "replace", "alias", "shares",
     )  # fmt: skip
 
     def __init__(self, t: Tensor, slot: int | None) -> None:
@@ -105,6 +105,9 @@ class External:
         self.delta = 0
         self.replace = False
         self.alias = False
+        # The external whose array it shared when first read (see Tracer._stands_for): a
+        # tensor made inside (a detach() of one from outside) reads that one's array.
+        self.shares: int | None = None
 
 
 def _edge_kind(e) -> int:
@@ -206,20 +209,33 @@ class Tracer:
     def _slot(self, t: Tensor) -> int:
         """The slot of tensor t's current values; a tensor from outside becomes external."""
         s = self.slot_of.get(id(t._data))
-        if s is None:
+        if s is None or not self._stands_for(s, t):
             s = self._external(t)
         return s
 
+    def _stands_for(self, s: int, t: Tensor) -> bool:
+        """Whether slot s, found by t's array, stands for t. An argument's or an outside
+        tensor's slot stands for that tensor alone: two tensors that share one array while
+        tracing (one a detach() of the other) may not at the next call (JAX's in-place
+        operators give a tensor a new array)."""
+        return self.kinds.get(s) != EXTERNAL or self.externals[self.where[s]].ref() is t
+
     def _external(self, t: Tensor) -> int:
         i = self.external_of.get(id(t))
-        if i is not None and self.externals[i].slot is None:
+        if i is not None:
             ext = self.externals[i]
-            ext.slot = s = self._new(t._data, EXTERNAL, i)
-            return s
+            if ext.slot is None:
+                ext.slot = s = self._new(t._data, EXTERNAL, i)
+                return s
+            if self.values[ext.slot] is t._data:  # its slot, taken by a tensor sharing it
+                return ext.slot
         i = len(self.externals)
         self.held.append(t)
         self.external_of[id(t)] = i
         ext = External(t, None)
+        shared = self.slot_of.get(id(t._data))
+        if shared is not None and self.kinds.get(shared) == EXTERNAL:
+            ext.shares = self.where[shared]
         self.externals.append(ext)
         ext.slot = s = self._new(t._data, EXTERNAL, i)
         return s
@@ -266,12 +282,13 @@ class Tracer:
 
     def record(self, rule, xs, outs, p, results) -> None:
         slot_of = self.slot_of
+        kinds = self.kinds
         values = self.values
         ins = []
         for x in xs:
             if x.__class__ is Tensor:
                 s = slot_of.get(id(x._data))
-                if s is None:
+                if s is None or s in kinds and not self._stands_for(s, x):
                     s = self._external(x)
             else:
                 s = self.const(x)
