@@ -390,6 +390,15 @@ def test_backward_with_create_graph_accumulates_differentiably():
     np.testing.assert_array_equal(N(second), [6.0 + 2.0, 12.0 + 2.0])
 
 
+def test_a_grad_stored_as_a_broadcast_gradient_accumulates_out_of_place():
+    # Under create_graph a sum's gradient reaches the leaf as a broadcast of its seed (on
+    # PyTorch storage a view whose elements share memory), stored as .grad as it is.
+    x = T([1.0, 2.0, 3.0], requires_grad=True)
+    cr.sum(cr.positive(x)).backward(create_graph=True)
+    (x * x).sum().backward()
+    np.testing.assert_array_equal(N(x.grad), [3.0, 5.0, 7.0])
+
+
 # ----------------------------------------------------------------------------- unused inputs
 
 

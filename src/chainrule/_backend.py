@@ -117,9 +117,14 @@ def normalize(out, xp):
 
 
 def writable(a) -> bool:
-    """Whether `a` may be written in place (NumPy: its writeable flag; others: assumed, as
-    their in-place operators return a new array where they can't write)."""
-    return a.flags.writeable if a.__class__ is np.ndarray else True
+    """Whether `a` may be written in place (NumPy: its writeable flag; PyTorch: no element
+    stands in two places, as in a broadcast view; others: assumed, as their in-place
+    operators return a new array where they can't write)."""
+    if a.__class__ is np.ndarray:
+        return a.flags.writeable
+    if library(namespace(a)) == "torch":
+        return all(step != 0 or n < 2 for step, n in zip(a.stride(), a.shape))
+    return True
 
 
 def owns_memory(a) -> bool:
