@@ -20,7 +20,13 @@ from chainrule.autograd import forward_ad as fwad
 from chainrule.autograd import gradcheck, gradgradcheck
 from conftest import N, T, examples, failing_on_dask, skip_on
 from test_fft import TRANSFORMS
-from test_forward_rules import SAMPLES, _dot, _fft, _jvp, _outputs, _random_like, _rules_recorded
+from test_forward_rules import (
+    SAMPLES,
+    _fft,
+    _outputs,
+    _rules_recorded,
+    assert_jvp_matches_vjp,
+)
 from test_linalg import positive_definite, symmetric_distinct
 from test_ops import SHAPES, arrays, leaf
 
@@ -204,17 +210,9 @@ def test_complex_gradients_against_finite_differences(name, data):
 @examples(4)
 @given(data=st.data())
 def test_complex_jvp_against_the_vjp(name, data):
-    # Re<J v, u> == Re<v, J* u>: forward mode and reverse mode give the same derivative.
     fn, values = data.draw(COMPLEX_SAMPLES[name])
     rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
-    xs = [leaf(a) for a in values]
-    vs = [T(v) for v in _random_like(rng, values)]
-    outs, tangents = _jvp(fn, [T(a) for a in values], vs)
-    us = [T(u) for u in _random_like(rng, [N(o) for o in outs])]
-    grads = cr.autograd.grad(_outputs(fn(*xs)), xs, us, allow_unused=True)
-    forward = sum(_dot(t, u) for t, u in zip(tangents, us))
-    backward = sum(_dot(v, g) for v, g in zip(vs, grads) if g is not None)
-    assert math.isclose(forward, backward, rel_tol=1e-9, abs_tol=1e-10)
+    assert_jvp_matches_vjp(fn, values, rng)
 
 
 def _complex_array(shape):
