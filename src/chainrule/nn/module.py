@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from .. import _namespace as ops
@@ -227,8 +227,7 @@ class Module:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of the parameters: to None, or to zeros written in place."""
-        for p in self.parameters():
-            _zero_grad(p, set_to_none)
+        zero_grads(self.parameters(), set_to_none)
 
     # -- state
 
@@ -305,13 +304,16 @@ class Module:
         return f"{type(self).__name__}(\n  " + "\n  ".join(head + lines) + "\n)"
 
 
-def _zero_grad(p: Tensor, set_to_none: bool) -> None:
-    g = p.grad
-    if g is None:
-        return
-    if set_to_none:
-        p.grad = None
-    elif g.requires_grad:
-        p.grad = ops.zeros_like(g)
-    else:
-        g[...] = 0
+def zero_grads(params: Iterable[Tensor], set_to_none: bool) -> None:
+    """Reset each parameter's gradient: to None, or to zeros written in place (a new zero
+    tensor where the gradient has a history). Module.zero_grad and Optimizer.zero_grad."""
+    for p in params:
+        g = p.grad
+        if g is None:
+            continue
+        if set_to_none:
+            p.grad = None
+        elif g.requires_grad:
+            p.grad = ops.zeros_like(g)
+        else:
+            g[...] = 0

@@ -9,6 +9,7 @@ from typing import Any
 
 from .. import _namespace as ops
 from .._tensor import Tensor, enable_grad, no_grad
+from ..nn.module import zero_grads
 
 __all__ = ["Optimizer"]
 
@@ -59,16 +60,7 @@ class Optimizer:
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the parameters' gradients: to None, or to zeros written in place."""
         for group in self.param_groups:
-            for p in group["params"]:
-                g = p.grad
-                if g is None:
-                    continue
-                if set_to_none:
-                    p.grad = None
-                elif g.requires_grad:
-                    p.grad = ops.zeros_like(g)
-                else:
-                    g[...] = 0
+            zero_grads(group["params"], set_to_none)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient (those whose .grad is None are
