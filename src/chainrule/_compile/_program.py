@@ -42,6 +42,7 @@ from ._trace import (
     Slot,
     Template,
     hooks_key,
+    rebuild,
 )
 
 __all__ = ["RETRACE", "Replay"]
@@ -894,25 +895,16 @@ def _source(rec: Recording, keep, last, treedef, unflatten) -> Callable:
 
 def _param_source(p, ref, src: _Source) -> str:
     """Source that builds template p with its slots' values (tuples and lists)."""
-    stack = [(p, False)]
-    done: list[str] = []
-    while stack:
-        item, ready = stack.pop()
-        c = item.__class__
-        if c is tuple or c is list:
-            if ready:
-                n = len(item)
-                parts = done[len(done) - n :] if n else []
-                del done[len(done) - n :]
-                inner = "".join(f"{x}, " for x in parts)
-                done.append(f"({inner})" if c is tuple else f"[{inner}]")
-            else:
-                stack.append((item, True))
-                stack.extend((x, False) for x in reversed(item))
-        elif c is Slot:
-            done.append(ref(item.index))
-        elif item is None or c in (int, bool):
-            done.append(repr(item))
-        else:
-            done.append(src.name(item, "P"))
-    return done[0]
+
+    def leaf(item) -> str:
+        if item.__class__ is Slot:
+            return ref(item.index)
+        if item is None or item.__class__ in (int, bool):
+            return repr(item)
+        return src.name(item, "P")
+
+    def container(c, parts) -> str:
+        inner = "".join(f"{x}, " for x in parts)
+        return f"({inner})" if c is tuple else f"[{inner}]"
+
+    return rebuild(p, leaf, container)

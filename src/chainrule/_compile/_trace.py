@@ -1080,9 +1080,9 @@ def _node_arrays(objects: list) -> list:
     return out
 
 
-def _template(p, slot_of):
-    """p rebuilt with Slot markers for its slot values (tuples and lists, iteratively)."""
-    # Post-order rebuild: each container is rebuilt once all of its items are.
+def rebuild(p, leaf, container):
+    """p with each item that is not a tuple or list replaced by leaf(item), and each tuple or
+    list by container(its class, its rebuilt items): post-order, iteratively."""
     stack = [(p, False)]
     done: list = []
     while stack:
@@ -1090,18 +1090,27 @@ def _template(p, slot_of):
         c = item.__class__
         if c is tuple or c is list:
             if ready:
-                n = len(item)
-                parts = done[len(done) - n :] if n else []
-                del done[len(done) - n :]
-                done.append(tuple(parts) if c is tuple else list(parts))
+                start = len(done) - len(item)
+                parts = done[start:]
+                del done[start:]
+                done.append(container(c, parts))
             else:
                 stack.append((item, True))
                 stack.extend((x, False) for x in reversed(item))
-        elif c not in _PLAIN and id(item) in slot_of:
-            done.append(Slot(slot_of[id(item)]))
         else:
-            done.append(item)
+            done.append(leaf(item))
     return done[0]
+
+
+def _template(p, slot_of):
+    """p rebuilt with Slot markers for its slot values."""
+
+    def leaf(item):
+        if item.__class__ not in _PLAIN and id(item) in slot_of:
+            return Slot(slot_of[id(item)])
+        return item
+
+    return rebuild(p, leaf, lambda c, parts: c(parts))
 
 
 def _template_slots(p) -> list[int]:
