@@ -79,3 +79,8 @@ def T(values, dtype=None, requires_grad=False):
 def N(t):
     """A tensor's values as a NumPy array."""
     return np.asarray(t.numpy())
+
+
+def of_backend(a) -> bool:
+    """Whether raw array `a` is an array of the library under test."""
+    return _backend.library(_backend.namespace(a)) == LIBRARY

@@ -13,7 +13,7 @@ import chainrule as cr
 from chainrule._interop import UFUNCS
 from chainrule._numpy_functions import TABLES, VALUE_FUNCTIONS
 from chainrule.autograd import grad, gradcheck, gradgradcheck
-from conftest import BACKEND, N, T
+from conftest import BACKEND, LIBRARY, N, T, fails_on
 
 RNG = np.random.default_rng(0)
 
@@ -571,6 +571,7 @@ def test_array_namespace_of_an_earlier_version_returns_lists_where_it_did(versio
     np.testing.assert_array_equal(N(g), [2.0, 2.0])
 
 
+@fails_on("dask", reason="Dask arrays have no DLPack interface")
 def test_dlpack_round_trip_with_numpy():
     t = T([1.0, 2.0, 3.0])
     a = np.from_dlpack(t)
@@ -580,7 +581,10 @@ def test_dlpack_round_trip_with_numpy():
     u = cr.from_dlpack(b)
     assert u.__class__ is cr.Tensor and u._xp is BACKEND and not u.requires_grad
     b[0] = 7.0
-    np.testing.assert_array_equal(N(u), [7.0, 1.0, 2.0, 3.0])  # shared, not copied
+    if LIBRARY == "jax":  # JAX shares a buffer aligned as XLA needs it, else copies
+        assert N(u).tolist() in ([7.0, 1.0, 2.0, 3.0], [0.0, 1.0, 2.0, 3.0])
+    else:
+        np.testing.assert_array_equal(N(u), [7.0, 1.0, 2.0, 3.0])  # shared, not copied
     v = cr.from_dlpack(b, copy=True)
     b[0] = 0.0
     np.testing.assert_array_equal(N(v), [7.0, 1.0, 2.0, 3.0])
@@ -589,6 +593,7 @@ def test_dlpack_round_trip_with_numpy():
     np.testing.assert_array_equal(N(w), [1.0, 2.0, 3.0])
 
 
+@fails_on("dask", reason="Dask arrays have no DLPack interface")
 def test_dlpack_refuses_tensors_that_require_grad_as_pytorch():
     x = T([1.0, 2.0], requires_grad=True)
     message = "Can't export tensors that require gradient, use tensor.detach()"

@@ -539,6 +539,11 @@ def assign(xp, a, key, v):
     if lib == "vmap":
         return xp.vmap_assign(a, key, v)
     if lib == "jax":
+        nd = getattr(v, "ndim", 0)
+        if nd and nd > a[key].ndim:
+            # NumPy's and PyTorch's rule, which JAX lacks: a value's extra leading axes of
+            # length 1 are dropped.
+            v = xp.reshape(v, v.shape[nd - a[key].ndim :])
         return a.at[key].set(v)
     if lib == "torch":
         axes, key = _positive_steps(key, a.shape)
