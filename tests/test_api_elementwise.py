@@ -167,7 +167,6 @@ def test_result_type_of_tensors_and_weak_python_scalars():
         cr.result_type(1.0, 2)
 
 
-@fails_on("torch", reason="PyTorch's can_cast allows int8 to uint8")
 def test_can_cast_agrees_with_the_reference_within_each_kind():
     kinds = [["bool"], [n for n in DTYPE_NAMES if "int" in n], ["float32", "float64"]]
     kinds.append(["float32", "float64", "complex64", "complex128"])

@@ -3,12 +3,13 @@ The engine's semantics (backward, grad, grad mode) are tested in test_engine.py.
 
 import re
 
+import array_api_compat
 import array_api_strict
 import numpy as np
 import pytest
 
 import chainrule as cr
-from conftest import BACKEND, N, T, skip_on
+from conftest import BACKEND, N, T, fails_on, skip_on
 
 # ----------------------------------------------------------------------------- construction
 
@@ -55,7 +56,7 @@ def test_array_attributes():
     assert t.ndim == 2
     assert t.size == 6
     assert t.dtype == cr.float32
-    assert t.device == BACKEND.asarray(np.zeros(1)).device
+    assert t.device == array_api_compat.device(BACKEND.asarray(np.zeros(1)))
 
 
 def test_T_reverses_axes_and_mT_swaps_the_last_two():
@@ -402,6 +403,7 @@ def test_integer_array_indexing_values_and_gradient_add_up_repeats():
     np.testing.assert_array_equal(N(x.grad), [2.0, 0.0, 4.0])
 
 
+@fails_on("dask", reason="the gradient of boolean-mask indexing is refused (unknown size)")
 def test_boolean_mask_indexing_values_and_gradient():
     x = T(M, requires_grad=True)
     mask = x > 4.0

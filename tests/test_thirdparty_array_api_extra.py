@@ -10,13 +10,36 @@ import pytest
 
 import chainrule as cr
 from chainrule.autograd import gradcheck, gradgradcheck
-from conftest import N, T
+from conftest import N, T, fails_on
 
 RNG = np.random.default_rng(3)
 V = np.array([0.21, 0.35, 0.62, 0.48, 0.77, 0.88])
 A = RNG.uniform(0.2, 0.9, size=(3, 4))
 WITH_NAN = A.copy()
 WITH_NAN[0, 1] = WITH_NAN[2, 3] = math.nan
+
+# On Dask: array-api-extra selects by boolean masks, and unique values, whose sizes are unknown
+# until computed.
+DASK_MASKS = "a Dask selection by a boolean mask has a size unknown until computed"
+DASK_UNIQUE = "Dask's unique values have a size unknown until computed"
+DASK_FAILS = {
+    "apply_where": DASK_MASKS,
+    "apply_where fill_value": DASK_MASKS,
+    "at add mask copy": DASK_MASKS,
+    "isclose": DASK_MASKS,
+    "nunique": DASK_UNIQUE,
+    "setdiff1d": DASK_UNIQUE,
+    "union1d": DASK_UNIQUE,
+}
+
+
+def marked(names):
+    """`names` as pytest parameters, those in DASK_FAILS marked failing on Dask."""
+    return [
+        pytest.param(n, marks=fails_on("dask", reason=DASK_FAILS[n])) if n in DASK_FAILS else n
+        for n in names
+    ]
+
 
 DIFFERENTIABLE = {
     "angle": (lambda x: xpx.angle(x), V),
@@ -49,7 +72,7 @@ DIFFERENTIABLE = {
 
 
 @pytest.mark.filterwarnings("ignore:invalid value")
-@pytest.mark.parametrize("name", DIFFERENTIABLE)
+@pytest.mark.parametrize("name", marked(DIFFERENTIABLE))
 def test_array_api_extra_matches_numpy_and_differentiates(name):
     fn, a = DIFFERENTIABLE[name]
     x = T(a, requires_grad=True)
@@ -87,7 +110,7 @@ NOT_DIFFERENTIABLE = {
 }
 
 
-@pytest.mark.parametrize("name", NOT_DIFFERENTIABLE)
+@pytest.mark.parametrize("name", marked(NOT_DIFFERENTIABLE))
 def test_array_api_extra_set_and_index_functions_match_numpy(name):
     fn = NOT_DIFFERENTIABLE[name]
     a = np.sort(V) if name == "searchsorted" else V

@@ -17,7 +17,7 @@ import chainrule.nn.functional as F
 from chainrule import _batching, func
 from chainrule.autograd import functional, gradcheck, gradgradcheck
 from chainrule.func import grad, vmap
-from conftest import BACKEND, N, T, examples
+from conftest import BACKEND, N, T, examples, failing_on_dask, fails_on
 from test_forward_rules import DIFFERENTIABLE, SAMPLES, _outputs
 from test_ops import assert_values, leaf
 
@@ -157,6 +157,7 @@ def test_a_result_whose_shape_depends_on_the_values_raises():
             vmap(lambda a: cr.nonzero(a > 0)[0])(T(np.array([[1.0, -1.0], [1.0, 1.0]])))
 
 
+@fails_on("dask", reason="Dask's unique values have a size unknown until computed")
 def test_a_function_without_a_batching_rule_loops_and_warns_once():
     _batching._WARNED.discard("unique_values")  # warned once per process: forget earlier ones
     x = T(np.array([[3.0, 1.0, 3.0], [2.0, 2.0, 5.0]]))
@@ -340,7 +341,15 @@ def _batched_call(data, name):
     return fn, tuple(dims), inputs, samples
 
 
-@pytest.mark.parametrize("name", DIFFERENTIABLE)
+# Dask's linalg takes 2-D arrays only: a batch of matrices is beyond it.
+DASK_BATCHED = "Dask's linalg takes 2-D arrays only (vmap batches the matrices)"
+DASK_LINALG_RULES = {
+    "linalg_cholesky", "linalg_det", "linalg_eig", "linalg_eigh", "linalg_inv", "linalg_pinv",
+    "linalg_qr", "linalg_slogdet", "linalg_solve", "linalg_svd",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", failing_on_dask(DIFFERENTIABLE, DASK_LINALG_RULES, DASK_BATCHED))
 @examples(4)
 @given(data=st.data())
 def test_vmap_equals_each_sample_stacked_in_one_pass(name, data):
@@ -355,7 +364,7 @@ def test_vmap_equals_each_sample_stacked_in_one_pass(name, data):
         assert_values(g, np.stack([N(e[k]) for e in expected]), rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("name", DIFFERENTIABLE)
+@pytest.mark.parametrize("name", failing_on_dask(DIFFERENTIABLE, DASK_LINALG_RULES, DASK_BATCHED))
 @examples(2)
 @given(data=st.data())
 def test_gradients_through_vmap_match_finite_differences(name, data):
@@ -364,7 +373,14 @@ def test_gradients_through_vmap_match_finite_differences(name, data):
     assert gradcheck(batched, [leaf(a) for a in inputs])
 
 
-@pytest.mark.parametrize("name", ["multiply", "matmul", "logsumexp", "linalg_solve", "getitem"])
+@pytest.mark.parametrize(
+    "name",
+    failing_on_dask(
+        ["multiply", "matmul", "logsumexp", "linalg_solve", "getitem"],
+        DASK_LINALG_RULES,
+        DASK_BATCHED,
+    ),
+)
 @examples(2)
 @given(data=st.data())
 def test_second_order_through_vmap(name, data):

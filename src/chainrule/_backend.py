@@ -315,6 +315,14 @@ def dtype_kind(d) -> str:
     return (n if n is not None else from_backend_dtype(d)).kind
 
 
+def can_cast(xp, from_, to) -> bool:
+    """Whether dtype from_ casts to `to` by the promotion rules. PyTorch's can_cast allows
+    every cast within a kind (int8 to uint8, float64 to float32): NumPy's answer there."""
+    if library(xp) == "torch":
+        return bool(np.can_cast(from_backend_dtype(from_), from_backend_dtype(to)))
+    return bool(xp.can_cast(from_, to))
+
+
 def is_floating(d) -> bool:
     return from_backend_dtype(d).kind in "fc"
 
@@ -686,6 +694,34 @@ def unchunked(xp, a, axes):
     if library(xp) == "dask":
         return a.rechunk(dict.fromkeys(axes, -1))
     return a
+
+
+def eye(xp, n_rows, n_cols, k, **kwargs):
+    """xp.eye. Dask's eye of a wide matrix builds a graph that fails when computed: the
+    transpose of the tall one there."""
+    if library(xp) == "dask" and n_cols is not None and n_cols > n_rows:
+        return xp.permute_dims(xp.eye(n_cols, n_rows, k=-k, **kwargs), (1, 0))
+    return xp.eye(n_rows, n_cols, k=k, **kwargs)
+
+
+def inv(xp, x):
+    """The inverse of x, in x's dtype (Dask's is float64 for float32 matrices)."""
+    out = xp.linalg.inv(x)
+    return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
+
+
+def matrix_rank(xp, x, rtol):
+    """The rank of x: singular values above rtol times the largest (rtol: the standard's
+    default where None). array-api-compat's Dask matrix_rank passes Dask's svd an argument it
+    doesn't take: counted from svdvals there."""
+    if library(xp) != "dask":
+        return xp.linalg.matrix_rank(x, rtol=rtol)
+    s = svdvals(xp, x)
+    if rtol is None:
+        rtol = max(x.shape[-2:]) * xp.finfo(x.dtype).eps
+    elif not isinstance(rtol, (int, float)):
+        rtol = xp.expand_dims(rtol, axis=-1)
+    return xp.count_nonzero(s > xp.max(s, axis=-1, keepdims=True) * rtol, axis=-1)
 
 
 def svdvals(xp, x):

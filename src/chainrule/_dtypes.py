@@ -63,7 +63,7 @@ def can_cast(from_: DTypeLike | Tensor, to: DTypeLike, /) -> builtins.bool:
     """Whether dtype `from_` (or a tensor's dtype) casts to `to` by the promotion rules."""
     from_, to = _dtype_arg(from_), _dtype_arg(to)
     _, xp = as_tensors([from_] if from_.__class__ is Tensor else [], "can_cast")
-    return builtins.bool(xp.can_cast(_backend_dtype(from_, xp), _backend_dtype(to, xp)))
+    return _backend.can_cast(xp, _backend_dtype(from_, xp), _backend_dtype(to, xp))
 
 
 class finfo_object(NamedTuple):

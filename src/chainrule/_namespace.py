@@ -1002,17 +1002,22 @@ def _convert(
     failed: Exception | None
     try:
         out = xp.asarray(obj, dtype=_dtype(xp, dtype), copy=copy, **_on(device))
-    except (TypeError, OverflowError, ValueError, NotImplementedError) as err:
-        failed = err  # libraries differ (JAX: ValueError for None; Dask: NotImplementedError)
+    except (TypeError, OverflowError, ValueError, NotImplementedError, RuntimeError) as err:
+        # Libraries differ: JAX says ValueError for a None element, Dask NotImplementedError,
+        # PyTorch RuntimeError.
+        failed = err
     else:
         failed = None
     if failed is not None:
         _check_elements(obj)
-        if not isinstance(failed, OverflowError):
+        if not isinstance(failed, OverflowError | ValueError):
             raise failed
         # Every integer fits int64 or uint64, but the library's own inference overflowed
-        # (JAX's on uint64 values): NumPy infers the dtype.
-        out = xp.asarray(np.asarray(obj), dtype=_dtype(xp, dtype), copy=copy, **_on(device))
+        # (JAX's and PyTorch's on uint64 values): NumPy infers the dtype.
+        values = np.asarray(obj)
+        if values.dtype == np.uint64:
+            values = values.astype(np.uint64)  # NumPy infers C's ulonglong: PyTorch refuses it
+        out = xp.asarray(values, dtype=_dtype(xp, dtype), copy=copy, **_on(device))
     if _backend.from_backend_dtype(out.dtype).kind not in "biufc":
         _check_elements(obj)
         raise TypeError(
@@ -1124,7 +1129,7 @@ def eye(
     """A matrix of n_rows by n_cols (default: square) with ones on diagonal `k`, zeros
     elsewhere."""
     xp, dt = _default(dtype)
-    return _new(xp.eye(n_rows, n_cols, k=k, dtype=dt, **_on(device)), xp)
+    return _new(_backend.eye(xp, n_rows, n_cols, k, dtype=dt, **_on(device)), xp)
 
 
 def zeros_like(x: ArrayLike, /, *, dtype: DTypeLike = None, device: Device = None) -> Tensor:

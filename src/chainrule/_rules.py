@@ -1213,7 +1213,7 @@ linear_pair(
 # inv: d(A^-1) = -A^-1 dA A^-1, so gA = -out^T g out^T.
 unary(
     "linalg_inv",
-    lambda xp, x, p: xp.linalg.inv(x),
+    lambda xp, x, p: _backend.inv(xp, x),
     lambda xp, g, x, out, p: -(_mT(xp, out) @ g @ _mT(xp, out)),
     "out",
     jvp=lambda xp, t, x, out, p: -(out @ t @ out),
@@ -1224,12 +1224,12 @@ unary(
 def _det_vjp(xp, g, x, out, p):
     # d det(A) = det(A) tr(A^-1 dA): gA = g det(A) A^-T (A must be invertible).
     scale = xp.expand_dims(xp.expand_dims(g * out, axis=-1), axis=-1)
-    return scale * _mT(xp, xp.linalg.inv(x))
+    return scale * _mT(xp, _backend.inv(xp, x))
 
 
 def _logdet_jvp(xp, t, x):
     """d log|det A| = tr(A^-1 dA), summed as the product of A^-T and dA."""
-    return xp.sum(_mT(xp, xp.linalg.inv(x)) * t, axis=(-2, -1))
+    return xp.sum(_mT(xp, _backend.inv(xp, x)) * t, axis=(-2, -1))
 
 
 unary(
@@ -1256,7 +1256,7 @@ def _slogdet_vjp(xp, g, s, p, needs):
     if c is None:
         return (None,)
     scale = xp.expand_dims(xp.expand_dims(c, axis=-1), axis=-1)
-    return (scale * _mH(xp, xp.linalg.inv(a)),)
+    return (scale * _mH(xp, _backend.inv(xp, a)),)
 
 
 def _slogdet_jvp(xp, ts, xs, outs, p):
@@ -1510,7 +1510,7 @@ def _eig_vjp(xp, g, s, p, needs):
 
 def _eig_jvp(xp, ts, xs, outs, p):
     t, (w, v) = ts[0], outs
-    pm = xp.linalg.solve(v, t @ v)
+    pm = xp.linalg.solve(v, xp.astype(t, v.dtype) @ v)  # a real tangent: PyTorch won't promote
     e, vhv = _eig_parts(xp, w, v, p[1])
     c = e * pm
     d = -xp.real(xp.linalg.diagonal(vhv @ c))
@@ -1830,7 +1830,7 @@ def _var_rounding(xp, xs, p):
 nondiff("var_rounding", _var_rounding)
 nondiff(  # xs = (x[, rtol])
     "linalg_matrix_rank",
-    lambda xp, xs, p: xp.linalg.matrix_rank(xs[0], rtol=xs[1] if len(xs) > 1 else None),
+    lambda xp, xs, p: _backend.matrix_rank(xp, xs[0], xs[1] if len(xs) > 1 else None),
 )
 nondiff("linalg_eigvalsh", lambda xp, xs, p: xp.linalg.eigvalsh(xs[0]))
 nondiff("linalg_svdvals", lambda xp, xs, p: _backend.svdvals(xp, xs[0]))
