@@ -681,10 +681,15 @@ def cholesky(xp, x):
 
 
 def searchsorted(xp, x1, v, side, sorter):
-    """xp.searchsorted; Dask's fails on 0-d values when computed: they search as one value."""
-    if library(xp) == "dask" and v.ndim == 0:
-        found = xp.searchsorted(x1, xp.reshape(v, (1,)), side=side, sorter=sorter)
-        return xp.reshape(found, ())
+    """xp.searchsorted. Dask's takes no sorter (x1 is put in order first there) and fails on
+    0-d values when computed (they search as one value)."""
+    if library(xp) == "dask":
+        if sorter is not None:
+            x1 = xp.take(x1, sorter)
+            sorter = None
+        if v.ndim == 0:
+            found = xp.searchsorted(x1, xp.reshape(v, (1,)), side=side)
+            return xp.reshape(found, ())
     return xp.searchsorted(x1, v, side=side, sorter=sorter)
 
 
