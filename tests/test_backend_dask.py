@@ -145,3 +145,22 @@ def test_singular_values_without_a_gradient():
     a = np.arange(8.0).reshape(2, 4) ** 1.5
     x = cr.asarray(da.from_array(a))
     np.testing.assert_allclose(cr.linalg.svdvals(x).numpy(), np.linalg.svd(a)[1], rtol=1e-12)
+
+
+def test_a_selection_by_a_one_element_index_array_has_its_own_shape():
+    # Dask gives x[i] for an integer array i of one element x's shape (its values are right).
+    values = np.arange(12.0).reshape(3, 4)
+    x = cr.asarray(da.from_array(values, chunks=(2, 2)), requires_grad=True)
+    i = cr.asarray(da.from_array(np.array([1])))
+    for key in [(i,), (i, slice(None)), (slice(None), i), (0, i), (slice(1, 3), i)]:
+        picked = x[key]
+        expected = values[tuple(np.array([1]) if k is i else k for k in key)]
+        assert picked.shape == expected.shape
+        np.testing.assert_array_equal(picked.detach().numpy(), expected)
+    taken = cr.take(x, i, axis=1)
+    assert taken.shape == (3, 1)
+    (2.0 * cr.sum(taken) + cr.sum(x[i])).backward()
+    expected_grad = np.zeros((3, 4))
+    expected_grad[:, 1] += 2.0
+    expected_grad[1, :] += 1.0
+    np.testing.assert_array_equal(x.grad.numpy(), expected_grad)

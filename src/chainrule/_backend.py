@@ -475,7 +475,7 @@ def take_add(xp, g, p):
         np.add.at(out, (slice(None),) * axis + (indices,), g)
         return out
     size = math.prod(shape)
-    positions = xp.take(xp.reshape(xp.arange(size), shape), indices, axis=axis)
+    positions = take(xp, xp.reshape(xp.arange(size), shape), indices, axis)
     flat = scatter_add(xp, xp.reshape(positions, (-1,)), xp.reshape(g, (-1,)), size, dtype)
     return xp.reshape(flat, shape)
 
@@ -529,7 +529,9 @@ def _module(name: str):
 
 
 def getitem(xp, a, key):
-    """a[key]; PyTorch's slices take no negative step: those axes are flipped first."""
+    """a[key]; PyTorch's slices take no negative step: those axes are flipped first. Dask
+    gives a selection by an integer array of one element the indexed array's shape (its
+    values are right): such an array is doubled, and the result cut back to one."""
     lib = library(xp)
     if lib == "vmap":  # `a` or the key's arrays may be batched
         return xp.vmap_getitem(a, key)
@@ -537,7 +539,49 @@ def getitem(xp, a, key):
         axes, key = _positive_steps(key, a.shape)
         if axes:
             a = xp.flip(a, axis=axes)
+    if lib == "dask":
+        keys = key if isinstance(key, tuple) else (key,)
+        for i, k in enumerate(keys):
+            if _one_index(k):
+                doubled = keys[:i] + (xp.concat([k, k]),) + keys[i + 1 :]
+                at = _result_axis(keys[:i], a.ndim - sum(_consumed(k) for k in keys))
+                return a[doubled][(slice(None),) * at + (slice(0, 1),)]
     return a[key]
+
+
+def take(xp, x, indices, axis: int):
+    """xp.take (for Dask, a one-element `indices` as in getitem)."""
+    if library(xp) == "dask" and _one_index(indices):
+        cut = (slice(None),) * axis + (slice(0, 1),)
+        return xp.take(x, xp.concat([indices, indices]), axis=axis)[cut]
+    return xp.take(x, indices, axis=axis)
+
+
+def _one_index(k) -> bool:
+    """Whether key entry k is an integer array of one element, in one dimension."""
+    return (
+        getattr(k, "ndim", 0) == 1
+        and k.shape[0] == 1
+        and dtype_kind(k.dtype) in "iu"
+        and not isinstance(k, np.ndarray)
+    )
+
+
+def _consumed(k) -> int:
+    """The axes of the indexed array that key entry k uses (Ellipsis counted apart)."""
+    return 0 if k is None or k is Ellipsis else getattr(k, "ndim", 1) or 1
+
+
+def _result_axis(before, spanned: int) -> int:
+    """Where the axis of an integer array key lands, after the key entries `before` it (an
+    Ellipsis spans `spanned` axes)."""
+    at = 0
+    for k in before:
+        if k is Ellipsis:
+            at += spanned
+        elif k is None or isinstance(k, slice):
+            at += 1
+    return at
 
 
 def assign(xp, a, key, v):
@@ -609,6 +653,7 @@ def scatter_add(xp, positions, values, size: int, dtype):
         return out
     if lib == "dask":
         bincount = _module("dask.array").bincount
+        values = values.rechunk(positions.chunks)  # its weights must be chunked as positions
         if dtype_kind(values.dtype) == "c":  # bincount weighs by real numbers only
             sums = bincount(positions, weights=xp.real(values), minlength=size) + 1j * bincount(
                 positions, weights=xp.imag(values), minlength=size

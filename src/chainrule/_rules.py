@@ -988,7 +988,9 @@ linear_pair(
     _backend.index_add,
     view=True,
 )
-linear_pair("take", lambda xp, x, p: xp.take(x, p[0], axis=p[1]), "take_add", _backend.take_add)
+linear_pair(
+    "take", lambda xp, x, p: _backend.take(xp, x, p[0], p[1]), "take_add", _backend.take_add
+)
 
 
 # ----------------------------------------------------------------------------- writes
