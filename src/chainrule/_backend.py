@@ -544,7 +544,7 @@ def getitem(xp, a, key):
         for i, k in enumerate(keys):
             if _one_index(k):
                 doubled = keys[:i] + (xp.concat([k, k]),) + keys[i + 1 :]
-                at = _result_axis(keys[:i], a.ndim - sum(_consumed(k) for k in keys))
+                at = _result_axis(keys[:i], a.ndim - sum(_consumed(e) for e in keys))
                 return a[doubled][(slice(None),) * at + (slice(0, 1),)]
     return a[key]
 
