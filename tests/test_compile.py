@@ -513,17 +513,26 @@ def test_zero_grad_in_place_and_parameter_updates_under_no_grad():
 
         return w, mean, step
 
-    (w, mean, eager), (w2, mean2, compiled) = make(), make()
-    compiled = cr.compile(compiled)
-    for _ in range(5):
-        x = RNG.normal(size=3)
-        assert_same(compiled(T(x)), eager(T(x)))
-        assert_same((w2, w2.grad, mean2), (w, w.grad, mean))
-        assert versions((w2, w2.grad, mean2)) == versions((w, w.grad, mean))
+    assert_steps_match(make, lambda w, mean: (w, w.grad, mean), 5)
 
 
 def versions(ts) -> list[int]:
     return [t._version for t in ts]
+
+
+def assert_steps_match(make, state, calls: int):
+    """make() -> (*objects, step). Runs one step eagerly and one compiled, `calls` times on
+    the same inputs: the same results, and the same values and versions of state(*objects).
+    Returns the compiled step."""
+    *objects, eager = make()
+    *objects2, compiled = make()
+    compiled = cr.compile(compiled)
+    for _ in range(calls):
+        x = RNG.normal(size=3)
+        assert_same(compiled(T(x)), eager(T(x)))
+        assert_same(state(*objects2), state(*objects))
+        assert versions(state(*objects2)) == versions(state(*objects))
+    return compiled
 
 
 def test_a_replay_on_dask_arrays_computes_nothing_until_asked():
@@ -608,13 +617,7 @@ def test_in_place_writes_to_a_grad_made_inside_are_replayed_on_the_leaf():
 
         return w, v, step
 
-    (w, v, eager), (w2, v2, compiled) = make(), make()
-    compiled = cr.compile(compiled)
-    for _ in range(4):
-        x = RNG.normal(size=3)
-        assert_same(compiled(T(x)), eager(T(x)))
-        assert_same((w2, w2.grad, v2.grad), (w, w.grad, v.grad))
-        assert versions((w2, w2.grad, v2.grad)) == versions((w, w.grad, v.grad))
+    compiled = assert_steps_match(make, lambda w, v: (w, w.grad, v.grad), 4)
     assert compiled.traces == 2  # .grad is None before the first call only
 
 
