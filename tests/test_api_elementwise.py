@@ -204,6 +204,33 @@ def test_dtypes_stand_for_numpys_but_are_not_equal_to_none():
     assert cr.__array_namespace_info__().dtypes()["float64"] is cr.float64
 
 
+class _Shown:
+    """An object that prints as `text` (a pytest parameter, a report's field)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def test_comparing_a_dtype_with_anything_answers_and_never_raises():
+    # NumPy parses a str() with a comma as a structured dtype spec, and raised on some
+    # (ValueError, SyntaxError): array-api-tests' JSON report compares dtypes so.
+    others = [
+        _Shown(","), _Shown("x,(1"), _Shown("f8, (-1)f8"), _Shown("(2,)f8"), _Shown("a, b"),
+        _Shown("spam"), _Shown("f8, f8"), _Shown("O"), ",", "x,(1", "f8, (-1)f8", "a, b",
+        [1, 2], {}, object(),
+        np.dtype("f8,f8"), 3.0,
+    ]  # fmt: skip
+    for other in others:
+        for d in (cr.float64, cr.int32):
+            assert (d == other) is False and (other == d) is False, other
+            assert (d != other) is True, other
+    assert cr.float64 in [_Shown("a, b"), cr.float64]
+    assert cr.float64 == "float64" and cr.float64 == xs.float64
+
+
 def test_a_tensors_dtype_is_chainrules_and_not_equal_to_none():
     t = T([1.0, 2.0])
     assert t.dtype is cr.float64

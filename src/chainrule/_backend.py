@@ -233,10 +233,13 @@ class DType:
             return False
         if other.__class__ is DType:
             return self.dtype is other.dtype
+        if other.__class__ is str and not _DTYPE_NAME.match(other):
+            return False  # a structured dtype's spec ('f8, i4'), or no dtype at all
         try:
             if not isinstance(other, (np.dtype, str, type)):
                 # Another library's dtype object: compared by name (asking that library to
                 # compare itself with NumPy's warns, as array_api_strict does, and says no).
+                # Anything else is no dtype: not equal, whatever its str() says.
                 other = from_backend_dtype(other)
             return bool(self.dtype == other)
         except TypeError:
@@ -291,14 +294,28 @@ _from_backend: dict = {}
 
 
 def from_backend_dtype(d) -> np.dtype:
+    """NumPy's dtype of the name of `d` (a dtype object of any library, a scalar type, a
+    name); TypeError for anything that names no numeric or boolean dtype."""
     if isinstance(d, np.dtype):
         return d
     if d.__class__ is DType:
         return d.dtype
     n = _from_backend.get(d)
     if n is None:
-        n = _from_backend[d] = np.dtype(str(d).rsplit(".", 1)[-1].split("'")[0])
+        name = str(d).rsplit(".", 1)[-1].split("'")[0]
+        try:
+            n = np.dtype(name) if _DTYPE_NAME.match(name) else None
+        except TypeError:  # a name NumPy doesn't know
+            n = None
+        if n is None or n.kind not in "biufc":
+            raise TypeError(f"{d!r} is not a data type")
+        _from_backend[d] = n
     return n
+
+
+# What may name one dtype ('float64', 'f8', '<f4', 'torch.float32' once cut at its dot); a
+# str() with a comma or brackets would be parsed by NumPy as a structured dtype's spec.
+_DTYPE_NAME = re.compile(r"[<>=|]?[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 # The classes of NumPy's dtypes of DTYPE_NAMES: a set lookup where isinstance(d, np.dtype)
