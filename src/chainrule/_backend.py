@@ -196,7 +196,7 @@ def default_namespace():
 
 DTYPE_NAMES = (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float32", "float64", "complex64", "complex128",
+    "float16", "float32", "float64", "complex64", "complex128",
 )  # fmt: skip
 DTYPES = {n: np.dtype(n) for n in DTYPE_NAMES}
 _to_backend: dict[tuple[int, object], object] = {}
@@ -267,6 +267,25 @@ DTYPE_OBJECTS = {n: DType(n) for n in DTYPE_NAMES}
 _PUBLIC = {d.dtype: d for d in DTYPE_OBJECTS.values()}  # NumPy's dtype -> chainrule's DType
 
 
+def checked(a):
+    """Array `a`, or a TypeError naming chainrule's dtypes where its dtype is none of them
+    (NumPy's longdouble, strings, objects; PyTorch's bfloat16)."""
+    d = a.dtype
+    if d.__class__ in _NUMPY_DTYPE_TYPES or _from_backend.get(d) is not None:
+        return a
+    try:
+        known = from_backend_dtype(d) in _PUBLIC
+    except TypeError:
+        known = False
+    if not known:
+        _no_dtype(d, f" (of an array of {name_of(namespace(a))})")
+    return a
+
+
+def _no_dtype(d, where: str) -> None:
+    raise TypeError(f"chainrule has no dtype {d}{where}: its dtypes are {', '.join(DTYPE_NAMES)}")
+
+
 def dtype_named(name: str) -> DType:
     """chainrule's DType of that name."""
     return DTYPE_OBJECTS[name]
@@ -284,7 +303,12 @@ def to_backend_dtype(xp, dtype):
     key = (id(xp), dtype)
     d = _to_backend.get(key)
     if d is None:
-        d = getattr(xp, np.dtype(dtype).name)
+        name = np.dtype(dtype).name
+        if name not in DTYPES:
+            _no_dtype(name, "")
+        d = getattr(xp, name, None)
+        if d is None:
+            raise TypeError(f"{name_of(xp)} has no dtype {name}")
         _to_backend[key] = d
     return d
 
