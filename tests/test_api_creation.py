@@ -90,8 +90,22 @@ def test_integers_at_the_ends_of_the_integer_dtypes_convert():
 
 
 def test_a_numpy_array_of_strings_is_a_type_error():
-    with pytest.raises(TypeError, match="cannot make a tensor of dtype <U1"):
+    with pytest.raises(TypeError, match="chainrule has no dtype <U1"):
         cr.asarray(np.asarray(["a"]))
+
+
+@pytest.mark.skipif(np.dtype(np.longdouble) == np.float64, reason="longdouble is float64 here")
+@pytest.mark.parametrize("dtype", [np.longdouble, np.clongdouble])
+def test_an_array_of_longdouble_is_refused_at_creation_naming_the_dtypes(dtype):
+    # It was accepted, then .dtype, requires_grad and func.grad raised KeyError.
+    a = np.ones(3, dtype=dtype)
+    names = "bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32"
+    for make in (
+        cr.asarray, cr.tensor, lambda a: cr.asarray([1.0], dtype=dtype), cr.sin,
+        lambda a: cr.ones(3) + a, lambda a: cr.asarray(a, requires_grad=True),
+    ):  # fmt: skip
+        with pytest.raises(TypeError, match=f"chainrule has no dtype .*: its dtypes are {names}"):
+            make(a)
 
 
 # ----------------------------------------------------------------------------- triangles, grids

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import chainrule as cr
-from chainrule import _backend
+from chainrule import _backend, func
 from chainrule.autograd import gradcheck, gradgradcheck
-from conftest import BACKEND, N, T, examples, fails_on
+from conftest import BACKEND, N, T, examples, fails_on, skip_on
 from test_ops import (
     AWAY_FROM_ZERO,
     BINARY,
@@ -38,6 +38,7 @@ GRADCHECKED = {"reciprocal", "cumulative_sum", "cumulative_prod"}
 FEW = examples(15)
 NONEMPTY = SHAPES.filter(lambda s: len(s) > 0)
 DTYPE_NAMES = _backend.DTYPE_NAMES
+STANDARD_DTYPE_NAMES = tuple(n for n in DTYPE_NAMES if n != "float16")  # the reference's
 
 
 def dtype_of(d):
@@ -147,7 +148,7 @@ def test_dtypes_constants_and_version_are_namespace_attributes():
 
 @fails_on("torch", reason="PyTorch has no uint16, uint32 and uint64 promotion")
 def test_result_type_agrees_with_the_reference_wherever_the_standard_promotes():
-    for a, b in itertools.product(DTYPE_NAMES, repeat=2):
+    for a, b in itertools.product(STANDARD_DTYPE_NAMES, repeat=2):
         try:
             expected = xs.result_type(getattr(xs, a), getattr(xs, b))
         except TypeError:
@@ -204,6 +205,85 @@ def test_dtypes_stand_for_numpys_but_are_not_equal_to_none():
     assert cr.__array_namespace_info__().dtypes()["float64"] is cr.float64
 
 
+class _Shown:
+    """An object that prints as `text` (a pytest parameter, a report's field)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def test_comparing_a_dtype_with_anything_answers_and_never_raises():
+    # NumPy parses a str() with a comma as a structured dtype spec, and raised on some
+    # (ValueError, SyntaxError): array-api-tests' JSON report compares dtypes so.
+    others = [
+        _Shown(","), _Shown("x,(1"), _Shown("f8, (-1)f8"), _Shown("(2,)f8"), _Shown("a, b"),
+        _Shown("spam"), _Shown("f8, f8"), _Shown("O"), ",", "x,(1", "f8, (-1)f8", "a, b",
+        [1, 2], {}, object(),
+        np.dtype("f8,f8"), 3.0,
+    ]  # fmt: skip
+    for other in others:
+        for d in (cr.float64, cr.int32):
+            assert (d == other) is False and (other == d) is False, other
+            assert (d != other) is True, other
+    assert cr.float64 in [_Shown("a, b"), cr.float64]
+    assert cr.float64 == "float64" and cr.float64 == xs.float64
+
+
+HALF_FUNCTIONS = {
+    "sin": cr.sin,
+    "exp": cr.exp,
+    "tanh": cr.tanh,
+    "cube": lambda x: x**3,
+    "reciprocal": lambda x: 1.0 / (x + 3.0),
+    "sqrt": lambda x: cr.sqrt(x * x + 1.0),
+    "sum": cr.sum,
+    "mean": cr.mean,
+    "std": cr.std,
+    "matmul": lambda x: cr.reshape(x, (2, 2)) @ cr.reshape(x, (2, 2)),
+    "getitem": lambda x: x[1:] * x[0],
+    "sort": cr.sort,
+    "where": lambda x: cr.where(x > 0, x, -2.0 * x),
+    "cumulative_sum": cr.cumulative_sum,
+    "softmax": lambda x: cr.softmax(x, axis=0),
+    "logsumexp": lambda x: cr.logsumexp(x, axis=0),
+    "atan2": lambda x: cr.atan2(x, x + 2.0),
+}
+
+
+@skip_on("array_api_strict", reason="array_api_strict has no float16")
+@pytest.mark.parametrize("fn", HALF_FUNCTIONS.values(), ids=HALF_FUNCTIONS.keys())
+def test_float16_computes_in_float16_with_values_and_gradients_close_to_float64s(fn):
+    # As PyTorch's half: results and gradients stay float16 (finite differences in float16
+    # mean nothing: float64 from the same values is the reference, within float16's precision).
+    a = np.array([0.3, -1.2, 0.7, 1.5], dtype=np.float16)
+    x16, x64 = T(a, requires_grad=True), T(a.astype(np.float64), requires_grad=True)
+    assert x16.dtype == cr.float16 and x16.requires_grad
+    y16, y64 = fn(x16), fn(x64)
+    (g16,) = cr.autograd.grad(cr.sum(y16 * y16), [x16])
+    (g64,) = cr.autograd.grad(cr.sum(y64 * y64), [x64])
+    assert y16.dtype == g16.dtype == cr.float16
+    np.testing.assert_allclose(N(y16).astype(np.float64), N(y64), rtol=1e-2, atol=1e-2)
+    np.testing.assert_allclose(N(g16).astype(np.float64), N(g64), rtol=2e-2, atol=2e-2)
+    h16 = func.hessian(lambda x: cr.sum(fn(x)))(T(a))
+    h64 = func.hessian(lambda x: cr.sum(fn(x)))(T(a.astype(np.float64)))
+    assert h16.dtype == cr.float16
+    np.testing.assert_allclose(N(h16).astype(np.float64), N(h64), rtol=2e-2, atol=2e-2)
+
+
+@skip_on("array_api_strict", reason="array_api_strict has no float16")
+def test_float16_is_a_real_floating_dtype_that_promotes_as_numpy():
+    assert cr.float16 == np.float16 and str(cr.float16) == "float16"
+    assert cr.isdtype(cr.float16, "real floating") and not cr.isdtype(cr.float16, "integral")
+    assert cr.result_type(cr.float16, cr.float32) is cr.float32
+    assert cr.result_type(T([1.0], "float16"), 2.0) is cr.float16
+    assert cr.finfo(cr.float16).eps == float(np.finfo(np.float16).eps)
+    assert cr.astype(T([1.5, -2.0]), cr.float16).dtype is cr.float16
+    assert func.grad(lambda x: cr.sum(x * x))(T([1.0, 2.0], "float16")).dtype is cr.float16
+
+
 def test_a_tensors_dtype_is_chainrules_and_not_equal_to_none():
     t = T([1.0, 2.0])
     assert t.dtype is cr.float64
@@ -241,7 +321,7 @@ def test_isdtype_agrees_with_the_reference():
             return tuple(kind_in(module, k) for k in kind)
         return getattr(module, kind) if kind in DTYPE_NAMES else kind
 
-    for name, kind in itertools.product(DTYPE_NAMES, KINDS):
+    for name, kind in itertools.product(STANDARD_DTYPE_NAMES, KINDS):
         expected = xs.isdtype(getattr(xs, name), kind_in(xs, kind))
         assert cr.isdtype(getattr(cr, name), kind_in(cr, kind)) == expected, (name, kind)
     with pytest.raises(ValueError):

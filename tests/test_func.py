@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import chainrule as cr
 from chainrule import func, nn
 from chainrule.autograd import functional, gradcheck
-from conftest import N, T
+from conftest import N, T, fails_on, skip_on
 from test_ops import SHAPES, arrays, assert_values, leaf
 
 FEW = settings(max_examples=10)
@@ -329,6 +329,103 @@ def test_a_transformed_function_backpropagates_through_an_outer_graph():
         -np.cos(a) * a**2 - 2 * a * np.sin(a) + 4 * np.cos(a) - 4 * a * np.sin(a) + 2 * np.cos(a)
     )
     assert_values(g, third, rtol=1e-10)
+
+
+# Indexing under second-order transforms: f(x) = sum(x[key] ** 3), whose Hessian is 6 x_e on
+# the diagonal for each element e that key selects (added up where it selects e again).
+NOT_STANDARD = skip_on(
+    "array_api_strict", reason="array_api_strict refuses this key (beyond the standard)"
+)
+DASK_KEY = fails_on(
+    "dask", reason="Dask has no n-d fancy indexing; a boolean mask gives an unknown size"
+)
+INDEX_KEYS = [
+    pytest.param(key, id=name, marks=marks)
+    for name, key, marks in (
+        ("int", (1,), ()),
+        ("negative int", (-1,), ()),
+        ("slice", (slice(1, None),), ()),
+        ("negative step", (slice(None, None, -1),), ()),
+        ("ellipsis", (Ellipsis, 0), ()),
+        ("newaxis", (None, 1), ()),
+        ("int, newaxis, slice", (1, None, slice(None)), ()),
+        ("repeated array", (np.array([0, 1, 0]),), NOT_STANDARD),
+        ("slice, array", (slice(None), np.array([2, 0, 2])), NOT_STANDARD),
+        ("two arrays", (np.array([1, 0]), np.array([2, 2])), DASK_KEY),
+        ("mask", (np.array([[True, False, True], [False, True, True]]),), DASK_KEY),
+        ("int, mask", (0, np.array([True, False, True])), (NOT_STANDARD, DASK_KEY)),
+        (
+            "slice, newaxis, array",
+            (slice(None), None, np.array([1, 2, 1])),
+            (NOT_STANDARD, DASK_KEY),
+        ),
+        ("2-d array", (slice(None), np.array([[0, 1], [2, 2]])), (NOT_STANDARD, DASK_KEY)),
+    )
+]
+INDEXED = np.array([[0.3, -1.2, 0.7], [1.1, 0.4, -0.6]])
+
+
+def _key(entries):
+    return tuple(T(e) if isinstance(e, np.ndarray) else e for e in entries)
+
+
+def _cubes_hessian(a, entries):
+    picked = np.arange(a.size).reshape(a.shape)[entries].ravel()
+    h = np.zeros((a.size, a.size))
+    np.add.at(h, (picked, picked), 6 * a.ravel()[picked])
+    return h.reshape(a.shape + a.shape)
+
+
+def _cubes_gradient(a, entries):
+    picked = np.arange(a.size).reshape(a.shape)[entries].ravel()
+    g = np.zeros(a.size)
+    np.add.at(g, picked, 3 * a.ravel()[picked] ** 2)
+    return g.reshape(a.shape)
+
+
+@pytest.mark.parametrize("entries", INDEX_KEYS)
+def test_second_order_transforms_of_indexing_match_the_closed_form(entries):
+    key = _key(entries)
+
+    def f(x):
+        return cr.sum(x[key] ** 3)
+
+    expected = _cubes_hessian(INDEXED, entries)
+    for second in (
+        func.hessian(f),
+        func.jacfwd(func.jacrev(f)),
+        func.jacrev(func.jacfwd(f)),
+        func.jacrev(func.jacrev(f)),
+        func.jacfwd(func.jacfwd(f)),
+    ):
+        assert_values(second(T(INDEXED)), expected, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("entries", INDEX_KEYS)
+def test_batched_gradients_of_indexing_match_a_loop(entries):
+    key = _key(entries)
+
+    def f(x):
+        return cr.sum(x[key] ** 3)
+
+    samples = np.stack([INDEXED, -2.0 * INDEXED, INDEXED + 0.5])
+    expected = np.stack([_cubes_gradient(a, entries) for a in samples])
+    for per_sample in (func.vmap(func.jacrev(f)), func.vmap(func.grad(f))):
+        assert_values(per_sample(T(samples)), expected, rtol=1e-12, atol=1e-12)
+    assert_values(func.vmap(func.jacfwd(f))(T(samples)), expected, rtol=1e-12, atol=1e-12)
+    twice = np.stack([samples, samples[::-1]])
+    assert_values(
+        func.vmap(func.vmap(func.grad(f)))(T(twice)),
+        np.stack([expected, expected[::-1]]),
+        rtol=1e-12,
+        atol=1e-12,
+    )
+
+
+def test_hessian_of_an_element_is_what_torch_func_gives():
+    # torch.func.hessian(lambda x: x[1] ** 3)(torch.tensor([.3, -1.2, .7], dtype=float64))
+    h = func.hessian(lambda x: x[1] ** 3)(T([0.3, -1.2, 0.7]))
+    assert_values(h, [[0.0, 0.0, 0.0], [0.0, -7.2, 0.0], [0.0, 0.0, 0.0]], atol=1e-14)
 
 
 # ----------------------------------------------------------------------------- functional_call

@@ -17,7 +17,7 @@ import chainrule.nn.functional as F
 from chainrule import _batching, func
 from chainrule.autograd import functional, gradcheck, gradgradcheck
 from chainrule.func import grad, vmap
-from conftest import BACKEND, N, T, examples, failing_on_dask, fails_on
+from conftest import BACKEND, N, T, examples, failing_on_dask, fails_on, skip_on
 from test_forward_rules import DIFFERENTIABLE, SAMPLES, _outputs
 from test_ops import assert_values, leaf
 
@@ -141,6 +141,115 @@ def test_writing_a_batched_value_into_an_unbatched_tensor_raises():
         return out
 
     assert_values(vmap(write_into_batched)(T(np.ones((2, 3)))), [[5.0, 1.0, 1.0]] * 2)
+
+
+def test_jacfwd_of_in_place_writes_into_a_constant_matches_torch_func():
+    # The constant takes the written value and its tangents (one per basis vector).
+    a = np.array([0.3, -1.2, 0.7])
+    c = np.array([0.5, -1.0, 2.0])
+
+    def scaled(x):
+        t = T(c) * 1.0
+        t *= cr.sin(x)
+        return t
+
+    def written(x):
+        t = cr.zeros(3)
+        t[1] = x[0] ** 2
+        t[0:2] += x[1:]
+        return t
+
+    assert_values(func.jacfwd(scaled)(T(a)), np.diag(c * np.cos(a)), atol=1e-15)
+    assert_values(func.jacrev(scaled)(T(a)), np.diag(c * np.cos(a)), atol=1e-15)
+    # torch.func.jacfwd and torch.func.hessian of the same programs:
+    by_torch = [[0.0, 1.0, 0.0], [0.6, 0.0, 1.0], [0.0, 0.0, 0.0]]
+    assert_values(func.jacfwd(written)(T(a)), by_torch, atol=1e-15)
+    hess = func.hessian(lambda x: cr.sum(written(x)))(T(a))
+    assert_values(hess, [[2.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]], atol=1e-15)
+    assert_values(func.jvp(scaled, (T(a),), (T(np.ones(3)),))[1], c * np.cos(a), atol=1e-15)
+
+
+FANCY_SETITEM = skip_on(
+    "array_api_strict", reason="array_api_strict has no item assignment by arrays"
+)
+WRITES = [
+    pytest.param(lambda t, v: t.__iadd__(v), id="add"),
+    pytest.param(lambda t, v: t.__imul__(v), id="mul"),
+    pytest.param(lambda t, v: t.__setitem__(1, v[0]), id="setitem int"),
+    pytest.param(lambda t, v: t.__setitem__(slice(0, 2), v[1:]), id="setitem slice"),
+    pytest.param(
+        lambda t, v: t.__setitem__(T(np.array([0, 2])), v[1:]),
+        id="setitem array",
+        marks=FANCY_SETITEM,
+    ),
+    pytest.param(
+        lambda t, v: t.__setitem__(T(np.array([True, False, True])), v[1:]), id="setitem mask"
+    ),
+]
+
+
+@pytest.mark.parametrize("write", WRITES)
+def test_writing_per_sample_values_into_a_constant_raises_the_runtime_error_in_every_transform(
+    write,
+):
+    # PyTorch refuses these too; the error was once NumPy's TypeError on a Batched operand
+    # where the write was recorded (grad inside vmap, forward over reverse).
+    def f(x):
+        t = cr.zeros(3)
+        write(t, x * x)
+        return cr.sum(t * x)
+
+    x = T([0.3, -1.2, 0.7])
+    xs = T(np.stack([N(x), 2 * N(x)]))
+    for transformed in (vmap(f), vmap(grad(f)), vmap(func.jacfwd(f)), vmap(func.jacrev(f))):
+        with pytest.raises(RuntimeError, match="is not possible"):
+            transformed(xs)
+    # Without vmap over the values written, each transform runs (a shared value is lifted).
+    expected = func.jacrev(func.jacrev(f))(x)
+    for second in (func.hessian(f), func.jacrev(func.jacfwd(f)), func.jacfwd(func.jacfwd(f))):
+        assert_values(second(x), N(expected), atol=1e-14)
+
+
+@FANCY_SETITEM
+def test_item_assignment_with_per_sample_or_separated_array_indices_runs_per_sample():
+    a = RNG.standard_normal((2, 2, 3, 4))
+    rows = np.array([[0, 2], [1, 1]])
+
+    def by_rows(x, i):
+        t = x * 1.0
+        t[0, i] = -x[1, 0] * 10.0
+        return t
+
+    def separated(x):
+        t = x * 1.0
+        t[0, :, [1, 3]] = x[1, :, [0, 2]] * 2.0
+        return t
+
+    def expected_rows(b, i):
+        t = b.copy()
+        t[0, i] = -b[1, 0] * 10.0
+        return t
+
+    def expected_separated(b):
+        t = b.copy()
+        t[0, :, [1, 3]] = b[1, :, [0, 2]] * 2.0
+        return t
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the loop's warning
+        got = vmap(by_rows)(T(a), T(rows))
+        assert_values(got, np.stack([expected_rows(a[k], rows[k]) for k in range(2)]))
+        got = vmap(separated)(T(a))
+        assert_values(got, np.stack([expected_separated(b) for b in a]))
+        loss = grad(lambda x: cr.sum(separated(x) ** 2))
+        assert_values(vmap(loss)(T(a)), np.stack([N(loss(T(b))) for b in a]), rtol=1e-12)
+
+
+def test_a_batched_array_converted_to_numpy_raises_the_runtime_error_whatever_the_arguments():
+    b = _batching.Batched(np.ones((2, 3)), 1, 2)
+    for convert in (np.asarray, lambda v: np.asarray(v, copy=True), lambda v: np.array(v, float)):
+        with pytest.raises(RuntimeError, match="data-dependent control flow"):
+            convert(b)
 
 
 def test_data_dependent_control_flow_inside_vmap_raises():

@@ -196,7 +196,7 @@ def default_namespace():
 
 DTYPE_NAMES = (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float32", "float64", "complex64", "complex128",
+    "float16", "float32", "float64", "complex64", "complex128",
 )  # fmt: skip
 DTYPES = {n: np.dtype(n) for n in DTYPE_NAMES}
 _to_backend: dict[tuple[int, object], object] = {}
@@ -233,10 +233,13 @@ class DType:
             return False
         if other.__class__ is DType:
             return self.dtype is other.dtype
+        if other.__class__ is str and not _DTYPE_NAME.match(other):
+            return False  # a structured dtype's spec ('f8, i4'), or no dtype at all
         try:
             if not isinstance(other, (np.dtype, str, type)):
                 # Another library's dtype object: compared by name (asking that library to
                 # compare itself with NumPy's warns, as array_api_strict does, and says no).
+                # Anything else is no dtype: not equal, whatever its str() says.
                 other = from_backend_dtype(other)
             return bool(self.dtype == other)
         except TypeError:
@@ -264,6 +267,25 @@ DTYPE_OBJECTS = {n: DType(n) for n in DTYPE_NAMES}
 _PUBLIC = {d.dtype: d for d in DTYPE_OBJECTS.values()}  # NumPy's dtype -> chainrule's DType
 
 
+def checked(a):
+    """Array `a`, or a TypeError naming chainrule's dtypes where its dtype is none of them
+    (NumPy's longdouble, strings, objects; PyTorch's bfloat16)."""
+    d = a.dtype
+    if d.__class__ in _NUMPY_DTYPE_TYPES or _from_backend.get(d) is not None:
+        return a
+    try:
+        known = from_backend_dtype(d) in _PUBLIC
+    except TypeError:
+        known = False
+    if not known:
+        _no_dtype(d, f" (of an array of {name_of(namespace(a))})")
+    return a
+
+
+def _no_dtype(d, where: str) -> None:
+    raise TypeError(f"chainrule has no dtype {d}{where}: its dtypes are {', '.join(DTYPE_NAMES)}")
+
+
 def dtype_named(name: str) -> DType:
     """chainrule's DType of that name."""
     return DTYPE_OBJECTS[name]
@@ -281,7 +303,12 @@ def to_backend_dtype(xp, dtype):
     key = (id(xp), dtype)
     d = _to_backend.get(key)
     if d is None:
-        d = getattr(xp, np.dtype(dtype).name)
+        name = np.dtype(dtype).name
+        if name not in DTYPES:
+            _no_dtype(name, "")
+        d = getattr(xp, name, None)
+        if d is None:
+            raise TypeError(f"{name_of(xp)} has no dtype {name}")
         _to_backend[key] = d
     return d
 
@@ -291,14 +318,28 @@ _from_backend: dict = {}
 
 
 def from_backend_dtype(d) -> np.dtype:
+    """NumPy's dtype of the name of `d` (a dtype object of any library, a scalar type, a
+    name); TypeError for anything that names no numeric or boolean dtype."""
     if isinstance(d, np.dtype):
         return d
     if d.__class__ is DType:
         return d.dtype
     n = _from_backend.get(d)
     if n is None:
-        n = _from_backend[d] = np.dtype(str(d).rsplit(".", 1)[-1].split("'")[0])
+        name = str(d).rsplit(".", 1)[-1].split("'")[0]
+        try:
+            n = np.dtype(name) if _DTYPE_NAME.match(name) else None
+        except TypeError:  # a name NumPy doesn't know
+            n = None
+        if n is None or n.kind not in "biufc":
+            raise TypeError(f"{d!r} is not a data type")
+        _from_backend[d] = n
     return n
+
+
+# What may name one dtype ('float64', 'f8', '<f4', 'torch.float32' once cut at its dot); a
+# str() with a comma or brackets would be parsed by NumPy as a structured dtype's spec.
+_DTYPE_NAME = re.compile(r"[<>=|]?[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 # The classes of NumPy's dtypes of DTYPE_NAMES: a set lookup where isinstance(d, np.dtype)

@@ -76,7 +76,7 @@ class Batched:
     def __repr__(self) -> str:
         return f"Batched(level={self.level}, n={self.n}, value={self.value!r})"
 
-    def _refuse(self, *args: Any) -> Any:
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
         raise RuntimeError(
             "vmap: It looks like you're attempting to use a Tensor in some data-dependent "
             "control flow (or convert it to a Python number or a NumPy array). We don't "
@@ -633,14 +633,11 @@ def assign(a, key, v):
     top = _top((a, v, *keys))
     if top is None:
         return _backend.assign(_library((a,)), a, key, v)
-    if any(k.__class__ is Batched for k in keys) or _split_advanced(keys):
-        raise NotImplementedError(
-            "vmap: item assignment with per-sample index arrays (or array indices separated "
-            "by slices) has no batching rule"
-        )
+    per_sample_keys = any(k.__class__ is Batched for k in keys) or _split_advanced(keys)
     if a.__class__ is Batched and a.level == top.level:
         target = a.value
-        n = top.n if v.__class__ is Batched and v.level == top.level else target.shape[0]
+        every = per_sample_keys or v.__class__ is Batched and v.level == top.level
+        n = top.n if every else target.shape[0]
         if target.shape[0] != n:
             xp = _library((target,))
             target = xp.asarray(_full(target, n), copy=True)
@@ -650,6 +647,8 @@ def assign(a, key, v):
             xp.broadcast_to(xp.expand_dims(a, axis=0), (top.n, *a.shape)), copy=True
         )
     xp = _library((target,))
+    if per_sample_keys:  # no one write for every sample
+        return _assign_each(target, keys, v, top)
     phys_key = (slice(None), *keys)
     try:
         depth = _backend.getitem(xp, target, phys_key).ndim - 1
@@ -663,7 +662,9 @@ def assign(a, key, v):
             pv = _phys(v, top, depth)
     else:
         pv = v
-    target = _backend.assign(xp, target, phys_key, pv)
+    # A value of an outer level (a gradient inside nested transforms) written into a target
+    # that is the same for every outer sample: the outer level's assign lifts the target.
+    target = _backend.assign(_library((target, pv)), target, phys_key, pv)
     return Batched(target, top.level, top.n)
 
 
@@ -672,16 +673,18 @@ def _assign_each(target, keys, v, top: Batched):
     if "item assignment" not in _WARNED:
         _WARNED.add("item assignment")
         warnings.warn(
-            "vmap: there is no batching rule for item assignment with array indices on this "
-            "library: it runs once per sample, in a Python loop",
+            "vmap: there is no batching rule for item assignment with per-sample index "
+            "arrays, array indices separated by slices, or array indices on this library: it "
+            "runs once per sample, in a Python loop",
             stacklevel=3,
         )
     xp = _library((target,))
     rows = []
     for i in range(top.n):
-        row = xp.asarray(target[i, ...], copy=True)
-        rows.append(_backend.assign(xp, row, keys, _sample(v, top, i)))
-    return Batched(xp.stack(rows), top.level, top.n)
+        row = xp.asarray(target[i if target.shape[0] != 1 else 0, ...], copy=True)
+        sv = _sample(v, top, i)
+        rows.append(_backend.assign(_library((row, sv)), row, _sample(keys, top, i), sv))
+    return Batched(_library(rows).stack(rows), top.level, top.n)
 
 
 def take(x, indices, /, *, axis=None):

@@ -16,6 +16,9 @@ np = _backend.np
 
 
 float32, float64 = DTYPE_OBJECTS["float32"], DTYPE_OBJECTS["float64"]
+# Beyond the standard, as PyTorch's half: computed in float16 where the library does (NumPy,
+# PyTorch, JAX, CuPy); array_api_strict has none.
+float16 = DTYPE_OBJECTS["float16"]
 complex64, complex128 = DTYPE_OBJECTS["complex64"], DTYPE_OBJECTS["complex128"]
 int8, int16, int32, int64 = (DTYPE_OBJECTS[n] for n in ("int8", "int16", "int32", "int64"))
 uint8, uint16, uint32, uint64 = (DTYPE_OBJECTS[n] for n in ("uint8", "uint16", "uint32", "uint64"))

@@ -6,14 +6,16 @@ tensor needing grad is recorded as an operation: the tensor gets a new value and
 the gradient flows to both its old value and the written one. A leaf that requires grad can't
 be written while grad mode is on; under no_grad (an optimizer step) it gets a new array. So
 does a tensor whose memory a graph holds (an alias): copy-on-write. In forward mode a write
-gives the tensor the tangent of the value written (a view keeps its own tangent)."""
+gives the tensor the tangent of the value written (a view keeps its own tangent). Inside
+vmap, a value of a higher level the same for every sample (jacfwd's primals) lifts the tensor
+written into that level; one that differs per sample can't be written (RuntimeError)."""
 
 from __future__ import annotations
 
 import operator
 
 from . import _backend, _special_cases
-from ._batching import NAMESPACE, level_of
+from ._batching import NAMESPACE, Batched, level_of
 from ._namespace import (
     _index_key,
     add,
@@ -78,16 +80,30 @@ def _bump(t: Tensor) -> None:
 
 
 def _same_library(t: Tensor, value, name: str) -> None:
-    if value.__class__ is not Tensor:
-        return
-    if value._xp is NAMESPACE and level_of(value._data) > level_of(t._data):
-        raise RuntimeError(
-            f"vmap: in-place {name} is not possible: the value written is vmapped over but the "
-            "tensor written is not (it would need more elements). Please use out-of-place "
-            "operations instead."
-        )
-    if value._xp is not t._xp and t._xp is not NAMESPACE:
+    if value.__class__ is Tensor and value._xp is not t._xp and t._xp is not NAMESPACE:
         mixed_error(f"in-place {name}", t._xp, value._xp)
+
+
+def _lifts(t: Tensor, value, name: str) -> bool:
+    """Whether writing `value` makes t a tensor of a vmap level above its own: value is of
+    such a level but the same for every sample there (a primal lifted only to carry tangents
+    per sample, as jacfwd's are). A value that differs per sample can't be written (t would
+    need more elements): PyTorch's RuntimeError."""
+    if value.__class__ is not Tensor or value._xp is not NAMESPACE:
+        return False
+    low = level_of(t._data)
+    d = value._data
+    if level_of(d) <= low:
+        return False
+    while d.__class__ is Batched and d.level > low:
+        if d.value.shape[0] != 1:
+            raise RuntimeError(
+                f"vmap: in-place {name} is not possible: the value written is vmapped over but "
+                "the tensor written is not (it would need more elements). Please use "
+                "out-of-place operations instead."
+            )
+        d = d.value
+    return True
 
 
 def _take_value(t: Tensor, new: Tensor, name: str, recorded: bool = True) -> None:
@@ -105,6 +121,7 @@ def _take_value(t: Tensor, new: Tensor, name: str, recorded: bool = True) -> Non
             )
         new = astype(new, t.dtype)
     t._data = new._data
+    t._xp = new._xp  # another only where t is lifted into a vmap level (_lifts)
     if recorded:
         t._edge = new._edge
     if grad_mode.forward:
@@ -128,10 +145,12 @@ def _check_kind(t: Tensor, value, name: str) -> None:
 
 def _inplace_operator(op, raw_op, name: str):
     def method(self: Tensor, other):
-        if _records(self, other):
+        records = _records(self, other)
+        lifted = _lifts(self, other, name)
+        if records:
             _take_value(self, op(self, other), name)
             return self
-        if not _in_place_ok(self):
+        if lifted or not _in_place_ok(self):
             with no_grad():
                 _take_value(self, op(self, other), name, recorded=False)
             return self
@@ -164,10 +183,13 @@ def _inplace_operator(op, raw_op, name: str):
 def setitem(self: Tensor, key, value) -> None:
     """`t[key] = value`: in place, recorded, or copy-on-write (see the module docstring)."""
     key = _index_key(key, self._xp)
-    if _records(self, value):
+    records = _records(self, value)
+    lifted = _lifts(self, value, "setitem")
+    if records or lifted:
         v = value if value.__class__ is Tensor else constant(value, self._xp)
         covered = _backend.covers_all(self._data.shape, key)
-        _take_value(self, OPS["setitem"]((self, v), (key, v.shape, covered)), "setitem")
+        new = OPS["setitem"]((self, v), (key, v.shape, covered))
+        _take_value(self, new, "setitem", recorded=records)
         return
     _same_library(self, value, "setitem")
     if dual(self) or dual(value):

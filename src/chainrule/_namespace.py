@@ -20,6 +20,7 @@ from ._dtypes import (  # noqa: F401 - public
     complex128,
     e,
     finfo,
+    float16,
     float32,
     float64,
     iinfo,
@@ -86,7 +87,7 @@ __all__ = [
     # inspection
     "__array_namespace_info__",
     # chainrule's own
-    "tensor", "logsumexp", "softmax", "log_softmax", "angle",
+    "tensor", "logsumexp", "softmax", "log_softmax", "angle", "float16",
 ]  # fmt: skip
 
 
@@ -1018,13 +1019,11 @@ def _convert(
         if values.dtype == np.uint64:
             values = values.astype(np.uint64)  # NumPy infers C's ulonglong: PyTorch refuses it
         out = xp.asarray(values, dtype=_dtype(xp, dtype), copy=copy, **_on(device))
-    if _backend.from_backend_dtype(out.dtype).kind not in "biufc":
-        _check_elements(obj)
-        raise TypeError(
-            f"cannot make a tensor of dtype {out.dtype}: chainrule holds bool, integer, "
-            "floating and complex values"
-        )
-    return out
+    try:
+        return _backend.checked(out)
+    except TypeError:
+        _check_elements(obj)  # an element that is no number says so first
+        raise
 
 
 def _check_elements(data: Any) -> None:

@@ -526,11 +526,12 @@ def constant(obj, xp) -> Tensor:
         obj = obj._data
     if _backend.is_array(obj) and not isinstance(obj, _backend.np.generic):
         oxp = _backend.namespace(obj)
+        _backend.checked(obj)
         if oxp is not xp:
             _joint("constant", xp, oxp)
             return Tensor(_backend.normalize(xp.asarray(obj), xp), xp, None)
         return Tensor(_backend.normalize(obj, xp), xp, None)
-    return Tensor(_backend.normalize(xp.asarray(obj), xp), xp, None)
+    return Tensor(_backend.checked(_backend.normalize(xp.asarray(obj), xp)), xp, None)
 
 
 def as_tensor(obj) -> Tensor:
@@ -540,9 +541,9 @@ def as_tensor(obj) -> Tensor:
         return obj
     if _backend.is_array(obj):
         xp = _backend.namespace(obj)
-        return Tensor(_backend.normalize(obj, xp), xp, None)
+        return Tensor(_backend.checked(_backend.normalize(obj, xp)), xp, None)
     xp = _backend.default_namespace()
-    return Tensor(_backend.normalize(xp.asarray(obj), xp), xp, None)
+    return Tensor(_backend.checked(_backend.normalize(xp.asarray(obj), xp)), xp, None)
 
 
 # ----------------------------------------------------------------------------- Tensor
