@@ -5,6 +5,7 @@ fft), so the result stays differentiable. `_interop` dispatches to these tables.
 from __future__ import annotations
 
 import inspect
+import operator
 import sys
 
 from ._backend import normalize_axes
@@ -115,6 +116,29 @@ def _dot(a, b):
     if b.ndim <= 2:
         return _fn("matmul")(a, b)
     return _fn("tensordot")(a, b, axes=((-1,), (-2,)))
+
+
+def _ints(v) -> tuple:
+    """An int (NumPy's too) as a tuple of one, a sequence of ints as a tuple."""
+    try:
+        return (operator.index(v),)
+    except TypeError:
+        return tuple(v)
+
+
+def _tensordot(a, b, axes=2):
+    """np.tensordot: `axes` an int, or a pair of axes or of sequences of axes ([1, 0] sums
+    axis 1 of a against axis 0 of b)."""
+    try:
+        axes = operator.index(axes)
+    except TypeError:
+        ax_a, ax_b = axes
+        axes = (_ints(ax_a), _ints(ax_b))
+    return _fn("tensordot")(a, b, axes=axes)
+
+
+def _tile(A, reps):  # noqa: N803 - NumPy's name
+    return _fn("tile")(A, _ints(reps))
 
 
 def _transpose(a, axes=None):
@@ -440,7 +464,7 @@ FUNCTIONS = {
         "cumulative_prod", x=0, axis="axis", dtype="dtype", include_initial="include_initial"
     ),
     "dot": _custom(_dot),
-    "tensordot": _rename("tensordot", a=0, b=1, axes="axes"),
+    "tensordot": _custom(_tensordot),
     "matrix_transpose": _rename("matrix_transpose", x=0),
     "concatenate": _rename("concat", arrays=0, axis="axis"),
     "stack": _rename("stack", arrays=0, axis="axis"),
@@ -452,7 +476,7 @@ FUNCTIONS = {
     "flip": _rename("flip", m=0, axis="axis"),
     "moveaxis": _rename("moveaxis", a=0, source=1, destination=2),
     "roll": _rename("roll", a=0, shift=1, axis="axis"),
-    "tile": _rename("tile", A=0, reps=1),
+    "tile": _custom(_tile),
     "repeat": _rename("repeat", a=0, repeats=1, axis="axis"),
     "take": _custom(_take),
     "where": _custom(_where),
