@@ -11,7 +11,8 @@ import pytest
 
 import chainrule as cr
 from chainrule._interop import UFUNCS
-from chainrule._numpy_functions import TABLES, VALUE_FUNCTIONS
+from chainrule._numpy_composites import TABLES
+from chainrule._numpy_functions import VALUE_FUNCTIONS
 from chainrule.autograd import grad, gradcheck, gradgradcheck
 from conftest import BACKEND, LIBRARY, N, T, fails_on
 
@@ -364,7 +365,6 @@ def test_einsum_differentiates_twice(fn):
         (lambda x: np.einsum("ij->iz", x), ValueError, "output label 'z'"),
         (lambda x: np.einsum("i1", x), ValueError, "invalid subscripts"),
         (lambda x: np.einsum("ij,ij", x, x[:, :1].T), ValueError, "label 'j' .* sizes 3 and 2"),
-        (lambda x: np.einsum(x, [0, 1], [1]), TypeError, "subscripts given as lists"),
         (lambda x: np.einsum("ij", x, order="F"), TypeError, "with argument order"),
         (lambda x: np.einsum("ij", x, dtype=np.float32), TypeError, "float64 to float32"),
     ],
@@ -492,10 +492,9 @@ def test_numpy_unique_dispatches_with_its_flags():
 @pytest.mark.parametrize(
     "call, what",
     [
-        (lambda x: np.cov(x), "numpy.cov"),
         (lambda x: np.percentile(x, 50), "numpy.percentile"),
-        (lambda x: np.linalg.tensorinv(x, ind=1), "numpy.linalg.tensorinv"),
-        (lambda x: np.linalg.lstsq(x, x), "numpy.linalg.lstsq"),
+        (lambda x: np.polyfit(x[0], x[1], 1), "numpy.polyfit"),
+        (lambda x: np.quantile(x, 0.5), "numpy.quantile"),
     ],
 )
 def test_numpy_functions_chainrule_lacks_raise_type_error(call, what):
@@ -515,8 +514,8 @@ def test_numpy_functions_chainrule_lacks_raise_type_error(call, what):
         (lambda x: np.clip(x, 0.3, 0.6, casting="unsafe"), "casting"),
         (lambda x: np.round(x, 2), "decimals"),
         (lambda x: np.unique(x, axis=0), "axis"),
-        (lambda x: np.linalg.pinv(x, hermitian=True), "hermitian"),
-        (lambda x: np.linalg.eigh(x, UPLO="U"), "UPLO"),
+        (lambda x: np.nansum(x, out=np.empty(())), "out"),
+        (lambda x: np.cov(x, fweights=[1, 2]), "fweights"),
         (lambda x: np.fft.fft(x, out=np.empty((2, 2), complex)), "out"),
         (lambda x: np.vstack([x, x], casting="no"), "casting"),
     ],

@@ -10,7 +10,9 @@ import types
 
 from . import _backend
 from ._dtypes import __array_namespace_info__
-from ._numpy_functions import TABLES, VALUE_FUNCTIONS, _chainrule, _fn, _Missing
+from ._numpy_composites import TABLES
+from ._numpy_composites import UFUNCS as COMPOSITE_UFUNCS
+from ._numpy_functions import VALUE_FUNCTIONS, _chainrule, _fn, _Missing
 from ._tensor import Tensor, dual, grad_mode
 
 np = _backend.np
@@ -79,6 +81,8 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
         if value is not None and not _is_default(value, _UFUNC_DEFAULTS.get(key)):
             raise _unsupported(f"{what} with {key}=", f"call it without {key}= or")
     target = UFUNCS.get(name) if own else None
+    if target is None and own and name in COMPOSITE_UFUNCS:
+        return COMPOSITE_UFUNCS[name](*inputs)
     if target is None:
         raise _unsupported(what, _GENERIC_HINT)
     try:
