@@ -567,3 +567,62 @@ def test_lstsq_gives_numpys_rank_and_singular_values():
 def test_numpy_linalg_functions_raise_numpys_errors(call, message):
     with pytest.raises((ValueError, np.linalg.LinAlgError), match=message):
         call(leaf(square()))
+
+
+# ----------------------------------------------------------------------------- Tensor methods
+
+METHOD_CASES = {
+    "ravel": (lambda x: x.ravel(), lambda a: a.ravel()),
+    "flatten": (lambda x: x.flatten(), lambda a: a.flatten()),
+    "squeeze": (lambda x: x.squeeze(), lambda a: a.squeeze()),
+    "squeeze axis": (lambda x: x[None].squeeze(0), lambda a: a[None].squeeze(0)),
+    "astype": (lambda x: x.astype(cr.float32), lambda a: a.astype(np.float32)),
+    "conj": (lambda x: x.conj(), lambda a: a.conj()),
+    "reshape *shape": (lambda x: x.reshape(-1, 1), lambda a: a.reshape(-1, 1)),
+    "sum axis": (lambda x: x.sum(axis=0), lambda a: a.sum(axis=0)),
+    "mean axis keepdims": (
+        lambda x: x.mean(axis=-1, keepdims=True),
+        lambda a: a.mean(axis=-1, keepdims=True),
+    ),
+    "std": (lambda x: x.std(), lambda a: a.std()),
+    "std axis ddof": (lambda x: x.std(axis=0, ddof=1), lambda a: a.std(axis=0, ddof=1)),
+    "var axis": (lambda x: x.var(axis=-1, keepdims=True), lambda a: a.var(axis=-1, keepdims=True)),
+    "max axis": (lambda x: x.max(axis=0), lambda a: a.max(axis=0)),
+    "min": (lambda x: x.min(), lambda a: a.min()),
+    "dot": (lambda x: x.dot(x.T), lambda a: a.dot(a.T)),
+    "dot scalar": (lambda x: x.dot(2.0), lambda a: a.dot(2.0)),
+    "copy": (lambda x: x.copy() * 2, lambda a: a.copy() * 2),
+    "clip": (lambda x: x.clip(-0.5, 0.5), lambda a: a.clip(-0.5, 0.5)),
+    "clip max=": (lambda x: x.clip(max=0.5), lambda a: a.clip(max=0.5)),
+}
+
+
+@pytest.mark.parametrize("name", METHOD_CASES)
+@given(a=arrays(shapes(2, 2, 2), OFF_GRID).filter(lambda a: len(np.unique(a)) == a.size))
+@examples(5)
+def test_numpy_methods_on_tensors_give_ndarrays_values_and_derivatives(name, a):
+    method, on_array = METHOD_CASES[name]
+    x = leaf(a)
+    out = method(x)
+    expected = on_array(a)
+    assert N(out).shape == expected.shape and out.dtype == expected.dtype
+    np.testing.assert_allclose(N(out), expected, rtol=1e-6 if name == "astype" else 1e-13)
+    if name != "astype":
+        assert gradcheck(method, (x,)) and gradgradcheck(method, (x,))
+
+
+def test_numpy_methods_all_any_fill_tolist_and_item():
+    a = np.array([[0.5, -1.0], [2.0, 0.0]])
+    x = leaf(a)
+    np.testing.assert_array_equal(N((x > 0).all(axis=1)), (a > 0).all(axis=1))
+    np.testing.assert_array_equal(
+        N((x > 0).any(axis=0, keepdims=True)), (a > 0).any(axis=0, keepdims=True)
+    )
+    assert x.tolist() == a.tolist() and x[1, 0].item() == 2.0
+    y = x * 1.0
+    y.fill(3.0)
+    np.testing.assert_array_equal(N(y), np.full((2, 2), 3.0))
+    (g,) = grad(y.sum(), x, allow_unused=True)  # filled: nothing of x is left
+    assert g is None or not N(g).any()
+    with pytest.raises(TypeError, match="with out="):
+        x.max(out=np.empty(()))

@@ -14,6 +14,7 @@ from ._einsum import einsum
 from ._numpy_functions import LINALG as _LINALG
 from ._numpy_functions import TABLES as _TABLES
 from ._numpy_functions import _chainrule, _custom, _flat, _ints
+from ._tensor import Tensor
 
 
 def _cr():
@@ -44,6 +45,14 @@ def _mask(like, values):
 def _filled(like, shape, value):
     """A tensor of `shape` filled with `value`, of like's array library and dtype."""
     return _cr().asarray(like._xp.full(shape, value, dtype=like._data.dtype))
+
+
+def _beside(like, value):
+    """value as a tensor of like's array library (Python data converted there, not by the
+    default library)."""
+    if value.__class__ is Tensor or _backend.is_array(value):
+        return _cr().asarray(value)
+    return _cr().asarray(like._xp.asarray(value))
 
 
 def _float(x):
@@ -268,7 +277,8 @@ def _splitter(equal: bool, fixed_axis=None, least_ndim=0):
 
 def _append(arr, values, axis=None):
     cr = _cr()
-    arr, values = cr.asarray(arr), cr.asarray(values)
+    arr = cr.asarray(arr)
+    values = _beside(arr, values)
     if axis is None:
         return cr.concat([_flat(arr), _flat(values)])
     return cr.concat([arr, values], axis=axis)
@@ -311,7 +321,7 @@ def _insert(arr, obj, values, axis=None):
         a, axis = _flat(a), 0
     axis = _axis(axis, a.ndim)
     n = a.shape[axis]
-    values = cr.astype(cr.asarray(values), a.dtype)
+    values = cr.astype(_beside(a, values), a.dtype)
     if isinstance(obj, slice):
         obj = list(range(*obj.indices(n)))
     try:
@@ -487,7 +497,7 @@ def _select(condlist, choicelist, default=0):
         raise ValueError("list of cases must be same length as list of conditions")
     if not len(condlist):
         raise ValueError("select with an empty condition list is not possible")
-    out = cr.asarray(default)
+    out = _beside(cr.asarray(choicelist[0]), default)
     for cond, choice in zip(reversed(list(condlist)), reversed(list(choicelist))):
         out = cr.where(cr.asarray(cond), choice, out)
     shape = cr.broadcast_shapes(*(cr.asarray(c).shape for c in (*condlist, *choicelist)), out.shape)
@@ -525,6 +535,10 @@ def _piecewise(x, condlist, funclist, args=()):
 def _linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
     """Evenly spaced values from start to stop (tensors, broadcast), NumPy's arithmetic."""
     cr = _cr()
+    if start.__class__ is Tensor:
+        stop = _beside(start, stop)
+    else:
+        start = _beside(stop, start)
     start, stop = _float(start), _float(stop)
     num = operator.index(num)
     if num < 0:
