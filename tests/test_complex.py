@@ -29,6 +29,7 @@ from test_forward_rules import (
 )
 from test_linalg import positive_definite, symmetric_distinct
 from test_ops import SHAPES, arrays, leaf
+from test_special import GRADCHECKED as SPECIAL
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures" / "complex_torch.json"
 
@@ -299,7 +300,7 @@ def test_every_rule_says_how_it_meets_complex_values():
     assert set(REAL_ONLY) == {
         "atan2", "ceil", "copysign", "floor", "floor_divide", "hypot", "logaddexp", "max",
         "maximum", "min", "minimum", "nextafter", "relu", "remainder", "trunc",
-    }  # fmt: skip
+    } | SPECIAL  # fmt: skip
 
 
 # ----------------------------------------------------------------------------- the convention

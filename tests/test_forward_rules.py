@@ -36,6 +36,7 @@ from test_ops import BINARY, SHAPES, UNARY, arrays, broadcastable, leaf
 from test_ops_linalg import MATMUL_SHAPES
 from test_ops_reductions import REDUCTIONS, SOFTMAXES, axes_for
 from test_ops_shape import DASK_INDEX_ADD_LIMITS, INDEX_ADD_KEYS, backend_key
+from test_special import SPECIAL_SAMPLES
 
 NONEMPTY = SHAPES.filter(lambda s: len(s) > 0)
 
@@ -363,6 +364,7 @@ SAMPLES = {
         name: _decomposition(name)
         for name in ("linalg_cholesky", "linalg_eigh", "linalg_qr", "linalg_svd", "linalg_pinv")
     },
+    **SPECIAL_SAMPLES,
 }
 
 

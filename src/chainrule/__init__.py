@@ -13,6 +13,7 @@ from . import (  # noqa: F401
     optim,
     optimize,
     random,
+    special,
     utils,
 )
 from ._backend import DType
@@ -29,7 +30,7 @@ __array_api_version__ = "2025.12"
 __all__ = [
     *_NAMESPACE,
     "Tensor", "DType", "autograd", "fft", "func", "linalg", "nn", "optim", "optimize", "random",
-    "utils",
+    "special", "utils",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
     "inference_mode", "is_inference_mode_enabled",
     "compile", "CompiledFunction", "CompileWarning", "ConcretizationError",

@@ -254,6 +254,22 @@ def _elementwise(name: str):
     return fn
 
 
+def _special_kernel(name: str):
+    """chainrule.special's kernel `name` on Batched arrays: elementwise (its fixed orders are
+    Python numbers), so it runs once on the whole batch."""
+
+    def fn(*args):
+        top = _top(args)
+        if top is None:
+            return _backend.special_function(_library(args), name)(*args)
+        nd = max(_ndim(a) for a in args)
+        phys = [_phys(a, top, nd) for a in args]
+        return Batched(_backend.special_function(_library(phys), name)(*phys), top.level, top.n)
+
+    fn.__name__ = name
+    return fn
+
+
 _ELEMENTWISE = (
     "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and",
     "bitwise_left_shift", "bitwise_invert", "bitwise_or", "bitwise_right_shift", "bitwise_xor",
@@ -891,6 +907,7 @@ def _build() -> _Namespace:
     ns.vmap_getitem = getitem
     ns.vmap_assign = assign
     ns.vmap_scatter_add = scatter_add
+    ns.special_kernel = _special_kernel
     ns.linalg = _linalg()
     ns.fft = _fft()
     return ns

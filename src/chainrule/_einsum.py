@@ -128,11 +128,12 @@ def einsum(subscripts, *operands, dtype=None):
     sizes: dict[str, int] = {}
     for x, ls in zip(xs, labels):
         for c, n in zip(ls, x.shape):
-            if sizes.get(c, 1) not in (1, n) and n != 1:
-                raise ValueError(
-                    f"einsum: label {c!r} of {subscripts!r} has sizes {sizes[c]} and {n}"
-                )
-            sizes[c] = max(sizes.get(c, 1), n)
+            # A size of 1 broadcasts against any other (0 included); other sizes must agree.
+            have = sizes.get(c, 1)
+            if have == 1:
+                sizes[c] = n
+            elif n not in (1, have):
+                raise ValueError(f"einsum: label {c!r} of {subscripts!r} has sizes {have} and {n}")
     reduced = []
     for i, (x, ls) in enumerate(zip(xs, labels)):
         x, ls = _diagonals(x, ls)

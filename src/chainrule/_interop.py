@@ -6,11 +6,14 @@ Tensor binds these in `_namespace`; chainrule's functions are looked up when cal
 from __future__ import annotations
 
 import inspect
+import sys
 import types
 
 from . import _backend
 from ._dtypes import __array_namespace_info__
-from ._numpy_functions import TABLES, VALUE_FUNCTIONS, _chainrule, _fn, _Missing
+from ._numpy_composites import TABLES
+from ._numpy_composites import UFUNCS as COMPOSITE_UFUNCS
+from ._numpy_functions import VALUE_FUNCTIONS, _chainrule, _fn, _Missing
 from ._tensor import Tensor, dual, grad_mode
 
 np = _backend.np
@@ -63,6 +66,28 @@ UFUNCS = {name: name for name in _SAME_NAME} | {
     "conjugate": "conj", "invert": "bitwise_invert", "left_shift": "bitwise_left_shift",
     "power": "pow", "right_shift": "bitwise_right_shift",
 }  # fmt: skip
+# SciPy's special-function ufuncs (scipy.special._ufuncs, by their __name__) -> the function of
+# chainrule.special computing them on tensors.
+_SCIPY_SAME_NAME = (
+    "erf erfc erfinv erfcinv expit logit gammaln xlogy xlog1py entr ndtr ndtri log_ndtr i0 i0e "
+    "i1 i1e j0 j1 gammainc gammaincc beta betaln jv iv ive"
+).split()
+SCIPY_UFUNCS = {name: f"special.{name}" for name in _SCIPY_SAME_NAME} | {
+    "psi": "special.digamma",
+    "_zeta": "special.zeta",
+    "_riemann_zeta": "special.zeta",
+}
+
+
+def _scipy_special(ufunc, name: str) -> str | None:
+    """chainrule's function for one of SciPy's special-function ufuncs (None for others).
+    SciPy is not imported here: a SciPy ufunc reaching a tensor means SciPy is loaded."""
+    ufuncs = sys.modules.get("scipy.special._ufuncs")
+    if ufuncs is None or getattr(ufuncs, name, None) is not ufunc:
+        return None
+    return SCIPY_UFUNCS.get(name)
+
+
 # Ufunc keywords accepted at these values (NumPy leaves out `out` when it is None).
 _UFUNC_DEFAULTS = {"where": True, "casting": "same_kind", "order": "K", "subok": True}
 
@@ -78,7 +103,9 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     for key, value in kwargs.items():
         if value is not None and not _is_default(value, _UFUNC_DEFAULTS.get(key)):
             raise _unsupported(f"{what} with {key}=", f"call it without {key}= or")
-    target = UFUNCS.get(name) if own else None
+    target = UFUNCS.get(name) if own else _scipy_special(ufunc, name)
+    if target is None and own and name in COMPOSITE_UFUNCS:
+        return COMPOSITE_UFUNCS[name](*inputs)
     if target is None:
         raise _unsupported(what, _GENERIC_HINT)
     try:

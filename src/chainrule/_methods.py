@@ -33,6 +33,7 @@ from ._namespace import (
     remainder,
     subtract,
 )
+from ._numpy_methods import NUMPY_METHODS
 from ._tensor import Tensor
 from .autograd import backward
 
@@ -105,6 +106,8 @@ METHODS = {
     "mean": _mean,
     "reshape": _reshape,
     "abs": abs,
+    # NumPy's ndarray methods (x.ravel(), x.std(axis=0, ddof=1), x.max(axis=1), x.fill(0)).
+    **NUMPY_METHODS,
     "T": property(
         lambda self: permute_dims(self, tuple(range(self.ndim))[::-1]),
         doc="This tensor with its axes reversed (the transpose of a matrix).",

@@ -5,6 +5,7 @@ fft), so the result stays differentiable. `_interop` dispatches to these tables.
 from __future__ import annotations
 
 import inspect
+import operator
 import sys
 
 from ._backend import normalize_axes
@@ -115,6 +116,29 @@ def _dot(a, b):
     if b.ndim <= 2:
         return _fn("matmul")(a, b)
     return _fn("tensordot")(a, b, axes=((-1,), (-2,)))
+
+
+def _ints(v) -> tuple:
+    """An int (NumPy's too) as a tuple of one, a sequence of ints as a tuple."""
+    try:
+        return (operator.index(v),)
+    except TypeError:
+        return tuple(v)
+
+
+def _tensordot(a, b, axes=2):
+    """np.tensordot: `axes` an int, or a pair of axes or of sequences of axes ([1, 0] sums
+    axis 1 of a against axis 0 of b)."""
+    try:
+        axes = operator.index(axes)
+    except TypeError:
+        ax_a, ax_b = axes
+        axes = (_ints(ax_a), _ints(ax_b))
+    return _fn("tensordot")(a, b, axes=axes)
+
+
+def _tile(A, reps):  # noqa: N803 - NumPy's name
+    return _fn("tile")(A, _ints(reps))
 
 
 def _transpose(a, axes=None):
@@ -277,14 +301,6 @@ def _swapaxes(a, axis1, axis2):
     return _fn("permute_dims")(a, tuple(order))
 
 
-def _einsum(operands, optimize=False, dtype=None):
-    from ._einsum import einsum
-
-    if not operands:
-        raise ValueError("einsum needs subscripts and at least one operand")
-    return einsum(operands[0], *operands[1:], dtype=dtype)
-
-
 # ----------------------------------------------------------------------------- numpy.linalg
 
 
@@ -357,13 +373,8 @@ LINALG = {
     "det": _rename("linalg.det", a=0),
     "slogdet": _rename("linalg.slogdet", a=0),
     "solve": _rename("linalg.solve", a=0, b=1),
-    "pinv": _rename("linalg.pinv", a=0, rcond="rtol", rtol="rtol"),
-    "matrix_power": _rename("linalg.matrix_power", a=0, n=1),
-    "matrix_rank": _rename("linalg.matrix_rank", A=0, rtol="rtol"),
     "cholesky": _rename("linalg.cholesky", a=0, upper="upper"),
     "qr": _rename("linalg.qr", a=0, mode="mode"),
-    "eigh": _rename("linalg.eigh", a=0),
-    "eigvalsh": _rename("linalg.eigvalsh", a=0),
     # Complex results always (the standard's), where NumPy gives real ones if it can.
     "eig": _rename("linalg.eig", a=0),
     "eigvals": _rename("linalg.eigvals", a=0),
@@ -440,7 +451,7 @@ FUNCTIONS = {
         "cumulative_prod", x=0, axis="axis", dtype="dtype", include_initial="include_initial"
     ),
     "dot": _custom(_dot),
-    "tensordot": _rename("tensordot", a=0, b=1, axes="axes"),
+    "tensordot": _custom(_tensordot),
     "matrix_transpose": _rename("matrix_transpose", x=0),
     "concatenate": _rename("concat", arrays=0, axis="axis"),
     "stack": _rename("stack", arrays=0, axis="axis"),
@@ -452,7 +463,7 @@ FUNCTIONS = {
     "flip": _rename("flip", m=0, axis="axis"),
     "moveaxis": _rename("moveaxis", a=0, source=1, destination=2),
     "roll": _rename("roll", a=0, shift=1, axis="axis"),
-    "tile": _rename("tile", A=0, reps=1),
+    "tile": _custom(_tile),
     "repeat": _rename("repeat", a=0, repeats=1, axis="axis"),
     "take": _custom(_take),
     "where": _custom(_where),
@@ -483,7 +494,6 @@ FUNCTIONS = {
     "tril": _rename("tril", m=0, k="k"),
     "triu": _rename("triu", m=0, k="k"),
     "meshgrid": _custom(_meshgrid),
-    "einsum": _custom(_einsum),
     "atleast_1d": _atleast(1),
     "atleast_2d": _atleast(2),
     "atleast_3d": _atleast(3),
@@ -504,5 +514,6 @@ TABLES = {"numpy": FUNCTIONS, "numpy.linalg": LINALG, "numpy.fft": FFT}
 # tensors' values, so no graph is lost.
 VALUE_FUNCTIONS = frozenset(
     ("allclose", "isclose", "array_equal", "array_equiv", "shape", "ndim", "size",
-     "result_type", "iscomplexobj", "isrealobj", "may_share_memory", "shares_memory")
+     "result_type", "iscomplexobj", "isrealobj", "may_share_memory", "shares_memory",
+     "histogram")
 )  # fmt: skip

@@ -1018,6 +1018,70 @@ class Tensor:
             """Elementwise abs of x (as the Array API standard); differentiable: gradient 0
             at 0."""
 
+        # NumPy's ndarray methods (_numpy_methods).
+        def ravel(self, order: str = "C") -> Tensor:
+            """The elements as a 1-D tensor (NumPy's ravel)."""
+
+        def flatten(self, order: str = "C") -> Tensor:
+            """The elements as a new 1-D tensor (NumPy's flatten)."""
+
+        def squeeze(self, axis: Axis = None) -> Tensor:
+            """This tensor without its axes of size 1 (only those in `axis`, when given)."""
+
+        def astype(self, dtype: DTypeLike, copy: bool = True) -> Tensor:
+            """This tensor in `dtype` (see chainrule.astype)."""
+
+        def conj(self) -> Tensor:
+            """The complex conjugate (see chainrule.conj)."""
+
+        def all(self, axis: Axis = None, out: Any = None, keepdims: bool = False) -> Tensor:
+            """Whether all elements are true over `axis` (all axes when None)."""
+
+        def any(self, axis: Axis = None, out: Any = None, keepdims: bool = False) -> Tensor:
+            """Whether any elements are true over `axis` (all axes when None)."""
+
+        def std(
+            self,
+            axis: Axis = None,
+            dtype: DTypeLike = None,
+            out: Any = None,
+            ddof: float = 0,
+            keepdims: bool = False,
+        ) -> Tensor:
+            """The standard deviation over `axis` (all axes when None), with NumPy's default
+            `ddof=0` (the population one)."""
+
+        def var(
+            self,
+            axis: Axis = None,
+            dtype: DTypeLike = None,
+            out: Any = None,
+            ddof: float = 0,
+            keepdims: bool = False,
+        ) -> Tensor:
+            """The variance over `axis` (all axes when None), with NumPy's default `ddof=0`
+            (the population one)."""
+
+        def max(self, axis: Axis = None, out: Any = None, keepdims: bool = False) -> Tensor:
+            """The maximum over `axis` (all axes when None); ties share the gradient."""
+
+        def min(self, axis: Axis = None, out: Any = None, keepdims: bool = False) -> Tensor:
+            """The minimum over `axis` (all axes when None); ties share the gradient."""
+
+        def dot(self, b: ArrayLike) -> Tensor:
+            """numpy.dot(self, b): a product with a scalar, matmul up to a 2-D `b`, else the
+            sum over the last axis of self and the second-to-last of b."""
+
+        def copy(self) -> Tensor:
+            """A copy of this tensor that keeps its history (the gradient flows back to it)."""
+
+        def fill(self, value: ArrayLike) -> None:
+            """Fill this tensor with `value`, in place (NumPy's fill; written as item
+            assignment)."""
+
+        def clip(self, min: ArrayLike = None, max: ArrayLike = None) -> Tensor:  # noqa: A002
+            """This tensor limited to [min, max] (see chainrule.clip)."""
+
         @property
         def T(self) -> Tensor:
             """This tensor with its axes reversed (the transpose of a matrix)."""

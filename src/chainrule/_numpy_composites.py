@@ -1,0 +1,1040 @@
+"""NumPy's functions and ufuncs that chainrule has no function of its own for, written with
+chainrule's differentiable functions (so every order and forward mode come with them), with
+the NumPy parameters each takes. The tables of `_numpy_functions` map the others; `_interop`
+dispatches to the merged TABLES and to UFUNCS here."""
+
+from __future__ import annotations
+
+import math
+import operator
+
+from . import _backend
+from ._backend import normalize_axes
+from ._einsum import einsum
+from ._numpy_functions import LINALG as _LINALG
+from ._numpy_functions import TABLES as _TABLES
+from ._numpy_functions import _chainrule, _custom, _flat, _ints
+from ._tensor import Tensor
+
+
+def _cr():
+    return _chainrule()
+
+
+def _axis(axis: int, ndim: int) -> int:
+    return normalize_axes(axis, ndim)[0]
+
+
+def _along(ndim: int, axis: int, key) -> tuple:
+    """An index that applies `key` (a slice or an int) along `axis` and takes all of others."""
+    return (slice(None),) * axis + (key,) + (slice(None),) * (ndim - axis - 1)
+
+
+def _indices(like, values):
+    """An int64 index tensor of like's array library."""
+    xp = like._xp
+    return _cr().asarray(xp.asarray(list(values), dtype=xp.int64))
+
+
+def _mask(like, values):
+    """A bool tensor of like's array library from nested Python lists."""
+    xp = like._xp
+    return _cr().asarray(xp.asarray(values, dtype=xp.bool))
+
+
+def _filled(like, shape, value):
+    """A tensor of `shape` filled with `value`, of like's array library and dtype."""
+    return _cr().asarray(like._xp.full(shape, value, dtype=like._data.dtype))
+
+
+def _beside(like, value):
+    """value as a tensor of like's array library (Python data converted there, not by the
+    default library)."""
+    if value.__class__ is Tensor or _backend.is_array(value):
+        return _cr().asarray(value)
+    return _cr().asarray(like._xp.asarray(value))
+
+
+def _float(x):
+    """x as a tensor of a floating dtype (integers and bools as float64, as NumPy)."""
+    cr = _cr()
+    x = cr.asarray(x)
+    return x if x.dtype.kind in "fc" else cr.astype(x, cr.float64)
+
+
+# ----------------------------------------------------------------------------- ufuncs
+
+
+def _deg2rad(x):
+    return x * (math.pi / 180)
+
+
+def _rad2deg(x):
+    return x * (180 / math.pi)
+
+
+def _exp2(x):
+    return _cr().exp(x * math.log(2))
+
+
+def _logaddexp2(x1, x2):
+    ln2 = math.log(2)
+    return _cr().logaddexp(x1 * ln2, x2 * ln2) / ln2
+
+
+def _nan_ignoring(pick: str):
+    """fmax, fmin: maximum or minimum, the other operand where one is NaN."""
+
+    def handler(x1, x2):
+        cr = _cr()
+        x1, x2 = cr.asarray(x1), cr.asarray(x2)
+        both = getattr(cr, pick)(x1, x2)
+        return cr.where(cr.isnan(x2), x1, cr.where(cr.isnan(x1), x2, both))
+
+    return handler
+
+
+def _fabs(x):
+    x = _cr().asarray(x)
+    if x.dtype.kind == "c":
+        raise TypeError("ufunc 'fabs' not supported for complex inputs")
+    return _cr().abs(x)
+
+
+# NumPy ufunc name -> a function of the ufunc's inputs.
+UFUNCS = {
+    "deg2rad": _deg2rad,
+    "radians": _deg2rad,
+    "rad2deg": _rad2deg,
+    "degrees": _rad2deg,
+    "exp2": _exp2,
+    "logaddexp2": _logaddexp2,
+    "fmax": _nan_ignoring("maximum"),
+    "fmin": _nan_ignoring("minimum"),
+    "fabs": _fabs,
+}
+
+
+# ----------------------------------------------------------------------------- elementwise
+
+
+def _angle(z, deg=False):
+    out = _cr().angle(z)
+    return out * (180 / math.pi) if deg else out
+
+
+def _sinc(x):
+    """sin(pi x) / (pi x), 1 at 0 (NumPy's form: x = 0 replaced by 1e-20)."""
+    cr = _cr()
+    x = _float(x)
+    y = math.pi * cr.where(x == 0, 1.0e-20, x)
+    return cr.sin(y) / y
+
+
+def _iscomplex(x):
+    cr = _cr()
+    x = cr.asarray(x)
+    if x.dtype.kind != "c":
+        return cr.zeros_like(x, dtype=cr.bool)
+    return cr.imag(x) != 0
+
+
+def _isreal(x):
+    cr = _cr()
+    x = cr.asarray(x)
+    if x.dtype.kind != "c":
+        return cr.ones_like(x, dtype=cr.bool)
+    return cr.imag(x) == 0
+
+
+def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    cr = _cr()
+    x = cr.asarray(x)
+    if x.dtype.kind not in "fc":
+        return x
+    if x.dtype.kind == "c":
+        re, im = (_nan_to_num(part, True, nan, posinf, neginf) for part in (cr.real(x), cr.imag(x)))
+        return cr.astype(re, x.dtype) + im * 1j
+    big = cr.finfo(x.dtype).max
+    x = cr.where(cr.isnan(x), nan, x)
+    x = cr.where(x == math.inf, big if posinf is None else posinf, x)
+    return cr.where(x == -math.inf, -big if neginf is None else neginf, x)
+
+
+def _real_if_close(a, tol=100):
+    """The real part where every imaginary part is within tol (machine epsilons when > 1)."""
+    cr = _cr()
+    a = cr.asarray(a)
+    if a.dtype.kind != "c":
+        return a
+    if tol > 1:
+        tol = cr.finfo(a.dtype).eps * tol
+    return cr.real(a) if bool(cr.all(cr.abs(cr.imag(a)) < tol)) else a
+
+
+# ---------------------------------------------------------------------- NaN-ignoring reductions
+
+
+def _nansum(a, axis=None, dtype=None, keepdims=False):
+    cr = _cr()
+    a = cr.asarray(a)
+    if a.dtype.kind in "fc":
+        a = cr.where(cr.isnan(a), 0, a)
+    return cr.sum(a, axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def _nanmean(a, axis=None, dtype=None, keepdims=False):
+    cr = _cr()
+    a = _float(a) if dtype is None else cr.astype(cr.asarray(a), dtype)
+    known = cr.logical_not(cr.isnan(a))
+    count = cr.sum(cr.astype(known, a.dtype), axis=axis, keepdims=keepdims)
+    return cr.sum(cr.where(known, a, 0), axis=axis, keepdims=keepdims) / count
+
+
+def _nan_extreme(pick: str):
+    """nanmax, nanmin: NaN only where a whole slice is NaN, as NumPy."""
+
+    def handler(a, axis=None, keepdims=False):
+        cr = _cr()
+        a = cr.asarray(a)
+        if a.dtype.kind != "f":
+            return getattr(cr, pick)(a, axis=axis, keepdims=keepdims)
+        nan = cr.isnan(a)
+        fill = -math.inf if pick == "max" else math.inf
+        out = getattr(cr, pick)(cr.where(nan, fill, a), axis=axis, keepdims=keepdims)
+        return cr.where(cr.all(nan, axis=axis, keepdims=keepdims), math.nan, out)
+
+    return _custom(handler)
+
+
+# ----------------------------------------------------------------------------- shape and order
+
+
+def _diag(v, k=0):
+    """The k-th diagonal of a matrix, or a matrix with a vector on its k-th diagonal."""
+    cr = _cr()
+    v = cr.asarray(v)
+    if v.ndim == 2:
+        return cr.linalg.diagonal(v, offset=k)
+    if v.ndim != 1:
+        raise ValueError("Input must be 1- or 2-d.")
+    n = v.shape[0] + abs(k)
+    pad = _filled(v, (abs(k),), 0)
+    shifted = cr.concat([pad, v] if k > 0 else [v, pad])
+    on = cr.asarray(v._xp.eye(n, k=k, dtype=v._xp.bool))
+    return cr.where(on, shifted[None, :], _filled(v, (), 0))
+
+
+def _diagflat(v, k=0):
+    return _diag(_flat(_cr().asarray(v)), k)
+
+
+def _split_points(n: int, indices_or_sections, equal: bool) -> list[tuple[int, int]]:
+    """(start, stop) of each piece of an axis of n elements, as NumPy's array_split cuts it."""
+    try:
+        sections = operator.index(indices_or_sections)
+    except TypeError:
+        bounds = [0, *(operator.index(i) for i in indices_or_sections), n]
+        return list(zip(bounds[:-1], bounds[1:]))
+    if sections <= 0:
+        raise ValueError("number sections must be larger than 0.")
+    if equal and n % sections:
+        raise ValueError("array split does not result in an equal division")
+    each, extra = divmod(n, sections)
+    sizes = [each + 1] * extra + [each] * (sections - extra)
+    starts = [sum(sizes[:i]) for i in range(sections)]
+    return [(s, s + size) for s, size in zip(starts, sizes)]
+
+
+def _splitter(equal: bool, fixed_axis=None, least_ndim=0):
+    """split, array_split (any axis); vsplit, hsplit, dsplit (axis 0, 1 or 2)."""
+
+    def cut(a, indices_or_sections, axis):
+        a = _cr().asarray(a)
+        if a.ndim < least_ndim:
+            raise ValueError(
+                f"{fixed_axis} only works on arrays of {least_ndim} or more dimensions"
+            )
+        if fixed_axis == "hsplit" and a.ndim == 1:
+            axis = 0
+        axis = _axis(axis, a.ndim)
+        points = _split_points(a.shape[axis], indices_or_sections, equal)
+        return [a[_along(a.ndim, axis, slice(lo, hi))] for lo, hi in points]
+
+    if fixed_axis is None:
+
+        def handler(ary, indices_or_sections, axis=0):
+            return cut(ary, indices_or_sections, axis)
+
+    else:
+        along = {"vsplit": 0, "hsplit": 1, "dsplit": 2}[fixed_axis]
+
+        def handler(ary, indices_or_sections):
+            return cut(ary, indices_or_sections, along)
+
+    return _custom(handler)
+
+
+def _append(arr, values, axis=None):
+    cr = _cr()
+    arr = cr.asarray(arr)
+    values = _beside(arr, values)
+    if axis is None:
+        return cr.concat([_flat(arr), _flat(values)])
+    return cr.concat([arr, values], axis=axis)
+
+
+def _positions(obj, n: int) -> list[int]:
+    """NumPy's index object (an int, a slice, a sequence, a bool mask) as positions in 0..n-1."""
+    if isinstance(obj, slice):
+        return list(range(*obj.indices(n)))
+    try:
+        found = [operator.index(obj)]
+    except TypeError:
+        dtype = getattr(obj, "dtype", None)
+        items = obj.tolist() if hasattr(obj, "tolist") else list(obj)
+        if dtype is not None and _backend.dtype_kind(dtype) == "b":
+            return [i for i, keep in enumerate(items) if keep]
+        found = [operator.index(i) for i in items]
+    for i in found:
+        if not -n <= i < n:
+            raise IndexError(f"index {i} is out of bounds for axis 0 with size {n}")
+    return [i % n for i in found]
+
+
+def _delete(arr, obj, axis=None):
+    cr = _cr()
+    a = cr.asarray(arr)
+    if axis is None:
+        a, axis = _flat(a), 0
+    axis = _axis(axis, a.ndim)
+    gone = set(_positions(obj, a.shape[axis]))
+    return cr.take(a, _indices(a, (i for i in range(a.shape[axis]) if i not in gone)), axis=axis)
+
+
+def _insert(arr, obj, values, axis=None):
+    """The values placed before the positions `obj` along `axis`, by one gather from arr and
+    the values side by side (so both get gradients)."""
+    cr = _cr()
+    a = cr.asarray(arr)
+    if axis is None:
+        a, axis = _flat(a), 0
+    axis = _axis(axis, a.ndim)
+    n = a.shape[axis]
+    values = cr.astype(_beside(a, values), a.dtype)
+    if isinstance(obj, slice):
+        obj = list(range(*obj.indices(n)))
+    try:
+        at = [operator.index(obj)]
+        scalar = True
+    except TypeError:
+        at = [operator.index(i) for i in (obj.tolist() if hasattr(obj, "tolist") else obj)]
+        scalar = False
+    for i in at:
+        if not -n <= i <= n:
+            raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
+    at = [i + n if i < 0 else i for i in at]
+    if scalar:  # the values' first axis goes along `axis`, as many as it has
+        values = cr.reshape(values, (1,) * (a.ndim - values.ndim) + values.shape)
+        values = cr.moveaxis(values, 0, axis)
+        m = values.shape[axis]
+        at = at * m
+    else:
+        m = len(at)
+    shape = a.shape[:axis] + (m,) + a.shape[axis + 1 :]
+    values = cr.broadcast_to(values, shape)
+    order = sorted(range(m), key=lambda r: at[r])  # stable, as NumPy's mergesort
+    source = [None] * (n + m)
+    for rank, r in enumerate(order):
+        source[at[r] + rank] = n + r
+    rest = iter(range(n))
+    source = [next(rest) if s is None else s for s in source]
+    return cr.take(cr.concat([a, values], axis=axis), _indices(a, source), axis=axis)
+
+
+def _flipper(axis: int, name: str):
+    def handler(m):
+        m = _cr().asarray(m)
+        if m.ndim <= axis:
+            raise ValueError(f"Input must be >= {axis + 1}-d.")
+        return _cr().flip(m, axis=axis)
+
+    handler.__name__ = name
+    return _custom(handler)
+
+
+def _rot90(m, k=1, axes=(0, 1)):
+    cr = _cr()
+    m = cr.asarray(m)
+    axes = tuple(axes)
+    if len(axes) != 2:
+        raise ValueError("len(axes) must be 2.")
+    if axes[0] == axes[1] or abs(axes[0] - axes[1]) == m.ndim:
+        raise ValueError("Axes must be different.")
+    if not (-m.ndim <= axes[0] < m.ndim and -m.ndim <= axes[1] < m.ndim):
+        raise ValueError(f"Axes={axes} out of range for array of ndim={m.ndim}.")
+    k %= 4
+    if k == 0:
+        return m[...]
+    if k == 2:
+        return cr.flip(cr.flip(m, axis=axes[0]), axis=axes[1])
+    order = list(range(m.ndim))
+    a0, a1 = axes[0] % m.ndim, axes[1] % m.ndim
+    order[a0], order[a1] = order[a1], order[a0]
+    if k == 1:
+        return cr.permute_dims(cr.flip(m, axis=axes[1]), tuple(order))
+    return cr.flip(cr.permute_dims(m, tuple(order)), axis=axes[1])
+
+
+def _rollaxis(a, axis, start=0):
+    cr = _cr()
+    a = cr.asarray(a)
+    n = a.ndim
+    axis = _axis(axis, n)
+    if not -n <= start <= n:
+        raise ValueError(f"'start' arg requires {-n} <= start < {n + 1}, but {start} was passed in")
+    if start < 0:
+        start += n
+    if axis < start:
+        start -= 1
+    if axis == start:
+        return a[...]
+    order = [i for i in range(n) if i != axis]
+    order.insert(start, axis)
+    return cr.permute_dims(a, tuple(order))
+
+
+def _pairs(value, ndim: int, what: str) -> list[tuple]:
+    """NumPy's pad widths (or constant values) per axis: a scalar, (both,), (before, after),
+    ((before, after),) or one pair per axis."""
+    if not isinstance(value, (list, tuple)) and getattr(value, "ndim", 0) == 0:
+        return [(value, value)] * ndim
+    rows = value.tolist() if hasattr(value, "tolist") else list(value)
+    if all(not isinstance(r, (list, tuple)) for r in rows):
+        rows = [rows]
+    pairs = [tuple(r) * (2 if len(r) == 1 else 1) for r in rows]
+    if len(pairs) == 1:
+        pairs = pairs * ndim
+    if len(pairs) != ndim or any(len(p) != 2 for p in pairs):
+        raise ValueError(f"{what} cannot be broadcast to ({ndim}, 2)")
+    return pairs
+
+
+def _source(i: int, n: int, mode: str) -> int:
+    """The position of axis element i (any integer, negative before the start) that NumPy's pad
+    `mode` copies into the padded array."""
+    if mode == "edge":
+        return min(max(i, 0), n - 1)
+    if mode == "wrap":
+        return i % n
+    if mode == "reflect":  # mirrored about the edge elements: period 2 (n - 1)
+        if n == 1:
+            return 0
+        j = i % (2 * n - 2)
+        return j if j < n else 2 * n - 2 - j
+    j = i % (2 * n)  # symmetric: mirrored with the edge elements repeated
+    return j if j < n else 2 * n - 1 - j
+
+
+def _pad(array, pad_width, mode="constant", constant_values=0):
+    """Constant, edge, reflect, symmetric and wrap padding, axis by axis: constants by
+    concatenation, the others by one gather per axis."""
+    cr = _cr()
+    a = cr.asarray(array)
+    if not isinstance(mode, str) or mode not in (
+        "constant",
+        "edge",
+        "reflect",
+        "symmetric",
+        "wrap",
+    ):
+        raise NotImplementedError(
+            f"chainrule's numpy.pad has the modes constant, edge, reflect, symmetric and wrap, "
+            f"not {mode!r}"
+        )
+    widths = _pairs(pad_width, a.ndim, "pad_width")
+    for before, after in widths:
+        if operator.index(before) < 0 or operator.index(after) < 0:
+            raise ValueError("index can't contain negative values")
+    constants = _pairs(constant_values, a.ndim, "constant_values")
+    for axis, (before, after) in enumerate(widths):
+        if not before and not after:
+            continue
+        n = a.shape[axis]
+        if mode == "constant":
+            parts = []
+            for width, value in zip((before, after), constants[axis]):
+                shape = a.shape[:axis] + (width,) + a.shape[axis + 1 :]
+                parts.append(_filled(a, shape, value))
+            a = cr.concat([parts[0], a, parts[1]], axis=axis)
+            continue
+        if n == 0:
+            raise ValueError(
+                f"can't extend empty axis {axis} using modes other than 'constant' or 'empty'"
+            )
+        source = [_source(i, n, mode) for i in range(-before, n + after)]
+        a = cr.take(a, _indices(a, source), axis=axis)
+    return a
+
+
+def _partition(a, kth, axis=-1, kind="introselect"):
+    """A sorted array is a valid partition for every kth (NumPy leaves the order within each
+    side unspecified)."""
+    cr = _cr()
+    a = cr.asarray(a)
+    if axis is None:
+        a, axis = _flat(a), -1
+    n = a.shape[_axis(axis, a.ndim)] if a.ndim else 0
+    for k in _ints(kth):
+        if not -n <= k < n:
+            raise ValueError(f"kth(={k}) out of bounds ({n})")
+    return cr.sort(a, axis=axis)
+
+
+def _select(condlist, choicelist, default=0):
+    cr = _cr()
+    if len(condlist) != len(choicelist):
+        raise ValueError("list of cases must be same length as list of conditions")
+    if not len(condlist):
+        raise ValueError("select with an empty condition list is not possible")
+    out = _beside(cr.asarray(choicelist[0]), default)
+    for cond, choice in zip(reversed(list(condlist)), reversed(list(choicelist))):
+        out = cr.where(cr.asarray(cond), choice, out)
+    shape = cr.broadcast_shapes(*(cr.asarray(c).shape for c in (*condlist, *choicelist)), out.shape)
+    return cr.broadcast_to(out, shape)
+
+
+def _piecewise(x, condlist, funclist, args=()):
+    """Each function evaluated on the elements its condition selects only (as NumPy: a function
+    need not be defined elsewhere), written into the result by masked assignment."""
+    cr = _cr()
+    x = cr.asarray(x)
+    if not isinstance(condlist, (list, tuple)):
+        condlist = [condlist]
+    conds = [cr.broadcast_to(cr.asarray(c), x.shape) for c in condlist]
+    if len(funclist) == len(conds) + 1:
+        rest = cr.logical_not(cr.any(cr.stack(conds), axis=0)) if conds else None
+        conds.append(cr.ones_like(x, dtype=cr.bool) if rest is None else rest)
+    elif len(funclist) != len(conds):
+        raise ValueError(
+            f"with {len(conds)} condition(s), either {len(conds)} or {len(conds) + 1} "
+            "functions are expected"
+        )
+    out = cr.zeros_like(x)
+    for cond, f in zip(conds, funclist):
+        if callable(f):
+            out[cond] = f(x[cond], *args)
+        else:
+            out = cr.where(cond, f, out)
+    return out
+
+
+# ----------------------------------------------------------------------------- creation
+
+
+def _linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    """Evenly spaced values from start to stop (tensors, broadcast), NumPy's arithmetic."""
+    cr = _cr()
+    if start.__class__ is Tensor:
+        stop = _beside(start, stop)
+    else:
+        start = _beside(stop, start)
+    start, stop = _float(start), _float(stop)
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    div = num - 1 if endpoint else num
+    delta = stop - start
+    shape = cr.broadcast_shapes(start.shape, stop.shape)
+    like = start if start.ndim >= stop.ndim else stop
+    steps = cr.astype(
+        cr.reshape(cr.asarray(like._xp.arange(num)), (-1,) + (1,) * len(shape)), delta.dtype
+    )
+    if div > 0:
+        step = delta / div
+        y = steps * step + start
+    else:
+        step = delta * math.nan
+        y = steps * delta + start
+    if endpoint and num > 1:
+        last = cr.reshape(cr.broadcast_to(stop, shape), (1,) + shape)
+        y = cr.concat([y[:-1], cr.astype(last, y.dtype)], axis=0)
+    y = cr.broadcast_to(y, (num,) + shape)
+    if axis != 0:
+        y = cr.moveaxis(y, 0, axis)
+    if dtype is not None:
+        y = cr.astype(y, dtype)
+    return (y, step) if retstep else y
+
+
+def _logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    cr = _cr()
+    y = _linspace(start, stop, num=num, endpoint=endpoint, axis=axis)
+    base = cr.asarray(base) if not isinstance(base, (int, float)) else base
+    if not isinstance(base, (int, float)):
+        base = cr.expand_dims(base, axis=axis) if base.ndim else base
+    out = cr.pow(base, y)
+    return out if dtype is None else cr.astype(out, dtype)
+
+
+# ----------------------------------------------------------------------------- products
+
+
+def _inner(a, b):
+    cr = _cr()
+    a, b = cr.asarray(a), cr.asarray(b)
+    if a.ndim == 0 or b.ndim == 0:
+        return cr.multiply(a, b)
+    return cr.tensordot(a, b, axes=((a.ndim - 1,), (b.ndim - 1,)))
+
+
+def _kron(a, b):
+    """Every element of a times all of b, as blocks: interleaved axes multiplied, merged."""
+    cr = _cr()
+    a, b = cr.asarray(a), cr.asarray(b)
+    nd = max(a.ndim, b.ndim)
+    sa = (1,) * (nd - a.ndim) + a.shape
+    sb = (1,) * (nd - b.ndim) + b.shape
+    x = cr.reshape(a, tuple(n for s in sa for n in (s, 1)))
+    y = cr.reshape(b, tuple(n for s in sb for n in (1, s)))
+    return cr.reshape(x * y, tuple(p * q for p, q in zip(sa, sb)))
+
+
+def _cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """Cross products of 2- and 3-vectors along axisa of a and axisb of b (a 2-vector's third
+    component is 0; two 2-vectors give the z component alone)."""
+    cr = _cr()
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a, b = cr.asarray(a), cr.asarray(b)
+    a, b = cr.moveaxis(a, axisa, -1), cr.moveaxis(b, axisb, -1)
+    if a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
+        raise ValueError("incompatible dimensions for cross product\n(dimension must be 2 or 3)")
+    a0, a1 = a[..., 0], a[..., 1]
+    b0, b1 = b[..., 0], b[..., 1]
+    z = a0 * b1 - a1 * b0
+    if a.shape[-1] == 2 and b.shape[-1] == 2:
+        return z
+    if a.shape[-1] == 3 and b.shape[-1] == 3:
+        a2, b2 = a[..., 2], b[..., 2]
+        x, y = a1 * b2 - a2 * b1, a2 * b0 - a0 * b2
+    elif a.shape[-1] == 2:
+        b2 = b[..., 2]
+        x, y = a1 * b2, -a0 * b2
+    else:
+        a2 = a[..., 2]
+        x, y = -a2 * b1, a2 * b0
+    x, y, z = cr.broadcast_arrays(x, y, z)
+    out = cr.stack([x, y, z], axis=-1)
+    return cr.moveaxis(out, -1, axisc)
+
+
+def _windows(a, length: int, width: int, shift: int):
+    """The (length, width) matrix of a's elements a[r + c - shift] (0 outside a)."""
+    cr = _cr()
+    padded = cr.concat([_filled(a, (shift,), 0), a, _filled(a, (width,), 0)])
+    index = [r + c for r in range(length) for c in range(width)]
+    return cr.reshape(cr.take(padded, _indices(a, index)), (length, width))
+
+
+def _correlation(a, v, mode: str, convolution: bool):
+    """sum_n a[n + k] v[n] over the lags k of `mode`: correlate's (v conjugated), or
+    convolve's (v given reversed)."""
+    cr = _cr()
+    a, v = cr.asarray(a), cr.asarray(v)
+    if a.ndim != 1 or v.ndim != 1:
+        raise ValueError("object too deep for desired array")
+    if a.shape[0] == 0:
+        raise ValueError("a cannot be empty")
+    if v.shape[0] == 0:
+        raise ValueError("v cannot be empty")
+    if mode not in ("full", "same", "valid"):
+        raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
+    n, m = a.shape[0], v.shape[0]
+    if convolution:
+        v = cr.flip(v)
+    else:
+        v = cr.conj(v)
+    full = cr.matmul(_windows(a, n + m - 1, m, m - 1), v)
+    short, long = min(n, m), max(n, m)
+    if mode == "full":
+        return full
+    if mode == "valid":
+        return full[short - 1 : long]
+    # "same": the middle `long` lags; for a shorter a, correlate's middle is the other half
+    # of an even split (its lags run the other way round).
+    lo = (short - 1) // 2 if n >= m or convolution else short - 1 - (short - 1) // 2
+    return full[lo : lo + long]
+
+
+def _convolve(a, v, mode="full"):
+    return _correlation(a, v, mode, True)
+
+
+def _correlate(a, v, mode="valid"):
+    return _correlation(a, v, mode, False)
+
+
+def _polyval(p, x):
+    """Horner's scheme, as NumPy's: y = y * x + c for each coefficient c, highest first."""
+    cr = _cr()
+    x = cr.asarray(x)
+    if not isinstance(p, (list, tuple)):
+        p = cr.asarray(p)
+        p = [p[i] for i in range(p.shape[0])]
+    y = cr.zeros_like(x)
+    for c in p:
+        y = y * x + c
+    return y
+
+
+def _interp(x, xp, fp, left=None, right=None):
+    """Piecewise-linear interpolation through (xp, fp), fp[0] (or left) before xp[0] and fp[-1]
+    (or right) after xp[-1]; differentiable in x, xp and fp."""
+    cr = _cr()
+    x, xp, fp = _float(x), _float(xp), cr.asarray(fp)
+    if xp.ndim != 1 or fp.ndim != 1:
+        raise ValueError("object too deep for desired array")
+    n = xp.shape[0]
+    if n == 0:
+        raise ValueError("array of sample points is empty")
+    if fp.shape[0] != n:
+        raise ValueError("fp and xp are not of the same length.")
+    first = fp[0] if left is None else left
+    last = fp[-1] if right is None else right
+    if n == 1:
+        return cr.where(x < xp[0], first, cr.where(x > xp[0], last, fp[0] + 0 * x))
+    j = cr.clip(cr.searchsorted(xp, x, side="right") - 1, min=0, max=n - 2)
+    x0, x1 = cr.take(xp, j), cr.take(xp, j + 1)
+    y0, y1 = cr.take(fp, j), cr.take(fp, j + 1)
+    y = (y1 - y0) / (x1 - x0) * (x - x0) + y0
+    y = cr.where(x == xp[-1], fp[-1], y)
+    return cr.where(x < xp[0], first, cr.where(x > xp[-1], last, y))
+
+
+def _trapezoid(y, x=None, dx=1.0, axis=-1):
+    cr = _cr()
+    y = cr.asarray(y)
+    axis = _axis(axis, y.ndim)
+    if x is None:
+        d = dx
+    else:
+        x = cr.asarray(x)
+        if x.ndim == 1:
+            d = cr.diff(x)
+            d = cr.reshape(d, tuple(d.shape[0] if i == axis else 1 for i in range(y.ndim)))
+        else:
+            d = cr.diff(x, axis=axis)
+    n = y.shape[axis]
+    upper = y[_along(y.ndim, axis, slice(1, None))]
+    lower = y[_along(y.ndim, axis, slice(None, max(n - 1, 0)))]
+    return cr.sum(d * (upper + lower) / 2.0, axis=axis)
+
+
+def _gradient(f, varargs=(), axis=None, edge_order=1):
+    """Central differences inside, one-sided ones (first or second order) at the edges, for
+    uniform spacings (scalars)."""
+    cr = _cr()
+    f = _float(f)
+    axes = list(range(f.ndim)) if axis is None else [_axis(a, f.ndim) for a in _ints(axis)]
+    if len(varargs) == 0:
+        spacing = [1.0] * len(axes)
+    elif len(varargs) == 1 and getattr(varargs[0], "ndim", 0) == 0:
+        spacing = [varargs[0]] * len(axes)
+    elif len(varargs) == len(axes):
+        spacing = list(varargs)
+    else:
+        raise TypeError("invalid number of arguments")
+    if any(getattr(h, "ndim", 0) != 0 for h in spacing):
+        raise NotImplementedError(
+            "chainrule's numpy.gradient takes scalar spacings; coordinate arrays are not "
+            "implemented"
+        )
+    if edge_order not in (1, 2):
+        raise ValueError("'edge_order' greater than 2 not supported")
+    out = []
+    for ax, h in zip(axes, spacing):
+        n = f.shape[ax]
+        if n < edge_order + 1:
+            raise ValueError(
+                "Shape of array too small to calculate a numerical gradient, at least "
+                "(edge_order + 1) elements are required."
+            )
+
+        def at(key, ax=ax):
+            return f[_along(f.ndim, ax, key)]
+
+        inside = (at(slice(2, None)) - at(slice(None, -2))) / (2.0 * h)
+        if edge_order == 1:
+            head = (at(slice(1, 2)) - at(slice(0, 1))) / h
+            tail = (at(slice(-1, None)) - at(slice(-2, -1))) / h
+        else:
+            head = (-1.5 * at(slice(0, 1)) + 2.0 * at(slice(1, 2)) - 0.5 * at(slice(2, 3))) / h
+            tail = 0.5 * at(slice(-3, -2)) - 2.0 * at(slice(-2, -1)) + 1.5 * at(slice(-1, None))
+            tail = tail / h
+        out.append(cr.concat([head, inside, tail], axis=ax))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+# ----------------------------------------------------------------------------- statistics
+
+
+def _cov(m, y=None, rowvar=True, bias=False, ddof=None, dtype=None):
+    cr = _cr()
+    m = cr.asarray(m)
+    if m.ndim > 2:
+        raise ValueError("m has more than 2 dimensions")
+    if dtype is None:
+        dtype = cr.result_type(m, cr.float64) if m.dtype.kind != "c" else m.dtype
+    x = cr.reshape(m, (1, -1)) if m.ndim < 2 else m
+    if not rowvar and x.shape[0] != 1:
+        x = x.T
+    if x.shape[0] == 0:
+        return cr.reshape(cr.astype(x, dtype), (0, 0))
+    if y is not None:
+        y = cr.asarray(y)
+        if y.ndim > 2:
+            raise ValueError("y has more than 2 dimensions")
+        y = cr.reshape(y, (1, -1)) if y.ndim < 2 else y
+        if not rowvar and y.shape[0] != 1:
+            y = y.T
+        x = cr.concat([x, y], axis=0)
+    x = cr.astype(x, dtype)
+    if ddof is None:
+        ddof = 0 if bias else 1
+    fact = max(x.shape[1] - ddof, 0)
+    x = x - cr.mean(x, axis=1, keepdims=True)
+    c = cr.matmul(x, cr.conj(x.T)) * (1 / fact if fact else math.inf)
+    return cr.squeeze(c, axis=tuple(i for i, n in enumerate(c.shape) if n == 1))
+
+
+def _corrcoef(x, y=None, rowvar=True, dtype=None):
+    cr = _cr()
+    c = _cov(x, y, rowvar, dtype=dtype)
+    if c.ndim == 0:
+        return c / c
+    d = cr.linalg.diagonal(c)
+    std = cr.sqrt(cr.real(d))
+    c = c / std[:, None] / std[None, :]
+    if c.dtype.kind == "c":
+        return cr.clip(cr.real(c), min=-1, max=1) + cr.clip(cr.imag(c), min=-1, max=1) * 1j
+    return cr.clip(c, min=-1, max=1)
+
+
+# ----------------------------------------------------------------------------- einsum
+
+
+_LABELS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _sublist(labels) -> str:
+    """NumPy's einsum subscripts as a list (ints for labels, Ellipsis) as a string."""
+    out = []
+    for label in labels:
+        if label is Ellipsis:
+            out.append("...")
+            continue
+        i = operator.index(label)
+        if not 0 <= i < len(_LABELS):
+            raise ValueError(f"subscript is not within the valid range [0, {len(_LABELS)})")
+        out.append(_LABELS[i])
+    return "".join(out)
+
+
+def _einsum(operands, optimize=False, dtype=None):
+    """np.einsum with its subscripts as a string or interleaved lists: (a, [0, 1], b, [1, 2],
+    [0, 2]). Any `optimize` gives the same values; chainrule contracts in its own order."""
+    if not operands:
+        raise ValueError("einsum needs subscripts and at least one operand")
+    if isinstance(operands[0], str):
+        return einsum(operands[0], *operands[1:], dtype=dtype)
+    arrays = list(operands[0::2])
+    subscripts = ",".join(_sublist(s) for s in operands[1::2])
+    if len(operands) % 2:  # the last list is the output's
+        subscripts += "->" + _sublist(arrays.pop())
+    return einsum(subscripts, *arrays, dtype=dtype)
+
+
+# ----------------------------------------------------------------------------- numpy.linalg
+
+
+def _from_triangle(a, upper: bool):
+    """The Hermitian matrix that LAPACK's eigh reads from a's lower (or upper) triangle: that
+    triangle, its conjugate mirrored, and the diagonal's real part. NumPy's eigh, eigvalsh
+    and the hermitian= options compute on this matrix, so their derivatives are its."""
+    cr = _cr()
+    a = cr.asarray(a)
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise _backend.np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
+    xp = a._xp
+    i = xp.arange(a.shape[-1])
+    strict = i[None, :] > i[:, None] if upper else i[:, None] > i[None, :]
+    mirror = i[:, None] > i[None, :] if upper else i[None, :] > i[:, None]
+    diagonal = cr.real(a) if a.dtype.kind == "c" else a
+    return cr.where(
+        cr.asarray(strict),
+        a,
+        cr.where(cr.asarray(mirror), cr.conj(cr.linalg.matrix_transpose(a)), diagonal),
+    )
+
+
+def _uplo(u: str) -> bool:
+    if u not in ("L", "U"):
+        raise ValueError("UPLO argument must be 'L' or 'U'")
+    return u == "U"
+
+
+def _eigh(a, UPLO="L"):  # noqa: N803 - NumPy's name
+    return _cr().linalg.eigh(_from_triangle(a, _uplo(UPLO)))
+
+
+def _eigvalsh(a, UPLO="L"):  # noqa: N803 - NumPy's name
+    return _cr().linalg.eigvalsh(_from_triangle(a, _uplo(UPLO)))
+
+
+def _pinv(a, rcond=None, hermitian=False, rtol=None):
+    a = _from_triangle(a, False) if hermitian else a
+    tol = rtol if rcond is None else rcond
+    return _cr().linalg.pinv(a, rtol=tol)
+
+
+def _matrix_rank(A, tol=None, hermitian=False, rtol=None):  # noqa: N803 - NumPy's name
+    """The number of singular values (|eigenvalues| when hermitian) above tol, or above rtol
+    (default max(M, N) eps) times the largest."""
+    cr = _cr()
+    A = cr.asarray(A)
+    if A.ndim < 2:
+        return cr.astype(cr.logical_not(cr.all(A == 0)), cr.int64)
+    if hermitian:
+        s = cr.abs(cr.linalg.eigvalsh(_from_triangle(A, False)))
+    else:
+        s = cr.linalg.svdvals(A)
+    if tol is None:
+        if rtol is None:
+            rtol = max(A.shape[-2:]) * cr.finfo(s.dtype).eps
+        tol = cr.max(s, axis=-1, keepdims=True) * rtol
+    elif not isinstance(tol, (int, float)):
+        tol = cr.expand_dims(cr.asarray(tol), axis=-1)
+    return cr.count_nonzero(s > tol, axis=-1)
+
+
+def _lstsq(a, b, rcond=None):
+    """The least-squares solution of minimum norm (pinv(a) @ b), the residuals' sums of
+    squares (where a has full column rank and more rows than columns), a's rank and its
+    singular values, as NumPy's."""
+    cr = _cr()
+    a, b = cr.asarray(a), cr.asarray(b)
+    m, n = a.shape[-2:]
+    if b.shape[0] != m:
+        raise _backend.np.linalg.LinAlgError("Incompatible dimensions")
+    if rcond is None:
+        rcond = cr.finfo(cr.result_type(a, cr.float64)).eps * max(m, n)
+    x = cr.matmul(cr.linalg.pinv(a, rtol=rcond), b)
+    s = cr.linalg.svdvals(a)
+    rank = _matrix_rank(a, rtol=rcond)
+    if int(rank) == n and m > n:
+        r = b - cr.matmul(a, x)
+        res = cr.sum(cr.real(r * cr.conj(r)), axis=0)
+        res = cr.reshape(res, (1,)) if res.ndim == 0 else res
+    else:
+        res = cr.reshape(cr.real(b[:0]), (0,))
+    return x, res, rank, s
+
+
+def _tensorinv(a, ind=2):
+    cr = _cr()
+    a = cr.asarray(a)
+    if ind <= 0:
+        raise ValueError("Invalid ind argument.")
+    inv_shape = a.shape[ind:] + a.shape[:ind]
+    rows = math.prod(a.shape[ind:])
+    return cr.reshape(cr.linalg.inv(cr.reshape(a, (rows, -1))), inv_shape)
+
+
+def _tensorsolve(a, b, axes=None):
+    cr = _cr()
+    a, b = cr.asarray(a), cr.asarray(b)
+    if axes is not None:
+        order = list(range(a.ndim))
+        for k in axes:
+            order.remove(k)
+            order.append(k)
+        a = cr.permute_dims(a, tuple(order))
+    shape = a.shape[-(a.ndim - b.ndim) :]
+    n = math.prod(shape)
+    if math.prod(a.shape) != n * n:
+        raise _backend.np.linalg.LinAlgError(
+            "Input arrays must satisfy the requirement prod(a.shape[b.ndim:]) == "
+            "prod(a.shape[:b.ndim])"
+        )
+    x = cr.linalg.solve(cr.reshape(a, (n, n)), _flat(b))
+    return cr.reshape(x, shape)
+
+
+def _matrix_power(a, n):
+    return _cr().linalg.matrix_power(a, operator.index(n))
+
+
+LINALG = {
+    "eigh": _custom(_eigh),
+    "eigvalsh": _custom(_eigvalsh),
+    "pinv": _custom(_pinv),
+    "matrix_rank": _custom(_matrix_rank),
+    "matrix_power": _custom(_matrix_power),
+    "lstsq": _custom(_lstsq),
+    "tensorinv": _custom(_tensorinv),
+    "tensorsolve": _custom(_tensorsolve),
+}
+
+FUNCTIONS = {
+    "angle": _custom(_angle),
+    "sinc": _custom(_sinc),
+    "iscomplex": _custom(_iscomplex),
+    "isreal": _custom(_isreal),
+    "nan_to_num": _custom(_nan_to_num),
+    "real_if_close": _custom(_real_if_close),
+    "nansum": _custom(_nansum),
+    "nanmean": _custom(_nanmean),
+    "nanmax": _nan_extreme("max"),
+    "nanmin": _nan_extreme("min"),
+    "diag": _custom(_diag),
+    "diagflat": _custom(_diagflat),
+    "split": _splitter(True),
+    "array_split": _splitter(False),
+    "vsplit": _splitter(True, "vsplit", 2),
+    "hsplit": _splitter(True, "hsplit", 1),
+    "dsplit": _splitter(True, "dsplit", 3),
+    "append": _custom(_append),
+    "insert": _custom(_insert),
+    "delete": _custom(_delete),
+    "flipud": _flipper(0, "flipud"),
+    "fliplr": _flipper(1, "fliplr"),
+    "rot90": _custom(_rot90),
+    "rollaxis": _custom(_rollaxis),
+    "pad": _custom(_pad),
+    "partition": _custom(_partition),
+    "select": _custom(_select),
+    "piecewise": _custom(_piecewise),
+    "linspace": _custom(_linspace),
+    "logspace": _custom(_logspace),
+    "inner": _custom(_inner),
+    "kron": _custom(_kron),
+    "cross": _custom(_cross),
+    "convolve": _custom(_convolve),
+    "correlate": _custom(_correlate),
+    "polyval": _custom(_polyval),
+    "interp": _custom(_interp),
+    "trapezoid": _custom(_trapezoid),
+    "gradient": _custom(_gradient),
+    "cov": _custom(_cov),
+    "corrcoef": _custom(_corrcoef),
+    "einsum": _custom(_einsum),
+}
+
+# Handler tables by NumPy module: `_numpy_functions`' with these added (these win where both
+# name a function: NumPy's eigh reads one triangle, chainrule.linalg.eigh takes the matrix).
+TABLES = {
+    "numpy": {**_TABLES["numpy"], **FUNCTIONS},
+    "numpy.linalg": {**_LINALG, **LINALG},
+    "numpy.fft": _TABLES["numpy.fft"],
+}

@@ -1,0 +1,139 @@
+"""Tensor methods with NumPy's names and keywords (`x.ravel()`, `x.astype(float32)`,
+`x.std(axis=0, ddof=1)`, `x.max(axis=1)`, `x.fill(0.0)`), as ndarray has them: composites of
+chainrule's functions, so each differentiates to any order. `_methods` binds this table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _namespace as ops
+from ._inplace import setitem
+from ._tensor import Tensor
+from ._typing import ArrayLike, Axis, DTypeLike
+
+__all__ = ["NUMPY_METHODS"]
+
+
+def _no_out(out: Any, name: str) -> None:
+    if out is not None:
+        raise TypeError(f"chainrule does not implement Tensor.{name} with out=; assign the result")
+
+
+def _order(order: str, name: str) -> None:
+    if order not in ("C", "K", "A"):
+        raise NotImplementedError(f"Tensor.{name}: chainrule keeps C order only, not {order!r}")
+
+
+def ravel(self: Tensor, order: str = "C") -> Tensor:
+    """The elements as a 1-D tensor (NumPy's ravel)."""
+    _order(order, "ravel")
+    return ops.reshape(self, (-1,))
+
+
+def flatten(self: Tensor, order: str = "C") -> Tensor:
+    """The elements as a new 1-D tensor (NumPy's flatten)."""
+    _order(order, "flatten")
+    return ops.reshape(ops.asarray(self, copy=True), (-1,))
+
+
+def squeeze(self: Tensor, axis: Axis = None) -> Tensor:
+    """This tensor without its axes of size 1 (only those in `axis`, when given)."""
+    if axis is None:
+        axis = tuple(i for i, n in enumerate(self.shape) if n == 1)
+    return ops.squeeze(self, axis=axis)
+
+
+def astype(self: Tensor, dtype: DTypeLike, copy: bool = True) -> Tensor:
+    """This tensor in `dtype` (see chainrule.astype)."""
+    return ops.astype(self, dtype, copy=copy)
+
+
+def conj(self: Tensor) -> Tensor:
+    """The complex conjugate (see chainrule.conj)."""
+    return ops.conj(self)
+
+
+def _logical(name: str) -> Any:
+    def method(self: Tensor, axis: Axis = None, out: Any = None, keepdims: bool = False) -> Tensor:
+        _no_out(out, name)
+        return getattr(ops, name)(self, axis=axis, keepdims=keepdims)
+
+    method.__name__ = name
+    method.__doc__ = f"Whether {name} elements are true over `axis` (all axes when None)."
+    return method
+
+
+def _spread(name: str) -> Any:
+    def method(
+        self: Tensor,
+        axis: Axis = None,
+        dtype: DTypeLike = None,
+        out: Any = None,
+        ddof: float = 0,
+        keepdims: bool = False,
+    ) -> Tensor:
+        _no_out(out, name)
+        x = self if dtype is None else ops.astype(self, dtype)
+        return getattr(ops, name)(x, axis=axis, correction=ddof, keepdims=keepdims)
+
+    method.__name__ = name
+    method.__doc__ = (
+        f"The {'standard deviation' if name == 'std' else 'variance'} over `axis` (all axes "
+        "when None), with NumPy's default `ddof=0` (the population one)."
+    )
+    return method
+
+
+def _extreme(name: str) -> Any:
+    def method(self: Tensor, axis: Axis = None, out: Any = None, keepdims: bool = False) -> Tensor:
+        _no_out(out, name)
+        return getattr(ops, name)(self, axis=axis, keepdims=keepdims)
+
+    method.__name__ = name
+    method.__doc__ = f"The {name}imum over `axis` (all axes when None); ties share the gradient."
+    return method
+
+
+def dot(self: Tensor, b: ArrayLike) -> Tensor:
+    """numpy.dot(self, b): a product with a scalar, matmul up to a 2-D `b`, else the sum
+    over the last axis of self and the second-to-last of b."""
+    b = ops.asarray(b)
+    if self.ndim == 0 or b.ndim == 0:
+        return ops.multiply(self, b)
+    if b.ndim <= 2:
+        return ops.matmul(self, b)
+    return ops.tensordot(self, b, axes=((self.ndim - 1,), (b.ndim - 2,)))
+
+
+def copy(self: Tensor) -> Tensor:
+    """A copy of this tensor that keeps its history (the gradient flows back to it)."""
+    return ops.asarray(self, copy=True)
+
+
+def fill(self: Tensor, value: ArrayLike) -> None:
+    """Fill this tensor with `value`, in place (NumPy's fill; written as item assignment)."""
+    setitem(self, ..., value)
+
+
+def clip(self: Tensor, min: ArrayLike = None, max: ArrayLike = None) -> Tensor:  # noqa: A002
+    """This tensor limited to [min, max] (see chainrule.clip)."""
+    return ops.clip(self, min=min, max=max)
+
+
+NUMPY_METHODS = {
+    "ravel": ravel,
+    "flatten": flatten,
+    "squeeze": squeeze,
+    "astype": astype,
+    "conj": conj,
+    "all": _logical("all"),
+    "any": _logical("any"),
+    "std": _spread("std"),
+    "var": _spread("var"),
+    "max": _extreme("max"),
+    "min": _extreme("min"),
+    "dot": dot,
+    "copy": copy,
+    "fill": fill,
+    "clip": clip,
+}

@@ -1,0 +1,228 @@
+"""chainrule.special: special functions with PyTorch's `torch.special` names and SciPy's, each
+differentiable to any order in both modes. Values come from the array library's kernels:
+SciPy's for NumPy arrays (SciPy is optional; without it the functions marked "kernel" below
+raise ImportError when called), torch.special's and jax.scipy.special's. The others are
+written with chainrule's functions and need nothing more.
+
+Kernels: erf, erfc, erfinv, erfcinv, ndtr, ndtri, log_ndtr, gammaln, digamma, polygamma, i0,
+i0e, i1, i1e, bessel_j0, bessel_j1, jv, iv, ive, zeta, gammainc, gammaincc, beta, betaln.
+Composites: expit, logit, multigammaln, xlogy, xlog1py, entr, sinc, softmax, log_softmax,
+logsumexp."""
+
+from __future__ import annotations
+
+import builtins
+import math
+import numbers
+
+from ._namespace import (
+    astype,
+    clip,
+    float64,
+    isinf,
+    log,
+    log1p,
+    logical_and,
+    logical_or,
+    reshape,
+    sin,
+    stack,
+    sum,
+    where,
+)
+from ._namespace import log_softmax as _log_softmax
+from ._namespace import logsumexp as _logsumexp
+from ._namespace import softmax as _softmax
+from ._rules import OPS
+from ._tensor import Tensor, as_tensor, as_tensors, constant
+from ._typing import ArrayLike, Axis
+
+__all__ = [
+    "erf", "erfc", "erfinv", "erfcinv", "expit", "logit", "gammaln", "digamma", "psi",
+    "polygamma", "multigammaln", "xlogy", "xlog1py", "entr", "ndtr", "ndtri", "log_ndtr", "i0",
+    "i0e", "i1", "i1e", "sinc", "softmax", "log_softmax", "logsumexp", "zeta", "bessel_j0",
+    "bessel_j1", "j0", "j1", "gammainc", "gammaincc", "beta", "betaln", "jv", "iv", "ive",
+]  # fmt: skip
+
+
+def _real(x: ArrayLike, name: str) -> Tensor:
+    """x as a tensor of real floating values (integers as float64)."""
+    x = as_tensor(x)
+    if x.dtype.kind == "c":
+        raise TypeError(f"chainrule.special.{name} takes real values, not {x.dtype}")
+    return x if x.dtype.kind == "f" else astype(x, float64)
+
+
+def _pair(x1: ArrayLike, x2: ArrayLike, name: str) -> tuple[Tensor, Tensor]:
+    """Two tensors of one array library (a Python number converted by the other's)."""
+    (x1, x2), xp = as_tensors((x1, x2), name)
+    return _real(constant(x1, xp), name), _real(constant(x2, xp), name)
+
+
+def _order(v, name: str) -> float:
+    """An order held fixed: a Python number (derivatives are taken in x only)."""
+    if isinstance(v, Tensor) or not isinstance(v, numbers.Real):
+        raise TypeError(
+            f"chainrule.special.{name}: the order must be a Python number (it is held fixed; "
+            "derivatives are taken in x)"
+        )
+    return float(v)
+
+
+def _kernel_function(name: str, doc: str):
+    def fn(x: ArrayLike, /) -> Tensor:
+        return OPS[name](_real(x, fn.__name__))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+def _binary_kernel_function(name: str, doc: str):
+    def fn(x1: ArrayLike, x2: ArrayLike, /) -> Tensor:
+        return OPS[name](*_pair(x1, x2, name))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+erf = _kernel_function("erf", "The error function 2/sqrt(pi) int_0^x exp(-t^2) dt.")
+erfc = _kernel_function("erfc", "The complementary error function 1 - erf(x).")
+erfinv = _kernel_function("erfinv", "The inverse of erf on (-1, 1).")
+erfcinv = _kernel_function("erfcinv", "The inverse of erfc on (0, 2).")
+ndtr = _kernel_function("ndtr", "The standard normal distribution function.")
+ndtri = _kernel_function("ndtri", "The inverse of ndtr (the standard normal quantile).")
+log_ndtr = _kernel_function("log_ndtr", "log(ndtr(x)), accurate far into the lower tail.")
+gammaln = _kernel_function("gammaln", "log|Gamma(x)|.")
+digamma = _kernel_function("digamma", "The digamma function, the derivative of gammaln.")
+psi = digamma
+i0 = _kernel_function("i0", "The modified Bessel function of the first kind of order 0.")
+i0e = _kernel_function("i0e", "exp(-|x|) i0(x).")
+i1 = _kernel_function("i1", "The modified Bessel function of the first kind of order 1.")
+i1e = _kernel_function("i1e", "exp(-|x|) i1(x).")
+j0 = _kernel_function("j0", "The Bessel function of the first kind of order 0.")
+j1 = _kernel_function("j1", "The Bessel function of the first kind of order 1.")
+bessel_j0 = j0
+bessel_j1 = j1
+gammainc = _binary_kernel_function(
+    "gammainc",
+    "The regularised lower incomplete gamma function P(a, x); differentiable in x (in a: "
+    "NotImplementedError, as PyTorch).",
+)
+gammaincc = _binary_kernel_function(
+    "gammaincc", "The regularised upper incomplete gamma function Q(a, x) = 1 - P(a, x)."
+)
+beta = _binary_kernel_function(
+    "beta", "The beta function B(a, b) = Gamma(a) Gamma(b) / Gamma(a + b)."
+)
+betaln = _binary_kernel_function("betaln", "log|B(a, b)|.")
+
+
+def polygamma(n: int, x: ArrayLike, /) -> Tensor:
+    """The n-th derivative of digamma (order n held fixed)."""
+    n = _order(n, "polygamma")
+    if n != int(n) or n < 0:
+        raise ValueError(f"polygamma: the order n must be a non-negative integer, got {n}")
+    return OPS["polygamma"](_real(x, "polygamma"), int(n))
+
+
+def _bessel(name: str, doc: str):
+    def fn(v: float, x: ArrayLike, /) -> Tensor:
+        return OPS[name](_real(x, name), _order(v, name))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+jv = _bessel("jv", "The Bessel function of the first kind of real order v (fixed), in x.")
+iv = _bessel("iv", "The modified Bessel function of the first kind of real order v (fixed).")
+ive = _bessel("ive", "exp(-|x|) iv(v, x), of real order v (fixed).")
+
+
+def zeta(x: ArrayLike, q: ArrayLike | None = None, /) -> Tensor:
+    """The Hurwitz zeta function sum_k (k + q)^-x (Riemann's for q None); differentiable in q
+    (in x: NotImplementedError, as PyTorch)."""
+    if q is None:
+        q = 1.0
+    return OPS["zeta"](*_pair(x, q, "zeta"))
+
+
+def expit(x: ArrayLike, /) -> Tensor:
+    """The logistic sigmoid 1 / (1 + exp(-x))."""
+    return OPS["sigmoid"](_real(x, "expit"))
+
+
+def logit(x: ArrayLike, /, eps: float | None = None) -> Tensor:
+    """log(x / (1 - x)), the inverse of expit; `eps` clamps x to [eps, 1 - eps] (PyTorch's)."""
+    x = _real(x, "logit")
+    if eps is not None:
+        x = clip(x, eps, 1 - eps)
+    return log(x / (1 - x))
+
+
+def multigammaln(a: ArrayLike, d: int, /) -> Tensor:
+    """The log of the multivariate gamma function of dimension d:
+    d (d - 1) / 4 log(pi) + sum_j gammaln(a + (1 - j) / 2)."""
+    a = _real(a, "multigammaln")
+    d = builtins.int(d)
+    if d < 1:
+        raise ValueError(f"multigammaln: d must be a positive integer, got {d}")
+    terms = stack([gammaln(a + (1 - j) / 2) for j in range(1, d + 1)])
+    return sum(terms, axis=0) + d * (d - 1) / 4 * math.log(math.pi)
+
+
+def xlogy(x: ArrayLike, y: ArrayLike, /) -> Tensor:
+    """x log(y), 0 where x is 0 (unless y is NaN). Gradients as PyTorch's: log(y) and x / y,
+    0 where x and y are both 0."""
+    x, y = _pair(x, y, "xlogy")
+    # Where x is 0, y = 0 or infinite is replaced by 1: 0 * log(1) is the 0 SciPy gives.
+    unused = logical_and(x == 0, logical_or(y == 0, isinf(y)))
+    return x * log(where(unused, 1.0, y))
+
+
+def xlog1py(x: ArrayLike, y: ArrayLike, /) -> Tensor:
+    """x log1p(y), 0 where x is 0 (unless y is NaN); gradients log1p(y) and x / (1 + y)."""
+    x, y = _pair(x, y, "xlog1py")
+    unused = logical_and(x == 0, logical_or(y == -1, isinf(y)))
+    return x * log1p(where(unused, 0.0, y))
+
+
+def entr(x: ArrayLike, /) -> Tensor:
+    """-x log(x) for x > 0, 0 at 0, -inf below."""
+    x = _real(x, "entr")
+    positive = x > 0
+    inside = -x * log(where(positive, x, 1.0))
+    return where(positive, inside, where(x == 0, 0.0, -math.inf))
+
+
+def sinc(x: ArrayLike, /) -> Tensor:
+    """sin(pi x) / (pi x), 1 at 0 (gradient 0 there, as PyTorch)."""
+    x = _real(x, "sinc")
+    y = math.pi * where(x == 0, 1.0e-20, x)
+    return sin(y) / y
+
+
+def _over(fn, x: ArrayLike, axis: Axis):
+    """fn along `axis`, or over all elements when None (SciPy's default)."""
+    x = as_tensor(x)
+    if axis is None:
+        return reshape(fn(reshape(x, (-1,)), axis=0), x.shape)
+    return fn(x, axis=axis)
+
+
+def softmax(x: ArrayLike, /, axis: int | None = None) -> Tensor:
+    """exp(x) normalised to sum to 1 along `axis` (PyTorch's dim), over all elements when
+    None (SciPy's)."""
+    return _over(_softmax, x, axis)
+
+
+def log_softmax(x: ArrayLike, /, axis: int | None = None) -> Tensor:
+    """log(softmax(x)) along `axis`, over all elements when None."""
+    return _over(_log_softmax, x, axis)
+
+
+def logsumexp(x: ArrayLike, /, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    """log(sum(exp(x))) over `axis` (all axes when None), without overflow."""
+    return _logsumexp(x, axis=axis, keepdims=keepdims)
