@@ -164,3 +164,23 @@ def test_a_selection_by_a_one_element_index_array_has_its_own_shape():
     expected_grad[:, 1] += 2.0
     expected_grad[1, :] += 1.0
     np.testing.assert_array_equal(x.grad.numpy(), expected_grad)
+
+
+def test_repr_describes_a_lazy_tensor_without_computing_it():
+    x = cr.asarray(da.ones((4200, 20), chunks=(1000, 20)), requires_grad=True)
+    with dask.config.set(scheduler=_refuse):
+        y = x * 2.0
+        assert repr(x) == (
+            "tensor(dask.array<shape=(4200, 20), dtype=float64, "
+            "chunks=((1000,) * 4 + (200,), (20,))>, requires_grad=True)"
+        )
+        assert str(y) == f"{y}" == repr(y)
+        assert repr(y).endswith("grad_fn=<MultiplyBackward>)")
+        short = cr.asarray(da.ones(6, chunks=(1, 2, 3), dtype="float32"))
+        assert repr(short) == ("tensor(dask.array<shape=(6,), dtype=float32, chunks=((1, 2, 3),)>)")
+        irregular = cr.asarray(da.ones(36, chunks=(1, 2, 3, 4, 5, 6, 7, 8)))
+        assert "chunks=((1, 2, ..., 8) [8 chunks],)" in repr(irregular)
+        masked = cr.asarray(da.ones((10, 3), chunks=(5, 3)))[cr.asarray(da.ones(10, chunks=5)) > 0]
+        assert "shape=(nan, 3)" in repr(masked) and "chunks=((nan, nan), (3,))" in repr(masked)
+    # The values stay one explicit call away.
+    assert float(cr.sum(y)) == 4200 * 20 * 2.0

@@ -700,6 +700,30 @@ def layout(a):
     return a.chunks
 
 
+def lazy_summary(a) -> str | None:
+    """What a lazy (Dask) array is without computing it: its library, shape, dtype and chunks
+    (None for arrays of the other libraries, whose values are at hand)."""
+    if a.__class__ is ndarray or library(namespace(a)) != "dask":
+        return None
+    chunks = ", ".join(_axis_chunks(c) for c in a.chunks)
+    if len(a.chunks) == 1:
+        chunks += ","
+    return f"dask.array<shape={tuple(a.shape)}, dtype={a.dtype}, chunks=({chunks})>"
+
+
+def _axis_chunks(sizes: tuple) -> str:
+    """One axis's chunk sizes, short: (1000,) * 4 + (200,) for 4 chunks of 1000 and one of
+    200; a long irregular axis by its ends and count."""
+    first, n = sizes[0], len(sizes)
+    body = sizes[:-1] if n > 1 and sizes[-1] != first else sizes
+    if n > 2 and all(s == first for s in body):
+        text = f"({first},) * {len(body)}"
+        return text if body is sizes else f"{text} + ({sizes[-1]},)"
+    if n <= 6:
+        return repr(tuple(sizes))
+    return f"({sizes[0]}, {sizes[1]}, ..., {sizes[-1]}) [{n} chunks]"
+
+
 def broadcast_to(xp, a, shape, layout=None):
     """xp.broadcast_to; on Dask in the chunks `layout` (else a broadcast axis would be one
     chunk as large as the whole axis). Dask takes new chunks only along broadcast axes: `a`'s

@@ -859,20 +859,23 @@ class Tensor:
 
     def __repr__(self) -> str:
         np = _backend.np
-        try:
-            values = np.array2string(
-                np.asarray(self.numpy()), separator=", ", prefix="tensor(", threshold=200
-            )
-        except Exception:
-            values = repr(self._data)
         extra = []
-        if self.size == 0 and self.ndim != 1:
-            extra.append(f"size={self.shape}")
-        dt = self.dtype
-        if dt not in (np.dtype("float64"), np.dtype("int64"), np.dtype("bool")):
-            extra.append(f"dtype={dt}")
-        if self._xp is not np:
-            extra.append(f"backend={_backend.name_of(self._xp)}")
+        # A lazy array is described, not computed (its values may not fit in memory).
+        values = _backend.lazy_summary(self._data)
+        if values is None:
+            try:
+                values = np.array2string(
+                    np.asarray(self.numpy()), separator=", ", prefix="tensor(", threshold=200
+                )
+            except Exception:
+                values = repr(self._data)
+            if self.size == 0 and self.ndim != 1:
+                extra.append(f"size={self.shape}")
+            dt = self.dtype
+            if dt not in (np.dtype("float64"), np.dtype("int64"), np.dtype("bool")):
+                extra.append(f"dtype={dt}")
+            if self._xp is not np:
+                extra.append(f"backend={_backend.name_of(self._xp)}")
         fn = self.grad_fn
         if fn is not None:
             extra.append(f"grad_fn=<{fn.name()}>")
