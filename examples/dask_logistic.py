@@ -63,7 +63,7 @@ def train_chainrule(x, signs, steps, lr):
     tasks = 0
     for _ in range(steps):
         _, grad = chainrule_gradient(x, signs, w)
-        tasks = len(dict(grad._data.__dask_graph__()))
+        tasks = len(dict(grad.array.__dask_graph__()))
         w = w - lr * grad.numpy()  # the one computation of the step, asked for here
     return w, tasks
 
@@ -172,7 +172,7 @@ def larger_than_memory(client, rows, steps, lr, limit):
     losses = []
     for _ in range(steps):
         loss, grad = chainrule_gradient(x, signs, w)
-        loss_now, g = dask.compute(loss._data, grad._data)
+        loss_now, g = dask.compute(loss.array, grad.array)
         losses.append(float(loss_now))
         w = w - lr * g
     seconds = time.perf_counter() - start

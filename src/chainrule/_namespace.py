@@ -973,6 +973,9 @@ def _asarray(obj: Any, dtype: DTypeLike, device: Device, copy: builtins.bool | N
         return OPS["copy"](obj) if copy else obj
     if _backend.is_array(obj) and not isinstance(obj, np.generic):
         xp = _backend.namespace(obj)
+        if dtype is None and device is None and not copy:
+            if _backend.dtype_kind(obj.dtype) in "biufc":
+                return _new(obj, xp)  # wrapped as it is: t.array is obj
     else:
         xp = _backend.default_namespace()
     return _new(_convert(xp, obj, dtype, copy, device), xp)

@@ -765,6 +765,20 @@ class Tensor:
 
     # -- conversion
 
+    @property
+    def array(self) -> Any:
+        """The array this tensor wraps, of its own library (a NumPy, Dask, JAX, PyTorch, ...
+        array), as it is: not copied, not computed, without history. `chainrule.asarray(a)`
+        wraps one back without copying. Writing into it in place goes unseen by autograd."""
+        if grad_mode.extended:
+            if _backend.library(self._xp) == "vmap":
+                raise RuntimeError(
+                    "vmap: a tensor's .array inside vmap would be every sample's at once; "
+                    "use operations on the tensor, or take .array outside vmap"
+                )
+            _concrete(self, ".array")
+        return self._data
+
     def numpy(self) -> Any:
         """The values as a NumPy array: a NumPy-backed tensor that needs no grad is not copied;
         other libraries' arrays are copied to the host (a Dask array is computed)."""
