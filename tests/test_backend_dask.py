@@ -184,3 +184,23 @@ def test_repr_describes_a_lazy_tensor_without_computing_it():
         assert "shape=(nan, 3)" in repr(masked) and "chunks=((nan, nan), (3,))" in repr(masked)
     # The values stay one explicit call away.
     assert float(cr.sum(y)) == 4200 * 20 * 2.0
+
+
+def test_a_numpy_tensor_that_requires_grad_is_refused_with_a_raw_dask_array():
+    w = cr.asarray(np.array([1.0, 2.0]), requires_grad=True)
+    raw = da.ones((3, 2), chunks=(1, 2))
+    with dask.config.set(scheduler=_refuse):
+        for join in (
+            lambda: w * raw,
+            lambda: raw * w,
+            lambda: raw @ w,
+            lambda: cr.stack([raw[0], w]),
+            lambda: cr.where(raw[0] > 0, w, 0.0),
+        ):
+            with pytest.raises(TypeError, match="numpy tensor that requires grad can't join"):
+                join()
+        # One that needs no grad joins the Dask operation, which stays lazy.
+        c = cr.asarray(np.array([1.0, 2.0]))
+        for y in (c * raw, raw - c, cr.stack([raw[0], c])):
+            assert isinstance(y.array, da.Array)
+    np.testing.assert_array_equal((raw - c).numpy(), np.ones((3, 2)) - [1.0, 2.0])

@@ -156,7 +156,9 @@ def binary_primitive(rule: Rule):
                 ey = None
                 scalar = True
             else:
-                y = constant(y, xp)
+                y = operand(y, xp, rule.name)
+                if y._xp is not xp:
+                    return op(*lift(rule.name, (x, y)))
                 yd = y._data
                 ey = None
         elif y.__class__ is Tensor:
@@ -168,7 +170,9 @@ def binary_primitive(rule: Rule):
                 xd = x
                 scalar = True
             else:
-                x = constant(x, xp)
+                x = operand(x, xp, rule.name)
+                if x._xp is not xp:
+                    return op(*lift(rule.name, (x, y)))
                 xd = x._data
         else:
             return op(as_tensor(x), y)
@@ -481,10 +485,17 @@ def as_tensors(xs, name: str):
     xp = None
     for x in xs:
         if x.__class__ is Tensor:
-            if xp is None:
-                xp = x._xp
-            elif x._xp is not xp:
-                xp = _joint(name, xp, x._xp)
+            oxp = x._xp
+        elif x.__class__ in _SCALARS or x.__class__ is ndarray or not _backend.is_array(x):
+            continue
+        else:  # a raw array of another library than NumPy counts as a tensor of it would
+            oxp = _backend.namespace(x)
+            if oxp is _backend.np:
+                continue
+        if xp is None:
+            xp = oxp
+        elif oxp is not xp:
+            xp = _joint(name, xp, oxp)
     if xp is None:
         xp = _backend.default_namespace()
     return tuple(
@@ -506,6 +517,17 @@ def lift(name: str, xs):
     """Tensors of two libraries, one of which takes the other's arrays, in that one."""
     xp = _joint(name, xs[0]._xp, xs[1]._xp)
     return tuple(constant(x, xp) for x in xs)
+
+
+def operand(obj, xp, name: str) -> Tensor:
+    """A raw operand (array or Python data) of an operation on `xp` tensors, as a tensor that
+    needs no grad: one of a library that takes xp's arrays stays in it (a Dask array next to
+    NumPy tensors: the operation is lifted to Dask, and stays lazy), else constant(obj, xp)."""
+    if obj.__class__ is not ndarray and _backend.is_array(obj):
+        oxp = _backend.namespace(obj)
+        if oxp is not xp and oxp is not _backend.np and _joint(name, xp, oxp) is oxp:
+            return Tensor(obj, oxp, None)
+    return constant(obj, xp)
 
 
 def constant(obj, xp) -> Tensor:
