@@ -204,3 +204,77 @@ def test_a_numpy_tensor_that_requires_grad_is_refused_with_a_raw_dask_array():
         for y in (c * raw, raw - c, cr.stack([raw[0], c])):
             assert isinstance(y.array, da.Array)
     np.testing.assert_array_equal((raw - c).numpy(), np.ones((3, 2)) - [1.0, 2.0])
+
+
+def _counted_chunks(values, chunks, loads):
+    """A Dask array of `values` whose chunks count in `loads` each time they are made."""
+
+    def load(block):
+        loads.append(block.shape)
+        return block
+
+    a = da.from_array(values, chunks=chunks)
+    return a.map_blocks(load, meta=np.empty((0,) * a.ndim, dtype=a.dtype))
+
+
+def test_tensors_on_dask_are_dask_collections_and_others_are_not():
+    x = cr.asarray(da.ones(4, chunks=2), requires_grad=True)
+    y = x * 2.0
+    for t in (x, y):
+        assert dask.is_dask_collection(t)
+        assert t.__dask_graph__() is t.array.__dask_graph__()
+        assert t.__dask_keys__() == t.array.__dask_keys__()
+        assert t.__dask_layers__() == t.array.__dask_layers__()
+    assert cr.Tensor.__dask_scheduler__ is da.Array.__dask_scheduler__ is y.__dask_scheduler__
+    assert y.__dask_optimize__ is da.Array.__dask_optimize__
+    assert dask.base.tokenize(y) == dask.base.tokenize(y) != dask.base.tokenize(x)
+    numpy_tensor = cr.asarray(np.ones(3), requires_grad=True)
+    assert not dask.is_dask_collection(numpy_tensor) and numpy_tensor.__dask_graph__() is None
+    assert dask.compute(numpy_tensor)[0] is numpy_tensor  # left as it is, as any other object
+    assert numpy_tensor.compute() is numpy_tensor and numpy_tensor.persist() is numpy_tensor
+    ones, zeros = cr.asarray(np.ones(3)), cr.asarray(np.zeros(3))
+    assert dask.base.tokenize(ones) == dask.base.tokenize(cr.asarray(np.ones(3)))
+    assert dask.base.tokenize(ones) != dask.base.tokenize(zeros)
+
+
+def test_dask_compute_gives_the_loss_and_gradient_in_one_pass_sharing_their_tasks():
+    values, loads = np.arange(12.0).reshape(6, 2), []
+    x = cr.asarray(_counted_chunks(values, (2, 2), loads))
+    w = cr.asarray(da.from_array(np.array([0.5, -1.0])), requires_grad=True)
+    loss = cr.mean(cr.logaddexp(0.0, x @ w))
+    loss.backward()
+    with dask.config.set(scheduler="sync"):
+        value, grad = dask.compute(loss, w.grad)
+        assert len(loads) == 3  # each chunk of x made once for both
+        assert isinstance(value, cr.Tensor) and isinstance(grad.array, np.ndarray)
+        assert not value.requires_grad and value.shape == () and grad.shape == (2,)
+        assert loss.compute().item() == value.item()
+    z = values @ np.array([0.5, -1.0])
+    np.testing.assert_allclose(value.item(), np.mean(np.logaddexp(0.0, z)), rtol=1e-14)
+    np.testing.assert_allclose(grad.numpy(), values.T @ (1 / (1 + np.exp(-z))) / 6, rtol=1e-14)
+
+
+def test_dask_persist_returns_persisted_tensors_in_their_place_in_the_graph():
+    values, loads = np.arange(6.0), []
+    w = cr.asarray(_counted_chunks(values, 2, loads), requires_grad=True)
+    y = cr.exp(w) * 2.0
+    with dask.config.set(scheduler="sync"):
+        wp, yp = dask.persist(w, y)
+        assert len(loads) == 3
+        assert yp.persist().grad_fn is yp.grad_fn is y.grad_fn  # a result keeps its history
+        assert wp.is_leaf and wp.requires_grad and wp is not w  # a leaf: a new leaf
+        for t in (wp, yp):
+            assert isinstance(t, cr.Tensor) and dask.is_dask_collection(t)
+            assert len(dict(t.__dask_graph__())) == 3  # one task per chunk: the values
+        np.testing.assert_allclose(yp.numpy(), 2.0 * np.exp(values))
+        cr.sum(yp * wp).backward()  # through yp to w, and into wp's own .grad
+        assert len(loads) == 3  # nothing in the persisted values was made again
+    np.testing.assert_allclose(w.grad.numpy(), 2.0 * np.exp(values) * values)
+    np.testing.assert_allclose(wp.grad.numpy(), 2.0 * np.exp(values))
+
+
+def test_dask_visualize_draws_a_tensors_graph(tmp_path):
+    pytest.importorskip("graphviz")
+    y = cr.exp(cr.asarray(da.ones(4, chunks=2), requires_grad=True))
+    dask.visualize(y, filename=str(tmp_path / "graph.png"))
+    assert (tmp_path / "graph.png").stat().st_size > 0

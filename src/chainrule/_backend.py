@@ -450,6 +450,33 @@ def _is_lazy(a) -> bool:
     return library(namespace(a)) == "dask"
 
 
+def is_lazy(a) -> bool:
+    """Whether `a` is an array of a lazy library (Dask's): values computed only when asked."""
+    return a.__class__ is not ndarray and library(namespace(a)) == "dask"
+
+
+def persist_arrays(arrays: list) -> tuple:
+    """Dask arrays persisted by one call (on a cluster's workers where a client is set)."""
+    return _module("dask").persist(*arrays)
+
+
+def dask_token(a) -> str:
+    """Dask's token of the values of `a` (its graph's name for a Dask array)."""
+    if is_lazy(a):
+        return a.__dask_tokenize__()
+    return _module("dask.tokenize").tokenize(a)
+
+
+def dask_array_attribute(name: str):
+    """An attribute of Dask's array class (its default scheduler, its graph optimization);
+    AttributeError where Dask is not installed (so that nothing takes a tensor for a Dask
+    collection there)."""
+    try:
+        return getattr(_module("dask.array").Array, name)
+    except ImportError as e:
+        raise AttributeError(f"{name}: Dask is not installed") from e
+
+
 def outside(xp, shape, key):
     """A bool array of `shape`: False at `key`, True elsewhere."""
     return assign(xp, xp.ones(shape, dtype=xp.bool), key, False)

@@ -1064,6 +1064,33 @@ class Tensor:
         def mT(self) -> Tensor:
             """This tensor with its last two axes swapped (stacked transposes)."""
 
+        def compute(self, **kwargs: Any) -> Tensor:
+            """The values computed, as a tensor of the library of the chunks (NumPy for most
+            Dask arrays) without history: the same as `dask.compute(t)[0]`. `kwargs` go to
+            Dask (e.g. `scheduler=`). A tensor of a library that is not lazy is returned as it
+            is."""
+
+        def persist(self, **kwargs: Any) -> Tensor:
+            """The same tensor with its values computed and kept by the scheduler (on a
+            cluster's workers), so later operations start from them instead of recomputing its
+            task graph: the same as `dask.persist(t)[0]`. Its place in the graph stays: a
+            result keeps its grad_fn (gradients flow on to the history it came from), a leaf is
+            a new leaf with the same requires_grad. A tensor of a library that is not lazy is
+            returned as it is."""
+
+        # The Dask collection protocol (chainrule._lazy): a tensor is a Dask collection
+        # where it wraps a Dask array; elsewhere __dask_graph__() is None.
+        def __dask_graph__(self) -> Any: ...
+        def __dask_keys__(self) -> Any: ...
+        def __dask_layers__(self) -> Any: ...
+        def __dask_tokenize__(self) -> Any: ...
+        def __dask_postcompute__(self) -> tuple[Any, tuple[Any, ...]]: ...
+        def __dask_postpersist__(self) -> tuple[Any, tuple[Any, ...]]: ...
+        @staticmethod
+        def __dask_scheduler__(dsk: Any, keys: Any, **kwargs: Any) -> Any: ...
+        @staticmethod
+        def __dask_optimize__(dsk: Any, keys: Any, **kwargs: Any) -> Any: ...
+
 
 def _forget_retained() -> None:
     live_hooks[0] -= 1
