@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import chainrule as cr
+from chainrule import _backend
 
 dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
@@ -278,3 +279,87 @@ def test_dask_visualize_draws_a_tensors_graph(tmp_path):
     y = cr.exp(cr.asarray(da.ones(4, chunks=2), requires_grad=True))
     dask.visualize(y, filename=str(tmp_path / "graph.png"))
     assert (tmp_path / "graph.png").stat().st_size > 0
+
+
+# ----------------------------------------------------------------------------- training loops
+# Optimizer steps on Dask parameters settle parameters, gradients and state (computed here when
+# small, else persisted on the workers): the task graph of a step stays the size of step 1's.
+
+
+def _training_data(rows):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((rows, 5))
+    return x, np.sign(x @ np.linspace(-1.0, 1.0, 5) + 0.3 * rng.standard_normal(rows))
+
+
+def _train(x, signs, w0, make_optimizer, steps):
+    """Logistic regression by an optimizer: the weights, and the task count of each step's
+    loss on Dask (None on NumPy)."""
+    w = cr.asarray(w0, requires_grad=True)
+    opt = make_optimizer([w])
+    x, signs = cr.asarray(x), cr.asarray(signs)
+    tasks = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = cr.mean(cr.logaddexp(0.0, -signs * (x @ w))) + 0.01 * cr.sum(w * w)
+        loss.backward()
+        tasks.append(len(dict(loss.__dask_graph__())) if dask.is_dask_collection(loss) else None)
+        opt.step()
+    return w, opt, tasks
+
+
+OPTIMIZERS = {
+    "sgd": lambda ps: cr.optim.SGD(ps, lr=0.5, momentum=0.9, nesterov=True),
+    "adam": lambda ps: cr.optim.Adam(ps, lr=0.05, weight_decay=0.01, amsgrad=True),
+}
+
+
+def _check_steady_training(client, rows, chunk, steps):
+    x, signs = _training_data(rows)
+    data = client.persist([da.from_array(x, chunks=(chunk, 5)), da.from_array(signs, chunks=chunk)])
+    w0 = np.linspace(0.2, -0.2, 5)
+    for name, make in OPTIMIZERS.items():
+        w, opt, tasks = _train(*data, da.from_array(w0), make, steps)
+        assert len(set(tasks)) == 1, (name, tasks)  # step k's graph is step 1's size
+        for t in (w, w.grad, *(v for v in opt.state[w].values() if isinstance(v, cr.Tensor))):
+            assert dask.is_dask_collection(t) and len(dict(t.__dask_graph__())) == 1
+        expected, _, _ = _train(x, signs, w0, make, steps)
+        np.testing.assert_allclose(w.numpy(), expected.numpy(), rtol=1e-12, err_msg=name)
+
+
+@pytest.fixture
+def local_cluster():
+    distributed = pytest.importorskip("distributed")
+    with (
+        distributed.LocalCluster(
+            n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        yield client
+
+
+def test_optimizer_steps_on_a_local_cluster_keep_the_graph_bounded(local_cluster):
+    _check_steady_training(local_cluster, rows=400, chunk=100, steps=4)
+
+
+def test_large_optimizer_state_is_persisted_on_the_workers(local_cluster, monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    monkeypatch.setattr(cr._lazy, "SMALL_STEP_BYTES", 0)  # every step's arrays count as large
+    x, signs = _training_data(40)
+    w, opt, _ = _train(
+        da.from_array(x, chunks=(10, 5)), da.from_array(signs, chunks=10),
+        da.from_array(np.zeros(5)), OPTIMIZERS["adam"], 3,
+    )  # fmt: skip
+    for t in (w, w.grad, opt.state[w]["exp_avg"]):
+        assert distributed.futures_of(t)  # held by the workers, not brought here
+    expected, _, _ = _train(x, signs, np.zeros(5), OPTIMIZERS["adam"], 3)
+    np.testing.assert_allclose(w.numpy(), expected.numpy(), rtol=1e-12)
+
+
+@pytest.mark.skipif(
+    _backend.library(_backend.default_namespace()) != "dask",
+    reason="50 steps of SGD and Adam on a cluster: make test-backends (the whole suite on Dask)",
+)
+def test_fifty_optimizer_steps_on_a_local_cluster_keep_the_graph_bounded(local_cluster):
+    _check_steady_training(local_cluster, rows=200_000, chunk=20_000, steps=50)

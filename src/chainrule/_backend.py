@@ -455,9 +455,20 @@ def is_lazy(a) -> bool:
     return a.__class__ is not ndarray and library(namespace(a)) == "dask"
 
 
-def persist_arrays(arrays: list) -> tuple:
-    """Dask arrays persisted by one call (on a cluster's workers where a client is set)."""
-    return _module("dask").persist(*arrays)
+def settle(arrays: list, small: int) -> list:
+    """Dask arrays with their values computed, by one call (the tasks they share run once):
+    brought here and wrapped back in their chunks when together they hold at most `small`
+    bytes, else persisted (on a cluster's workers, where a client is set) and waited for."""
+    dask = _module("dask")
+    if sum(a.nbytes for a in arrays) <= small:
+        from_array = _module("dask.array").from_array
+        values = dask.compute(*arrays)
+        return [from_array(np.asarray(v), chunks=a.chunks) for v, a in zip(values, arrays)]
+    arrays = dask.persist(*arrays)
+    # Waiting keeps the next computation from being sent while this one runs: both would
+    # share tasks, which Dask's fused graphs may give different specs (dask issue 9888).
+    _module("dask.base").wait(arrays)
+    return list(arrays)
 
 
 def dask_token(a) -> str:

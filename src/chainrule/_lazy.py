@@ -10,7 +10,7 @@ from typing import Any
 from . import _backend
 from ._tensor import Tensor
 
-__all__ = ["DASK_PROTOCOL", "compute", "persist", "persist_in_place"]
+__all__ = ["DASK_PROTOCOL", "SMALL_STEP_BYTES", "compute", "persist", "settle"]
 
 
 def compute(self: Tensor, **kwargs: Any) -> Tensor:
@@ -33,13 +33,19 @@ def persist(self: Tensor, **kwargs: Any) -> Tensor:
     return _rebuilt(self._data.persist(**kwargs), self)
 
 
-def persist_in_place(tensors: list[Tensor]) -> None:
-    """Persist the lazy arrays of these tensors with one call (the tasks they share run once)
-    and give each tensor its persisted array: same values, so no version bump. The graphs
-    that saved the old arrays stay valid."""
+# Optimizer steps settle parameters, gradients and state whose arrays hold this many bytes at
+# most by computing them here (one round trip, and the values at hand); larger ones stay on the
+# workers, persisted.
+SMALL_STEP_BYTES = 1 << 20
+
+
+def settle(tensors: list[Tensor]) -> None:
+    """Give the tensors on a lazy library their values computed, in place (one computation
+    for all): same values, so no version bump, and graphs that saved the old arrays stay
+    valid; their next operations start from the values instead of the whole task graph."""
     lazy = [t for t in tensors if _backend.is_lazy(t._data)]
     if lazy:
-        for t, a in zip(lazy, _backend.persist_arrays([t._data for t in lazy])):
+        for t, a in zip(lazy, _backend.settle([t._data for t in lazy], SMALL_STEP_BYTES)):
             t._data = a
 
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from .. import _backend, _lazy
 from .. import _namespace as ops
-from .._tensor import Tensor, enable_grad, no_grad
+from .._tensor import Tensor, enable_grad, grad_mode, no_grad
 from ..nn.module import zero_grads
 
 __all__ = ["Optimizer"]
@@ -69,6 +70,7 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        lazy: list[Tensor] = []
         with no_grad():
             for group in self.param_groups:
                 for p in group["params"]:
@@ -79,6 +81,13 @@ class Optimizer:
                         g = -g
                     state = self.state.setdefault(p, {})
                     self._update(p, g, state, group)
+                    if _backend.is_lazy(p._data):
+                        lazy += (p, p.grad, *(v for v in state.values() if v.__class__ is Tensor))
+        if lazy and grad_mode.tracer is None:
+            # On a lazy library (Dask) each update is a task graph on top of the last one:
+            # left lazy, step k would carry the graphs of all k steps. Persisted (on a
+            # cluster's workers), the next step starts from their values.
+            _lazy.settle(lazy)
         return loss
 
     def _update(self, p: Tensor, g: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
