@@ -363,3 +363,39 @@ def test_large_optimizer_state_is_persisted_on_the_workers(local_cluster, monkey
 )
 def test_fifty_optimizer_steps_on_a_local_cluster_keep_the_graph_bounded(local_cluster):
     _check_steady_training(local_cluster, rows=200_000, chunk=20_000, steps=50)
+
+
+def _closure_steps(x, signs, w, steps, after_step):
+    """Steps of SGD with a closure that returns the loss; after_step(step, loss) each time."""
+    opt = cr.optim.SGD([w], lr=0.5)
+
+    def closure():
+        opt.zero_grad()
+        loss = cr.mean(cr.logaddexp(0.0, -signs * (x @ w)))
+        loss.backward()
+        return loss
+
+    losses = []
+    for step in range(1, steps + 1):
+        loss = opt.step(closure)
+        after_step(step, loss)
+        losses.append(float(loss))
+    return losses
+
+
+def test_a_step_with_a_closure_computes_the_loss_in_the_pass_of_the_gradients():
+    x, signs = _training_data(40)
+    loads = []
+
+    def check(step, loss):
+        assert len(loads) == 4 * step  # x's 4 chunks made once in the step
+        assert len(dict(loss.__dask_graph__())) == 1 and loss.grad_fn is not None
+
+    with dask.config.set(scheduler="sync"):
+        xs = cr.asarray(_counted_chunks(x, (10, 5), loads))
+        w = cr.asarray(da.zeros(5), requires_grad=True)
+        losses = _closure_steps(xs, cr.asarray(da.from_array(signs)), w, 2, check)
+    assert len(loads) == 8  # float(loss) computed nothing more
+    w0 = cr.asarray(np.zeros(5), requires_grad=True)
+    expected = _closure_steps(cr.asarray(x), cr.asarray(signs), w0, 2, lambda *_: None)
+    np.testing.assert_allclose(losses, expected, rtol=1e-14)

@@ -65,7 +65,12 @@ class Optimizer:
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient (those whose .grad is None are
-        skipped). `closure`, if given, recomputes and returns the loss first."""
+        skipped). `closure`, if given, recomputes and returns the loss first.
+
+        On a lazy library (Dask), the parameters, their gradients, the optimizer's state and
+        the closure's loss are then computed, in one pass: brought here and wrapped back in
+        their chunks when together at most 1 MiB, else persisted on the workers (see
+        docs/dask.md). So step k's task graph is the size of step 1's."""
         loss = None
         if closure is not None:
             with enable_grad():
@@ -85,8 +90,11 @@ class Optimizer:
                         lazy += (p, p.grad, *(v for v in state.values() if v.__class__ is Tensor))
         if lazy and grad_mode.tracer is None:
             # On a lazy library (Dask) each update is a task graph on top of the last one:
-            # left lazy, step k would carry the graphs of all k steps. Persisted (on a
-            # cluster's workers), the next step starts from their values.
+            # left lazy, step k would carry the graphs of all k steps. Settled, the next step
+            # starts from their values. The closure's loss is settled with them: its value
+            # comes from the same pass as the gradients.
+            if loss.__class__ is Tensor:
+                lazy.append(loss)
             _lazy.settle(lazy)
         return loss
 
