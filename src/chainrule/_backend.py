@@ -464,11 +464,15 @@ def settle(arrays: list, small: int) -> list:
         from_array = _module("dask.array").from_array
         values = dask.compute(*arrays)
         return [from_array(np.asarray(v), chunks=a.chunks) for v, a in zip(values, arrays)]
-    arrays = dask.persist(*arrays)
+    arrays = list(dask.persist(*arrays))
     # Waiting keeps the next computation from being sent while this one runs: both would
     # share tasks, which Dask's fused graphs may give different specs (dask issue 9888).
-    _module("dask.base").wait(arrays)
-    return list(arrays)
+    # Without a distributed client, persist has computed them already.
+    try:
+        _module("distributed").wait(arrays)
+    except (ImportError, ValueError):
+        pass
+    return arrays
 
 
 def dask_token(a) -> str:
