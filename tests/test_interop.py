@@ -652,3 +652,10 @@ def test_array_is_refused_inside_vmap_and_compile():
         cr.func.vmap(lambda x: x.array)(cr.ones((3, 2)))
     with pytest.raises(cr.ConcretizationError, match=".array"):
         cr.compile(lambda x: x * float(x.array[0]))(cr.ones(3))
+
+
+def test_asarray_makes_numpy_subclasses_plain_arrays_as_numpy_does():
+    for a in (np.matrix([[1.0, 2.0]]), np.ma.masked_array([1.0, 2.0], mask=[False, True])):
+        t = cr.asarray(a)
+        assert type(t.array) is np.ndarray
+        np.testing.assert_array_equal(t.array, np.asarray(a))

@@ -479,7 +479,7 @@ def dask_token(a) -> str:
     """Dask's token of the values of `a` (its graph's name for a Dask array)."""
     if is_lazy(a):
         return a.__dask_tokenize__()
-    return _module("dask.tokenize").tokenize(a)
+    return _module("dask.base").tokenize(a)
 
 
 def dask_array_attribute(name: str):
