@@ -59,13 +59,18 @@ def handwritten_gradient(x, signs, w_np):
 
 
 def train_chainrule(x, signs, steps, lr):
-    w = np.zeros(D)
+    """The ordinary training loop, with a Dask parameter: optim.SGD settles it after each
+    step (20 weights: computed and wrapped back), so every step's graph is step 1's size."""
+    w = cr.asarray(da.zeros(D, chunks=D), requires_grad=True)
+    opt = cr.optim.SGD([w], lr=lr)
+    x, signs = cr.asarray(x), cr.asarray(signs)
     tasks = 0
     for _ in range(steps):
-        _, grad = chainrule_gradient(x, signs, w)
-        tasks = len(dict(grad._data.__dask_graph__()))
-        w = w - lr * grad.numpy()  # the one computation of the step, asked for here
-    return w, tasks
+        opt.zero_grad()
+        loss_of(x, signs, w).backward()
+        tasks = len(dict(w.grad.__dask_graph__()))
+        opt.step()  # the one computation of the step
+    return w.numpy(), tasks
 
 
 def train_handwritten(x, signs, steps, lr):
@@ -172,9 +177,9 @@ def larger_than_memory(client, rows, steps, lr, limit):
     losses = []
     for _ in range(steps):
         loss, grad = chainrule_gradient(x, signs, w)
-        loss_now, g = dask.compute(loss._data, grad._data)
+        loss_now, g = dask.compute(loss, grad)  # one pass: the tasks they share run once
         losses.append(float(loss_now))
-        w = w - lr * g
+        w = w - lr * g.numpy()
     seconds = time.perf_counter() - start
     print(
         f"loss by step: {', '.join(f'{v:.4f}' for v in losses)}; {seconds / steps:.1f} s per "

@@ -656,3 +656,32 @@ def test_to_device_moves_values_but_not_yet_gradients():
         x.to_device(other)
     with cr.no_grad():
         assert x.to_device(other).device == other
+
+
+@pytest.mark.parametrize("library", ["numpy", "array_api_strict", "dask", "jax", "torch"])
+def test_array_is_the_wrapped_array_and_asarray_wraps_it_back_without_copy(library):
+    module = {"dask": "dask.array", "jax": "jax.numpy"}.get(library, library)
+    xp = pytest.importorskip(module)
+    a = xp.asarray(np.arange(3.0, dtype=np.float32))  # float32: JAX's default without x64
+    for copy in (None, False):
+        t = cr.asarray(a, copy=copy)
+        assert t.array is a
+    leaf = cr.asarray(a, requires_grad=True)
+    assert leaf.array is a and leaf.requires_grad
+    y = leaf * 2
+    assert type(y.array) is type(a) and type(y.detach().array) is type(a)
+    assert cr.asarray(a, copy=True).array is not a
+
+
+def test_array_is_refused_inside_vmap_and_compile():
+    with pytest.raises(RuntimeError, match="vmap: a tensor's .array"):
+        cr.func.vmap(lambda x: x.array)(cr.ones((3, 2)))
+    with pytest.raises(cr.ConcretizationError, match=".array"):
+        cr.compile(lambda x: x * float(x.array[0]))(cr.ones(3))
+
+
+def test_asarray_makes_numpy_subclasses_plain_arrays_as_numpy_does():
+    for a in (np.matrix([[1.0, 2.0]]), np.ma.masked_array([1.0, 2.0], mask=[False, True])):
+        t = cr.asarray(a)
+        assert type(t.array) is np.ndarray
+        np.testing.assert_array_equal(t.array, np.asarray(a))

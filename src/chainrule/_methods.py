@@ -4,7 +4,7 @@ else of Tensor is in its class body (`_tensor.py`)."""
 
 from __future__ import annotations
 
-from . import _interop, _namespace
+from . import _interop, _lazy, _namespace
 from ._inplace import INPLACE_OPERATORS, setitem
 from ._namespace import (
     abs,
@@ -115,6 +115,10 @@ METHODS = {
     "mT": property(
         matrix_transpose, doc="This tensor with its last two axes swapped (stacked transposes)."
     ),
+    # Lazy libraries (Dask): a tensor on Dask is a Dask collection.
+    "compute": _lazy.compute,
+    "persist": _lazy.persist,
+    **_lazy.DASK_PROTOCOL,
 }
 
 for _name, _method in METHODS.items():

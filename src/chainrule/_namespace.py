@@ -974,6 +974,12 @@ def _asarray(obj: Any, dtype: DTypeLike, device: Device, copy: builtins.bool | N
         return OPS["copy"](obj) if copy else obj
     if _backend.is_array(obj) and not isinstance(obj, np.generic):
         xp = _backend.namespace(obj)
+        # Wrapped as it is (t.array is obj); NumPy's subclasses (matrix, masked arrays)
+        # become plain arrays, as NumPy's asarray makes them.
+        plain = xp is not np or obj.__class__ is np.ndarray
+        if plain and dtype is None and device is None and not copy:
+            if _backend.dtype_kind(obj.dtype) in "biufc":
+                return _new(obj, xp)
     else:
         xp = _backend.default_namespace()
     return _new(_convert(xp, obj, dtype, copy, device), xp)

@@ -156,7 +156,9 @@ def binary_primitive(rule: Rule):
                 ey = None
                 scalar = True
             else:
-                y = constant(y, xp)
+                y = operand(y, xp, rule.name)
+                if y._xp is not xp:
+                    return op(*lift(rule.name, (x, y)))
                 yd = y._data
                 ey = None
         elif y.__class__ is Tensor:
@@ -168,7 +170,9 @@ def binary_primitive(rule: Rule):
                 xd = x
                 scalar = True
             else:
-                x = constant(x, xp)
+                x = operand(x, xp, rule.name)
+                if x._xp is not xp:
+                    return op(*lift(rule.name, (x, y)))
                 xd = x._data
         else:
             return op(as_tensor(x), y)
@@ -481,10 +485,17 @@ def as_tensors(xs, name: str):
     xp = None
     for x in xs:
         if x.__class__ is Tensor:
-            if xp is None:
-                xp = x._xp
-            elif x._xp is not xp:
-                xp = _joint(name, xp, x._xp)
+            oxp = x._xp
+        elif x.__class__ in _SCALARS or x.__class__ is ndarray or not _backend.is_array(x):
+            continue
+        else:  # a raw array of another library than NumPy counts as a tensor of it would
+            oxp = _backend.namespace(x)
+            if oxp is _backend.np:
+                continue
+        if xp is None:
+            xp = oxp
+        elif oxp is not xp:
+            xp = _joint(name, xp, oxp)
     if xp is None:
         xp = _backend.default_namespace()
     return tuple(
@@ -506,6 +517,17 @@ def lift(name: str, xs):
     """Tensors of two libraries, one of which takes the other's arrays, in that one."""
     xp = _joint(name, xs[0]._xp, xs[1]._xp)
     return tuple(constant(x, xp) for x in xs)
+
+
+def operand(obj, xp, name: str) -> Tensor:
+    """A raw operand (array or Python data) of an operation on `xp` tensors, as a tensor that
+    needs no grad: one of a library that takes xp's arrays stays in it (a Dask array next to
+    NumPy tensors: the operation is lifted to Dask, and stays lazy), else constant(obj, xp)."""
+    if obj.__class__ is not ndarray and _backend.is_array(obj):
+        oxp = _backend.namespace(obj)
+        if oxp is not xp and oxp is not _backend.np and _joint(name, xp, oxp) is oxp:
+            return Tensor(obj, oxp, None)
+    return constant(obj, xp)
 
 
 def constant(obj, xp) -> Tensor:
@@ -766,6 +788,20 @@ class Tensor:
 
     # -- conversion
 
+    @property
+    def array(self) -> Any:
+        """The array this tensor wraps, of its own library (a NumPy, Dask, JAX, PyTorch, ...
+        array), as it is: not copied, not computed, without history. `chainrule.asarray(a)`
+        wraps one back without copying. Writing into it in place goes unseen by autograd."""
+        if grad_mode.extended:
+            if _backend.library(self._xp) == "vmap":
+                raise RuntimeError(
+                    "vmap: a tensor's .array inside vmap would be every sample's at once; "
+                    "use operations on the tensor, or take .array outside vmap"
+                )
+            _concrete(self, ".array")
+        return self._data
+
     def numpy(self) -> Any:
         """The values as a NumPy array: a NumPy-backed tensor that needs no grad is not copied;
         other libraries' arrays are copied to the host (a Dask array is computed)."""
@@ -860,20 +896,23 @@ class Tensor:
 
     def __repr__(self) -> str:
         np = _backend.np
-        try:
-            values = np.array2string(
-                np.asarray(self.numpy()), separator=", ", prefix="tensor(", threshold=200
-            )
-        except Exception:
-            values = repr(self._data)
         extra = []
-        if self.size == 0 and self.ndim != 1:
-            extra.append(f"size={self.shape}")
-        dt = self.dtype
-        if dt not in (np.dtype("float64"), np.dtype("int64"), np.dtype("bool")):
-            extra.append(f"dtype={dt}")
-        if self._xp is not np:
-            extra.append(f"backend={_backend.name_of(self._xp)}")
+        # A lazy array is described, not computed (its values may not fit in memory).
+        values = _backend.lazy_summary(self._data)
+        if values is None:
+            try:
+                values = np.array2string(
+                    np.asarray(self.numpy()), separator=", ", prefix="tensor(", threshold=200
+                )
+            except Exception:
+                values = repr(self._data)
+            if self.size == 0 and self.ndim != 1:
+                extra.append(f"size={self.shape}")
+            dt = self.dtype
+            if dt not in (np.dtype("float64"), np.dtype("int64"), np.dtype("bool")):
+                extra.append(f"dtype={dt}")
+            if self._xp is not np:
+                extra.append(f"backend={_backend.name_of(self._xp)}")
         fn = self.grad_fn
         if fn is not None:
             extra.append(f"grad_fn=<{fn.name()}>")
@@ -1089,6 +1128,33 @@ class Tensor:
         @property
         def mT(self) -> Tensor:
             """This tensor with its last two axes swapped (stacked transposes)."""
+
+        def compute(self, **kwargs: Any) -> Tensor:
+            """The values computed, as a tensor of the library of the chunks (NumPy for most
+            Dask arrays) without history: the same as `dask.compute(t)[0]`. `kwargs` go to
+            Dask (e.g. `scheduler=`). A tensor of a library that is not lazy is returned as it
+            is."""
+
+        def persist(self, **kwargs: Any) -> Tensor:
+            """The same tensor with its values computed and kept by the scheduler (on a
+            cluster's workers), so later operations start from them instead of recomputing its
+            task graph: the same as `dask.persist(t)[0]`. Its place in the graph stays: a
+            result keeps its grad_fn (gradients flow on to the history it came from), a leaf is
+            a new leaf with the same requires_grad. A tensor of a library that is not lazy is
+            returned as it is."""
+
+        # The Dask collection protocol (chainrule._lazy): a tensor is a Dask collection
+        # where it wraps a Dask array; elsewhere __dask_graph__() is None.
+        def __dask_graph__(self) -> Any: ...
+        def __dask_keys__(self) -> Any: ...
+        def __dask_layers__(self) -> Any: ...
+        def __dask_tokenize__(self) -> Any: ...
+        def __dask_postcompute__(self) -> tuple[Any, tuple[Any, ...]]: ...
+        def __dask_postpersist__(self) -> tuple[Any, tuple[Any, ...]]: ...
+        @staticmethod
+        def __dask_scheduler__(dsk: Any, keys: Any, **kwargs: Any) -> Any: ...
+        @staticmethod
+        def __dask_optimize__(dsk: Any, keys: Any, **kwargs: Any) -> Any: ...
 
 
 def _forget_retained() -> None:

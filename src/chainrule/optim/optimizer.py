@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from .. import _backend, _lazy
 from .. import _namespace as ops
-from .._tensor import Tensor, enable_grad, no_grad
+from .._tensor import Tensor, enable_grad, grad_mode, no_grad
 from ..nn.module import zero_grads
 
 __all__ = ["Optimizer"]
@@ -64,11 +65,17 @@ class Optimizer:
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient (those whose .grad is None are
-        skipped). `closure`, if given, recomputes and returns the loss first."""
+        skipped). `closure`, if given, recomputes and returns the loss first.
+
+        On a lazy library (Dask), the parameters, their gradients, the optimizer's state and
+        the closure's loss are then computed, in one pass: brought here and wrapped back in
+        their chunks when together at most 1 MiB, else persisted on the workers (see
+        docs/dask.md). So step k's task graph is the size of step 1's."""
         loss = None
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        lazy: list[Tensor] = []
         with no_grad():
             for group in self.param_groups:
                 for p in group["params"]:
@@ -79,6 +86,16 @@ class Optimizer:
                         g = -g
                     state = self.state.setdefault(p, {})
                     self._update(p, g, state, group)
+                    if _backend.is_lazy(p._data):
+                        lazy += (p, p.grad, *(v for v in state.values() if v.__class__ is Tensor))
+        if lazy and grad_mode.tracer is None:
+            # On a lazy library (Dask) each update is a task graph on top of the last one:
+            # left lazy, step k would carry the graphs of all k steps. Settled, the next step
+            # starts from their values. The closure's loss is settled with them: its value
+            # comes from the same pass as the gradients.
+            if loss.__class__ is Tensor:
+                lazy.append(loss)
+            _lazy.settle(lazy)
         return loss
 
     def _update(self, p: Tensor, g: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
