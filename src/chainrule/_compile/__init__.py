@@ -86,6 +86,11 @@ def _leaf_key(x) -> tuple:
         return (0, d.shape, d.dtype, id(x._xp), _edge_kind(x._edge))
     if _backend.is_array(x) and not isinstance(x, np.generic):
         return (1, type(x), tuple(x.shape), x.dtype)
+    c = x.__class__
+    if c is float:  # by its bits: -0.0 == 0.0 (and math.copysign tells them apart), nan != nan
+        return (3, x.hex())
+    if c is complex:
+        return (4, x.real.hex(), x.imag.hex())
     try:
         hash(x)
     except TypeError:
@@ -95,6 +100,30 @@ def _leaf_key(x) -> tuple:
             "value of such arguments"
         ) from None
     return (2, type(x), x)
+
+
+def _static_key(item: tuple) -> tuple:
+    """A static argument (name or position, value) as a key: a float by its bits."""
+    v = item[1]
+    c = v.__class__
+    return (item[0], _leaf_key(v)) if c is float or c is complex else item
+
+
+def _aliasing(leaves: list) -> tuple | None:
+    """Which tensor and array arguments hold one array (the same tensor passed twice, or a
+    tensor and its detach()): None when none do, else per such leaf the position of the
+    first that holds its array. A trace made with distinct arrays reads and writes them as
+    distinct: the same one twice is another kind of input."""
+    arrays = [
+        (x._data if x.__class__ is Tensor else x) if x.__class__ is Tensor or _backend.is_array(x)
+        else None
+        for x in leaves
+    ]  # fmt: skip
+    ids = [id(a) for a in arrays if a is not None]
+    if len(set(ids)) == len(ids):
+        return None
+    first: dict[int, int] = {}
+    return tuple(-1 if a is None else first.setdefault(id(a), i) for i, a in enumerate(arrays))
 
 
 # ----------------------------------------------------------------------------- compiled functions
@@ -159,7 +188,10 @@ class CompiledFunction:
             else:
                 named.append((name, kwargs[name]))
         leaves, spec = _flatten((traced, named))
-        key = (spec, tuple(map(_leaf_key, leaves)), tuple(statics), grad_mode.enabled)
+        key = (
+            spec, tuple(map(_leaf_key, leaves)), tuple(map(_static_key, statics)),
+            grad_mode.enabled, _aliasing(leaves),
+        )  # fmt: skip
         try:
             hash(key)
         except TypeError:
