@@ -153,6 +153,7 @@ class Tracer:
         self.arg_refs: list = []
         self.arg_entries: dict[int, External] = {}  # id(argument tensor) -> its state at entry
         self.input_tensor = [x.__class__ is Tensor for x in inputs]
+        self.arg_edges = [_edge_kind(x._edge) if x.__class__ is Tensor else -1 for x in inputs]
         # (tensor ref, tensor) whose .grad a backward or an assignment set
         self.leaf_grads: list = []
         self.graph = None  # the backward of outputs with a live graph (see _graph_program)
@@ -327,6 +328,22 @@ class Tracer:
             node = node_of(e)
             self.held.append(node)
             self.nodes.add(id(node))
+
+    def converted(self, src, out: Tensor, fn, p) -> None:
+        """out was made as fn(xp, values of src, p) outside the recorded operations (see
+        _tensor.converted): recorded as a computation when src is a tensor or an array of
+        the trace (an argument, a value computed inside, a tensor from outside)."""
+        if src.__class__ is Tensor:
+            s = self._slot(src)
+        else:
+            s = self.slot_of.get(id(src))
+            if s is None:  # a constant
+                return
+        data = out._data
+        if data is self.values[s]:  # no copy: the same values
+            return
+        k = self._new(data)
+        self.emit((FWD1, fn, s, p, k, False, out._xp), (s,), (k,))
 
     def concrete(self, t: Tensor, what: str) -> None:
         raise ConcretizationError(
@@ -709,7 +726,7 @@ class Tracer:
                 "the replay would not update it; return it instead",
                 transient=True,
             )
-        return Recording(
+        rec = Recording(
             self.code, self.reads, self.writes, self.values, self.kinds, self.where,
             self.externals, persistent, out_specs,
             self.grad_guards + [(ref, None if none else -1) for ref, none in
@@ -717,6 +734,8 @@ class Tracer:
             self.input_tensor, self.graph,
             hook_guards, arg_changes,
         )  # fmt: skip
+        rec.arg_edges = self.arg_edges
+        return rec
 
     def _holders(self, outputs: list, externals: list) -> list:
         """The ids of the arrays that the outputs, the arguments, tensors from outside,
@@ -1014,6 +1033,8 @@ class Recording:
         self.hook_guards = hook_guards
         # (position, External) of the arguments written: their new values and versions.
         self.arg_changes = arg_changes
+        # Per argument: its edge kind (see _edge_kind), -1 for one that is no tensor.
+        self.arg_edges: list[int] = [-1] * len(input_tensor)
 
     def strip(self) -> None:
         """Let go of the values of the traced call that a replay does not use (everything
