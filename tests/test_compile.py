@@ -17,7 +17,7 @@ import chainrule as cr
 import chainrule.nn.functional as F
 from chainrule import CompileWarning, ConcretizationError, func, nn, optim
 from chainrule._compile import _EAGER, _program
-from conftest import N, T, fails_on
+from conftest import LIBRARY, N, T, fails_on
 from test_ops import BINARY, UNARY, arrays
 
 RNG = np.random.default_rng(2026)
@@ -1045,3 +1045,130 @@ def test_reverse_mode_function_transforms_inside_are_replayed(name, outer_grad):
 def test_forward_mode_transforms_inside_run_eagerly_with_a_warning(fn):
     x, y = T(RNG.normal(size=3)), T(RNG.normal(size=3))
     _falls_back(fn, x, y, match="forward-mode AD")
+
+
+# ----------------------------------------------------------------------------- nothing stale
+
+CONVERSIONS = {
+    "asarray-dtype": lambda a: cr.asarray(a, dtype=cr.float64),
+    "asarray-copy": lambda a: cr.asarray(a, copy=True),
+    "tensor": lambda a: cr.tensor(a),
+    "from_dlpack": lambda a: cr.from_dlpack(a),
+    "deepcopy": lambda a: copy.deepcopy(a),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONVERSIONS))
+@pytest.mark.parametrize("raw", [False, True], ids=["tensor", "array"])
+def test_copies_and_conversions_of_an_argument_are_made_at_every_call(name, raw):
+    """A copy or conversion of an argument (not an operation of the graph) is made again
+    from each call's values: it was a constant of the first call's values."""
+    if name == "deepcopy" and raw:
+        pytest.skip("copy.deepcopy of a raw array runs in the array's library, unseen")
+    if name == "from_dlpack" and LIBRARY != "numpy":
+        pytest.skip("from_dlpack makes a NumPy tensor (the default namespace)")
+    convert = CONVERSIONS[name]
+
+    def fn(x, a):
+        return cr.sum(x * cr.astype(convert(a), cr.float64))
+
+    compiled = cr.compile(fn)
+    x = T(np.ones(3))
+    for scale in (1.0, 2.0, 3.0):
+        a = T(scale * np.ones(3, np.float32))
+        a = a._data if raw else a
+        assert_same(compiled(x, a), fn(x, a))
+    assert compiled.traces == 1
+
+
+def test_numpy_functions_on_a_tensor_argument_are_traced():
+    fn = cr.compile(lambda x, a: cr.sum(x * np.sum(a)))
+    x = T(np.ones(3))
+    for scale in (1.0, 2.0):
+        a = T(scale * np.ones(3))
+        assert_same(fn(x, a), 3 * 3 * scale)
+
+
+def test_minus_zero_is_another_value_than_zero():
+    compiled = cr.compile(lambda x, c: x * math.copysign(1.0, c))
+    static = cr.compile(lambda x, c: x * math.copysign(1.0, c), static_argnums=1)
+    x = T(np.ones(2))
+    for fn in (compiled, static):
+        assert_same(fn(x, 0.0), x)
+        assert_same(fn(x, -0.0), -x)
+        assert fn.traces == 2
+    nan = cr.compile(lambda x, c: x * c)
+    for _ in range(3):
+        assert np.isnan(N(nan(x, math.nan))).all()
+    assert nan.traces == 1  # nan != nan, but the same bits are the same kind
+
+
+def test_the_same_tensor_for_two_arguments_is_another_kind_of_input():
+    """Traced with two tensors, called with one twice: the write to `a` reaches the value
+    saved for `b`'s backward, which raises as it does eagerly (a replay of the distinct
+    case would not see it)."""
+    w = T(np.array([1.0, 2.0]), requires_grad=True)
+
+    def fn(a, b):
+        loss = cr.sum(w * b)
+        with cr.no_grad():
+            a += 1.0
+        loss.backward()
+        return loss.detach()
+
+    compiled = cr.compile(fn)
+    for _ in range(3):  # traced twice: w.grad is None at the first call only
+        assert_same(compiled(T(np.ones(2)), T(np.ones(2))), 3.0)
+    traces = compiled.traces
+    for same in (lambda t: t, lambda t: t.detach()):  # a detach() shares t's array
+        t = T(np.ones(2))
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            fn(t, same(t))
+        t = T(np.ones(2))
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            compiled(t, same(t))
+    assert compiled.traces == traces + 2  # the first error left no trace
+
+
+def test_a_write_in_place_to_an_input_saved_by_a_compiled_output_fails_its_backward():
+    """The node of a compiled output's graph checks the versions of the inputs it saved, as
+    eager nodes do."""
+    cr.random.manual_seed(3)
+    model = nn.Linear(3, 1, dtype=cr.float64)
+    compiled = cr.compile(lambda x: cr.sum(model(x) ** 2))
+    for _ in range(3):
+        x = T(np.ones((2, 3)))
+        out = compiled(x)
+        with cr.no_grad():
+            x *= 2.0
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            out.backward()
+    x = T(np.ones((2, 3)))
+    compiled(x).backward()  # unwritten: runs
+    assert compiled.traces == 1
+
+
+def _batched_fn(x):
+    m = cr.reshape(cr.sin(x), (2, 2)) @ T(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    return cr.sum(m, axis=0) * m[1]
+
+
+def test_jacrev_of_a_compiled_function_at_every_call():
+    compiled = cr.compile(_batched_fn)
+    jac, expected = func.jacrev(compiled), func.jacrev(_batched_fn)
+    for _ in range(4):
+        x = T(RNG.normal(size=4))
+        assert_same(jac(x), expected(x))
+    assert compiled.traces == 1
+
+
+def test_batched_gradients_through_a_compiled_function_at_every_call():
+    compiled = cr.compile(_batched_fn)
+    for _ in range(4):
+        a = RNG.normal(size=4)
+        x, x2 = T(a, requires_grad=True), T(a, requires_grad=True)
+        basis = T(np.eye(2))
+        (got,) = cr.autograd.grad(compiled(x2), x2, basis, is_grads_batched=True)
+        (expected,) = cr.autograd.grad(_batched_fn(x), x, basis, is_grads_batched=True)
+        assert_same(got, expected)
+    assert compiled.traces == 1
