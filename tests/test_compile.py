@@ -1172,3 +1172,39 @@ def test_batched_gradients_through_a_compiled_function_at_every_call():
         (expected,) = cr.autograd.grad(_batched_fn(x), x, basis, is_grads_batched=True)
         assert_same(got, expected)
     assert compiled.traces == 1
+
+
+class _Scaled:
+    def __init__(self, w):
+        self.w = w
+
+    @cr.compile
+    def apply(self, x):
+        return cr.sum(self.w * x)
+
+
+def test_a_tensor_from_outside_replaced_where_the_function_finds_it_is_read_anew():
+    """A tensor from outside replaced (in a dict, a closure, a module, an object that is an
+    argument) while the old one lives on: the next call reads the new one (it read the old
+    one, which its guards only checked for being alive)."""
+    x = T(np.ones(3))
+    holder = {"w": T(np.ones(3))}
+    in_dict = cr.compile(lambda x: cr.sum(holder["w"] * x))
+    w = T(np.ones(3))
+    in_closure = cr.compile(lambda x: cr.sum(w * x))
+    cr.random.manual_seed(4)
+    model = nn.Linear(3, 1, bias=False, dtype=cr.float64)
+    in_module = cr.compile(lambda x: cr.sum(model(x)))
+    obj = _Scaled(T(np.ones(3)))
+    olds = [holder["w"], w, model.weight, obj.w]
+    for fn in (in_dict, in_closure, in_module, obj.apply):
+        fn(x), fn(x)
+    holder["w"] = T(np.full(3, 2.0))
+    w = T(np.full(3, 3.0))
+    model.weight = nn.Parameter(T(np.full((1, 3), 4.0)))
+    obj.w = T(np.full(3, 5.0))
+    for fn, expected in zip((in_dict, in_closure, in_module, obj.apply), (6.0, 9.0, 12.0, 15.0)):
+        for _ in range(2):
+            assert_same(fn(x), expected)
+    assert [in_dict.traces, in_closure.traces, in_module.traces] == [2, 2, 2]
+    assert all(t._data is not None for t in olds)

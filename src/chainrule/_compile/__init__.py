@@ -14,6 +14,7 @@ from typing import Any
 from .. import _backend
 from .._mode import grad_mode, set_feature
 from .._tensor import Tensor
+from ._guards import path_guard
 from ._program import RETRACE, Replay
 from ._trace import ConcretizationError, Tracer, Unsupported, _edge_kind
 
@@ -225,6 +226,13 @@ class CompiledFunction:
             del result, args, kwargs
             try:
                 recording = tracer.finish(outputs)
+                refs = {
+                    i: ext.ref for i, ext in enumerate(recording.externals)
+                    if recording.persistent[i]
+                }  # fmt: skip
+                where = path_guard(self.fn, leaves, refs) if refs else None
+                if where is not None:
+                    recording.guards.append(where)
                 program = Replay(recording, spec, _unflatten)
                 self._failures.pop(key, None)
             except Unsupported as e:

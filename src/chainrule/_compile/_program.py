@@ -425,7 +425,12 @@ def _loop(rec: Recording, keep, last, treedef, unflatten) -> Callable:
     hook_guards = [(tensor_place(ref), key) for ref, key in rec.hook_guards]
     hooked = any(key is not None for _, key in rec.hook_guards)
 
+    guards = rec.guards
+
     def replay(leaves):
+        for guard in guards:
+            if not guard(leaves):
+                return RETRACE
         r = init.copy()
         for k, ref, edge, has_values, shape, dtype, xp in checks:
             t = ref()
@@ -732,6 +737,8 @@ def _source(rec: Recording, keep, last, treedef, unflatten) -> Callable:
         n = names[s] = var()
         return n
 
+    for guard in rec.guards:
+        src.emit(f"if not {src.name(guard, 'G')}(leaves): return RETRACE")
     ext_names = {}
     for i, ext in enumerate(rec.externals):
         if not rec.persistent[i]:

@@ -173,6 +173,9 @@ class Tracer:
         self.grad_owner: dict[int, tuple] = {}  # id(a leaf's .grad) -> (tensor ref, leaf ref)
         self._grads_before: list = []  # (.grad, its version) before an accumulation
         self.reason: str | None = None
+        # What Python code branched on, checked before each replay: key -> guard(leaves)
+        # (true while the trace holds; see guard).
+        self.guards: dict = {}
         self._pending = -1  # the slot an in-place write is about to change
         self._target: tuple = ()  # and how the replay finds the tensor written (see _locate)
         for i, x in enumerate(inputs):
@@ -328,6 +331,12 @@ class Tracer:
             node = node_of(e)
             self.held.append(node)
             self.nodes.add(id(node))
+
+    def guard(self, key, check) -> None:
+        """A Python value the traced code branched on (Module.training, an optimizer's
+        layout): check(leaves) must hold at a replay, else the call traces again. One guard
+        per key."""
+        self.guards.setdefault(key, check)
 
     def converted(self, src, out: Tensor, fn, p) -> None:
         """out was made as fn(xp, values of src, p) outside the recorded operations (see
@@ -735,6 +744,7 @@ class Tracer:
             hook_guards, arg_changes,
         )  # fmt: skip
         rec.arg_edges = self.arg_edges
+        rec.guards = list(self.guards.values())
         return rec
 
     def _holders(self, outputs: list, externals: list) -> list:
@@ -1035,6 +1045,8 @@ class Recording:
         self.arg_changes = arg_changes
         # Per argument: its edge kind (see _edge_kind), -1 for one that is no tensor.
         self.arg_edges: list[int] = [-1] * len(input_tensor)
+        # guard(leaves) -> bool, each checked before a replay (see _guards).
+        self.guards: list = []
 
     def strip(self) -> None:
         """Let go of the values of the traced call that a replay does not use (everything
