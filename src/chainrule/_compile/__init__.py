@@ -131,6 +131,7 @@ def _aliasing(leaves: list) -> tuple | None:
 
 _EAGER = object()  # a cache entry: this signature runs eagerly
 _RETRIES = 3  # traces of one signature that may fail for a transient reason
+_PROGRAMS = 4  # programs kept per signature
 
 
 class CompiledFunction:
@@ -166,11 +167,13 @@ class CompiledFunction:
         key, leaves = self._signature(args, kwargs)
         entry = self._cache.get(key)
         if entry is not None:
-            if entry is _EAGER:
-                return self.fn(*args, **kwargs)
-            out = entry(leaves)
-            if out is not RETRACE:
-                return out
+            # The programs of this signature, latest first: one whose guards hold replays.
+            for program in entry:
+                if program is _EAGER:
+                    return self.fn(*args, **kwargs)
+                out = program(leaves)
+                if out is not RETRACE:
+                    return out
         return self._trace(key, leaves, args, kwargs)
 
     def _signature(self, args: tuple, kwargs: dict) -> tuple[tuple, list]:
@@ -249,7 +252,14 @@ class CompiledFunction:
             if gc_was_enabled:
                 gc.enable()
         if program is not None:
-            self._cache[key] = program
+            # A signature keeps a few programs, for Python values that change back and forth
+            # (train() and eval()); one that can't be replayed runs eagerly once the others'
+            # guards fail.
+            programs = self._cache.get(key, [])
+            if program is _EAGER:
+                self._cache[key] = [*programs, _EAGER]
+            else:
+                self._cache[key] = [program, *programs[: _PROGRAMS - 1]]
             self._cache.move_to_end(key)
             if len(self._cache) > self.cache_size:
                 self._cache.popitem(last=False)
@@ -265,7 +275,7 @@ class CompiledFunction:
 
     def source(self) -> list[str]:
         """The generated source of each cached trace (for inspection)."""
-        return [p.source() for p in self._cache.values() if p is not _EAGER]
+        return [p.source() for ps in self._cache.values() for p in ps if p is not _EAGER]
 
 
 def compile(  # noqa: A001 - chainrule.compile, as torch.compile and jax.jit's role

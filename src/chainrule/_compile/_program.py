@@ -33,6 +33,7 @@ from ._trace import (
     FWD1,
     FWD2,
     FWDN,
+    HOST,
     INPUT,
     NORM,
     SETGRAD,
@@ -43,6 +44,7 @@ from ._trace import (
     Slot,
     Template,
     hooks_key,
+    host_arrays,
     rebuild,
 )
 
@@ -272,7 +274,7 @@ def _analyze(rec: Recording) -> tuple[list[bool], list[int]]:
     last = [-1] * len(rec.values)
     for s in _epilogue_slots(rec):
         last[s] = n
-    effects = (ACC, SETGRAD, WRITE)
+    effects = (ACC, SETGRAD, WRITE, HOST)
     for i in range(n - 1, -1, -1):
         for s in writes[i]:
             if last[s] >= 0:
@@ -541,13 +543,17 @@ def _get(r, s):
 
 def _run_other(op, ins, r, pf) -> None:
     """The instructions that are not kernel calls: normalize, accumulate, assignments of
-    .grad and in-place writes."""
+    .grad, in-place writes, numbers computed in Python (HOST)."""
     if op == NORM:
         r[ins[2]] = np.asarray(r[ins[1]])
     elif op == STORED:
         r[ins[2]] = {id(r[s]) for s in ins[1]}
     elif op == ACC:
         r[ins[4]] = _acc(r[ins[5]], r[ins[2]], r[ins[3]])
+    elif op == HOST:
+        _, fn, args, outs, dtype, xp = ins
+        for o, a in zip(outs, host_arrays(fn, args, dtype, xp)):
+            r[o] = a
     elif op == SETGRAD:
         t = r[ins[3]]
         t._grad = None if ins[2] is None else Tensor(r[ins[2]], t._xp, None)
@@ -667,6 +673,7 @@ class _Source:
             "HOOKS_KEY": hooks_key,
             "LIVE_HOOKS": live_hooks,
             "VERSIONS": _versions,
+            "HOST": host_arrays,
         }
         self._names: dict[int, str] = {}
 
@@ -877,6 +884,11 @@ def _source(rec: Recording, keep, last, treedef, unflatten) -> Callable:
             line = f"ACCUMULATE({tensor(ins[1])}, {ref(ins[2])}, {ref(ins[3])})"
             release(reads, i)
             src.emit(f"{out(ins[4])} = {line}")
+        elif op == HOST:
+            _, fn, args, outs, dtype, xp = ins
+            targets = "".join(f"{out(o)}, " for o in outs)
+            call = f"{src.name(fn, 'F')}, {src.name(args, 'A')}, {src.name(dtype, 'D')}"
+            src.emit(f"{targets}= HOST({call}, {src.name(xp, 'X')})")
         elif op == SETGRAD:
             t = tensor(ins[1])
             value = "None" if ins[2] is None else f"TENSOR({ref(ins[2])}, {t}._xp, None)"

@@ -25,12 +25,13 @@ __all__ = [
     "Tracer",
     "Unsupported",
     "hooks_key",
+    "host_arrays",
 ]
 
 np = _backend.np
 
 # Instruction codes (the first field of every instruction; see _program for their layout).
-FWD1, FWD2, FWDN, VJP, ADD, NORM, STORED, ACC, SETGRAD, WRITE = range(10)
+FWD1, FWD2, FWDN, VJP, ADD, NORM, STORED, ACC, SETGRAD, WRITE, HOST = range(11)
 
 # Slot kinds: a value passed in, read from a tensor outside, a constant, or computed.
 INPUT, EXTERNAL, CONST, COMPUTED = range(4)
@@ -337,6 +338,18 @@ class Tracer:
         layout): check(leaves) must hold at a replay, else the call traces again. One guard
         per key."""
         self.guards.setdefault(key, check)
+
+    def host(self, fn, args: tuple, like: Tensor) -> list[Tensor]:
+        """Python numbers that fn(*args) computes from state kept outside tensors (an
+        optimizer's hyperparameters and step count): computed now, and again by each replay
+        where the recording meets them (so fn may change that state, as a step count);
+        returned as 0-d tensors of like's library and dtype (as NumPy casts a Python number
+        met by an array of that dtype)."""
+        xp, dtype = like._xp, like._data.dtype
+        arrays = host_arrays(fn, args, dtype, xp)
+        slots = tuple(self._new(a) for a in arrays)
+        self.emit((HOST, fn, args, slots, dtype, xp), (), slots)
+        return [Tensor(a, xp, None) for a in arrays]
 
     def converted(self, src, out: Tensor, fn, p) -> None:
         """out was made as fn(xp, values of src, p) outside the recorded operations (see
@@ -997,6 +1010,11 @@ class Tracer:
             if sys.getrefcount(v) - beyond > expected[id(v)]:
                 out.append(k)
         return out
+
+
+def host_arrays(fn, args: tuple, dtype, xp) -> tuple:
+    """The numbers fn(*args) returns, as 0-d arrays of `dtype` (see Tracer.host)."""
+    return tuple([_backend.normalize(xp.asarray(v, dtype=dtype), xp) for v in fn(*args)])
 
 
 def _count_bases(values: list, expected) -> None:
