@@ -416,18 +416,23 @@ def test_training_step_with_nn_and_optim_equals_eager():
     [
         (lambda ps: optim.SGD(ps, lr=0.05, momentum=0.9), True),
         (lambda ps: optim.SGD(ps, lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.01), True),
-        (lambda ps: optim.Adam(ps, lr=0.05), False),
+        (lambda ps: optim.Adam(ps, lr=0.05), True),
+        (lambda ps: optim.Adam(ps, lr=0.05, weight_decay=0.1, amsgrad=True), True),
+        (lambda ps: optim.AdamW(ps, lr=0.05, betas=(0.3, 0.9)), True),
+        (lambda ps: optim.RMSprop(ps, lr=0.01), True),
+        (lambda ps: optim.RMSprop(ps, lr=0.01, momentum=0.5, centered=True), True),
     ],
-    ids=["sgd-momentum", "sgd-nesterov", "adam"],
-)
+    ids=["sgd-momentum", "sgd-nesterov", "adam", "adam-amsgrad", "adamw", "rmsprop",
+         "rmsprop-centered"],
+)  # fmt: skip
 def test_training_step_with_optimizer_state_made_by_the_first_call_equals_eager(
     make_optimizer, compiles
 ):
-    """The optimizer's state is made by the first step: SGD's momentum buffer, written in
-    place afterwards, is replayed from the second call on (traced again: the state and the
-    .grad that zero_grad keeps did not exist before the first); Adam's (a Python step count,
-    new moment tensors at each step) runs eagerly, with a warning. Either way every step
-    equals eager."""
+    """The optimizer's state is made by the first step (SGD's momentum buffer, Adam's and
+    RMSprop's moments and step count), written in place afterwards: replayed from the second
+    call on (traced again: the state and the .grad that zero_grad keeps did not exist before
+    the first), the step count and the numbers made from it computed at each call. Every
+    step equals eager."""
     cr.random.manual_seed(1)
     f64 = cr.float64
     model = nn.Sequential(nn.Linear(3, 4, dtype=f64), nn.Tanh(), nn.Linear(4, 1, dtype=f64))
@@ -457,7 +462,7 @@ def test_training_step_with_optimizer_state_made_by_the_first_call_equals_eager(
     assert (not fell_back) == compiles
     if compiles:
         assert compiled.traces == 2
-        assert all(p is not _EAGER for p in compiled._cache.values())
+        assert all(_EAGER not in ps for ps in compiled._cache.values())
 
 
 def test_gradient_descent_on_arguments_returns_new_values():
@@ -806,21 +811,28 @@ def test_random_numbers_run_eagerly_with_a_warning():
     _falls_back(fn, T(np.array([1.0, 2.0])), match="random numbers")
 
 
-def test_optimizer_state_replaced_at_each_step_runs_eagerly_with_a_warning():
+class _OutOfPlace:
+    """A running mean kept outside, replaced by a new tensor at each step."""
+
+    def __init__(self, w):
+        self.w = w
+        self.mean = cr.zeros_like(w)
+
+    def step(self, x):
+        loss = cr.sum((self.w * x) ** 2)
+        (g,) = cr.autograd.grad(loss, self.w)
+        self.mean = self.mean * 0.9 + 0.1 * g
+        with cr.no_grad():
+            self.w -= 0.1 * self.mean
+        return self.w.detach()
+
+
+def test_state_replaced_at_each_step_runs_eagerly_with_a_warning():
     w = T(np.array([1.0, -1.0]), requires_grad=True)
     w2 = T(np.array([1.0, -1.0]), requires_grad=True)
 
     def make(w):
-        # Adam keeps its step count in Python and makes new moment tensors at each step.
-        opt = optim.Adam([w], lr=0.1)
-
-        def step(x):
-            opt.zero_grad()
-            cr.sum((w * x) ** 2).backward()
-            opt.step()
-            return w.detach()
-
-        return step
+        return _OutOfPlace(w).step
 
     eager, compiled = make(w), cr.compile(make(w2))
     with pytest.warns(CompileWarning, match="kept outside the function"):
@@ -993,7 +1005,7 @@ def test_the_replay_is_straight_line_code_on_raw_arrays():
 
     for _ in range(3):
         step(T(RNG.normal(size=2)))
-    (source,) = step.source()
+    source = step.source()[0]  # the latest (the first call's, with w.grad None, is kept)
     body = source.splitlines()[1:-1]
     assert not any("TENSOR(" in line or "Node" in line for line in body)
     assert "for " not in source and "while " not in source
@@ -1208,3 +1220,141 @@ def test_a_tensor_from_outside_replaced_where_the_function_finds_it_is_read_anew
             assert_same(fn(x), expected)
     assert [in_dict.traces, in_closure.traces, in_module.traces] == [2, 2, 2]
     assert all(t._data is not None for t in olds)
+
+
+OPTIMIZERS = {
+    "sgd": lambda ps: optim.SGD(ps, lr=0.05),
+    "sgd-momentum-wd": lambda ps: optim.SGD(ps, lr=0.05, momentum=0.9, weight_decay=0.01),
+    "adam": lambda ps: optim.Adam(ps, lr=0.01),
+    "adam-amsgrad": lambda ps: optim.Adam(ps, lr=0.01, weight_decay=0.1, amsgrad=True),
+    "adamw": lambda ps: optim.AdamW(ps, lr=0.01),
+    "rmsprop": lambda ps: optim.RMSprop(ps, lr=0.01, momentum=0.5, centered=True),
+}
+SCHEDULERS = {
+    "none": None,
+    "step": lambda opt: optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5),
+    "cosine": lambda opt: optim.lr_scheduler.CosineAnnealingLR(opt, T_max=3),
+}
+
+
+@pytest.mark.parametrize("scheduler", sorted(SCHEDULERS))
+@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
+def test_every_optimizer_compiles_bit_for_bit_with_a_scheduler_between_steps(name, scheduler):
+    """A float32 MLP training step with each optimizer, its learning rate changed between
+    steps by a scheduler: the compiled step gives eager's parameters bit for bit at every
+    step, traced twice (the first step makes the state) and replayed after."""
+    cr.random.manual_seed(5)
+    f32 = cr.float32
+    model = nn.Sequential(nn.Linear(3, 8, dtype=f32), nn.Tanh(), nn.Linear(8, 1, dtype=f32))
+    twin = copy.deepcopy(model)
+    x, y = (T(a, dtype=np.float32) for a in _regression_data())
+
+    def trainer(m):
+        opt = OPTIMIZERS[name](list(m.parameters()))
+        sched = None if SCHEDULERS[scheduler] is None else SCHEDULERS[scheduler](opt)
+
+        def step(x, y):
+            opt.zero_grad()
+            loss = F.mse_loss(m(x), y)
+            loss.backward()
+            opt.step()
+            return loss.detach()
+
+        return step, sched
+
+    (eager, eager_sched), (compiled, compiled_sched) = trainer(model), trainer(twin)
+    compiled = cr.compile(compiled)
+    for _ in range(7):
+        assert np.array_equal(N(compiled(x, y)), N(eager(x, y)))
+        for p, q in zip(twin.parameters(), model.parameters()):
+            assert np.array_equal(N(p), N(q))
+        for s in (eager_sched, compiled_sched):
+            if s is not None:
+                s.step()
+    assert compiled.traces <= 3  # zero_grad's None .grad, the state made by step one
+
+
+def test_a_learning_rate_changed_between_calls_is_read_at_each_call():
+    w, w2 = (
+        T(np.array([1.0, -2.0]), requires_grad=True),
+        T(np.array([1.0, -2.0]), requires_grad=True),
+    )
+
+    def make(w):
+        opt = optim.SGD([w], lr=0.1)
+
+        def step(x):
+            w.grad = None
+            cr.sum((w * x) ** 2).backward()
+            opt.step()
+            return w.detach()
+
+        return opt, step
+
+    (opt, eager), (opt2, compiled) = make(w), make(w2)
+    compiled = cr.compile(compiled)
+    for lr in (0.1, 0.1, 0.01, 0.2):
+        opt.param_groups[0]["lr"] = opt2.param_groups[0]["lr"] = lr
+        x = T(RNG.normal(size=2))
+        assert_same(compiled(x), eager(x))
+    assert compiled.traces == 2  # .grad is None at the first call only
+
+
+def test_an_optimizer_state_loaded_between_calls_is_the_one_updated():
+    w, w2 = (
+        T(np.array([1.0, -2.0]), requires_grad=True),
+        T(np.array([1.0, -2.0]), requires_grad=True),
+    )
+
+    def make(w):
+        opt = optim.Adam([w], lr=0.1)
+
+        def step(x):
+            opt.zero_grad()
+            cr.sum((w * x) ** 2).backward()
+            opt.step()
+            return w.detach()
+
+        return opt, step
+
+    (opt, eager), (opt2, compiled) = make(w), make(w2)
+    compiled = cr.compile(compiled)
+    for i in range(6):
+        if i == 4:
+            saved = opt.state_dict()
+            saved["state"][0]["step"] = 1
+            opt.load_state_dict(saved)
+            opt2.load_state_dict(saved)
+        x = T(RNG.normal(size=2))
+        assert_same(compiled(x), eager(x))
+        assert opt2.state[w2]["step"] == opt.state[w]["step"]
+
+
+class _Doubling(nn.Module):
+    def forward(self, x):
+        return x * 2.0 if self.training else x
+
+
+def test_a_module_mode_changed_after_compiling_traces_again():
+    model = _Doubling().eval()
+    compiled = cr.compile(lambda x: model(x))
+    x = T(np.ones(2))
+    for training, expected in ((False, 1.0), (False, 1.0), (True, 2.0), (True, 2.0), (False, 1.0)):
+        model.train(training)
+        assert_same(compiled(x), x * expected)
+    assert compiled.traces == 2
+
+    cr.random.manual_seed(6)
+    dropout = nn.Dropout(0.5).eval()
+    compiled = cr.compile(lambda x: dropout(x))
+    x = T(np.ones(1000))
+    assert_same(compiled(x), x)
+    assert_same(compiled(x), x)
+    dropout.train()
+    with pytest.warns(CompileWarning, match="random numbers"):
+        out = compiled(x)
+    assert 0 < np.count_nonzero(N(out)) < 1000  # dropped out, eagerly
+    assert 0 < np.count_nonzero(N(compiled(x))) < 1000
+    dropout.eval()
+    assert_same(compiled(x), x)  # the replay of eval mode
+    assert compiled.traces == 2
