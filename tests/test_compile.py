@@ -1358,3 +1358,103 @@ def test_a_module_mode_changed_after_compiling_traces_again():
     dropout.eval()
     assert_same(compiled(x), x)  # the replay of eval mode
     assert compiled.traces == 2
+
+
+# ----------------------------------------------------------------------------- differential
+
+# A random program is a list of these steps on `h` (first x * w), inside a training step with
+# an optimizer; its calls change values, shapes, aliasing, a float argument and the lr.
+PROGRAM_STEPS = ("sin", "tanh", "mul_w", "add_a", "mul_a", "scale_c", "buffer", "write_a",
+                 "copy_a", "grad_w")  # fmt: skip
+
+
+class _World:
+    """What a random program reads and writes from outside: a parameter, a buffer, an
+    optimizer (its kind and the steps drawn)."""
+
+    def __init__(self, steps: list, optimizer: str):
+        self.w = T(np.array([0.7]), requires_grad=True)
+        self.b = T(np.array([0.0]))
+        self.opt = OPTIMIZERS[optimizer]([self.w])
+        self.steps = steps
+
+    def __call__(self, x, a, c):
+        w, b = self.w, self.b
+        self.opt.zero_grad()
+        h = x * w
+        for name in self.steps:
+            if name == "sin":
+                h = cr.sin(h)
+            elif name == "tanh":
+                h = cr.tanh(h)
+            elif name == "mul_w":
+                h = h * w
+            elif name == "add_a":
+                h = h + a
+            elif name == "mul_a":
+                h = h * a
+            elif name == "scale_c":
+                h = h * c + math.copysign(0.5, c)
+            elif name == "buffer":
+                with cr.no_grad():
+                    b *= 0.5
+                    b += cr.sum(h.detach())
+            elif name == "write_a":
+                with cr.no_grad():
+                    a += 1.0
+            elif name == "copy_a":
+                h = h + cr.tensor(a) * 0.5
+            else:  # grad_w: a gradient taken inside, used as a value
+                (g,) = cr.autograd.grad(cr.sum(h), w, retain_graph=True)
+                h = h + g
+        loss = cr.sum(h * h)
+        loss.backward()
+        self.opt.step()
+        return loss.detach(), h.detach()
+
+
+def _outcome(fn, *args):
+    try:
+        return fn(*args), None
+    except (RuntimeError, ValueError, TypeError) as e:
+        return None, (type(e), str(e).splitlines()[0])
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+@pytest.mark.parametrize("seed", range(24))
+def test_random_programs_with_changing_inputs_and_hyperparameters_equal_eager(seed):
+    """A random training-step program, compiled and eager on twin worlds, over calls that
+    change values, shapes, aliasing (the same tensor for x and a), a float argument (-0.0
+    against 0.0) and the learning rate: the same results or the same error, the same
+    parameter, .grad, buffer and arguments, values and versions, at every call (both replay
+    tiers: a loop, then source)."""
+    rng = np.random.default_rng(seed)
+    steps = [str(s) for s in rng.choice(PROGRAM_STEPS, size=rng.integers(1, 6))]
+    optimizer = str(rng.choice(["sgd", "sgd-momentum-wd", "adam", "rmsprop"]))
+    eager, twin = _World(steps, optimizer), _World(steps, optimizer)
+    compiled = cr.compile(twin)
+    n = 3
+    for _ in range(8):
+        if rng.random() < 0.2:
+            n = 5 - n
+        values = rng.normal(size=(2, n))
+        alias = rng.random() < 0.3
+        c = float(rng.choice([0.5, -0.0, 0.0, 2.0]))
+        lr = float(rng.choice([0.1, 0.05]))
+        for world in (eager, twin):
+            world.opt.param_groups[0]["lr"] = lr
+        args = []
+        for _world in range(2):
+            x = T(values[0])
+            args.append((x, x if alias else T(values[1]), c))
+        expected, error = _outcome(eager, *args[0])
+        got, got_error = _outcome(compiled, *args[1])
+        assert got_error == error, (steps, optimizer)
+        if error is None:
+            assert_same(got, expected)
+        for world, (x, a, _) in ((twin, args[1]), (eager, args[0])):
+            world.state = (world.w, world.w.grad, world.b, x, a)
+        assert_same(twin.state, eager.state)
+        assert versions(twin.state[:1] + twin.state[2:]) == versions(
+            eager.state[:1] + eager.state[2:]
+        )
