@@ -20,6 +20,7 @@ __all__ = ["path_guard"]
 CELL, ITEM, ATTR = range(3)
 
 _MAX_VISITS = 20000  # objects looked at to find the paths, at most (a guard is best effort)
+_MAX_ITEMS = 1000  # larger containers (data sets) are not searched
 _OPAQUE = (
     str, bytes, int, float, complex, bool, type(None), type, types.ModuleType,
     types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.CodeType,
@@ -106,8 +107,12 @@ def find_paths(fn, leaves: list, wanted: dict[int, int]) -> dict[int, tuple]:
         if isinstance(obj, _OPAQUE) or _backend.is_array(obj):
             continue
         if isinstance(obj, dict):
+            if len(obj) > _MAX_ITEMS:
+                continue
             items = [(ITEM, k, v) for k, v in obj.items()]
         elif obj.__class__ is list or obj.__class__ is tuple:
+            if len(obj) > _MAX_ITEMS:
+                continue
             items = [(ITEM, i, v) for i, v in enumerate(obj)]
         elif obj.__class__ is types.CellType:
             try:
