@@ -289,6 +289,11 @@ def _analyze(rec: Recording) -> tuple[list[bool], list[int]]:
     return keep, last
 
 
+def _used(outs: tuple, last: list) -> tuple:
+    """The positions of the slots among `outs` that something reads."""
+    return tuple(k for k, s in enumerate(outs) if last[s] >= 0)
+
+
 def _vjp_parts(ins) -> list:
     """A VJP instruction as calls: (function, form, input index or None, output slot, shape
     to sum to, dtype to cast to); form 0 is the rule's VJP (one call, indexed per input)."""
@@ -400,6 +405,8 @@ def _loop(rec: Recording, keep, last, treedef, unflatten) -> Callable:
             ins = (*ins[:6], target)
         elif op == ACC or op == SETGRAD:
             ins = (*ins, tensor_place(ins[1]))
+        elif op == HOST:
+            ins = (*ins, _used(ins[3], last))
         program.append((op, ins, pf, free or None))
 
     tail = []
@@ -551,9 +558,9 @@ def _run_other(op, ins, r, pf) -> None:
     elif op == ACC:
         r[ins[4]] = _acc(r[ins[5]], r[ins[2]], r[ins[3]])
     elif op == HOST:
-        _, fn, args, outs, dtype, xp = ins
-        for o, a in zip(outs, host_arrays(fn, args, dtype, xp)):
-            r[o] = a
+        _, fn, args, outs, dtype, xp, which = ins
+        for k, a in zip(which, host_arrays(fn, args, dtype, xp, which)):
+            r[outs[k]] = a
     elif op == SETGRAD:
         t = r[ins[3]]
         t._grad = None if ins[2] is None else Tensor(r[ins[2]], t._xp, None)
@@ -886,9 +893,11 @@ def _source(rec: Recording, keep, last, treedef, unflatten) -> Callable:
             src.emit(f"{out(ins[4])} = {line}")
         elif op == HOST:
             _, fn, args, outs, dtype, xp = ins
-            targets = "".join(f"{out(o)}, " for o in outs)
+            which = _used(outs, last)
+            targets = "".join(f"{out(outs[k])}, " for k in which)
             call = f"{src.name(fn, 'F')}, {src.name(args, 'A')}, {src.name(dtype, 'D')}"
-            src.emit(f"{targets}= HOST({call}, {src.name(xp, 'X')})")
+            line = f"HOST({call}, {src.name(xp, 'X')}, {which!r})"
+            src.emit(f"{targets}= {line}" if targets else line)  # the call counts steps
         elif op == SETGRAD:
             t = tensor(ins[1])
             value = "None" if ins[2] is None else f"TENSOR({ref(ins[2])}, {t}._xp, None)"

@@ -1012,9 +1012,13 @@ class Tracer:
         return out
 
 
-def host_arrays(fn, args: tuple, dtype, xp) -> tuple:
-    """The numbers fn(*args) returns, as 0-d arrays of `dtype` (see Tracer.host)."""
-    return tuple([_backend.normalize(xp.asarray(v, dtype=dtype), xp) for v in fn(*args)])
+def host_arrays(fn, args: tuple, dtype, xp, which: tuple | None = None) -> tuple:
+    """The numbers fn(*args) returns (those at the positions `which`, if given), as 0-d
+    arrays of `dtype` (see Tracer.host)."""
+    values = fn(*args)
+    if which is not None:
+        values = [values[i] for i in which]
+    return tuple([_backend.normalize(xp.asarray(v, dtype=dtype), xp) for v in values])
 
 
 def _count_bases(values: list, expected) -> None:
