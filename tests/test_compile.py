@@ -17,7 +17,7 @@ import chainrule as cr
 import chainrule.nn.functional as F
 from chainrule import CompileWarning, ConcretizationError, func, nn, optim
 from chainrule._compile import _EAGER, _program
-from conftest import N, T, fails_on
+from conftest import LIBRARY, N, T, fails_on
 from test_ops import BINARY, UNARY, arrays
 
 RNG = np.random.default_rng(2026)
@@ -416,18 +416,23 @@ def test_training_step_with_nn_and_optim_equals_eager():
     [
         (lambda ps: optim.SGD(ps, lr=0.05, momentum=0.9), True),
         (lambda ps: optim.SGD(ps, lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.01), True),
-        (lambda ps: optim.Adam(ps, lr=0.05), False),
+        (lambda ps: optim.Adam(ps, lr=0.05), True),
+        (lambda ps: optim.Adam(ps, lr=0.05, weight_decay=0.1, amsgrad=True), True),
+        (lambda ps: optim.AdamW(ps, lr=0.05, betas=(0.3, 0.9)), True),
+        (lambda ps: optim.RMSprop(ps, lr=0.01), True),
+        (lambda ps: optim.RMSprop(ps, lr=0.01, momentum=0.5, centered=True), True),
     ],
-    ids=["sgd-momentum", "sgd-nesterov", "adam"],
-)
+    ids=["sgd-momentum", "sgd-nesterov", "adam", "adam-amsgrad", "adamw", "rmsprop",
+         "rmsprop-centered"],
+)  # fmt: skip
 def test_training_step_with_optimizer_state_made_by_the_first_call_equals_eager(
     make_optimizer, compiles
 ):
-    """The optimizer's state is made by the first step: SGD's momentum buffer, written in
-    place afterwards, is replayed from the second call on (traced again: the state and the
-    .grad that zero_grad keeps did not exist before the first); Adam's (a Python step count,
-    new moment tensors at each step) runs eagerly, with a warning. Either way every step
-    equals eager."""
+    """The optimizer's state is made by the first step (SGD's momentum buffer, Adam's and
+    RMSprop's moments and step count), written in place afterwards: replayed from the second
+    call on (traced again: the state and the .grad that zero_grad keeps did not exist before
+    the first), the step count and the numbers made from it computed at each call. Every
+    step equals eager."""
     cr.random.manual_seed(1)
     f64 = cr.float64
     model = nn.Sequential(nn.Linear(3, 4, dtype=f64), nn.Tanh(), nn.Linear(4, 1, dtype=f64))
@@ -457,7 +462,7 @@ def test_training_step_with_optimizer_state_made_by_the_first_call_equals_eager(
     assert (not fell_back) == compiles
     if compiles:
         assert compiled.traces == 2
-        assert all(p is not _EAGER for p in compiled._cache.values())
+        assert all(_EAGER not in ps for ps in compiled._cache.values())
 
 
 def test_gradient_descent_on_arguments_returns_new_values():
@@ -806,21 +811,28 @@ def test_random_numbers_run_eagerly_with_a_warning():
     _falls_back(fn, T(np.array([1.0, 2.0])), match="random numbers")
 
 
-def test_optimizer_state_replaced_at_each_step_runs_eagerly_with_a_warning():
+class _OutOfPlace:
+    """A running mean kept outside, replaced by a new tensor at each step."""
+
+    def __init__(self, w):
+        self.w = w
+        self.mean = cr.zeros_like(w)
+
+    def step(self, x):
+        loss = cr.sum((self.w * x) ** 2)
+        (g,) = cr.autograd.grad(loss, self.w)
+        self.mean = self.mean * 0.9 + 0.1 * g
+        with cr.no_grad():
+            self.w -= 0.1 * self.mean
+        return self.w.detach()
+
+
+def test_state_replaced_at_each_step_runs_eagerly_with_a_warning():
     w = T(np.array([1.0, -1.0]), requires_grad=True)
     w2 = T(np.array([1.0, -1.0]), requires_grad=True)
 
     def make(w):
-        # Adam keeps its step count in Python and makes new moment tensors at each step.
-        opt = optim.Adam([w], lr=0.1)
-
-        def step(x):
-            opt.zero_grad()
-            cr.sum((w * x) ** 2).backward()
-            opt.step()
-            return w.detach()
-
-        return step
+        return _OutOfPlace(w).step
 
     eager, compiled = make(w), cr.compile(make(w2))
     with pytest.warns(CompileWarning, match="kept outside the function"):
@@ -993,7 +1005,7 @@ def test_the_replay_is_straight_line_code_on_raw_arrays():
 
     for _ in range(3):
         step(T(RNG.normal(size=2)))
-    (source,) = step.source()
+    source = step.source()[0]  # the latest (the first call's, with w.grad None, is kept)
     body = source.splitlines()[1:-1]
     assert not any("TENSOR(" in line or "Node" in line for line in body)
     assert "for " not in source and "while " not in source
@@ -1045,3 +1057,404 @@ def test_reverse_mode_function_transforms_inside_are_replayed(name, outer_grad):
 def test_forward_mode_transforms_inside_run_eagerly_with_a_warning(fn):
     x, y = T(RNG.normal(size=3)), T(RNG.normal(size=3))
     _falls_back(fn, x, y, match="forward-mode AD")
+
+
+# ----------------------------------------------------------------------------- nothing stale
+
+CONVERSIONS = {
+    "asarray-dtype": lambda a: cr.asarray(a, dtype=cr.float64),
+    "asarray-copy": lambda a: cr.asarray(a, copy=True),
+    "tensor": lambda a: cr.tensor(a),
+    "from_dlpack": lambda a: cr.from_dlpack(a),
+    "deepcopy": lambda a: copy.deepcopy(a),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONVERSIONS))
+@pytest.mark.parametrize("raw", [False, True], ids=["tensor", "array"])
+def test_copies_and_conversions_of_an_argument_are_made_at_every_call(name, raw):
+    """A copy or conversion of an argument (not an operation of the graph) is made again
+    from each call's values: it was a constant of the first call's values."""
+    if name == "deepcopy" and raw:
+        pytest.skip("copy.deepcopy of a raw array runs in the array's library, unseen")
+    if name == "from_dlpack" and LIBRARY != "numpy":
+        pytest.skip("from_dlpack makes a NumPy tensor (the default namespace)")
+    convert = CONVERSIONS[name]
+
+    def fn(x, a):
+        return cr.sum(x * cr.astype(convert(a), cr.float64))
+
+    compiled = cr.compile(fn)
+    x = T(np.ones(3))
+    for scale in (1.0, 2.0, 3.0):
+        a = T(scale * np.ones(3, np.float32))
+        a = a._data if raw else a
+        assert_same(compiled(x, a), fn(x, a))
+    assert compiled.traces == 1
+
+
+def test_numpy_functions_on_a_tensor_argument_are_traced():
+    fn = cr.compile(lambda x, a: cr.sum(x * np.sum(a)))
+    x = T(np.ones(3))
+    for scale in (1.0, 2.0):
+        a = T(scale * np.ones(3))
+        assert_same(fn(x, a), 3 * 3 * scale)
+
+
+def test_minus_zero_is_another_value_than_zero():
+    compiled = cr.compile(lambda x, c: x * math.copysign(1.0, c))
+    static = cr.compile(lambda x, c: x * math.copysign(1.0, c), static_argnums=1)
+    x = T(np.ones(2))
+    for fn in (compiled, static):
+        assert_same(fn(x, 0.0), x)
+        assert_same(fn(x, -0.0), -x)
+        assert fn.traces == 2
+    nan = cr.compile(lambda x, c: x * c)
+    for _ in range(3):
+        assert np.isnan(N(nan(x, math.nan))).all()
+    assert nan.traces == 1  # nan != nan, but the same bits are the same kind
+
+
+def test_the_same_tensor_for_two_arguments_is_another_kind_of_input():
+    """Traced with two tensors, called with one twice: the write to `a` reaches the value
+    saved for `b`'s backward, which raises as it does eagerly (a replay of the distinct
+    case would not see it)."""
+    w = T(np.array([1.0, 2.0]), requires_grad=True)
+
+    def fn(a, b):
+        loss = cr.sum(w * b)
+        with cr.no_grad():
+            a += 1.0
+        loss.backward()
+        return loss.detach()
+
+    compiled = cr.compile(fn)
+    for _ in range(3):  # traced twice: w.grad is None at the first call only
+        assert_same(compiled(T(np.ones(2)), T(np.ones(2))), 3.0)
+    traces = compiled.traces
+    for same in (lambda t: t, lambda t: t.detach()):  # a detach() shares t's array
+        t = T(np.ones(2))
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            fn(t, same(t))
+        t = T(np.ones(2))
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            compiled(t, same(t))
+    assert compiled.traces == traces + 2  # the first error left no trace
+
+
+def test_a_write_in_place_to_an_input_saved_by_a_compiled_output_fails_its_backward():
+    """The node of a compiled output's graph checks the versions of the inputs it saved, as
+    eager nodes do."""
+    cr.random.manual_seed(3)
+    model = nn.Linear(3, 1, dtype=cr.float64)
+    compiled = cr.compile(lambda x: cr.sum(model(x) ** 2))
+    for _ in range(3):
+        x = T(np.ones((2, 3)))
+        out = compiled(x)
+        with cr.no_grad():
+            x *= 2.0
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            out.backward()
+    x = T(np.ones((2, 3)))
+    compiled(x).backward()  # unwritten: runs
+    assert compiled.traces == 1
+
+
+def _batched_fn(x):
+    m = cr.reshape(cr.sin(x), (2, 2)) @ T(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    return cr.sum(m, axis=0) * m[1]
+
+
+def test_jacrev_of_a_compiled_function_at_every_call():
+    compiled = cr.compile(_batched_fn)
+    jac, expected = func.jacrev(compiled), func.jacrev(_batched_fn)
+    for _ in range(4):
+        x = T(RNG.normal(size=4))
+        assert_same(jac(x), expected(x))
+    assert compiled.traces == 1
+
+
+def test_batched_gradients_through_a_compiled_function_at_every_call():
+    compiled = cr.compile(_batched_fn)
+    for _ in range(4):
+        a = RNG.normal(size=4)
+        x, x2 = T(a, requires_grad=True), T(a, requires_grad=True)
+        basis = T(np.eye(2))
+        (got,) = cr.autograd.grad(compiled(x2), x2, basis, is_grads_batched=True)
+        (expected,) = cr.autograd.grad(_batched_fn(x), x, basis, is_grads_batched=True)
+        assert_same(got, expected)
+    assert compiled.traces == 1
+
+
+class _Scaled:
+    def __init__(self, w):
+        self.w = w
+
+    @cr.compile
+    def apply(self, x):
+        return cr.sum(self.w * x)
+
+
+def test_a_tensor_from_outside_replaced_where_the_function_finds_it_is_read_anew():
+    """A tensor from outside replaced (in a dict, a closure, a module, an object that is an
+    argument) while the old one lives on: the next call reads the new one (it read the old
+    one, which its guards only checked for being alive)."""
+    x = T(np.ones(3))
+    holder = {"w": T(np.ones(3))}
+    in_dict = cr.compile(lambda x: cr.sum(holder["w"] * x))
+    w = T(np.ones(3))
+    in_closure = cr.compile(lambda x: cr.sum(w * x))
+    cr.random.manual_seed(4)
+    model = nn.Linear(3, 1, bias=False, dtype=cr.float64)
+    in_module = cr.compile(lambda x: cr.sum(model(x)))
+    obj = _Scaled(T(np.ones(3)))
+    olds = [holder["w"], w, model.weight, obj.w]
+    for fn in (in_dict, in_closure, in_module, obj.apply):
+        fn(x), fn(x)
+    holder["w"] = T(np.full(3, 2.0))
+    w = T(np.full(3, 3.0))
+    model.weight = nn.Parameter(T(np.full((1, 3), 4.0)))
+    obj.w = T(np.full(3, 5.0))
+    for fn, expected in zip((in_dict, in_closure, in_module, obj.apply), (6.0, 9.0, 12.0, 15.0)):
+        for _ in range(2):
+            assert_same(fn(x), expected)
+    assert [in_dict.traces, in_closure.traces, in_module.traces] == [2, 2, 2]
+    assert all(t._data is not None for t in olds)
+
+
+OPTIMIZERS = {
+    "sgd": lambda ps: optim.SGD(ps, lr=0.05),
+    "sgd-momentum-wd": lambda ps: optim.SGD(ps, lr=0.05, momentum=0.9, weight_decay=0.01),
+    "adam": lambda ps: optim.Adam(ps, lr=0.01),
+    "adam-amsgrad": lambda ps: optim.Adam(ps, lr=0.01, weight_decay=0.1, amsgrad=True),
+    "adamw": lambda ps: optim.AdamW(ps, lr=0.01),
+    "rmsprop": lambda ps: optim.RMSprop(ps, lr=0.01, momentum=0.5, centered=True),
+}
+SCHEDULERS = {
+    "none": None,
+    "step": lambda opt: optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5),
+    "cosine": lambda opt: optim.lr_scheduler.CosineAnnealingLR(opt, T_max=3),
+}
+
+
+@pytest.mark.parametrize("scheduler", sorted(SCHEDULERS))
+@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
+def test_every_optimizer_compiles_bit_for_bit_with_a_scheduler_between_steps(name, scheduler):
+    """A float32 MLP training step with each optimizer, its learning rate changed between
+    steps by a scheduler: the compiled step gives eager's parameters bit for bit at every
+    step, traced twice (the first step makes the state) and replayed after."""
+    cr.random.manual_seed(5)
+    f32 = cr.float32
+    model = nn.Sequential(nn.Linear(3, 8, dtype=f32), nn.Tanh(), nn.Linear(8, 1, dtype=f32))
+    twin = copy.deepcopy(model)
+    x, y = (T(a, dtype=np.float32) for a in _regression_data())
+
+    def trainer(m):
+        opt = OPTIMIZERS[name](list(m.parameters()))
+        sched = None if SCHEDULERS[scheduler] is None else SCHEDULERS[scheduler](opt)
+
+        def step(x, y):
+            opt.zero_grad()
+            loss = F.mse_loss(m(x), y)
+            loss.backward()
+            opt.step()
+            return loss.detach()
+
+        return step, sched
+
+    (eager, eager_sched), (compiled, compiled_sched) = trainer(model), trainer(twin)
+    compiled = cr.compile(compiled)
+    for _ in range(7):
+        assert np.array_equal(N(compiled(x, y)), N(eager(x, y)))
+        for p, q in zip(twin.parameters(), model.parameters()):
+            assert np.array_equal(N(p), N(q))
+        for s in (eager_sched, compiled_sched):
+            if s is not None:
+                s.step()
+    assert compiled.traces <= 3  # zero_grad's None .grad, the state made by step one
+
+
+def test_a_learning_rate_changed_between_calls_is_read_at_each_call():
+    w, w2 = (
+        T(np.array([1.0, -2.0]), requires_grad=True),
+        T(np.array([1.0, -2.0]), requires_grad=True),
+    )
+
+    def make(w):
+        opt = optim.SGD([w], lr=0.1)
+
+        def step(x):
+            w.grad = None
+            cr.sum((w * x) ** 2).backward()
+            opt.step()
+            return w.detach()
+
+        return opt, step
+
+    (opt, eager), (opt2, compiled) = make(w), make(w2)
+    compiled = cr.compile(compiled)
+    for lr in (0.1, 0.1, 0.01, 0.2):
+        opt.param_groups[0]["lr"] = opt2.param_groups[0]["lr"] = lr
+        x = T(RNG.normal(size=2))
+        assert_same(compiled(x), eager(x))
+    assert compiled.traces == 2  # .grad is None at the first call only
+
+
+def test_an_optimizer_state_loaded_between_calls_is_the_one_updated():
+    w, w2 = (
+        T(np.array([1.0, -2.0]), requires_grad=True),
+        T(np.array([1.0, -2.0]), requires_grad=True),
+    )
+
+    def make(w):
+        opt = optim.Adam([w], lr=0.1)
+
+        def step(x):
+            opt.zero_grad()
+            cr.sum((w * x) ** 2).backward()
+            opt.step()
+            return w.detach()
+
+        return opt, step
+
+    (opt, eager), (opt2, compiled) = make(w), make(w2)
+    compiled = cr.compile(compiled)
+    for i in range(6):
+        if i == 4:
+            saved = opt.state_dict()
+            saved["state"][0]["step"] = 1
+            opt.load_state_dict(saved)
+            opt2.load_state_dict(saved)
+        x = T(RNG.normal(size=2))
+        assert_same(compiled(x), eager(x))
+        assert opt2.state[w2]["step"] == opt.state[w]["step"]
+
+
+class _Doubling(nn.Module):
+    def forward(self, x):
+        return x * 2.0 if self.training else x
+
+
+def test_a_module_mode_changed_after_compiling_traces_again():
+    model = _Doubling().eval()
+    compiled = cr.compile(lambda x: model(x))
+    x = T(np.ones(2))
+    for training, expected in ((False, 1.0), (False, 1.0), (True, 2.0), (True, 2.0), (False, 1.0)):
+        model.train(training)
+        assert_same(compiled(x), x * expected)
+    assert compiled.traces == 2
+
+    cr.random.manual_seed(6)
+    dropout = nn.Dropout(0.5).eval()
+    compiled = cr.compile(lambda x: dropout(x))
+    x = T(np.ones(1000))
+    assert_same(compiled(x), x)
+    assert_same(compiled(x), x)
+    dropout.train()
+    with pytest.warns(CompileWarning, match="random numbers"):
+        out = compiled(x)
+    assert 0 < np.count_nonzero(N(out)) < 1000  # dropped out, eagerly
+    assert 0 < np.count_nonzero(N(compiled(x))) < 1000
+    dropout.eval()
+    assert_same(compiled(x), x)  # the replay of eval mode
+    assert compiled.traces == 2
+
+
+# ----------------------------------------------------------------------------- differential
+
+# A random program is a list of these steps on `h` (first x * w), inside a training step with
+# an optimizer; its calls change values, shapes, aliasing, a float argument and the lr.
+PROGRAM_STEPS = ("sin", "tanh", "mul_w", "add_a", "mul_a", "scale_c", "buffer", "write_a",
+                 "copy_a", "grad_w")  # fmt: skip
+
+
+class _World:
+    """What a random program reads and writes from outside: a parameter, a buffer, an
+    optimizer (its kind and the steps drawn)."""
+
+    def __init__(self, steps: list, optimizer: str):
+        self.w = T(np.array([0.7]), requires_grad=True)
+        self.b = T(np.array([0.0]))
+        self.opt = OPTIMIZERS[optimizer]([self.w])
+        self.steps = steps
+
+    def __call__(self, x, a, c):
+        w, b = self.w, self.b
+        self.opt.zero_grad()
+        h = x * w
+        for name in self.steps:
+            if name == "sin":
+                h = cr.sin(h)
+            elif name == "tanh":
+                h = cr.tanh(h)
+            elif name == "mul_w":
+                h = h * w
+            elif name == "add_a":
+                h = h + a
+            elif name == "mul_a":
+                h = h * a
+            elif name == "scale_c":
+                h = h * c + math.copysign(0.5, c)
+            elif name == "buffer":
+                with cr.no_grad():
+                    b *= 0.5
+                    b += cr.sum(h.detach())
+            elif name == "write_a":
+                with cr.no_grad():
+                    a += 1.0
+            elif name == "copy_a":
+                h = h + cr.tensor(a) * 0.5
+            else:  # grad_w: a gradient taken inside, used as a value
+                (g,) = cr.autograd.grad(cr.sum(h), w, retain_graph=True)
+                h = h + g
+        loss = cr.sum(h * h)
+        loss.backward()
+        self.opt.step()
+        return loss.detach(), h.detach()
+
+
+def _outcome(fn, *args):
+    try:
+        return fn(*args), None
+    except (RuntimeError, ValueError, TypeError) as e:
+        return None, (type(e), str(e).splitlines()[0])
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+@pytest.mark.parametrize("seed", range(24))
+def test_random_programs_with_changing_inputs_and_hyperparameters_equal_eager(seed):
+    """A random training-step program, compiled and eager on twin worlds, over calls that
+    change values, shapes, aliasing (the same tensor for x and a), a float argument (-0.0
+    against 0.0) and the learning rate: the same results or the same error, the same
+    parameter, .grad, buffer and arguments, values and versions, at every call (both replay
+    tiers: a loop, then source)."""
+    rng = np.random.default_rng(seed)
+    steps = [str(s) for s in rng.choice(PROGRAM_STEPS, size=rng.integers(1, 6))]
+    optimizer = str(rng.choice(["sgd", "sgd-momentum-wd", "adam", "rmsprop"]))
+    eager, twin = _World(steps, optimizer), _World(steps, optimizer)
+    compiled = cr.compile(twin)
+    n = 3
+    for _ in range(8):
+        if rng.random() < 0.2:
+            n = 5 - n
+        values = rng.normal(size=(2, n))
+        alias = rng.random() < 0.3
+        c = float(rng.choice([0.5, -0.0, 0.0, 2.0]))
+        lr = float(rng.choice([0.1, 0.05]))
+        for world in (eager, twin):
+            world.opt.param_groups[0]["lr"] = lr
+        args = []
+        for _world in range(2):
+            x = T(values[0])
+            args.append((x, x if alias else T(values[1]), c))
+        expected, error = _outcome(eager, *args[0])
+        got, got_error = _outcome(compiled, *args[1])
+        assert got_error == error, (steps, optimizer)
+        if error is None:
+            assert_same(got, expected)
+        for world, (x, a, _) in ((twin, args[1]), (eager, args[0])):
+            world.state = (world.w, world.w.grad, world.b, x, a)
+        assert_same(twin.state, eager.state)
+        assert versions(twin.state[:1] + twin.state[2:]) == versions(
+            eager.state[:1] + eager.state[2:]
+        )

@@ -14,7 +14,7 @@ from ._dtypes import __array_namespace_info__
 from ._numpy_composites import TABLES
 from ._numpy_composites import UFUNCS as COMPOSITE_UFUNCS
 from ._numpy_functions import VALUE_FUNCTIONS, _chainrule, _fn, _Missing
-from ._tensor import Tensor, dual, grad_mode
+from ._tensor import Tensor, converted, dual, grad_mode
 
 np = _backend.np
 
@@ -244,8 +244,15 @@ def from_dlpack(x, /, *, device=None, copy=None):
     """A tensor of the default namespace holding the data of `x`, any object with
     `__dlpack__` (a tensor too, unless it requires grad); shared unless copied."""
     xp = _backend.default_namespace()
-    out = xp.from_dlpack(x, **_given(device=device, copy=copy))
-    return Tensor(_backend.normalize(out, xp), xp, None)
+    kwargs = _given(device=device, copy=copy)
+    out = Tensor(_backend.normalize(xp.from_dlpack(x, **kwargs), xp), xp, None)
+    converted(x, out, _from_dlpack, kwargs)
+    return out
+
+
+def _from_dlpack(xp, a, kwargs):
+    """from_dlpack of an array, as compile's replay makes it again."""
+    return _backend.normalize(xp.from_dlpack(a, **kwargs), xp)
 
 
 def to_device(self, device, /, *, stream=None):

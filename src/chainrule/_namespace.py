@@ -982,13 +982,16 @@ def _asarray(obj: Any, dtype: DTypeLike, device: Device, copy: builtins.bool | N
                 return _new(obj, xp)
     else:
         xp = _backend.default_namespace()
-    return _new(_convert(xp, obj, dtype, copy, device), xp)
+    out = _new(_convert(xp, obj, dtype, copy, device), xp)
+    _tensor.converted(obj, out, _converted, (dtype, copy, device))
+    return out
 
 
 def tensor(
     data: ArrayLike, dtype: DTypeLike = None, requires_grad: builtins.bool = False
 ) -> Tensor:
     """A new leaf tensor holding a copy of `data`."""
+    source = data
     if data.__class__ is Tensor:
         xp, data = data._xp, data._data
     elif _backend.is_array(data) and not isinstance(data, np.generic):
@@ -996,9 +999,15 @@ def tensor(
     else:
         xp = _backend.default_namespace()
     t = _new(_convert(xp, data, dtype, True), xp)
+    _tensor.converted(source, t, _converted, (dtype, True, None))
     if requires_grad:
         t.requires_grad_(True)
     return t
+
+
+def _converted(xp: Any, obj: Any, p: tuple) -> Any:
+    """asarray's and tensor's conversion of an array, as compile's replay makes it again."""
+    return _backend.normalize(_convert(xp, obj, *p), xp)
 
 
 def _convert(

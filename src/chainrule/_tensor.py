@@ -944,6 +944,7 @@ class Tensor:
                 "deepcopy protocol at the moment."
             )
         t = Tensor(self._xp.asarray(self._data, copy=True), self._xp, None)
+        converted(self, t, _deepcopied, None)
         memo[id(self)] = t
         if self._edge is not None:
             t.requires_grad_(True)
@@ -1167,6 +1168,18 @@ def _concrete(t: Tensor, what: str) -> None:
     tracer = grad_mode.tracer
     if tracer is not None:
         tracer.concrete(t, what)
+
+
+def converted(src: Any, out: Tensor, fn: Any, p: Any) -> None:
+    """`out` was made outside the recorded operations, as fn(xp, values of src, p) (a copy
+    or a conversion of a tensor or an array): compile's trace records it as a computation,
+    so that a replay makes it again from src's values at that call."""
+    if grad_mode.extended and grad_mode.tracer is not None:
+        grad_mode.tracer.converted(src, out, fn, p)
+
+
+def _deepcopied(xp: Any, a: Any, p: Any) -> Any:
+    return xp.asarray(a, copy=True)
 
 
 def _rebuild(library: str, values: Any, state: tuple) -> Tensor:

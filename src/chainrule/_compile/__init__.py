@@ -14,6 +14,7 @@ from typing import Any
 from .. import _backend
 from .._mode import grad_mode, set_feature
 from .._tensor import Tensor
+from ._guards import path_guard
 from ._program import RETRACE, Replay
 from ._trace import ConcretizationError, Tracer, Unsupported, _edge_kind
 
@@ -86,6 +87,11 @@ def _leaf_key(x) -> tuple:
         return (0, d.shape, d.dtype, id(x._xp), _edge_kind(x._edge))
     if _backend.is_array(x) and not isinstance(x, np.generic):
         return (1, type(x), tuple(x.shape), x.dtype)
+    c = x.__class__
+    if c is float:  # by its bits: -0.0 == 0.0 (and math.copysign tells them apart), nan != nan
+        return (3, x.hex())
+    if c is complex:
+        return (4, x.real.hex(), x.imag.hex())
     try:
         hash(x)
     except TypeError:
@@ -97,10 +103,35 @@ def _leaf_key(x) -> tuple:
     return (2, type(x), x)
 
 
+def _static_key(item: tuple) -> tuple:
+    """A static argument (name or position, value) as a key: a float by its bits."""
+    v = item[1]
+    c = v.__class__
+    return (item[0], _leaf_key(v)) if c is float or c is complex else item
+
+
+def _aliasing(leaves: list) -> tuple | None:
+    """Which tensor and array arguments hold one array (the same tensor passed twice, or a
+    tensor and its detach()): None when none do, else per such leaf the position of the
+    first that holds its array. A trace made with distinct arrays reads and writes them as
+    distinct: the same one twice is another kind of input."""
+    arrays = [
+        (x._data if x.__class__ is Tensor else x) if x.__class__ is Tensor or _backend.is_array(x)
+        else None
+        for x in leaves
+    ]  # fmt: skip
+    ids = [id(a) for a in arrays if a is not None]
+    if len(set(ids)) == len(ids):
+        return None
+    first: dict[int, int] = {}
+    return tuple(-1 if a is None else first.setdefault(id(a), i) for i, a in enumerate(arrays))
+
+
 # ----------------------------------------------------------------------------- compiled functions
 
 _EAGER = object()  # a cache entry: this signature runs eagerly
 _RETRIES = 3  # traces of one signature that may fail for a transient reason
+_PROGRAMS = 4  # programs kept per signature
 
 
 class CompiledFunction:
@@ -136,11 +167,13 @@ class CompiledFunction:
         key, leaves = self._signature(args, kwargs)
         entry = self._cache.get(key)
         if entry is not None:
-            if entry is _EAGER:
-                return self.fn(*args, **kwargs)
-            out = entry(leaves)
-            if out is not RETRACE:
-                return out
+            # The programs of this signature, latest first: one whose guards hold replays.
+            for program in entry:
+                if program is _EAGER:
+                    return self.fn(*args, **kwargs)
+                out = program(leaves)
+                if out is not RETRACE:
+                    return out
         return self._trace(key, leaves, args, kwargs)
 
     def _signature(self, args: tuple, kwargs: dict) -> tuple[tuple, list]:
@@ -159,7 +192,10 @@ class CompiledFunction:
             else:
                 named.append((name, kwargs[name]))
         leaves, spec = _flatten((traced, named))
-        key = (spec, tuple(map(_leaf_key, leaves)), tuple(statics), grad_mode.enabled)
+        key = (
+            spec, tuple(map(_leaf_key, leaves)), tuple(map(_static_key, statics)),
+            grad_mode.enabled, _aliasing(leaves),
+        )  # fmt: skip
         try:
             hash(key)
         except TypeError:
@@ -193,6 +229,13 @@ class CompiledFunction:
             del result, args, kwargs
             try:
                 recording = tracer.finish(outputs)
+                refs = {
+                    i: ext.ref for i, ext in enumerate(recording.externals)
+                    if recording.persistent[i]
+                }  # fmt: skip
+                where = path_guard(self.fn, leaves, refs) if refs else None
+                if where is not None:
+                    recording.guards.append(where)
                 program = Replay(recording, spec, _unflatten)
                 self._failures.pop(key, None)
             except Unsupported as e:
@@ -209,7 +252,14 @@ class CompiledFunction:
             if gc_was_enabled:
                 gc.enable()
         if program is not None:
-            self._cache[key] = program
+            # A signature keeps a few programs, for Python values that change back and forth
+            # (train() and eval()); one that can't be replayed runs eagerly once the others'
+            # guards fail.
+            programs = self._cache.get(key, [])
+            if program is _EAGER:
+                self._cache[key] = [*programs, _EAGER]
+            else:
+                self._cache[key] = [program, *programs[: _PROGRAMS - 1]]
             self._cache.move_to_end(key)
             if len(self._cache) > self.cache_size:
                 self._cache.popitem(last=False)
@@ -225,7 +275,7 @@ class CompiledFunction:
 
     def source(self) -> list[str]:
         """The generated source of each cached trace (for inspection)."""
-        return [p.source() for p in self._cache.values() if p is not _EAGER]
+        return [p.source() for ps in self._cache.values() for p in ps if p is not _EAGER]
 
 
 def compile(  # noqa: A001 - chainrule.compile, as torch.compile and jax.jit's role

@@ -7,6 +7,7 @@ Tensor or Node is made, except the outputs."""
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable
 
@@ -21,7 +22,7 @@ from .._node import (
     inplace_writes,
     live_hooks,
 )
-from .._tensor import Tensor
+from .._tensor import Tensor, version_counter
 from ..autograd import _ACCUMULATE, _accumulate
 from ..autograd._engine import _cast, graph_namespace
 from ._trace import (
@@ -32,6 +33,7 @@ from ._trace import (
     FWD1,
     FWD2,
     FWDN,
+    HOST,
     INPUT,
     NORM,
     SETGRAD,
@@ -42,6 +44,7 @@ from ._trace import (
     Slot,
     Template,
     hooks_key,
+    host_arrays,
     rebuild,
 )
 
@@ -78,7 +81,7 @@ class Replay:
         if rec.graph is not None:
             sub, saved, refs, outputs = rec.graph
             spec = ((tuple, len(refs)),) + (None,) * len(refs)
-            rec.graph = (_graph_rule(Replay(sub, spec, unflatten), outputs), saved, refs)
+            rec.graph = (_graph_rule(sub, spec, unflatten, outputs), saved, refs)
         keep, last = _analyze(rec)
         self.run = _loop(rec, keep, last, treedef, unflatten)
         rec.strip()
@@ -163,9 +166,12 @@ def _rebind(t: Tensor, data, copied: bool) -> None:
         _inplace._bump(t)
 
 
-def _graph_rule(program: Replay, outputs: list) -> Rule:
+def _graph_rule(rec: Recording, treedef, unflatten, outputs: list) -> Rule:
     """The rule of the node that the outputs of a replay with a live graph share: its VJP
-    runs the recorded backward of those outputs (first order)."""
+    runs the recorded backward of those outputs (first order), in the namespace the engine
+    gives it: the recorded one, or vmap's over batched gradients (func.jacrev,
+    is_grads_batched), for which the same formulas are replayed in that namespace."""
+    programs: dict = {}  # id(namespace) -> the program that runs in it
 
     def vjp(xp, g, saved, p, needs):
         if xp is graph_namespace():
@@ -173,6 +179,9 @@ def _graph_rule(program: Replay, outputs: list) -> Rule:
                 "create_graph through the outputs of a compiled function: differentiate "
                 "inside it (autograd.grad(..., create_graph=True)) or call it uncompiled"
             )
+        program = programs.get(id(xp))
+        if program is None:
+            program = programs[id(xp)] = Replay(_in_namespace(rec, xp), treedef, unflatten)
         gs = list(g) if multi else [g]
         for i, gi in enumerate(gs):
             if gi is None:  # an output that received no gradient
@@ -182,6 +191,51 @@ def _graph_rule(program: Replay, outputs: list) -> Rule:
 
     multi = len(outputs) > 1
     return Rule("compiled", None, vjp, ((),), variadic=True, multi=multi)
+
+
+# Where each kernel instruction holds its namespace.
+_NAMESPACE_FIELD = {FWD1: 6, FWD2: 6, FWDN: 7, VJP: 8, WRITE: 5}
+
+
+def _in_namespace(rec: Recording, xp) -> Recording:
+    """A copy of `rec` whose kernels run in namespace xp."""
+    code = []
+    for ins in rec.code:
+        k = _NAMESPACE_FIELD.get(ins[0])
+        code.append(ins if k is None else (*ins[:k], xp, *ins[k + 1 :]))
+    out = copy.copy(rec)
+    out.code = code
+    return out
+
+
+def _saved_tensors(rec: Recording, saved: list) -> list[tuple]:
+    """(index in `saved`, tensor ref) of the values that the node of outputs with a live
+    graph saves and that are the arrays of arguments or of tensors from outside that need
+    no grad: as eager nodes, it checks their versions (a write in place since makes its
+    backward raise)."""
+    out = []
+    for j, s in enumerate(saved):
+        kind = rec.kinds.get(s)
+        if kind == INPUT:
+            pos = rec.where[s]
+            if rec.input_tensor[pos] and rec.arg_edges[pos] == 0:
+                out.append((j, ("arg", pos)))
+        elif kind == EXTERNAL:
+            i = rec.where[s]
+            if rec.persistent[i] and rec.externals[i].edge == 0:
+                out.append((j, ("ext", i)))
+    return out
+
+
+def _versions(tensors: list, slots: list) -> tuple | None:
+    """Node.versions for saved values that are the arrays of `tensors` (slots: their places
+    among the node's saved values), at their versions now."""
+    out = []
+    for t, j in zip(tensors, slots):
+        vc = version_counter(t)
+        if not vc.alias:
+            out.append((j, vc, vc.value))
+    return tuple(out) or None
 
 
 def _edge_kind(e) -> int:
@@ -220,7 +274,7 @@ def _analyze(rec: Recording) -> tuple[list[bool], list[int]]:
     last = [-1] * len(rec.values)
     for s in _epilogue_slots(rec):
         last[s] = n
-    effects = (ACC, SETGRAD, WRITE)
+    effects = (ACC, SETGRAD, WRITE, HOST)
     for i in range(n - 1, -1, -1):
         for s in writes[i]:
             if last[s] >= 0:
@@ -233,6 +287,11 @@ def _analyze(rec: Recording) -> tuple[list[bool], list[int]]:
             if last[s] < 0:
                 last[s] = i
     return keep, last
+
+
+def _used(outs: tuple, last: list) -> tuple:
+    """The positions of the slots among `outs` that something reads."""
+    return tuple(k for k, s in enumerate(outs) if last[s] >= 0)
 
 
 def _vjp_parts(ins) -> list:
@@ -346,6 +405,8 @@ def _loop(rec: Recording, keep, last, treedef, unflatten) -> Callable:
             ins = (*ins[:6], target)
         elif op == ACC or op == SETGRAD:
             ins = (*ins, tensor_place(ins[1]))
+        elif op == HOST:
+            ins = (*ins, _used(ins[3], last))
         program.append((op, ins, pf, free or None))
 
     tail = []
@@ -363,7 +424,8 @@ def _loop(rec: Recording, keep, last, treedef, unflatten) -> Callable:
         rule, saved, refs = rec.graph
         node_place = place()
         n_out = sum(spec[0] == "graph" for spec in rec.outputs)
-        graph = (rule, saved, [tensor_place(ref) for ref in refs], n_out)
+        versioned = [(j, tensor_place(ref)) for j, ref in _saved_tensors(rec, saved)]
+        graph = (rule, saved, [tensor_place(ref) for ref in refs], n_out, versioned)
     getters = [
         _output_getter(spec, int, tensor_place, ext_place, kinds, node_place)
         for spec in rec.outputs
@@ -372,7 +434,12 @@ def _loop(rec: Recording, keep, last, treedef, unflatten) -> Callable:
     hook_guards = [(tensor_place(ref), key) for ref, key in rec.hook_guards]
     hooked = any(key is not None for _, key in rec.hook_guards)
 
+    guards = rec.guards
+
     def replay(leaves):
+        for guard in guards:
+            if not guard(leaves):
+                return RETRACE
         r = init.copy()
         for k, ref, edge, has_values, shape, dtype, xp in checks:
             t = ref()
@@ -436,9 +503,11 @@ def _loop(rec: Recording, keep, last, treedef, unflatten) -> Callable:
             if delta or replace:
                 _bump(t, delta, replace, alias)
         if graph is not None:
-            rule, saved, edges, n_out = graph
+            rule, saved, edges, n_out, versioned = graph
             edges = tuple([r[k]._edge for k in edges])
-            r[node_place] = Node(rule, edges, tuple([r[s] for s in saved]), None, None, None, n_out)
+            versions = _versions([r[k] for _, k in versioned], [j for j, _ in versioned])
+            saved = tuple([r[s] for s in saved])
+            r[node_place] = Node(rule, edges, saved, None, None, versions, n_out)
         return unflatten(treedef, [g(leaves, r) for g in getters])
 
     return replay
@@ -481,13 +550,17 @@ def _get(r, s):
 
 def _run_other(op, ins, r, pf) -> None:
     """The instructions that are not kernel calls: normalize, accumulate, assignments of
-    .grad and in-place writes."""
+    .grad, in-place writes, numbers computed in Python (HOST)."""
     if op == NORM:
         r[ins[2]] = np.asarray(r[ins[1]])
     elif op == STORED:
         r[ins[2]] = {id(r[s]) for s in ins[1]}
     elif op == ACC:
         r[ins[4]] = _acc(r[ins[5]], r[ins[2]], r[ins[3]])
+    elif op == HOST:
+        _, fn, args, outs, dtype, xp, which = ins
+        for k, a in zip(which, host_arrays(fn, args, dtype, xp, which)):
+            r[outs[k]] = a
     elif op == SETGRAD:
         t = r[ins[3]]
         t._grad = None if ins[2] is None else Tensor(r[ins[2]], t._xp, None)
@@ -606,6 +679,8 @@ class _Source:
             "PORT": _port,
             "HOOKS_KEY": hooks_key,
             "LIVE_HOOKS": live_hooks,
+            "VERSIONS": _versions,
+            "HOST": host_arrays,
         }
         self._names: dict[int, str] = {}
 
@@ -676,6 +751,8 @@ def _source(rec: Recording, keep, last, treedef, unflatten) -> Callable:
         n = names[s] = var()
         return n
 
+    for guard in rec.guards:
+        src.emit(f"if not {src.name(guard, 'G')}(leaves): return RETRACE")
     ext_names = {}
     for i, ext in enumerate(rec.externals):
         if not rec.persistent[i]:
@@ -814,6 +891,13 @@ def _source(rec: Recording, keep, last, treedef, unflatten) -> Callable:
             line = f"ACCUMULATE({tensor(ins[1])}, {ref(ins[2])}, {ref(ins[3])})"
             release(reads, i)
             src.emit(f"{out(ins[4])} = {line}")
+        elif op == HOST:
+            _, fn, args, outs, dtype, xp = ins
+            which = _used(outs, last)
+            targets = "".join(f"{out(outs[k])}, " for k in which)
+            call = f"{src.name(fn, 'F')}, {src.name(args, 'A')}, {src.name(dtype, 'D')}"
+            line = f"HOST({call}, {src.name(xp, 'X')}, {which!r})"
+            src.emit(f"{targets}= {line}" if targets else line)  # the call counts steps
         elif op == SETGRAD:
             t = tensor(ins[1])
             value = "None" if ins[2] is None else f"TENSOR({ref(ins[2])}, {t}._xp, None)"
@@ -852,9 +936,14 @@ def _source(rec: Recording, keep, last, treedef, unflatten) -> Callable:
         rule, saved, refs = rec.graph
         n_out = sum(spec[0] == "graph" for spec in rec.outputs)
         edges = "".join(f"{tensor(ref_)}._edge, " for ref_ in refs)
+        versioned = _saved_tensors(rec, saved)
+        versions = "None"
+        if versioned:
+            ts = "".join(f"{tensor(ref_)}, " for _, ref_ in versioned)
+            versions = f"VERSIONS(({ts}), {tuple(j for j, _ in versioned)!r})"
         src.emit(
-            f"node = NODE({src.name(rule, 'R')}, ({edges}), {refs_(saved)}, None, None, None, "
-            f"{n_out})"
+            f"node = NODE({src.name(rule, 'R')}, ({edges}), {refs_(saved)}, None, None, "
+            f"{versions}, {n_out})"
         )
     leaves = []
     for spec in rec.outputs:

@@ -25,12 +25,13 @@ __all__ = [
     "Tracer",
     "Unsupported",
     "hooks_key",
+    "host_arrays",
 ]
 
 np = _backend.np
 
 # Instruction codes (the first field of every instruction; see _program for their layout).
-FWD1, FWD2, FWDN, VJP, ADD, NORM, STORED, ACC, SETGRAD, WRITE = range(10)
+FWD1, FWD2, FWDN, VJP, ADD, NORM, STORED, ACC, SETGRAD, WRITE, HOST = range(11)
 
 # Slot kinds: a value passed in, read from a tensor outside, a constant, or computed.
 INPUT, EXTERNAL, CONST, COMPUTED = range(4)
@@ -153,6 +154,7 @@ class Tracer:
         self.arg_refs: list = []
         self.arg_entries: dict[int, External] = {}  # id(argument tensor) -> its state at entry
         self.input_tensor = [x.__class__ is Tensor for x in inputs]
+        self.arg_edges = [_edge_kind(x._edge) if x.__class__ is Tensor else -1 for x in inputs]
         # (tensor ref, tensor) whose .grad a backward or an assignment set
         self.leaf_grads: list = []
         self.graph = None  # the backward of outputs with a live graph (see _graph_program)
@@ -172,6 +174,9 @@ class Tracer:
         self.grad_owner: dict[int, tuple] = {}  # id(a leaf's .grad) -> (tensor ref, leaf ref)
         self._grads_before: list = []  # (.grad, its version) before an accumulation
         self.reason: str | None = None
+        # What Python code branched on, checked before each replay: key -> guard(leaves)
+        # (true while the trace holds; see guard).
+        self.guards: dict = {}
         self._pending = -1  # the slot an in-place write is about to change
         self._target: tuple = ()  # and how the replay finds the tensor written (see _locate)
         for i, x in enumerate(inputs):
@@ -327,6 +332,40 @@ class Tracer:
             node = node_of(e)
             self.held.append(node)
             self.nodes.add(id(node))
+
+    def guard(self, key, check) -> None:
+        """A Python value the traced code branched on (Module.training, an optimizer's
+        layout): check(leaves) must hold at a replay, else the call traces again. One guard
+        per key."""
+        self.guards.setdefault(key, check)
+
+    def host(self, fn, args: tuple, like: Tensor) -> list[Tensor]:
+        """Python numbers that fn(*args) computes from state kept outside tensors (an
+        optimizer's hyperparameters and step count): computed now, and again by each replay
+        where the recording meets them (so fn may change that state, as a step count);
+        returned as 0-d tensors of like's library and dtype (as NumPy casts a Python number
+        met by an array of that dtype)."""
+        xp, dtype = like._xp, like._data.dtype
+        arrays = host_arrays(fn, args, dtype, xp)
+        slots = tuple(self._new(a) for a in arrays)
+        self.emit((HOST, fn, args, slots, dtype, xp), (), slots)
+        return [Tensor(a, xp, None) for a in arrays]
+
+    def converted(self, src, out: Tensor, fn, p) -> None:
+        """out was made as fn(xp, values of src, p) outside the recorded operations (see
+        _tensor.converted): recorded as a computation when src is a tensor or an array of
+        the trace (an argument, a value computed inside, a tensor from outside)."""
+        if src.__class__ is Tensor:
+            s = self._slot(src)
+        else:
+            s = self.slot_of.get(id(src))
+            if s is None:  # a constant
+                return
+        data = out._data
+        if data is self.values[s]:  # no copy: the same values
+            return
+        k = self._new(data)
+        self.emit((FWD1, fn, s, p, k, False, out._xp), (s,), (k,))
 
     def concrete(self, t: Tensor, what: str) -> None:
         raise ConcretizationError(
@@ -709,7 +748,7 @@ class Tracer:
                 "the replay would not update it; return it instead",
                 transient=True,
             )
-        return Recording(
+        rec = Recording(
             self.code, self.reads, self.writes, self.values, self.kinds, self.where,
             self.externals, persistent, out_specs,
             self.grad_guards + [(ref, None if none else -1) for ref, none in
@@ -717,6 +756,9 @@ class Tracer:
             self.input_tensor, self.graph,
             hook_guards, arg_changes,
         )  # fmt: skip
+        rec.arg_edges = self.arg_edges
+        rec.guards = list(self.guards.values())
+        return rec
 
     def _holders(self, outputs: list, externals: list) -> list:
         """The ids of the arrays that the outputs, the arguments, tensors from outside,
@@ -970,6 +1012,15 @@ class Tracer:
         return out
 
 
+def host_arrays(fn, args: tuple, dtype, xp, which: tuple | None = None) -> tuple:
+    """The numbers fn(*args) returns (those at the positions `which`, if given), as 0-d
+    arrays of `dtype` (see Tracer.host)."""
+    values = fn(*args)
+    if which is not None:
+        values = [values[i] for i in which]
+    return tuple([_backend.normalize(xp.asarray(v, dtype=dtype), xp) for v in values])
+
+
 def _count_bases(values: list, expected) -> None:
     """Count in `expected` the reference that each view among `values` holds to its base (or
     to an array between them that holds it)."""
@@ -1014,6 +1065,10 @@ class Recording:
         self.hook_guards = hook_guards
         # (position, External) of the arguments written: their new values and versions.
         self.arg_changes = arg_changes
+        # Per argument: its edge kind (see _edge_kind), -1 for one that is no tensor.
+        self.arg_edges: list[int] = [-1] * len(input_tensor)
+        # guard(leaves) -> bool, each checked before a replay (see _guards).
+        self.guards: list = []
 
     def strip(self) -> None:
         """Let go of the values of the traced call that a replay does not use (everything

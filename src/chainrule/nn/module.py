@@ -4,12 +4,14 @@ submodules', a shared one once), state dicts of plain arrays, train/eval mode.""
 
 from __future__ import annotations
 
+import functools
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from .. import _namespace as ops
+from .._mode import grad_mode
 from .._tensor import Tensor, no_grad
 
 __all__ = ["Module", "Parameter"]
@@ -65,11 +67,41 @@ def _values_for(value: Any, p: Tensor) -> Tensor:
     return t if t.dtype == p.dtype else ops.astype(t, p.dtype)
 
 
+class _Training:
+    """Module.training, an attribute kept in the module's __dict__. chainrule.compile's trace
+    guards on its value where the traced code reads it: a replay never runs a module in the
+    mode it was traced in after train() or eval() changed it."""
+
+    def __get__(self, obj: Module | None, objtype: Any = None) -> Any:
+        if obj is None:
+            return self
+        try:
+            value = obj.__dict__["training"]
+        except KeyError:
+            raise AttributeError(
+                f"'{type(obj).__name__}' object has no attribute 'training' (Module.__init__() "
+                "was not called)"
+            ) from None
+        if grad_mode.extended and grad_mode.tracer is not None:
+            grad_mode.tracer.guard(
+                (id(obj), "training"), functools.partial(_training_is, weakref.ref(obj), value)
+            )
+        return value
+
+    def __set__(self, obj: Module, value: bool) -> None:
+        obj.__dict__["training"] = value
+
+
+def _training_is(ref: weakref.ref, value: bool, leaves: Any) -> bool:
+    m = ref()
+    return m is not None and m.__dict__.get("training") is value
+
+
 class Module:
     """Base class of layers and models: assign Parameters and Modules as attributes in
     `__init__` (after `super().__init__()`), write `forward`, call the module."""
 
-    training: bool
+    training = _Training()
 
     def __init__(self) -> None:
         object.__setattr__(self, "_parameters", OrderedDict())

@@ -7,7 +7,7 @@ from typing import Any
 
 from .. import _namespace as ops
 from .._tensor import Tensor
-from .optimizer import Optimizer, ParamsT, _check, _lerp
+from .optimizer import Optimizer, ParamsT, _check, _lerp_
 
 __all__ = ["Adam", "AdamW"]
 
@@ -42,27 +42,45 @@ class Adam(Optimizer):
         )  # fmt: skip
         super().__init__(params, defaults)
 
-    def _update(self, p: Tensor, g: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
-        if not state:
-            state["step"] = 0
-            state["exp_avg"] = ops.zeros_like(p)
-            state["exp_avg_sq"] = ops.zeros_like(p)
-            if group["amsgrad"]:
-                state["max_exp_avg_sq"] = ops.zeros_like(p)
+    def _init(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        state["step"] = 0
+        state["exp_avg"] = ops.zeros_like(p)
+        state["exp_avg_sq"] = ops.zeros_like(p)
+        if group["amsgrad"]:
+            state["max_exp_avg_sq"] = ops.zeros_like(p)
+
+    def _scalars(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
         lr, (beta1, beta2), wd = group["lr"], group["betas"], group["weight_decay"]
         state["step"] += 1
         step = state["step"]
-        if wd:
+        return (
+            1 - beta1, 1 - (1 - beta1), beta2, 1 - beta2, wd, 1 - lr * wd,
+            lr / (1 - beta1**step), (1 - beta2**step) ** 0.5, group["eps"],
+        )  # fmt: skip
+
+    def _layout(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> tuple:
+        flags = (bool(group["weight_decay"]), group["amsgrad"], 1 - group["betas"][0] < 0.5)
+        return super()._layout(p, state, group) + flags
+
+    def _update(
+        self, p: Tensor, g: Tensor, state: dict[str, Any], group: dict[str, Any], s: tuple
+    ) -> None:
+        w1, rest, beta2, w2, wd, decay, step_size, bias2, eps = s
+        if group["weight_decay"]:
             if self._decoupled:
-                p *= 1 - lr * wd
+                p *= decay
             else:
                 g = g + wd * p
-        exp_avg = state["exp_avg"] = _lerp(state["exp_avg"], g, 1 - beta1)
-        v = state["exp_avg_sq"] = state["exp_avg_sq"] * beta2 + (1 - beta2) * (g * g)
+        # The moments are written in place, as PyTorch's.
+        exp_avg, v = state["exp_avg"], state["exp_avg_sq"]
+        _lerp_(exp_avg, g, w1, rest, 1 - group["betas"][0] < 0.5)
+        v *= beta2
+        v += w2 * (g * g)
         if group["amsgrad"]:
-            v = state["max_exp_avg_sq"] = ops.maximum(state["max_exp_avg_sq"], v)
-        step_size = lr / (1 - beta1**step)
-        denom = ops.sqrt(v) / (1 - beta2**step) ** 0.5 + group["eps"]
+            v_max = state["max_exp_avg_sq"]
+            v_max[...] = ops.maximum(v_max, v)
+            v = v_max
+        denom = ops.sqrt(v) / bias2 + eps
         p -= step_size * (exp_avg / denom)
 
 

@@ -4,6 +4,7 @@ and gets a new array, so graphs that saved the old values stay valid."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -76,6 +77,7 @@ class Optimizer:
             with enable_grad():
                 loss = closure()
         lazy: list[Tensor] = []
+        tracer = grad_mode.tracer if grad_mode.extended else None
         with no_grad():
             for group in self.param_groups:
                 for p in group["params"]:
@@ -85,10 +87,27 @@ class Optimizer:
                     if group.get("maximize", False):
                         g = -g
                     state = self.state.setdefault(p, {})
-                    self._update(p, g, state, group)
-                    if _backend.is_lazy(p._data):
-                        lazy += (p, p.grad, *(v for v in state.values() if v.__class__ is Tensor))
-        if lazy and grad_mode.tracer is None:
+                    if not state:
+                        self._init(p, state, group)
+                    if tracer is None:
+                        self._update(p, g, state, group, self._scalars(state, group))
+                        if _backend.is_lazy(p._data):
+                            lazy += (
+                                p,
+                                p.grad,
+                                *(v for v in state.values() if v.__class__ is Tensor),
+                            )
+                        continue
+                    # Traced by chainrule.compile: the numbers are computed in Python at each
+                    # replay (a scheduler may change lr between steps; a step count grows);
+                    # what the update branched on is checked before it.
+                    layout = self._layout(p, state, group)
+                    tracer.guard(
+                        (id(self), id(p)), functools.partial(_same_layout, self, p, group, layout)
+                    )
+                    numbers = tracer.host(self._scalars, (state, group), p)
+                    self._update(p, g, state, group, tuple(numbers))
+        if lazy:
             # On a lazy library (Dask) each update is a task graph on top of the last one:
             # left lazy, step k would carry the graphs of all k steps. Settled, the next step
             # starts from their values. The closure's loss is settled with them: its value
@@ -98,8 +117,25 @@ class Optimizer:
             _lazy.settle(lazy)
         return loss
 
-    def _update(self, p: Tensor, g: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+    def _init(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        """Make p's state before its first update (none by default)."""
+
+    def _scalars(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
+        """The Python numbers one parameter's update uses, from its group's hyperparameters
+        and its state (advancing a step count kept there). No tensor is read."""
+        raise NotImplementedError(f"{type(self).__name__} must define _scalars")
+
+    def _update(
+        self, p: Tensor, g: Tensor, state: dict[str, Any], group: dict[str, Any], s: tuple
+    ) -> None:
+        """Update p from its gradient g, writing p and the tensors of its state in place;
+        `s`: what `_scalars` returned (Python numbers, or 0-d tensors under compile)."""
         raise NotImplementedError(f"{type(self).__name__} must define _update")
+
+    def _layout(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> tuple:
+        """What `_update` branches on (besides the numbers it is given): its state's entries,
+        the flags and signs of its hyperparameters."""
+        return (tuple(state), bool(group.get("maximize", False)))
 
     def state_dict(self) -> dict[str, Any]:
         """{'state': {index: per-parameter state}, 'param_groups': [group with 'params' as
@@ -176,11 +212,24 @@ def _copied(v: Any) -> Any:
     return ops.asarray(v, copy=True) if v.__class__ is Tensor else v
 
 
-def _lerp(start: Tensor, end: Tensor, weight: float) -> Tensor:
-    """start + weight (end - start), computed from the nearer end (as PyTorch's lerp)."""
-    if weight < 0.5:
-        return start + weight * (end - start)
-    return end - (end - start) * (1 - weight)
+def _same_layout(opt: Optimizer, p: Tensor, group: dict[str, Any], layout: tuple, leaves) -> bool:
+    """compile's guard on a traced step: p's state and group are still those it updated, and
+    its update branches as it did."""
+    state = opt.state.get(p)
+    return (
+        state is not None
+        and any(g is group for g in opt.param_groups)
+        and opt._layout(p, state, group) == layout
+    )
+
+
+def _lerp_(start: Tensor, end: Tensor, weight: Any, rest: Any, near_start: bool) -> None:
+    """start = start + weight (end - start), in place, computed from the nearer end (as
+    PyTorch's lerp): near_start when weight < 0.5; rest = 1 - weight."""
+    if near_start:
+        start += weight * (end - start)
+    else:
+        start[...] = end - (end - start) * rest
 
 
 def _check(name: str, value: float, low: float = 0.0) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 from .. import _namespace as ops
 from .._tensor import Tensor
-from .optimizer import Optimizer, ParamsT, _check, _lerp
+from .optimizer import Optimizer, ParamsT, _check, _lerp_
 
 __all__ = ["RMSprop"]
 
@@ -39,27 +39,48 @@ class RMSprop(Optimizer):
         )  # fmt: skip
         super().__init__(params, defaults)
 
-    def _update(self, p: Tensor, g: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
-        if not state:
-            state["step"] = 0
-            state["square_avg"] = ops.zeros_like(p)
-            if group["momentum"] > 0:
-                state["momentum_buffer"] = ops.zeros_like(p)
-            if group["centered"]:
-                state["grad_avg"] = ops.zeros_like(p)
+    def _init(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        state["step"] = 0
+        state["square_avg"] = ops.zeros_like(p)
+        if group["momentum"] > 0:
+            state["momentum_buffer"] = ops.zeros_like(p)
+        if group["centered"]:
+            state["grad_avg"] = ops.zeros_like(p)
+
+    def _scalars(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
         alpha = group["alpha"]
         state["step"] += 1
+        return (
+            alpha, 1 - alpha, 1 - (1 - alpha), group["eps"], group["weight_decay"],
+            group["momentum"], group["lr"],
+        )  # fmt: skip
+
+    def _layout(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> tuple:
+        flags = (
+            bool(group["weight_decay"]), group["momentum"] > 0, group["centered"],
+            1 - group["alpha"] < 0.5,
+        )  # fmt: skip
+        return super()._layout(p, state, group) + flags
+
+    def _update(
+        self, p: Tensor, g: Tensor, state: dict[str, Any], group: dict[str, Any], s: tuple
+    ) -> None:
+        alpha, w, rest, eps, weight_decay, momentum, lr = s
         if group["weight_decay"]:
-            g = g + group["weight_decay"] * p
-        v = state["square_avg"] = state["square_avg"] * alpha + (1 - alpha) * (g * g)
+            g = g + weight_decay * p
+        # The state is written in place, as PyTorch's.
+        v = state["square_avg"]
+        v *= alpha
+        v += w * (g * g)
         if group["centered"]:
-            a = state["grad_avg"] = _lerp(state["grad_avg"], g, 1 - alpha)
+            a = state["grad_avg"]
+            _lerp_(a, g, w, rest, 1 - group["alpha"] < 0.5)
             v = v - a * a
-        denom = ops.sqrt(v) + group["eps"]
+        denom = ops.sqrt(v) + eps
         if group["momentum"] > 0:
-            buf = state["momentum_buffer"] = (
-                state["momentum_buffer"] * group["momentum"] + g / denom
-            )
-            p -= group["lr"] * buf
+            buf = state["momentum_buffer"]
+            buf *= momentum
+            buf += g / denom
+            p -= lr * buf
         else:
-            p -= group["lr"] * (g / denom)
+            p -= lr * (g / denom)

@@ -39,11 +39,20 @@ class SGD(Optimizer):
         )  # fmt: skip
         super().__init__(params, defaults)
 
-    def _update(self, p: Tensor, g: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+    def _scalars(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
+        return group["lr"], group["momentum"], 1 - group["dampening"], group["weight_decay"]
+
+    def _layout(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> tuple:
+        flags = (bool(group["weight_decay"]), bool(group["momentum"]), group["nesterov"])
+        return super()._layout(p, state, group) + flags
+
+    def _update(
+        self, p: Tensor, g: Tensor, state: dict[str, Any], group: dict[str, Any], s: tuple
+    ) -> None:
+        lr, momentum, undamped, weight_decay = s
         if group["weight_decay"]:
-            g = g + group["weight_decay"] * p
-        momentum = group["momentum"]
-        if momentum:
+            g = g + weight_decay * p
+        if group["momentum"]:
             buf = state.get("momentum_buffer")
             if buf is None:
                 buf = state["momentum_buffer"] = ops.asarray(g, copy=True)
@@ -51,6 +60,6 @@ class SGD(Optimizer):
                 # In place, as PyTorch: chainrule.compile replays a training step that
                 # updates state kept outside it only when the state is written in place.
                 buf *= momentum
-                buf += (1 - group["dampening"]) * g
+                buf += undamped * g
             g = g + momentum * buf if group["nesterov"] else buf
-        p -= group["lr"] * g
+        p -= lr * g
