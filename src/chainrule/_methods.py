@@ -1,6 +1,7 @@
 """Tensor's operators and array methods that come from the layers above the graph: the one
-table that `Tensor` is completed from, bound once when chainrule is imported. Everything
-else of Tensor is in its class body (`_tensor.py`)."""
+table that `Tensor` is completed from, bound once when chainrule is imported (PyTorch's named
+methods come from `_torch_methods`). Everything else of Tensor is in its class body
+(`_tensor.py`)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ from ._namespace import (
     subtract,
 )
 from ._tensor import Tensor
+from ._torch_methods import TORCH_METHODS
 from .autograd import backward
 
 __all__ = ["METHODS"]
@@ -45,23 +47,6 @@ def _reflect(op):
 
     reflected.__name__ = f"reflected_{op.__name__}"
     return reflected
-
-
-def _sum(self, axis=None, keepdims=False, dtype=None):
-    """The sum over `axis` (see chainrule.sum)."""
-    return _namespace.sum(self, axis=axis, keepdims=keepdims, dtype=dtype)
-
-
-def _mean(self, axis=None, keepdims=False):
-    """The mean over `axis` (see chainrule.mean)."""
-    return _namespace.mean(self, axis=axis, keepdims=keepdims)
-
-
-def _reshape(self, *shape):
-    """This tensor in a new shape (`t.reshape(2, 3)` or `t.reshape((2, 3))`)."""
-    if len(shape) == 1 and not isinstance(shape[0], int):
-        shape = shape[0]
-    return _namespace.reshape(self, shape)
 
 
 def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
@@ -101,9 +86,6 @@ METHODS = {
     "__dlpack_device__": _interop.dlpack_device,
     "to_device": _interop.to_device,
     "backward": _backward,
-    "sum": _sum,
-    "mean": _mean,
-    "reshape": _reshape,
     "abs": abs,
     "T": property(
         lambda self: permute_dims(self, tuple(range(self.ndim))[::-1]),
@@ -112,6 +94,8 @@ METHODS = {
     "mT": property(
         matrix_transpose, doc="This tensor with its last two axes swapped (stacked transposes)."
     ),
+    # PyTorch's names and keywords (x.sum(dim=1), x.view(-1), x.add_(y)): composites.
+    **TORCH_METHODS,
 }
 
 for _name, _method in METHODS.items():
