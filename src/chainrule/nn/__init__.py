@@ -2,6 +2,7 @@
 layers with PyTorch's default initialisations, and `functional`."""
 
 from . import functional
+from .containers import Identity, ModuleDict, ModuleList, ParameterDict, ParameterList
 from .layers import (
     GELU,
     Conv2d,
@@ -32,4 +33,9 @@ __all__ = [
     "LayerNorm",
     "Embedding",
     "Flatten",
+    "Identity",
+    "ModuleList",
+    "ModuleDict",
+    "ParameterList",
+    "ParameterDict",
 ]

@@ -1,6 +1,6 @@
-"""Module and Parameter, with PyTorch's semantics: parameters and submodules registered by
-attribute assignment, walked in registration order (a module's own parameters before its
-submodules', a shared one once), state dicts of plain arrays, train/eval mode."""
+"""Module and Parameter, with PyTorch's semantics: parameters, buffers and submodules registered
+by attribute assignment, walked in registration order (a module's own parameters before its
+submodules', a shared one once), state dicts of plain arrays, train/eval mode, `to`."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
+from .. import _backend
 from .. import _namespace as ops
 from .._tensor import Tensor, no_grad
 
@@ -73,6 +74,8 @@ class Module:
 
     def __init__(self) -> None:
         object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_non_persistent_buffers_set", set())
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "training", True)
 
@@ -114,12 +117,19 @@ class Module:
                     "(nn.Module or None expected)"
                 )
             modules[name] = None
+        elif name in self._buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(
+                    f"cannot assign '{type(value).__name__}' as buffer '{name}' "
+                    "(Tensor or None expected)"
+                )
+            self._buffers[name] = value
         else:
             object.__setattr__(self, name, value)
 
     def __getattr__(self, name: str) -> Any:
         d = self.__dict__
-        for registry in ("_parameters", "_modules"):
+        for registry in ("_parameters", "_buffers", "_modules"):
             entries = d.get(registry)
             if entries is not None and name in entries:
                 return entries[name]
@@ -128,6 +138,9 @@ class Module:
     def __delattr__(self, name: str) -> None:
         if name in self._parameters:
             del self._parameters[name]
+        elif name in self._buffers:
+            del self._buffers[name]
+            self._non_persistent_buffers_set.discard(name)
         elif name in self._modules:
             del self._modules[name]
         else:
@@ -141,6 +154,24 @@ class Module:
                 "(nn.Parameter or None required)"
             )
         self._parameters[name] = param
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Register `tensor` (state that is not a parameter: running statistics) under `name`:
+        moved by `to`, in `state_dict` unless not `persistent`."""
+        if "." in name or not name:
+            raise KeyError(f'buffer name can\'t contain "." or be empty, got "{name}"')
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(
+                f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
+                "(torch Tensor or None required)"
+            )
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
 
     def add_module(self, name: str, module: Module | None) -> None:
         """Register `module` (or None) as the submodule `name`."""
@@ -205,6 +236,39 @@ class Module:
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
+    def named_buffers(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple[str, Tensor]]:
+        """(name, buffer), in the order of `named_parameters`, each buffer once."""
+        seen: set[int] = set()
+        walk = self.named_modules(prefix) if recurse else iter([(prefix, self)])
+        for module_name, module in walk:
+            for name, b in module._buffers.items():
+                if b is None or id(b) in seen:
+                    continue
+                seen.add(id(b))
+                yield (f"{module_name}.{name}" if module_name else name), b
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        """The buffers, in the order of `named_buffers`."""
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def apply(self, fn: Callable[[Module], Any]) -> Module:
+        """Call `fn` on every submodule, then on this module (children before parents, as
+        PyTorch: an initialisation that a parent overrides runs last); returns the module."""
+        order: list[Module] = []
+        stack: list[Module] = [self]
+        seen: set[int] = set()
+        while stack:  # a pre-order walk with the children's order reversed, read backwards
+            module = stack.pop()
+            if id(module) in seen:
+                continue
+            seen.add(id(module))
+            order.append(module)
+            stack.extend(m for m in module._modules.values() if m is not None)
+        for module in reversed(order):
+            fn(module)
+        return self
+
     # -- modes and gradients
 
     def train(self, mode: bool = True) -> Module:
@@ -229,31 +293,56 @@ class Module:
         """Reset the gradients of the parameters: to None, or to zeros written in place."""
         zero_grads(self.parameters(), set_to_none)
 
+    def to(self, *args: Any, **kwargs: Any) -> Module:
+        """Move and/or cast the parameters and buffers (and the parameters' gradients) in
+        place, keeping the tensor objects: `to(dtype)`, `to(device)`, `to(device, dtype)`,
+        `to(tensor)`, or `dtype=`/`device=`. A dtype applies to floating tensors only, as in
+        PyTorch. Returns the module."""
+        dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
+        kwargs.pop("non_blocking", None)
+        if kwargs:
+            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+        for a in args:
+            if isinstance(a, Tensor):
+                dtype, device = a.dtype, a.device
+            elif _is_dtype(a):
+                dtype = a
+            else:
+                device = a
+        with no_grad():
+            for t in (*self.parameters(), *self.buffers()):
+                _move(t, dtype, device)
+                if t.grad is not None:
+                    _move(t.grad, dtype, device)
+        return self
+
+    def float(self) -> Module:
+        """Cast the floating parameters and buffers to float32; returns the module."""
+        return self.to(ops.float32)
+
+    def double(self) -> Module:
+        """Cast the floating parameters and buffers to float64; returns the module."""
+        return self.to(ops.float64)
+
     # -- state
 
     def state_dict(self) -> OrderedDict[str, Any]:
-        """name -> a copy of the parameter's values, as an array of its library (NumPy by
-        default); a shared parameter appears under each of its names, as in PyTorch."""
+        """name -> a copy of the values of each parameter and persistent buffer (each module's
+        parameters, then its buffers), as an array of its library (NumPy by default); a shared
+        parameter appears under each of its names, as in PyTorch."""
         out: OrderedDict[str, Any] = OrderedDict()
-        for module_name, module in self.named_modules():
-            for name, p in module._parameters.items():
-                if p is not None:
-                    key = f"{module_name}.{name}" if module_name else name
-                    out[key] = p._xp.asarray(p._data, copy=True)
+        for key, t in _state(self).items():
+            out[key] = t._xp.asarray(t._data, copy=True)
         return out
 
     def load_state_dict(
         self, state_dict: Mapping[str, Any], strict: bool = True
     ) -> _IncompatibleKeys:
         """Copy the values of `state_dict` (arrays of any library, or tensors) into the
-        parameters, keeping the parameter objects. With `strict`, a missing or unexpected key
-        raises RuntimeError; a shape that differs always does. Returns (missing_keys,
-        unexpected_keys)."""
-        own: dict[str, Tensor] = {}
-        for module_name, module in self.named_modules():
-            for name, p in module._parameters.items():
-                if p is not None:
-                    own[f"{module_name}.{name}" if module_name else name] = p
+        parameters and persistent buffers, keeping the tensor objects. With `strict`, a
+        missing or unexpected key raises RuntimeError; a shape that differs always does.
+        Returns (missing_keys, unexpected_keys)."""
+        own = _state(self)
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
         errors = []
@@ -317,3 +406,34 @@ def zero_grads(params: Iterable[Tensor], set_to_none: bool) -> None:
             p.grad = ops.zeros_like(g)
         else:
             g[...] = 0
+
+
+def _state(module: Module) -> dict[str, Tensor]:
+    """The tensors of a state dict by name: each module's parameters, then its persistent
+    buffers."""
+    own: dict[str, Tensor] = {}
+    for module_name, m in module.named_modules():
+        prefix = f"{module_name}." if module_name else ""
+        for name, p in m._parameters.items():
+            if p is not None:
+                own[prefix + name] = p
+        for name, b in m._buffers.items():
+            if b is not None and name not in m._non_persistent_buffers_set:
+                own[prefix + name] = b
+    return own
+
+
+def _is_dtype(a: Any) -> bool:
+    return isinstance(a, (_backend.DType, type, _backend.np.dtype))
+
+
+def _move(t: Tensor, dtype: Any, device: Any) -> None:
+    """Give t (in place: the same object) its values on `device` and, if floating, in
+    `dtype`."""
+    out = t.detach()
+    if device is not None and device != t.device:
+        out = out.to_device(device)
+    if dtype is not None and t.dtype.kind in "fc" and out.dtype != dtype:
+        out = ops.astype(out, dtype)
+    if out._data is not t._data:
+        t._data = out._data
