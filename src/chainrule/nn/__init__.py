@@ -1,7 +1,7 @@
 """Neural networks on chainrule, with PyTorch's names and semantics: Module and Parameter,
 layers with PyTorch's default initialisations, and `functional`."""
 
-from . import functional
+from . import functional, init
 from .containers import Identity, ModuleDict, ModuleList, ParameterDict, ParameterList
 from .layers import (
     GELU,
@@ -20,6 +20,7 @@ from .module import Module, Parameter
 
 __all__ = [
     "functional",
+    "init",
     "Module",
     "Parameter",
     "Linear",
