@@ -1216,6 +1216,12 @@ class Tensor:
         def relu(self) -> Tensor:
             """max(x, 0), with gradient 0 at 0 (as PyTorch)."""
 
+        def softmax(self, dim: int, *, dtype: DTypeLike = None) -> Tensor:
+            """exp(x) normalised to sum to 1 along `dim` (see chainrule.softmax)."""
+
+        def log_softmax(self, dim: int, *, dtype: DTypeLike = None) -> Tensor:
+            """log(softmax(x)) along `dim`, computed without overflow."""
+
         def pow(self, exponent: ArrayLike) -> Tensor:
             """This tensor to the power `exponent`."""
 

@@ -418,6 +418,16 @@ def relu(self: Tensor) -> Tensor:
     return OPS["relu"](self)
 
 
+def softmax(self: Tensor, dim: int, *, dtype: DTypeLike = None) -> Tensor:
+    """exp(x) normalised to sum to 1 along `dim` (see chainrule.softmax)."""
+    return ops.softmax(self if dtype is None else _cast(self, dtype), axis=dim)
+
+
+def log_softmax(self: Tensor, dim: int, *, dtype: DTypeLike = None) -> Tensor:
+    """log(softmax(x)) along `dim`, computed without overflow."""
+    return ops.log_softmax(self if dtype is None else _cast(self, dtype), axis=dim)
+
+
 def _alpha(name: str, op: Any, inplace: str) -> tuple[Any, Any]:
     """`x.add(other, alpha=2)` = x + 2 * other, and its in-place form (which writes as `+=`)."""
 
@@ -706,6 +716,8 @@ TORCH_METHODS = {
     "sqrt": ops.sqrt,
     "sigmoid": sigmoid,
     "relu": relu,
+    "softmax": softmax,
+    "log_softmax": log_softmax,
     "pow": pow,
     "add": _add,
     "sub": _sub,

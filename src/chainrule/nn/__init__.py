@@ -16,6 +16,17 @@ from .layers import (
     Sigmoid,
     Tanh,
 )
+from .loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    SmoothL1Loss,
+)
 from .module import Module, Parameter
 
 __all__ = [
@@ -39,4 +50,13 @@ __all__ = [
     "ModuleDict",
     "ParameterList",
     "ParameterDict",
+    "L1Loss",
+    "MSELoss",
+    "SmoothL1Loss",
+    "HuberLoss",
+    "BCELoss",
+    "BCEWithLogitsLoss",
+    "NLLLoss",
+    "CrossEntropyLoss",
+    "KLDivLoss",
 ]
