@@ -1,7 +1,7 @@
 """Neural networks on chainrule, with PyTorch's names and semantics: Module and Parameter,
 layers with PyTorch's default initialisations, and `functional`."""
 
-from . import functional, init
+from . import functional, init, utils
 from .containers import Identity, ModuleDict, ModuleList, ParameterDict, ParameterList
 from .layers import (
     GELU,
@@ -32,6 +32,7 @@ from .module import Module, Parameter
 __all__ = [
     "functional",
     "init",
+    "utils",
     "Module",
     "Parameter",
     "Linear",
