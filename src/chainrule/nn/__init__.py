@@ -5,6 +5,8 @@ from . import functional, init, utils
 from .containers import Identity, ModuleDict, ModuleList, ParameterDict, ParameterList
 from .layers import (
     GELU,
+    BatchNorm1d,
+    BatchNorm2d,
     Conv2d,
     Dropout,
     Embedding,
@@ -46,6 +48,8 @@ __all__ = [
     "LayerNorm",
     "Embedding",
     "Flatten",
+    "BatchNorm1d",
+    "BatchNorm2d",
     "Identity",
     "ModuleList",
     "ModuleDict",

@@ -13,7 +13,7 @@ from .. import random as _random
 from .._batching import Batched, every_sample
 from .._namespace import logsumexp
 from .._rules import OPS
-from .._tensor import Tensor, as_tensor
+from .._tensor import Tensor, as_tensor, no_grad
 from ..autograd.function import Function, FunctionCtx
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "linear",
     "conv2d",
     "layer_norm",
+    "batch_norm",
     "dropout",
     "one_hot",
     "mse_loss",
@@ -228,6 +229,50 @@ def layer_norm(
         out = out * weight
     if bias is not None:
         out = out + bias
+    return out
+
+
+def batch_norm(
+    input: Tensor,  # noqa: A002
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalise each channel (axis 1) of `input` (N, C, ...) to mean 0 and variance 1, then
+    scale by `weight` and shift by `bias`. In training: by the batch's statistics (the
+    biased variance), and the running statistics, when given, move towards the batch's
+    (the unbiased variance) by `momentum`, in place; else by the running statistics."""
+    axes = (0,) + tuple(range(2, input.ndim))
+    shape = (1, -1) + (1,) * (input.ndim - 2)
+    if training:
+        count = math.prod(input.shape[a] for a in axes)
+        if count <= 1:
+            raise ValueError(
+                "Expected more than 1 value per channel when training, got input size "
+                f"{tuple(input.shape)}"
+            )
+        mean = ops.mean(input, axis=axes)
+        centred = input - ops.reshape(mean, shape)
+        var = ops.mean(centred * centred, axis=axes)
+        if running_mean is not None and running_var is not None:
+            m = momentum
+            with no_grad():
+                running_mean.mul_(1 - m).add_(mean.detach(), alpha=m)
+                running_var.mul_(1 - m).add_(var.detach(), alpha=m * count / (count - 1))
+        out = centred / ops.sqrt(ops.reshape(var, shape) + eps)
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError("batch_norm: running_mean and running_var are needed in eval")
+        scale = 1.0 / ops.sqrt(running_var + eps)
+        out = (input - ops.reshape(running_mean, shape)) * ops.reshape(scale, shape)
+    if weight is not None:
+        out = out * ops.reshape(weight, shape)
+    if bias is not None:
+        out = out + ops.reshape(bias, shape)
     return out
 
 
