@@ -12,8 +12,9 @@ from typing import Any, NamedTuple
 from .. import _backend
 from .. import _namespace as ops
 from .._tensor import Tensor, no_grad
+from ..autograd.function import Function, FunctionCtx
 
-__all__ = ["Module", "Parameter"]
+__all__ = ["HookHandle", "Module", "Parameter"]
 
 # Parameters are plain tensors (the engine's fast paths check `x.__class__ is Tensor`), known
 # by identity: id -> weak reference, dropped when the tensor goes.
@@ -77,6 +78,9 @@ class Module:
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_non_persistent_buffers_set", set())
         object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_forward_hooks", OrderedDict())
+        object.__setattr__(self, "_backward_hooks", OrderedDict())
         object.__setattr__(self, "training", True)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
@@ -86,7 +90,28 @@ class Module:
         )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._forward_pre_hooks or self._forward_hooks or self._backward_hooks:
+            return _call_with_hooks(self, args, kwargs)
         return self.forward(*args, **kwargs)
+
+    # -- hooks
+
+    def register_forward_pre_hook(self, hook: Callable[..., Any]) -> HookHandle:
+        """Call `hook(module, args)` before each forward; a value it returns (a tuple, or one
+        argument) replaces the positional arguments. Returns a handle with remove()."""
+        return HookHandle(self._forward_pre_hooks, hook)
+
+    def register_forward_hook(self, hook: Callable[..., Any]) -> HookHandle:
+        """Call `hook(module, args, output)` after each forward; a value it returns replaces
+        the output. Returns a handle with remove()."""
+        return HookHandle(self._forward_hooks, hook)
+
+    def register_full_backward_hook(self, hook: Callable[..., Any]) -> HookHandle:
+        """Call `hook(module, grad_input, grad_output)` when the gradients of the module's
+        tensor inputs have been computed (from this call only: not from other uses of the
+        inputs); a tuple it returns replaces grad_input. grad_input has None for inputs that
+        need no gradient. Returns a handle with remove()."""
+        return HookHandle(self._backward_hooks, hook)
 
     # -- registration
 
@@ -437,3 +462,114 @@ def _move(t: Tensor, dtype: Any, device: Any) -> None:
         out = ops.astype(out, dtype)
     if out._data is not t._data:
         t._data = out._data
+
+
+class HookHandle:
+    """What registering a module hook returns: `remove()` takes the hook away."""
+
+    _next_id = 0
+
+    def __init__(self, hooks: OrderedDict[int, Any], hook: Callable[..., Any]) -> None:
+        HookHandle._next_id += 1
+        self.id = HookHandle._next_id
+        self._hooks = weakref.ref(hooks)
+        hooks[self.id] = hook
+
+    def remove(self) -> None:
+        """Take the hook away (again: nothing)."""
+        hooks = self._hooks()
+        if hooks is not None:
+            hooks.pop(self.id, None)
+
+    def __enter__(self) -> HookHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+
+class _BackwardHookState:
+    """One hooked call's module and the gradients of its outputs, once they arrived."""
+
+    def __init__(self, module: Module, n_inputs: int, n_tensors: int) -> None:
+        self.module = module
+        self.n_inputs = n_inputs  # the tensor inputs that need a gradient
+        self.n_tensors = n_tensors  # all tensor inputs
+        self.grad_output: tuple = ()
+
+    def run(self, grad_input: tuple) -> tuple:
+        for hook in list(self.module._backward_hooks.values()):
+            result = hook(self.module, grad_input, self.grad_output)
+            if result is not None:
+                grad_input = tuple(result)
+        return grad_input
+
+
+class _HookInputs(Function):
+    """Identity on a hooked call's tensor inputs: its backward gets their gradients from this
+    call alone and runs the module's backward hooks on them."""
+
+    @staticmethod
+    def forward(ctx: FunctionCtx, state: _BackwardHookState, *xs: Tensor) -> tuple:
+        ctx.state = state
+        return tuple(x.detach() for x in xs)
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, *grads: Tensor) -> tuple:
+        needs = ctx.needs_input_grad[1:]
+        grad_input = tuple(g if need else None for g, need in zip(grads, needs))
+        return (None, *ctx.state.run(grad_input))
+
+
+class _HookOutputs(Function):
+    """Identity on a hooked call's tensor outputs: its backward keeps their gradients (and
+    runs the hooks itself when no input needs a gradient)."""
+
+    @staticmethod
+    def forward(ctx: FunctionCtx, state: _BackwardHookState, *outs: Tensor) -> tuple:
+        ctx.state = state
+        return tuple(o.detach() for o in outs)
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, *grads: Tensor) -> tuple:
+        state = ctx.state
+        state.grad_output = grads
+        if state.n_inputs == 0:
+            state.run((None,) * state.n_tensors)
+        return (None, *grads)
+
+
+def _call_with_hooks(module: Module, args: tuple, kwargs: dict) -> Any:
+    """Module.__call__ with hooks: forward pre-hooks, forward, forward hooks; for backward
+    hooks the tensor inputs and outputs pass through identities that catch their gradients."""
+    for hook in list(module._forward_pre_hooks.values()):
+        result = hook(module, args)
+        if result is not None:
+            args = result if isinstance(result, tuple) else (result,)
+    state = None
+    if module._backward_hooks:
+        places = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
+        tensors = sum(isinstance(a, Tensor) for a in args)
+        state = _BackwardHookState(module, len(places), tensors)
+        if places:
+            wrapped = _HookInputs.apply(state, *(args[i] for i in places))
+            args = list(args)
+            for i, t in zip(places, wrapped):
+                args[i] = t
+            args = tuple(args)
+    output = module.forward(*args, **kwargs)
+    for hook in list(module._forward_hooks.values()):
+        result = hook(module, args, output)
+        if result is not None:
+            output = result
+    if state is not None:
+        single = isinstance(output, Tensor)
+        outs = (output,) if single else output
+        if isinstance(outs, tuple) and any(isinstance(o, Tensor) and o.requires_grad for o in outs):
+            spots = [i for i, o in enumerate(outs) if isinstance(o, Tensor) and o.requires_grad]
+            wrapped = _HookOutputs.apply(state, *(outs[i] for i in spots))
+            outs = list(outs)
+            for i, t in zip(spots, wrapped):
+                outs[i] = t
+            output = outs[0] if single else tuple(outs)
+    return output
