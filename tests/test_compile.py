@@ -648,7 +648,7 @@ def test_returned_tensor_whose_graph_a_backward_freed_refuses_a_second_backward(
     compiled = cr.compile(fn)
     for _ in range(3):
         loss = compiled(T(RNG.normal(size=3), requires_grad=True))
-        assert loss.requires_grad and loss.grad_fn.name() == "SumBackward"
+        assert loss.requires_grad and loss.grad_fn.name() == "SumBackward0"
         with pytest.raises(RuntimeError, match="backward through the graph a second time"):
             loss.backward()
 
@@ -895,7 +895,7 @@ def test_returned_tensors_with_a_live_graph_share_one_node_that_runs_their_backw
         e[1].backward()
         assert_same((cx.grad, ch0.grad, w2.grad), (ex.grad, eh0.grad, w.grad))
     assert compiled.traces == 1
-    assert names == ["MultiplyBackward"] + ["CompiledBackward"] * 3
+    assert names == ["MulBackward0"] + ["CompiledBackward"] * 3
     with pytest.raises(NotImplementedError, match="create_graph"):
         cr.autograd.grad(compiled(cx, ch0 * 3)[1], cx, create_graph=True)
 

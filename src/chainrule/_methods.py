@@ -1,6 +1,7 @@
 """Tensor's operators and array methods that come from the layers above the graph: the one
-table that `Tensor` is completed from, bound once when chainrule is imported. Everything
-else of Tensor is in its class body (`_tensor.py`)."""
+table that `Tensor` is completed from, bound once when chainrule is imported (PyTorch's named
+methods come from `_torch_methods`). Everything else of Tensor is in its class body
+(`_tensor.py`)."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ from ._namespace import (
 )
 from ._numpy_methods import NUMPY_METHODS
 from ._tensor import Tensor
+from ._torch_methods import TORCH_METHODS
 from .autograd import backward
 
 __all__ = ["METHODS"]
@@ -48,27 +50,36 @@ def _reflect(op):
     return reflected
 
 
-def _sum(self, axis=None, keepdims=False, dtype=None):
-    """The sum over `axis` (see chainrule.sum)."""
-    return _namespace.sum(self, axis=axis, keepdims=keepdims, dtype=dtype)
-
-
-def _mean(self, axis=None, keepdims=False):
-    """The mean over `axis` (see chainrule.mean)."""
-    return _namespace.mean(self, axis=axis, keepdims=keepdims)
-
-
-def _reshape(self, *shape):
-    """This tensor in a new shape (`t.reshape(2, 3)` or `t.reshape((2, 3))`)."""
-    if len(shape) == 1 and not isinstance(shape[0], int):
-        shape = shape[0]
-    return _namespace.reshape(self, shape)
-
-
 def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
     """Accumulate the gradient of this tensor into the leaves' `.grad` (see
     chainrule.autograd.backward)."""
     backward(self, None if gradient is None else (gradient,), retain_graph, create_graph, inputs)
+
+
+# Methods both PyTorch and NumPy have, with different meanings: x.std() is the sample standard
+# deviation in PyTorch (correction=1) and the population one in NumPy (ddof=0); x.max(1) is a
+# (values, indices) pair in PyTorch, x.max(axis=1) the values in NumPy. A call with one of
+# NumPy's keywords (axis=, ddof=, keepdims=, out=) and none of PyTorch's takes NumPy's meaning;
+# every other call (positional, dim=, keepdim=, correction=, unbiased=) takes PyTorch's.
+_BOTH = ("std", "var", "max", "min", "all", "any", "squeeze")
+_NUMPY_KEYWORDS = frozenset(("axis", "ddof", "keepdims", "out"))
+_TORCH_KEYWORDS = frozenset(("dim", "keepdim", "correction", "unbiased"))
+
+
+def _either(name):
+    torch_method, numpy_method = TORCH_METHODS[name], NUMPY_METHODS[name]
+
+    def method(self, *args, **kwargs):
+        if not _NUMPY_KEYWORDS.isdisjoint(kwargs) and _TORCH_KEYWORDS.isdisjoint(kwargs):
+            return numpy_method(self, *args, **kwargs)
+        return torch_method(self, *args, **kwargs)
+
+    method.__name__ = name
+    method.__doc__ = (
+        f"PyTorch's `{name}` (see the PyTorch-named methods), or NumPy's when called with "
+        f"NumPy's keywords (axis=, ddof=, keepdims=, out=):\n\n{numpy_method.__doc__}"
+    )
+    return method
 
 
 _BINARY = {
@@ -102,12 +113,7 @@ METHODS = {
     "__dlpack_device__": _interop.dlpack_device,
     "to_device": _interop.to_device,
     "backward": _backward,
-    "sum": _sum,
-    "mean": _mean,
-    "reshape": _reshape,
     "abs": abs,
-    # NumPy's ndarray methods (x.ravel(), x.std(axis=0, ddof=1), x.max(axis=1), x.fill(0)).
-    **NUMPY_METHODS,
     "T": property(
         lambda self: permute_dims(self, tuple(range(self.ndim))[::-1]),
         doc="This tensor with its axes reversed (the transpose of a matrix).",
@@ -119,6 +125,14 @@ METHODS = {
     "compute": _lazy.compute,
     "persist": _lazy.persist,
     **_lazy.DASK_PROTOCOL,
+    # PyTorch's names and keywords (x.sum(dim=1), x.view(-1), x.add_(y)): composites.
+    **TORCH_METHODS,
+    # NumPy's ndarray methods (x.ravel(), x.astype(...), x.fill(0)); where both libraries
+    # have the name, the keywords choose (below).
+    **{name: m for name, m in NUMPY_METHODS.items() if name not in TORCH_METHODS},
+    **{name: _either(name) for name in _BOTH},
+    # NumPy's dot: the same as PyTorch's on two 1-D tensors, and defined beyond them.
+    "dot": NUMPY_METHODS["dot"],
 }
 
 for _name, _method in METHODS.items():

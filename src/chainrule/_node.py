@@ -93,7 +93,7 @@ class Rule:
 
     __slots__ = (
         "name", "fwd", "vjp", "jvp", "saves", "variadic", "multi", "elementwise", "view",
-        "backward_name", "_plans", "complex",
+        "backward_name", "naming", "_plans", "complex",
     )  # fmt: skip
 
     def __init__(
@@ -120,7 +120,10 @@ class Rule:
         self.multi = multi
         self.elementwise = elementwise
         self.view = view
+        # The node's name: PyTorch's, given by the rule table where PyTorch has the op; else
+        # chainrule's own. `naming(node)`, when set, names the node by its call instead.
         self.backward_name = "".join(w.capitalize() for w in name.split("_")) + "Backward"
+        self.naming: Any = None
         self._plans: dict = {}
 
     def plan(self, needs: tuple) -> tuple[tuple[bool, ...], bool]:
@@ -302,18 +305,20 @@ class Node(GradNode):
         self.n_out = n_out
 
     def name(self) -> str:
-        """The node's name, as PyTorch's grad_fn names: the primitive's, then 'Backward'."""
-        return self.rule.backward_name
+        """The node's name: PyTorch's where PyTorch has the op (MulBackward0, SumBackward1),
+        else the primitive's, then 'Backward'."""
+        rule = self.rule
+        return rule.backward_name if rule.naming is None else rule.naming(self)
 
     def __repr__(self) -> str:
-        return f"<{self.rule.backward_name} node>"
+        return f"<{self.name()} node>"
 
     def created(self) -> str:
         """Where the node was recorded (under detect_anomaly), else ''."""
         trace = getattr(self, "trace", None)
         if trace is None:
             return ""
-        return f"\n{self.rule.backward_name} was created by:\n" + "".join(trace)
+        return f"\n{self.name()} was created by:\n" + "".join(trace)
 
     def stale(self) -> tuple | None:
         """The (slot, counter, version) of a saved tensor written since it was saved, if any."""

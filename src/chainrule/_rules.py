@@ -32,6 +32,7 @@ from typing import Any
 
 from . import _backend, _batching, _special_cases
 from ._backend import count, expand_reduced, sum_to
+from ._grad_fn_names import TORCH_NAMES
 from ._node import OUT, Rule
 from ._tensor import binary_primitive, crossing_primitive, primitive, unary_primitive
 
@@ -61,6 +62,11 @@ def _register(rule: Rule, factory):
     if rule.jvp is None and rule.vjp is not None:
         raise ValueError(f"rule {rule.name!r} declares no JVP")
     RULES[rule.name] = rule
+    torch_name = TORCH_NAMES.get(rule.name)
+    if isinstance(torch_name, str):
+        rule.backward_name = torch_name
+    elif torch_name is not None:
+        rule.naming = torch_name
     op = factory(rule)
     OPS[rule.name] = op
     return op

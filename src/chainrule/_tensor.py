@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from types import ModuleType
 
     from ._typing import ArrayLike, Axis, Device, DTypeLike, IndexKey
+    from .random import Generator
 
 __all__ = [
     "Tensor",
@@ -577,6 +578,33 @@ _NON_LEAF_FLAG = (
 )
 
 
+class ElementCount(int):
+    """A tensor's number of elements, an int (the Array API's `x.size`) that can be called as
+    PyTorch's `x.size()`: the shape, or `x.size(dim)` the length of one dimension."""
+
+    def __new__(cls, n: int, shape: tuple) -> ElementCount:
+        count = super().__new__(cls, n)
+        count.shape = tuple(shape)
+        return count
+
+    def __call__(self, dim: int | None = None) -> Any:
+        shape = self.shape
+        if dim is None:
+            return shape
+        n = len(shape)
+        if n == 0:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        if not -n <= dim < n:
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got "
+                f"{dim})"
+            )
+        return shape[dim]
+
+    def __reduce__(self) -> tuple:
+        return int, (int(self),)
+
+
 class Tensor:
     """An array of any Array API library that records the operations applied to it.
 
@@ -764,12 +792,13 @@ class Tensor:
         return self._data.ndim
 
     @property
-    def size(self) -> int:
-        """The number of elements."""
+    def size(self) -> ElementCount:
+        """The number of elements (an int, as the Array API's `size`); called, as PyTorch's
+        `size()`: the shape, or `size(dim)` one dimension's length."""
         n = 1
         for s in self._data.shape:
             n *= s
-        return n
+        return ElementCount(n, self._data.shape)
 
     @property
     def dtype(self) -> _backend.DType:
@@ -1045,18 +1074,349 @@ class Tensor:
             """Accumulate the gradient of this tensor into the leaves' `.grad` (see
             chainrule.autograd.backward)."""
 
-        def sum(self, axis: Axis = None, keepdims: bool = False, dtype: DTypeLike = None) -> Tensor:
-            """The sum over `axis` (see chainrule.sum)."""
+        def abs(self) -> Tensor:
+            """Elementwise abs of x (as the Array API standard); differentiable: gradient 0
+            at 0."""
 
-        def mean(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
-            """The mean over `axis` (see chainrule.mean)."""
+        # PyTorch's named methods (the table in _torch_methods)
+        def sum(
+            self,
+            dim: Axis = None,
+            keepdim: bool = False,
+            *,
+            dtype: DTypeLike = None,
+            axis: Axis = None,
+            keepdims: bool | None = None,
+        ) -> Tensor:
+            """The sum over `dim` (all dimensions when None); `axis`/`keepdims` are accepted as
+            PyTorch accepts them (see chainrule.sum)."""
+
+        def mean(
+            self,
+            dim: Axis = None,
+            keepdim: bool = False,
+            *,
+            dtype: DTypeLike = None,
+            axis: Axis = None,
+            keepdims: bool | None = None,
+        ) -> Tensor:
+            """The mean over `dim` (all dimensions when None), computed in `dtype` if given (see
+            chainrule.mean)."""
+
+        def prod(
+            self, dim: int | None = None, keepdim: bool = False, *, dtype: DTypeLike = None
+        ) -> Tensor:
+            """The product over `dim` (all elements when None) (see chainrule.prod)."""
+
+        def std(
+            self,
+            dim: Axis | bool = None,
+            unbiased: bool | None = None,
+            keepdim: bool = False,
+            *,
+            correction: float | None = None,
+            axis: Axis = None,
+            keepdims: bool | None = None,
+        ) -> Tensor:
+            """The standard deviation over `dim` (all dimensions when None), with PyTorch's default
+            `correction=1` (Bessel's: the sample std; `unbiased=False` or `correction=0` for the
+            population one)."""
+
+        def var(
+            self,
+            dim: Axis | bool = None,
+            unbiased: bool | None = None,
+            keepdim: bool = False,
+            *,
+            correction: float | None = None,
+            axis: Axis = None,
+            keepdims: bool | None = None,
+        ) -> Tensor:
+            """The variance over `dim` (all dimensions when None), with PyTorch's default
+            `correction=1` (Bessel's: the sample var; `unbiased=False` or `correction=0` for the
+            population one)."""
+
+        def max(self, dim: int | Tensor | None = None, keepdim: bool = False) -> Any:
+            """As PyTorch's: x.max() the maximum of all elements (ties share the gradient);
+            x.max(dim) a (values, indices) pair along dim (the gradient goes to the index chosen,
+            the first maximum); x.max(other) the elementwise maximum."""
+
+        def min(self, dim: int | Tensor | None = None, keepdim: bool = False) -> Any:
+            """As PyTorch's: x.min() the minimum of all elements (ties share the gradient);
+            x.min(dim) a (values, indices) pair along dim (the gradient goes to the index chosen,
+            the first minimum); x.min(other) the elementwise minimum."""
+
+        def argmax(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
+            """The index of the first maximum along `dim` (of all elements when None)."""
+
+        def argmin(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
+            """The index of the first minimum along `dim` (of all elements when None)."""
+
+        def amax(self, dim: Axis = (), keepdim: bool = False) -> Tensor:
+            """The maximum over `dim` (all dimensions when empty); ties share the gradient."""
+
+        def amin(self, dim: Axis = (), keepdim: bool = False) -> Tensor:
+            """The minimum over `dim` (all dimensions when empty); ties share the gradient."""
+
+        def all(self, dim: Axis = None, keepdim: bool = False) -> Tensor:
+            """Whether all elements are true over `dim` (all dimensions when None)."""
+
+        def any(self, dim: Axis = None, keepdim: bool = False) -> Tensor:
+            """Whether any elements are true over `dim` (all dimensions when None)."""
+
+        def cumsum(self, dim: int, *, dtype: DTypeLike = None) -> Tensor:
+            """Running sums along `dim` (see chainrule.cumulative_sum)."""
+
+        def norm(
+            self,
+            p: float | str = "fro",
+            dim: Axis = None,
+            keepdim: bool = False,
+            dtype: DTypeLike = None,
+        ) -> Tensor:
+            """The p-norm over `dim` (all elements when None): 'fro' is the 2-norm of the elements;
+            'nuc' the nuclear norm of matrices over `dim` (two dimensions)."""
+
+        def view(self, *shape: Any) -> Tensor:
+            """This tensor in a new shape (-1 for one size inferred), as reshape. Reinterpreting the
+            bytes as another dtype (`view(dtype)`) is not supported."""
+
+        def view_as(self, other: Tensor) -> Tensor:
+            """This tensor in `other`'s shape."""
 
         def reshape(self, *shape: int | Sequence[int]) -> Tensor:
             """This tensor in a new shape (`t.reshape(2, 3)` or `t.reshape((2, 3))`)."""
 
-        def abs(self) -> Tensor:
-            """Elementwise abs of x (as the Array API standard); differentiable: gradient 0
-            at 0."""
+        def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+            """The dimensions from `start_dim` to `end_dim` (inclusive) merged into one; a 0-d
+            tensor becomes 1-d."""
+
+        def squeeze(self, dim: int | Sequence[int] | None = None) -> Tensor:
+            """This tensor without its dimensions of size 1 (only those in `dim`, when given; a
+            dimension in `dim` of another size is kept, as PyTorch)."""
+
+        def unsqueeze(self, dim: int) -> Tensor:
+            """This tensor with a dimension of size 1 inserted at `dim`."""
+
+        def permute(self, *dims: int | Sequence[int]) -> Tensor:
+            """This tensor with its dimensions in the order `dims`."""
+
+        def transpose(self, dim0: int, dim1: int) -> Tensor:
+            """This tensor with dimensions `dim0` and `dim1` swapped."""
+
+        def t(self) -> Tensor:
+            """The transpose of a matrix; a tensor of fewer than 2 dimensions as it is."""
+
+        def contiguous(self, memory_format: Any = None) -> Tensor:
+            """This tensor: chainrule keeps no strides of its own."""
+
+        def expand(self, *sizes: int | Sequence[int]) -> Tensor:
+            """This tensor broadcast to `sizes` (-1 keeps a dimension's size; new dimensions go
+            first)."""
+
+        def expand_as(self, other: Tensor) -> Tensor:
+            """This tensor broadcast to `other`'s shape."""
+
+        def repeat(self, *sizes: int | Sequence[int]) -> Tensor:
+            """This tensor tiled `sizes[i]` times along dimension i (PyTorch's repeat, NumPy's tile;
+            `sizes` may add leading dimensions)."""
+
+        def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+            """`chunks` pieces along `dim`, each of ceil(size / chunks) but the last (fewer pieces
+            when the size runs out first)."""
+
+        def split(self, split_size_or_sections: int | Sequence[int], dim: int = 0) -> tuple:
+            """Pieces along `dim`: of `split_size_or_sections` each (the last smaller), or of the
+            sizes listed (which must add up to the dimension's size)."""
+
+        def gather(self, dim: int, index: Tensor) -> Tensor:
+            """The elements at `index` along `dim`: out[i][j] = self[index[i][j]][j] for dim 0, and
+            so on; index has self's number of dimensions and sizes no larger in the others."""
+
+        def exp(self) -> Tensor:
+            """Elementwise exp of x (as the Array API standard); differentiable."""
+
+        def log(self) -> Tensor:
+            """Elementwise log of x (as the Array API standard); differentiable."""
+
+        def sin(self) -> Tensor:
+            """Elementwise sin of x (as the Array API standard); differentiable."""
+
+        def cos(self) -> Tensor:
+            """Elementwise cos of x (as the Array API standard); differentiable."""
+
+        def tanh(self) -> Tensor:
+            """Elementwise tanh of x (as the Array API standard); differentiable."""
+
+        def sqrt(self) -> Tensor:
+            """Elementwise sqrt of x (as the Array API standard); differentiable."""
+
+        def sigmoid(self) -> Tensor:
+            """1 / (1 + exp(-x))."""
+
+        def relu(self) -> Tensor:
+            """max(x, 0), with gradient 0 at 0 (as PyTorch)."""
+
+        def softmax(self, dim: int, *, dtype: DTypeLike = None) -> Tensor:
+            """exp(x) normalised to sum to 1 along `dim` (see chainrule.softmax)."""
+
+        def log_softmax(self, dim: int, *, dtype: DTypeLike = None) -> Tensor:
+            """log(softmax(x)) along `dim`, computed without overflow."""
+
+        def pow(self, exponent: ArrayLike) -> Tensor:
+            """This tensor to the power `exponent`."""
+
+        def add(self, other: ArrayLike, *, alpha: float = 1) -> Tensor:
+            """self + alpha * other."""
+
+        def sub(self, other: ArrayLike, *, alpha: float = 1) -> Tensor:
+            """self - alpha * other."""
+
+        def mul(self, other: ArrayLike) -> Tensor:
+            """self * other."""
+
+        def div(self, other: ArrayLike) -> Tensor:
+            """self / other."""
+
+        def masked_fill(self, mask: Tensor, value: ArrayLike) -> Tensor:
+            """This tensor with `value` where `mask` holds (no gradient flows there to self)."""
+
+        def where(self, condition: Tensor, other: ArrayLike) -> Tensor:
+            """Elements of this tensor where `condition` holds, else of `other`."""
+
+        def clamp(self, min: ArrayLike = None, max: ArrayLike = None) -> Tensor:
+            """This tensor limited to [min, max] (see chainrule.clip)."""
+
+        def clip(self, min: ArrayLike = None, max: ArrayLike = None) -> Tensor:
+            """This tensor limited to [min, max] (see chainrule.clip)."""
+
+        def matmul(self, other: ArrayLike, /) -> Tensor:
+            """The matrix product of x1 and x2 (as the Array API standard); differentiable."""
+
+        def mm(self, mat2: Tensor) -> Tensor:
+            """The product of two matrices."""
+
+        def bmm(self, mat2: Tensor) -> Tensor:
+            """The products of two batches of matrices (3-D tensors)."""
+
+        def dot(self, other: Tensor) -> Tensor:
+            """The inner product of two 1-D tensors."""
+
+        def add_(self, other: ArrayLike, *, alpha: float = 1) -> Tensor:
+            """self += alpha * other, in place (as the operator)."""
+
+        def sub_(self, other: ArrayLike, *, alpha: float = 1) -> Tensor:
+            """self -= alpha * other, in place (as the operator)."""
+
+        def mul_(self, other: ArrayLike) -> Tensor:
+            """self *= other, in place (as the operator)."""
+
+        def div_(self, other: ArrayLike) -> Tensor:
+            """self /= other, in place (as the operator)."""
+
+        def zero_(self) -> Tensor:
+            """Fill this tensor with zeros, in place."""
+
+        def fill_(self, value: ArrayLike) -> Tensor:
+            """Fill this tensor with `value`, in place (a tensor value's gradient is the sum of the
+            filled elements' gradient)."""
+
+        def copy_(self, src: ArrayLike, non_blocking: bool = False) -> Tensor:
+            """Write `src` (broadcast to this tensor's shape, cast to its dtype) into this tensor;
+            the gradient flows to src."""
+
+        def clamp_(self, min: ArrayLike = None, max: ArrayLike = None) -> Tensor:
+            """Limit this tensor to [min, max], in place."""
+
+        def normal_(
+            self, mean: float = 0.0, std: float = 1.0, *, generator: Generator | None = None
+        ) -> Tensor:
+            """Fill this tensor with normal numbers of mean `mean` and standard deviation `std`, in
+            place, from `generator` (default: chainrule.random's)."""
+
+        def uniform_(
+            self, low: float = 0.0, high: float = 1.0, *, generator: Generator | None = None
+        ) -> Tensor:
+            """Fill this tensor with numbers uniform in [low, high), in place (PyTorch names the
+            bounds `from` and `to`)."""
+
+        def to(self, *args: Any, **kwargs: Any) -> Tensor:
+            """This tensor in another dtype and/or on another device: `to(dtype)`, `to(device)`,
+            `to(device, dtype)`, `to(other)` (other's dtype and device), `dtype=`, `device=`,
+            `copy=`. Itself when nothing changes and no copy is asked for (as PyTorch)."""
+
+        def clone(self, *, memory_format: Any = None) -> Tensor:
+            """A copy of this tensor that keeps its history (the gradient flows back to it)."""
+
+        def float(self) -> Tensor:
+            """This tensor as float32 (itself if it is already)."""
+
+        def double(self) -> Tensor:
+            """This tensor as float64 (itself if it is already)."""
+
+        def half(self) -> Tensor:
+            """Not supported: the Array API standard (so chainrule) has no float16."""
+
+        def long(self) -> Tensor:
+            """This tensor as int64 (itself if it is already)."""
+
+        def int(self) -> Tensor:
+            """This tensor as int32 (itself if it is already)."""
+
+        def bool(self) -> Tensor:
+            """This tensor as bool (itself if it is already)."""
+
+        def dim(self) -> int:
+            """The number of dimensions (ndim)."""
+
+        def numel(self) -> int:
+            """The number of elements."""
+
+        def element_size(self) -> int:
+            """The size of one element in bytes."""
+
+        def new_zeros(
+            self,
+            *size: int | Sequence[int],
+            dtype: DTypeLike = None,
+            device: Device = None,
+            requires_grad: bool = False,
+        ) -> Tensor:
+            """A new tensor of zeros of `size`, in this tensor's library, dtype and device unless
+            `dtype`/`device` say otherwise."""
+
+        def new_ones(
+            self,
+            *size: int | Sequence[int],
+            dtype: DTypeLike = None,
+            device: Device = None,
+            requires_grad: bool = False,
+        ) -> Tensor:
+            """A new tensor of ones of `size`, in this tensor's library, dtype and device unless
+            `dtype`/`device` say otherwise."""
+
+        def new_full(
+            self,
+            size: Sequence[int],
+            fill_value: Any,
+            *,
+            dtype: DTypeLike = None,
+            device: Device = None,
+            requires_grad: bool = False,
+        ) -> Tensor:
+            """A new tensor of `size` filled with `fill_value`, in this tensor's library, dtype and
+            device unless `dtype`/`device` say otherwise."""
+
+        def new_tensor(
+            self,
+            data: ArrayLike,
+            *,
+            dtype: DTypeLike = None,
+            device: Device = None,
+            requires_grad: bool = False,
+        ) -> Tensor:
+            """A new leaf holding a copy of `data`, in this tensor's library, dtype (unless `dtype`)
+            and device (unless `device`)."""
 
         # NumPy's ndarray methods (_numpy_methods).
         def ravel(self, order: str = "C") -> Tensor:

@@ -1,9 +1,12 @@
 """Neural networks on chainrule, with PyTorch's names and semantics: Module and Parameter,
 layers with PyTorch's default initialisations, and `functional`."""
 
-from . import functional
+from . import functional, init, utils
+from .containers import Identity, ModuleDict, ModuleList, ParameterDict, ParameterList
 from .layers import (
     GELU,
+    BatchNorm1d,
+    BatchNorm2d,
     Conv2d,
     Dropout,
     Embedding,
@@ -15,10 +18,23 @@ from .layers import (
     Sigmoid,
     Tanh,
 )
+from .loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    SmoothL1Loss,
+)
 from .module import Module, Parameter
 
 __all__ = [
     "functional",
+    "init",
+    "utils",
     "Module",
     "Parameter",
     "Linear",
@@ -32,4 +48,20 @@ __all__ = [
     "LayerNorm",
     "Embedding",
     "Flatten",
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "Identity",
+    "ModuleList",
+    "ModuleDict",
+    "ParameterList",
+    "ParameterDict",
+    "L1Loss",
+    "MSELoss",
+    "SmoothL1Loss",
+    "HuberLoss",
+    "BCELoss",
+    "BCEWithLogitsLoss",
+    "NLLLoss",
+    "CrossEntropyLoss",
+    "KLDivLoss",
 ]

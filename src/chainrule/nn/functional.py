@@ -13,7 +13,7 @@ from .. import random as _random
 from .._batching import Batched, every_sample
 from .._namespace import logsumexp
 from .._rules import OPS
-from .._tensor import Tensor, as_tensor
+from .._tensor import Tensor, as_tensor, no_grad
 from ..autograd.function import Function, FunctionCtx
 
 __all__ = [
@@ -29,12 +29,18 @@ __all__ = [
     "linear",
     "conv2d",
     "layer_norm",
+    "batch_norm",
     "dropout",
     "one_hot",
     "mse_loss",
     "nll_loss",
     "cross_entropy",
     "binary_cross_entropy_with_logits",
+    "binary_cross_entropy",
+    "l1_loss",
+    "smooth_l1_loss",
+    "huber_loss",
+    "kl_div",
 ]
 
 Reduction = Literal["none", "mean", "sum"]
@@ -226,6 +232,50 @@ def layer_norm(
     return out
 
 
+def batch_norm(
+    input: Tensor,  # noqa: A002
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalise each channel (axis 1) of `input` (N, C, ...) to mean 0 and variance 1, then
+    scale by `weight` and shift by `bias`. In training: by the batch's statistics (the
+    biased variance), and the running statistics, when given, move towards the batch's
+    (the unbiased variance) by `momentum`, in place; else by the running statistics."""
+    axes = (0,) + tuple(range(2, input.ndim))
+    shape = (1, -1) + (1,) * (input.ndim - 2)
+    if training:
+        count = math.prod(input.shape[a] for a in axes)
+        if count <= 1:
+            raise ValueError(
+                "Expected more than 1 value per channel when training, got input size "
+                f"{tuple(input.shape)}"
+            )
+        mean = ops.mean(input, axis=axes)
+        centred = input - ops.reshape(mean, shape)
+        var = ops.mean(centred * centred, axis=axes)
+        if running_mean is not None and running_var is not None:
+            m = momentum
+            with no_grad():
+                running_mean.mul_(1 - m).add_(mean.detach(), alpha=m)
+                running_var.mul_(1 - m).add_(var.detach(), alpha=m * count / (count - 1))
+        out = centred / ops.sqrt(ops.reshape(var, shape) + eps)
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError("batch_norm: running_mean and running_var are needed in eval")
+        scale = 1.0 / ops.sqrt(running_var + eps)
+        out = (input - ops.reshape(running_mean, shape)) * ops.reshape(scale, shape)
+    if weight is not None:
+        out = out * ops.reshape(weight, shape)
+    if bias is not None:
+        out = out + ops.reshape(bias, shape)
+    return out
+
+
 def dropout(
     x: Tensor,
     p: float = 0.5,
@@ -281,65 +331,246 @@ def mse_loss(input: Tensor, target: Tensor, reduction: Reduction = "mean") -> Te
     return _reduce(diff * diff, reduction)
 
 
-def _pick_class(logp: Tensor, target: Tensor) -> Tensor:
-    """logp[n, target[n], ...]: the entries of the target classes (class axis 1)."""
+def _pick_class(
+    logp: Tensor, target: Tensor, ignore_index: int = -100
+) -> tuple[Tensor, Tensor | None]:
+    """logp[n, target[n], ...]: the entries of the target classes (class axis 1); and, where
+    some label is `ignore_index`, the mask of the others (else None: every label counts)."""
     target = as_tensor(target)
     if not ops.isdtype(target.dtype, "integral"):
         raise RuntimeError(
             f"expected target of an integer dtype (class indices), got {target.dtype}"
         )
     n_classes = logp.shape[1]
+    valid = None
     if target.size:
         labels = target
         if target._data.__class__ is Batched:  # inside vmap: every sample's labels
             labels = as_tensor(every_sample(target._data))
         low, high = ops.min(labels).item(), ops.max(labels).item()
+        if ignore_index >= 0 or low == ignore_index or high == ignore_index:
+            valid = target != ignore_index
+            target = ops.where(valid, target, 0)
+            kept = ops.where(labels != ignore_index, labels, 0)
+            low, high = ops.min(kept).item(), ops.max(kept).item()
         if low < 0 or high >= n_classes:
             raise IndexError(f"Target {low if low < 0 else high} is out of bounds.")
     picked = ops.take_along_axis(logp, ops.expand_dims(target, axis=1), axis=1)
-    return ops.squeeze(picked, axis=1)
+    return ops.squeeze(picked, axis=1), valid
 
 
 def _batched(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor, bool]:  # noqa: A002
-    """A single sample (C,) with a 0-d target as a batch of one."""
+    """A single sample (C,) with its target (a 0-d label, or (C,) probabilities) as a batch
+    of one."""
     if input.ndim == 1:
-        return ops.expand_dims(input, axis=0), ops.reshape(as_tensor(target), (1,)), True
+        target = as_tensor(target)
+        return ops.expand_dims(input, axis=0), ops.reshape(target, (1,) + target.shape), True
     return input, target, False
 
 
-def nll_loss(input: Tensor, target: Tensor, reduction: Reduction = "mean") -> Tensor:  # noqa: A002
+def _class_weights(logp: Tensor, weight: Tensor | None) -> Tensor | None:
+    """`weight` (C,) shaped to multiply logp (N, C, ...) along the class axis."""
+    if weight is None:
+        return None
+    if weight.shape != (logp.shape[1],):
+        raise RuntimeError(
+            f"weight tensor should be defined either for all {logp.shape[1]} classes or no "
+            "classes but got weight tensor of shape: " + str(list(weight.shape))
+        )
+    return ops.reshape(weight, (1, -1) + (1,) * (logp.ndim - 2))
+
+
+def _weighted_nll(
+    logp: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    ignore_index: int,
+    reduction: str,
+    label_smoothing: float = 0.0,
+) -> Tensor:
+    """The cross-entropy of integer labels under log-probabilities logp (N, C, ...), as
+    PyTorch: each sample weighted by its class's weight, ignored labels weighing 0, a
+    'mean' divided by the total weight (the count of labels, unweighted); with label
+    smoothing e, (1 - e) of it plus e times the mean over classes of the weighted terms."""
+    picked, valid = _pick_class(logp, target, ignore_index)
+    w = _class_weights(logp, weight)
+    loss = -picked
+    sample_weight = None
+    if weight is not None:
+        sample_weight = ops.take(weight, ops.reshape(_labels_kept(target, valid), (-1,)))
+        sample_weight = ops.reshape(sample_weight, loss.shape)
+    if valid is not None:
+        mask = ops.astype(valid, loss.dtype)
+        sample_weight = mask if sample_weight is None else sample_weight * mask
+    if sample_weight is not None:
+        loss = loss * sample_weight
+    if label_smoothing:
+        terms = logp if w is None else logp * w
+        smooth = -ops.sum(terms, axis=1) / logp.shape[1]
+        if valid is not None:
+            smooth = smooth * mask
+        loss = (1.0 - label_smoothing) * loss + label_smoothing * smooth
+    if reduction == "mean" and sample_weight is not None:
+        return ops.sum(loss) / ops.sum(sample_weight)
+    return _reduce(loss, reduction)
+
+
+def _labels_kept(target: Tensor, valid: Tensor | None) -> Tensor:
+    target = as_tensor(target)
+    return target if valid is None else ops.where(valid, target, 0)
+
+
+def nll_loss(
+    input: Tensor,  # noqa: A002
+    target: Tensor,
+    weight: Tensor | None = None,
+    *,
+    ignore_index: int = -100,
+    reduction: Reduction = "mean",
+) -> Tensor:
     """The negative log-likelihood of integer class labels `target` (N, ...) under
-    log-probabilities `input` (N, C, ...) or (C,)."""
+    log-probabilities `input` (N, C, ...) or (C,); `weight` per class, labels equal to
+    `ignore_index` left out (as PyTorch, a 'mean' is divided by the total weight)."""
     logp, labels, single = _batched(input, target)
-    loss = -_pick_class(logp, labels)
-    return _reduce(loss[0] if single else loss, reduction)
+    loss = _weighted_nll(logp, labels, weight, ignore_index, reduction)
+    return loss[0] if single and reduction == "none" else loss
 
 
 def cross_entropy(
     input: Tensor,  # noqa: A002
     target: Tensor,
+    weight: Tensor | None = None,
+    *,
+    ignore_index: int = -100,
     reduction: Reduction = "mean",
     label_smoothing: float = 0.0,
 ) -> Tensor:
-    """Cross-entropy between logits `input` (N, C, ...) or (C,) and integer class labels
-    `target`; with `label_smoothing` e the target is (1 - e) one-hot + e / C uniform.
-    Computed with log_softmax: finite for any finite logits."""
+    """Cross-entropy between logits `input` (N, C, ...) or (C,) and `target`: integer class
+    labels (N, ...), or class probabilities of input's shape. With `label_smoothing` e the
+    target is mixed with the uniform one: (1 - e) target + e / C. `weight` per class;
+    labels equal to `ignore_index` left out. Computed with log_softmax: finite for any
+    finite logits."""
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     logits, labels, single = _batched(input, target)
     logp = log_softmax(logits, axis=1)
-    loss = -_pick_class(logp, labels)
-    if label_smoothing:
-        uniform = -ops.mean(logp, axis=1)
-        loss = (1.0 - label_smoothing) * loss + label_smoothing * uniform
-    return _reduce(loss[0] if single else loss, reduction)
+    labels = as_tensor(labels)
+    if ops.isdtype(labels.dtype, "real floating"):
+        if labels.shape != logp.shape:
+            raise RuntimeError(
+                "Expected floating point target to have the same shape as the input "
+                f"(probabilities), got {list(labels.shape)} and {list(logp.shape)}"
+            )
+        if label_smoothing:
+            labels = (1.0 - label_smoothing) * labels + label_smoothing / logp.shape[1]
+        w = _class_weights(logp, weight)
+        terms = labels * logp if w is None else labels * logp * w
+        loss = _reduce(-ops.sum(terms, axis=1), reduction)
+    else:
+        loss = _weighted_nll(logp, labels, weight, ignore_index, reduction, label_smoothing)
+    return loss[0] if single and reduction == "none" else loss
 
 
 def binary_cross_entropy_with_logits(
     input: Tensor,  # noqa: A002
     target: Tensor,
+    weight: Tensor | None = None,
+    *,
+    reduction: Reduction = "mean",
+    pos_weight: Tensor | None = None,
+) -> Tensor:
+    """Binary cross-entropy of targets in [0, 1] under probabilities sigmoid(input), as
+    log(1 + exp(x)) - x t: finite and exact for logits of any size.
+    `pos_weight` scales the positive term (per class, broadcast), `weight` each element."""
+    if pos_weight is None:
+        loss = ops.logaddexp(input, 0.0) - input * target
+    else:
+        loss = (1.0 - target) * input + (1.0 + (pos_weight - 1.0) * target) * ops.logaddexp(
+            -input, 0.0
+        )
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy(
+    input: Tensor,  # noqa: A002
+    target: Tensor,
+    weight: Tensor | None = None,
+    *,
     reduction: Reduction = "mean",
 ) -> Tensor:
-    """Binary cross-entropy of targets in [0, 1] under probabilities sigmoid(input),
-    as log(1 + exp(x)) - x t: finite and exact for logits of any size."""
-    return _reduce(ops.logaddexp(input, 0.0) - input * target, reduction)
+    """Binary cross-entropy of targets in [0, 1] under probabilities `input` in [0, 1]:
+    -(t log(p) + (1 - t) log(1 - p)), each log clamped at -100 (as PyTorch: finite at 0
+    and 1). Prefer binary_cross_entropy_with_logits on logits."""
+    if input.shape != as_tensor(target).shape:
+        raise ValueError(
+            f"Using a target size ({as_tensor(target).shape}) that is different to the input "
+            f"size ({input.shape}) is deprecated. Please ensure they have the same size."
+        )
+    log_p = ops.maximum(ops.log(input), -100.0)
+    log_q = ops.maximum(ops.log(1.0 - input), -100.0)
+    loss = -(target * log_p + (1.0 - target) * log_q)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def l1_loss(input: Tensor, target: Tensor, *, reduction: Reduction = "mean") -> Tensor:  # noqa: A002
+    """The absolute differences, reduced by `reduction`."""
+    return _reduce(ops.abs(input - target), reduction)
+
+
+def smooth_l1_loss(
+    input: Tensor,  # noqa: A002
+    target: Tensor,
+    *,
+    reduction: Reduction = "mean",
+    beta: float = 1.0,
+) -> Tensor:
+    """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target): quadratic
+    near 0, linear beyond; beta = 0 is the L1 loss."""
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    d = ops.abs(input - target)
+    if beta == 0:
+        return _reduce(d, reduction)
+    return _reduce(ops.where(d < beta, (0.5 / beta) * d * d, d - 0.5 * beta), reduction)
+
+
+def huber_loss(
+    input: Tensor,  # noqa: A002
+    target: Tensor,
+    *,
+    reduction: Reduction = "mean",
+    delta: float = 1.0,
+) -> Tensor:
+    """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta): smooth_l1_loss times delta
+    (with beta = delta)."""
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    d = ops.abs(input - target)
+    return _reduce(ops.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), reduction)
+
+
+def kl_div(
+    input: Tensor,  # noqa: A002
+    target: Tensor,
+    *,
+    reduction: Literal["none", "mean", "sum", "batchmean"] = "mean",
+    log_target: bool = False,
+) -> Tensor:
+    """The Kullback-Leibler divergence of `target` from log-probabilities `input`, pointwise
+    t (log t - input) (0 where t = 0), or exp(t) (t - input) with `log_target`.
+    'batchmean' divides the sum by the batch size (the divergence proper); 'mean' divides
+    by the number of elements, as PyTorch."""
+    target = as_tensor(target)
+    if log_target:
+        loss = ops.exp(target) * (target - input)
+    else:
+        positive = target > 0
+        log_t = ops.log(ops.where(positive, target, 1.0))
+        loss = ops.where(positive, target * (log_t - input), -target * input)
+    if reduction == "batchmean":
+        return ops.sum(loss) / (input.shape[0] if input.ndim else 1)
+    return _reduce(loss, reduction)

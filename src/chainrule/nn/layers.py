@@ -26,6 +26,8 @@ __all__ = [
     "LayerNorm",
     "Embedding",
     "Flatten",
+    "BatchNorm1d",
+    "BatchNorm2d",
 ]
 
 
@@ -304,3 +306,88 @@ class Flatten(Module):
     def extra_repr(self) -> str:
         """The axes merged."""
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class _BatchNorm(Module):
+    """Batch normalisation over axis 1 (channels): weight starts at ones, bias at zeros;
+    running_mean (zeros), running_var (ones) and num_batches_tracked are buffers, updated
+    in training (by `momentum`, or as a cumulative average when momentum is None) and used
+    in eval mode."""
+
+    _dims: tuple[int, ...] = ()
+
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        *,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        self.num_features = num_features
+        self.eps = eps
+        self.momentum = momentum
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = Parameter(ops.ones((num_features,), dtype=dtype))
+            self.bias = Parameter(ops.zeros((num_features,), dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", ops.zeros((num_features,), dtype=dtype))
+            self.register_buffer("running_var", ops.ones((num_features,), dtype=dtype))
+            self.register_buffer("num_batches_tracked", ops.asarray(0, dtype=ops.int64))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+
+    def forward(self, x: Tensor) -> Tensor:
+        """x normalised per channel: by the batch in training (or without running
+        statistics), by the running statistics in eval mode."""
+        if x.ndim not in self._dims:
+            wanted = " or ".join(f"{d}D" for d in self._dims)
+            raise ValueError(f"expected {wanted} input (got {x.ndim}D input)")
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats:
+            self.num_batches_tracked.add_(1)
+            if self.momentum is None:  # cumulative moving average
+                factor = 1.0 / int(self.num_batches_tracked)
+        by_batch = self.training or self.running_mean is None
+        return F.batch_norm(
+            x,
+            self.running_mean,
+            self.running_var,
+            self.weight,
+            self.bias,
+            by_batch,
+            factor,
+            self.eps,
+        )
+
+    if TYPE_CHECKING:
+        __call__ = forward
+
+    def extra_repr(self) -> str:
+        """Features and settings."""
+        return (
+            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+            f"affine={self.affine}, track_running_stats={self.track_running_stats}"
+        )
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch normalisation of (N, C) or (N, C, L) input, per channel C."""
+
+    _dims = (2, 3)
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalisation of (N, C, H, W) input, per channel C."""
+
+    _dims = (4,)

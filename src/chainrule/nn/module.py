@@ -1,6 +1,6 @@
-"""Module and Parameter, with PyTorch's semantics: parameters and submodules registered by
-attribute assignment, walked in registration order (a module's own parameters before its
-submodules', a shared one once), state dicts of plain arrays, train/eval mode."""
+"""Module and Parameter, with PyTorch's semantics: parameters, buffers and submodules registered
+by attribute assignment, walked in registration order (a module's own parameters before its
+submodules', a shared one once), state dicts of plain arrays, train/eval mode, `to`."""
 
 from __future__ import annotations
 
@@ -10,11 +10,13 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
+from .. import _backend
 from .. import _namespace as ops
 from .._mode import grad_mode
 from .._tensor import Tensor, no_grad
+from ..autograd.function import Function, FunctionCtx
 
-__all__ = ["Module", "Parameter"]
+__all__ = ["HookHandle", "Module", "Parameter"]
 
 # Parameters are plain tensors (the engine's fast paths check `x.__class__ is Tensor`), known
 # by identity: id -> weak reference, dropped when the tensor goes.
@@ -105,7 +107,12 @@ class Module:
 
     def __init__(self) -> None:
         object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_non_persistent_buffers_set", set())
         object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_forward_hooks", OrderedDict())
+        object.__setattr__(self, "_backward_hooks", OrderedDict())
         object.__setattr__(self, "training", True)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
@@ -115,7 +122,28 @@ class Module:
         )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._forward_pre_hooks or self._forward_hooks or self._backward_hooks:
+            return _call_with_hooks(self, args, kwargs)
         return self.forward(*args, **kwargs)
+
+    # -- hooks
+
+    def register_forward_pre_hook(self, hook: Callable[..., Any]) -> HookHandle:
+        """Call `hook(module, args)` before each forward; a value it returns (a tuple, or one
+        argument) replaces the positional arguments. Returns a handle with remove()."""
+        return HookHandle(self._forward_pre_hooks, hook)
+
+    def register_forward_hook(self, hook: Callable[..., Any]) -> HookHandle:
+        """Call `hook(module, args, output)` after each forward; a value it returns replaces
+        the output. Returns a handle with remove()."""
+        return HookHandle(self._forward_hooks, hook)
+
+    def register_full_backward_hook(self, hook: Callable[..., Any]) -> HookHandle:
+        """Call `hook(module, grad_input, grad_output)` when the gradients of the module's
+        tensor inputs have been computed (from this call only: not from other uses of the
+        inputs); a tuple it returns replaces grad_input. grad_input has None for inputs that
+        need no gradient. Returns a handle with remove()."""
+        return HookHandle(self._backward_hooks, hook)
 
     # -- registration
 
@@ -146,12 +174,19 @@ class Module:
                     "(nn.Module or None expected)"
                 )
             modules[name] = None
+        elif name in self._buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(
+                    f"cannot assign '{type(value).__name__}' as buffer '{name}' "
+                    "(Tensor or None expected)"
+                )
+            self._buffers[name] = value
         else:
             object.__setattr__(self, name, value)
 
     def __getattr__(self, name: str) -> Any:
         d = self.__dict__
-        for registry in ("_parameters", "_modules"):
+        for registry in ("_parameters", "_buffers", "_modules"):
             entries = d.get(registry)
             if entries is not None and name in entries:
                 return entries[name]
@@ -160,6 +195,9 @@ class Module:
     def __delattr__(self, name: str) -> None:
         if name in self._parameters:
             del self._parameters[name]
+        elif name in self._buffers:
+            del self._buffers[name]
+            self._non_persistent_buffers_set.discard(name)
         elif name in self._modules:
             del self._modules[name]
         else:
@@ -173,6 +211,24 @@ class Module:
                 "(nn.Parameter or None required)"
             )
         self._parameters[name] = param
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Register `tensor` (state that is not a parameter: running statistics) under `name`:
+        moved by `to`, in `state_dict` unless not `persistent`."""
+        if "." in name or not name:
+            raise KeyError(f'buffer name can\'t contain "." or be empty, got "{name}"')
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(
+                f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
+                "(torch Tensor or None required)"
+            )
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
 
     def add_module(self, name: str, module: Module | None) -> None:
         """Register `module` (or None) as the submodule `name`."""
@@ -237,6 +293,39 @@ class Module:
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
+    def named_buffers(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple[str, Tensor]]:
+        """(name, buffer), in the order of `named_parameters`, each buffer once."""
+        seen: set[int] = set()
+        walk = self.named_modules(prefix) if recurse else iter([(prefix, self)])
+        for module_name, module in walk:
+            for name, b in module._buffers.items():
+                if b is None or id(b) in seen:
+                    continue
+                seen.add(id(b))
+                yield (f"{module_name}.{name}" if module_name else name), b
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        """The buffers, in the order of `named_buffers`."""
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def apply(self, fn: Callable[[Module], Any]) -> Module:
+        """Call `fn` on every submodule, then on this module (children before parents, as
+        PyTorch: an initialisation that a parent overrides runs last); returns the module."""
+        order: list[Module] = []
+        stack: list[Module] = [self]
+        seen: set[int] = set()
+        while stack:  # a pre-order walk with the children's order reversed, read backwards
+            module = stack.pop()
+            if id(module) in seen:
+                continue
+            seen.add(id(module))
+            order.append(module)
+            stack.extend(m for m in module._modules.values() if m is not None)
+        for module in reversed(order):
+            fn(module)
+        return self
+
     # -- modes and gradients
 
     def train(self, mode: bool = True) -> Module:
@@ -261,31 +350,56 @@ class Module:
         """Reset the gradients of the parameters: to None, or to zeros written in place."""
         zero_grads(self.parameters(), set_to_none)
 
+    def to(self, *args: Any, **kwargs: Any) -> Module:
+        """Move and/or cast the parameters and buffers (and the parameters' gradients) in
+        place, keeping the tensor objects: `to(dtype)`, `to(device)`, `to(device, dtype)`,
+        `to(tensor)`, or `dtype=`/`device=`. A dtype applies to floating tensors only, as in
+        PyTorch. Returns the module."""
+        dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
+        kwargs.pop("non_blocking", None)
+        if kwargs:
+            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+        for a in args:
+            if isinstance(a, Tensor):
+                dtype, device = a.dtype, a.device
+            elif _is_dtype(a):
+                dtype = a
+            else:
+                device = a
+        with no_grad():
+            for t in (*self.parameters(), *self.buffers()):
+                _move(t, dtype, device)
+                if t.grad is not None:
+                    _move(t.grad, dtype, device)
+        return self
+
+    def float(self) -> Module:
+        """Cast the floating parameters and buffers to float32; returns the module."""
+        return self.to(ops.float32)
+
+    def double(self) -> Module:
+        """Cast the floating parameters and buffers to float64; returns the module."""
+        return self.to(ops.float64)
+
     # -- state
 
     def state_dict(self) -> OrderedDict[str, Any]:
-        """name -> a copy of the parameter's values, as an array of its library (NumPy by
-        default); a shared parameter appears under each of its names, as in PyTorch."""
+        """name -> a copy of the values of each parameter and persistent buffer (each module's
+        parameters, then its buffers), as an array of its library (NumPy by default); a shared
+        parameter appears under each of its names, as in PyTorch."""
         out: OrderedDict[str, Any] = OrderedDict()
-        for module_name, module in self.named_modules():
-            for name, p in module._parameters.items():
-                if p is not None:
-                    key = f"{module_name}.{name}" if module_name else name
-                    out[key] = p._xp.asarray(p._data, copy=True)
+        for key, t in _state(self).items():
+            out[key] = t._xp.asarray(t._data, copy=True)
         return out
 
     def load_state_dict(
         self, state_dict: Mapping[str, Any], strict: bool = True
     ) -> _IncompatibleKeys:
         """Copy the values of `state_dict` (arrays of any library, or tensors) into the
-        parameters, keeping the parameter objects. With `strict`, a missing or unexpected key
-        raises RuntimeError; a shape that differs always does. Returns (missing_keys,
-        unexpected_keys)."""
-        own: dict[str, Tensor] = {}
-        for module_name, module in self.named_modules():
-            for name, p in module._parameters.items():
-                if p is not None:
-                    own[f"{module_name}.{name}" if module_name else name] = p
+        parameters and persistent buffers, keeping the tensor objects. With `strict`, a
+        missing or unexpected key raises RuntimeError; a shape that differs always does.
+        Returns (missing_keys, unexpected_keys)."""
+        own = _state(self)
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
         errors = []
@@ -349,3 +463,145 @@ def zero_grads(params: Iterable[Tensor], set_to_none: bool) -> None:
             p.grad = ops.zeros_like(g)
         else:
             g[...] = 0
+
+
+def _state(module: Module) -> dict[str, Tensor]:
+    """The tensors of a state dict by name: each module's parameters, then its persistent
+    buffers."""
+    own: dict[str, Tensor] = {}
+    for module_name, m in module.named_modules():
+        prefix = f"{module_name}." if module_name else ""
+        for name, p in m._parameters.items():
+            if p is not None:
+                own[prefix + name] = p
+        for name, b in m._buffers.items():
+            if b is not None and name not in m._non_persistent_buffers_set:
+                own[prefix + name] = b
+    return own
+
+
+def _is_dtype(a: Any) -> bool:
+    return isinstance(a, (_backend.DType, type, _backend.np.dtype))
+
+
+def _move(t: Tensor, dtype: Any, device: Any) -> None:
+    """Give t (in place: the same object) its values on `device` and, if floating, in
+    `dtype`."""
+    out = t.detach()
+    if device is not None and device != t.device:
+        out = out.to_device(device)
+    if dtype is not None and t.dtype.kind in "fc" and out.dtype != dtype:
+        out = ops.astype(out, dtype)
+    if out._data is not t._data:
+        t._data = out._data
+
+
+class HookHandle:
+    """What registering a module hook returns: `remove()` takes the hook away."""
+
+    _next_id = 0
+
+    def __init__(self, hooks: OrderedDict[int, Any], hook: Callable[..., Any]) -> None:
+        HookHandle._next_id += 1
+        self.id = HookHandle._next_id
+        self._hooks = weakref.ref(hooks)
+        hooks[self.id] = hook
+
+    def remove(self) -> None:
+        """Take the hook away (again: nothing)."""
+        hooks = self._hooks()
+        if hooks is not None:
+            hooks.pop(self.id, None)
+
+    def __enter__(self) -> HookHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+
+class _BackwardHookState:
+    """One hooked call's module and the gradients of its outputs, once they arrived."""
+
+    def __init__(self, module: Module, n_inputs: int, n_tensors: int) -> None:
+        self.module = module
+        self.n_inputs = n_inputs  # the tensor inputs that need a gradient
+        self.n_tensors = n_tensors  # all tensor inputs
+        self.grad_output: tuple = ()
+
+    def run(self, grad_input: tuple) -> tuple:
+        for hook in list(self.module._backward_hooks.values()):
+            result = hook(self.module, grad_input, self.grad_output)
+            if result is not None:
+                grad_input = tuple(result)
+        return grad_input
+
+
+class _HookInputs(Function):
+    """Identity on a hooked call's tensor inputs: its backward gets their gradients from this
+    call alone and runs the module's backward hooks on them."""
+
+    @staticmethod
+    def forward(ctx: FunctionCtx, state: _BackwardHookState, *xs: Tensor) -> tuple:
+        ctx.state = state
+        return tuple(x.detach() for x in xs)
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, *grads: Tensor) -> tuple:
+        needs = ctx.needs_input_grad[1:]
+        grad_input = tuple(g if need else None for g, need in zip(grads, needs))
+        return (None, *ctx.state.run(grad_input))
+
+
+class _HookOutputs(Function):
+    """Identity on a hooked call's tensor outputs: its backward keeps their gradients (and
+    runs the hooks itself when no input needs a gradient)."""
+
+    @staticmethod
+    def forward(ctx: FunctionCtx, state: _BackwardHookState, *outs: Tensor) -> tuple:
+        ctx.state = state
+        return tuple(o.detach() for o in outs)
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, *grads: Tensor) -> tuple:
+        state = ctx.state
+        state.grad_output = grads
+        if state.n_inputs == 0:
+            state.run((None,) * state.n_tensors)
+        return (None, *grads)
+
+
+def _call_with_hooks(module: Module, args: tuple, kwargs: dict) -> Any:
+    """Module.__call__ with hooks: forward pre-hooks, forward, forward hooks; for backward
+    hooks the tensor inputs and outputs pass through identities that catch their gradients."""
+    for hook in list(module._forward_pre_hooks.values()):
+        result = hook(module, args)
+        if result is not None:
+            args = result if isinstance(result, tuple) else (result,)
+    state = None
+    if module._backward_hooks:
+        places = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
+        tensors = sum(isinstance(a, Tensor) for a in args)
+        state = _BackwardHookState(module, len(places), tensors)
+        if places:
+            wrapped = _HookInputs.apply(state, *(args[i] for i in places))
+            args = list(args)
+            for i, t in zip(places, wrapped):
+                args[i] = t
+            args = tuple(args)
+    output = module.forward(*args, **kwargs)
+    for hook in list(module._forward_hooks.values()):
+        result = hook(module, args, output)
+        if result is not None:
+            output = result
+    if state is not None:
+        single = isinstance(output, Tensor)
+        outs = (output,) if single else output
+        if isinstance(outs, tuple) and any(isinstance(o, Tensor) and o.requires_grad for o in outs):
+            spots = [i for i, o in enumerate(outs) if isinstance(o, Tensor) and o.requires_grad]
+            wrapped = _HookOutputs.apply(state, *(outs[i] for i in spots))
+            outs = list(outs)
+            for i, t in zip(spots, wrapped):
+                outs[i] = t
+            output = outs[0] if single else tuple(outs)
+    return output

@@ -1,0 +1,74 @@
+"""PyTorch's `nn.utils` helpers for training loops: gradient clipping by norm or value, and
+parameters flattened to one vector and back."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .. import _namespace as ops
+from .. import linalg
+from .._tensor import Tensor, no_grad
+
+__all__ = [
+    "clip_grad_norm_",
+    "clip_grad_value_",
+    "parameters_to_vector",
+    "vector_to_parameters",
+]
+
+
+def _tensors(parameters: Tensor | Iterable[Tensor]) -> list[Tensor]:
+    return [parameters] if isinstance(parameters, Tensor) else list(parameters)
+
+
+def clip_grad_norm_(
+    parameters: Tensor | Iterable[Tensor],
+    max_norm: float,
+    norm_type: float = 2.0,
+    error_if_nonfinite: bool = False,
+) -> Tensor:
+    """Scale the parameters' gradients in place so that their joint `norm_type`-norm (of all
+    gradients as one vector) is at most `max_norm`: each is multiplied by
+    min(1, max_norm / (norm + 1e-6)). Returns the norm before clipping."""
+    grads = [p.grad for p in _tensors(parameters) if p.grad is not None]
+    if not grads:
+        return ops.asarray(0.0)
+    with no_grad():
+        norms = ops.stack([linalg.vector_norm(g, ord=norm_type) for g in grads])
+        total = linalg.vector_norm(norms, ord=norm_type)
+        if error_if_nonfinite and not bool(ops.isfinite(total)):
+            raise RuntimeError(
+                f"The total norm of order {float(norm_type)} for gradients from `parameters` "
+                "is non-finite, so it cannot be clipped. To disable this error and scale the "
+                "gradients by the non-finite norm anyway, set "
+                "`error_if_nonfinite=False`"
+            )
+        coef = ops.minimum(max_norm / (total + 1e-6), 1.0)
+        for g in grads:
+            g.mul_(ops.astype(coef, g.dtype))
+    return total
+
+
+def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float) -> None:
+    """Clamp the parameters' gradients in place to [-clip_value, clip_value]."""
+    with no_grad():
+        for p in _tensors(parameters):
+            if p.grad is not None:
+                p.grad.clamp_(-clip_value, clip_value)
+
+
+def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
+    """The parameters' values flattened and joined in one vector (differentiable)."""
+    return ops.concat([ops.reshape(p, (-1,)) for p in parameters])
+
+
+def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
+    """Write consecutive slices of `vec` into the parameters, in place (without recording)."""
+    if not isinstance(vec, Tensor):
+        raise TypeError(f"expected torch.Tensor, but got: {type(vec).__name__}")
+    start = 0
+    with no_grad():
+        for p in parameters:
+            n = p.size
+            p.copy_(ops.reshape(vec[start : start + n], p.shape))
+            start += n

@@ -1,0 +1,89 @@
+"""The loss functions and modules against PyTorch: values and input gradients of the calls in
+fixtures/loss_cases.py, recorded from PyTorch (fixtures/losses_torch.json, made by
+fixtures/make_loss_fixtures.py); second derivatives by finite differences; bad settings."""
+
+import json
+import pathlib
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+import chainrule.nn.functional as F
+from chainrule import nn
+from chainrule.autograd import grad, gradgradcheck
+from conftest import T
+from fixtures.loss_cases import CASES, inputs
+from test_ops import assert_values
+
+RECORD = json.loads((pathlib.Path(__file__).parent / "fixtures" / "losses_torch.json").read_text())
+INTEGERS = ("labels", "ignored", "padded")
+
+
+def _env():
+    env = {"F": F, "nn": nn}
+    for name, value in inputs().items():
+        env[name] = T(value, np.int64 if name in INTEGERS else None)
+    env["a"].requires_grad_(True)
+    return env
+
+
+def test_the_record_covers_every_case():
+    assert set(RECORD["cases"]) == set(CASES)
+
+
+@pytest.mark.parametrize("source", CASES)
+def test_loss_value_and_gradient_are_pytorchs(source):
+    env = _env()
+    out = eval(source, env)
+    (g,) = grad(cr.sum(out), env["a"])
+    expected = RECORD["cases"][source]
+    assert_values(out, expected["value"], rtol=1e-12, atol=1e-14)
+    assert_values(g, expected["grad"], rtol=1e-10, atol=1e-14)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "F.l1_loss(a, t)",
+        "F.smooth_l1_loss(a, t, beta=0.3)",
+        "F.huber_loss(a, t, delta=0.4)",
+        "F.binary_cross_entropy(a.sigmoid(), p)",
+        "nn.BCEWithLogitsLoss(weight=w, pos_weight=pw)(a, p)",
+        "F.kl_div(a.log_softmax(1), probs, reduction='batchmean')",
+        "nn.CrossEntropyLoss(weight=cw, label_smoothing=0.3)(a, padded)",
+        "nn.CrossEntropyLoss(label_smoothing=0.25)(a, probs)",
+    ],
+)
+def test_loss_second_derivatives(source):
+    env = _env()
+    a = env.pop("a")
+    assert gradgradcheck(lambda x: eval(source, {**env, "a": x}), (a,), eps=1e-6)
+
+
+def test_loss_modules_hold_their_settings_and_weights_as_buffers():
+    weights = T(np.ones(3))
+    loss = nn.CrossEntropyLoss(weight=weights, label_smoothing=0.1)
+    assert loss.weight is weights and "weight" in loss.state_dict()
+    assert loss.reduction == "mean" and loss.ignore_index == -100
+    assert repr(nn.MSELoss(reduction="sum")) == "MSELoss(reduction='sum')"
+
+
+def test_bad_loss_settings_raise_as_pytorch():
+    x, t = T(np.full(3, 0.5)), T(np.zeros(3))
+    with pytest.raises(RuntimeError, match="negative values for beta"):
+        F.smooth_l1_loss(x, t, beta=-1.0)
+    with pytest.raises(RuntimeError, match="non-positive values for delta"):
+        F.huber_loss(x, t, delta=0.0)
+    with pytest.raises(ValueError, match="target size"):
+        F.binary_cross_entropy(x, T(np.zeros(2)))
+    with pytest.raises(RuntimeError, match="weight tensor should be defined"):
+        F.cross_entropy(T(np.zeros((2, 3))), T(np.array([0, 1])), T(np.ones(2)))
+    with pytest.raises(IndexError, match="Target 5 is out of bounds"):
+        F.cross_entropy(T(np.zeros((2, 3))), T(np.array([5, -100])))
+
+
+def test_binary_cross_entropy_is_finite_at_certain_predictions():
+    p = T(np.array([0.0, 1.0]), requires_grad=True)
+    loss = F.binary_cross_entropy(p, T(np.array([1.0, 0.0])), reduction="none")
+    assert_values(loss, [100.0, 100.0])
