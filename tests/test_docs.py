@@ -1,11 +1,16 @@
 """The documentation: every public callable of chainrule (everything reachable from
 `chainrule.__all__` and its submodules' `__all__`, with the public methods and properties of
-the classes there, Tensor's included) has a docstring; the user guide's pages and mkdocs.yml
-agree, and the code of each page runs; py.typed ships."""
+the classes there, Tensor's included) has a docstring and a place in the API reference; the
+user guide's pages and mkdocs.yml agree; every Python code block of the README and the guide
+runs on its own and prints what the text shows; py.typed ships."""
 
+import importlib.util
 import inspect
+import os
 import pathlib
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -70,20 +75,58 @@ def test_the_guide_and_its_navigation_agree():
     assert listed == pages
 
 
-PAGES_WITH_CODE = sorted(
-    p.relative_to(ROOT / "docs").as_posix()
-    for p in (ROOT / "docs").rglob("*.md")
-    if "```python" in p.read_text()
+# A ```python block at the start of a line, and the ```text block after it (blank lines or a
+# line "prints" between them), if any: what the block prints.
+BLOCK = re.compile(
+    r"^```python\n(?P<code>.*?)^```\n(?:\s*\n|prints\n)*(?:^```text\n(?P<out>.*?)^```)?",
+    flags=re.DOTALL | re.MULTILINE,
 )
+# Libraries beyond NumPy that a block may import: without them it is skipped.
+OPTIONAL = {
+    "array_api_strict",
+    "cupy",
+    "dask",
+    "distributed",
+    "jax",
+    "matplotlib",
+    "scipy",
+    "sklearn",
+    "torch",
+}
 
 
-@pytest.mark.skipif(BACKEND is not np, reason="the guide's examples make NumPy tensors")
-@pytest.mark.parametrize("page", PAGES_WITH_CODE)
-def test_the_code_of_each_page_runs_in_order(page, capsys):
-    text = (ROOT / "docs" / page).read_text()
-    namespace: dict = {"__name__": "__docs__"}
-    for i, block in enumerate(re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)):
-        exec(compile(block, f"docs/{page}, code block {i + 1}", "exec"), namespace)
+def code_blocks():
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    for page in pages:
+        name = page.relative_to(ROOT).as_posix()
+        for i, m in enumerate(BLOCK.finditer(page.read_text())):
+            yield pytest.param(m["code"], m["out"], id=f"{name}:{i + 1}")
+
+
+BLOCKS = list(code_blocks())
+
+
+def test_the_readme_and_the_guide_have_code_blocks_with_outputs_shown():
+    names = [b.id for b in BLOCKS]
+    assert "README.md:1" in names and any(n.startswith("docs/compile.md") for n in names)
+    assert all(b.values[1] is not None for b in BLOCKS if b.id.startswith("README.md"))
+
+
+@pytest.mark.skipif(BACKEND is not np, reason="the examples make tensors of the default library")
+@pytest.mark.parametrize(("code", "expected"), BLOCKS)
+def test_each_code_block_runs_on_its_own_and_prints_what_the_text_shows(code, expected, tmp_path):
+    imported = set(re.findall(r"^\s*(?:import|from)\s+(\w+)", code, flags=re.MULTILINE))
+    for library in sorted(imported & OPTIONAL):
+        if importlib.util.find_spec(library) is None:
+            pytest.skip(f"needs {library}, which is not installed")
+    env = {k: v for k, v in os.environ.items() if k != "CHAINRULE_BACKEND"}
+    # A fresh interpreter per block: a block sees no names, seeds or settings of another.
+    run = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    if expected is not None:
+        assert run.stdout.rstrip() == expected.rstrip()
 
 
 def test_the_package_is_marked_as_typed():
