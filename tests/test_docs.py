@@ -2,8 +2,10 @@
 `chainrule.__all__` and its submodules' `__all__`, with the public methods and properties of
 the classes there, Tensor's included) has a docstring and a place in the API reference; the
 user guide's pages and mkdocs.yml agree; every Python code block of the README and the guide
-runs on its own and prints what the text shows; py.typed ships."""
+runs on its own and prints what the text shows, and every docstring example runs as a
+doctest; py.typed ships."""
 
+import doctest
 import importlib.util
 import inspect
 import os
@@ -66,6 +68,28 @@ def test_the_walk_reaches_every_public_module_and_tensor_methods():
 @pytest.mark.parametrize("name", sorted(CALLABLES))
 def test_every_public_callable_has_a_docstring(name):
     assert inspect.getdoc(CALLABLES[name]), f"{name} has no docstring"
+
+
+DOCTESTS = {name: obj for name, obj in CALLABLES.items() if ">>>" in (inspect.getdoc(obj) or "")}
+
+
+def test_the_entry_points_a_newcomer_meets_first_have_docstring_examples():
+    first = {"compile", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode"}
+    first |= {"ConcretizationError", "CompileWarning"}
+    assert {f"chainrule.{name}" for name in first} <= set(DOCTESTS)
+
+
+@pytest.mark.skipif(BACKEND is not np, reason="the examples show tensors of the default library")
+@pytest.mark.parametrize("name", sorted(DOCTESTS))
+def test_each_docstring_example_runs_as_a_doctest(name):
+    obj = DOCTESTS[name]
+    obj = obj.fget if isinstance(obj, property) else obj
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    report: list[str] = []
+    for test in doctest.DocTestFinder(recurse=False).find(obj, name, globs={}):
+        runner.run(test, out=report.append)
+    assert runner.failures == 0, "".join(report)
+    assert runner.tries > 0
 
 
 def test_the_guide_and_its_navigation_agree():
