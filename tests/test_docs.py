@@ -142,6 +142,7 @@ BLOCK = re.compile(
 # Libraries beyond NumPy that a block may import: without them it is skipped.
 OPTIONAL = {
     "array_api_strict",
+    "autograd",
     "cupy",
     "dask",
     "distributed",
