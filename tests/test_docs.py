@@ -179,6 +179,9 @@ def test_each_code_block_runs_on_its_own_and_prints_what_the_text_shows(code, ex
         if importlib.util.find_spec(library) is None:
             pytest.skip(f"needs {library}, which is not installed")
     env = {k: v for k, v in os.environ.items() if k != "CHAINRULE_BACKEND"}
+    # The chainrule under test, wherever the block runs (a relative PYTHONPATH would not do).
+    package_dir = str(pathlib.Path(cr.__file__).parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_dir, env.get("PYTHONPATH")]))
     # A fresh interpreter per block: a block sees no names, seeds or settings of another.
     run = subprocess.run(
         [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True
