@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import chainrule as cr
-from chainrule import autograd
+from chainrule import autograd, nn
 from chainrule.autograd import Function, grad
 from chainrule.autograd.function import once_differentiable
 from chainrule.autograd.graph import (
@@ -510,3 +510,23 @@ def test_to_dot_writes_every_node_and_edge(tmp_path):
     for name in ("SumBackward0", "MulBackward0", "ExpBackward0", "AccumulateGrad"):
         assert name in text
     assert text.count("->") == 4
+
+
+def test_to_dot_names_the_leaves_given_as_params_and_no_private_class():
+    cr.random.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.GELU(), nn.Linear(4, 1))
+    loss = cr.sum(model(T(np.ones((2, 3)))))
+    text = to_dot(loss, params=dict(model.named_parameters()))
+    for name in ("0.weight", "0.bias", "2.weight", "2.bias"):
+        assert f'label="{name}\\n' in text
+    assert "AccumulateGrad" not in text
+    assert "ErfBackward" in text and "_Erf" not in text
+    assert "AccumulateGrad" in to_dot(loss)  # without names, as before
+
+
+@pytest.mark.parametrize("show", [summary, to_dot])
+def test_summary_and_to_dot_of_a_module_say_what_they_take(show):
+    with pytest.raises(
+        TypeError, match=r"takes tensors .* not Linear: call it as \w+\(model\(x\)\)"
+    ):
+        show(nn.Linear(2, 2))

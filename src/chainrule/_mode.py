@@ -83,7 +83,15 @@ class _ModeContext:
 
 
 class no_grad(_ModeContext):
-    """Disable recording of operations (context manager or decorator)."""
+    """Disable recording of operations (context manager or decorator): results computed
+    inside need no grad and have no grad_fn. Thread-local, as PyTorch's.
+
+    >>> import chainrule as cr
+    >>> x = cr.tensor([1.0, 2.0], requires_grad=True)
+    >>> with cr.no_grad():
+    ...     y = x * 2
+    >>> y.requires_grad
+    False"""
 
     __slots__ = ()
 
@@ -92,7 +100,14 @@ class no_grad(_ModeContext):
 
 
 class enable_grad(_ModeContext):
-    """Enable recording of operations (context manager or decorator)."""
+    """Enable recording of operations (context manager or decorator), inside `no_grad`.
+
+    >>> import chainrule as cr
+    >>> x = cr.tensor([1.0, 2.0], requires_grad=True)
+    >>> with cr.no_grad(), cr.enable_grad():
+    ...     y = x * 2
+    >>> y.requires_grad
+    True"""
 
     __slots__ = ()
 
@@ -101,7 +116,13 @@ class enable_grad(_ModeContext):
 
 
 class set_grad_enabled(_ModeContext):
-    """Set grad mode to `mode`: at once when called, and as a context manager or decorator."""
+    """Set grad mode to `mode` (a bool): at once when called, and as a context manager or
+    decorator (which restores the previous mode on exit).
+
+    >>> import chainrule as cr
+    >>> with cr.set_grad_enabled(False):
+    ...     print(cr.is_grad_enabled())
+    False"""
 
     __slots__ = ()
 
@@ -127,7 +148,15 @@ class inference_mode:
     """Inference mode (context manager or decorator): nothing is recorded, as under no_grad,
     and the tensors made are inference tensors, which can never be saved for backward or
     require grad, and are written in place only in inference mode. `inference_mode(False)`
-    turns it off inside."""
+    turns it off inside.
+
+    :param mode: True (the default) turns inference mode on, False off.
+
+    >>> import chainrule as cr
+    >>> with cr.inference_mode():
+    ...     y = cr.ones(2) * 2
+    >>> y.is_inference()
+    True"""
 
     __slots__ = ("mode", "prev")
 

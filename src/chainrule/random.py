@@ -213,6 +213,8 @@ def _shape(shape: tuple[Any, ...]) -> tuple[int, ...]:
 
 
 default_generator = Generator(0)
+"""The generator that `manual_seed` seeds and that layers, dropout and the functions of this
+module draw from when no `generator=` is given."""
 
 
 def manual_seed(seed: int) -> Generator:

@@ -25,7 +25,18 @@ np = _backend.np
 
 class CompileWarning(UserWarning):
     """chainrule.compile runs a function eagerly (it can't replay it), or traces it again
-    and again."""
+    and again. The message names the reason; turn it into an error to make sure a function
+    replays:
+
+    >>> import warnings
+    >>> import chainrule as cr
+    >>> @cr.compile
+    ... def f(x):
+    ...     return cr.sum(x**2)
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error", cr.CompileWarning)
+    ...     print(f(cr.ones(3)), f(cr.ones(3)))
+    tensor(3.) tensor(3.)"""
 
 
 # ----------------------------------------------------------------------------- pytrees
@@ -297,7 +308,23 @@ def compile(  # noqa: A001 - chainrule.compile, as torch.compile and jax.jit's r
     and whether it requires grad (a new kind is traced again); each other value (and the
     arguments named by `static_argnums` / `static_argnames`), by equality. Tensors the
     function reads from outside (parameters) are read at each call. What it can't replay
-    runs eagerly, with a CompileWarning saying why."""
+    runs eagerly, with a CompileWarning saying why.
+
+    :param fn: the function; without it, `compile(...)` returns a decorator.
+    :param static_argnums: positions of arguments whose values (not only their kind) key the
+        trace, as constants of it.
+    :param static_argnames: the same, by keyword name.
+    :param cache_size: how many kinds of input keep their trace (the latest ones).
+    :returns: a `CompiledFunction`, called as `fn`.
+
+    >>> import chainrule as cr
+    >>> @cr.compile
+    ... def f(x):
+    ...     return cr.sum(cr.sin(x) ** 2)
+    >>> f(cr.zeros(3))  # traces
+    tensor(0.)
+    >>> round(f(cr.ones(3) * 0.5).item(), 6)  # replays
+    0.689547"""
     if isinstance(static_argnums, int):
         static_argnums = (static_argnums,)
     if isinstance(static_argnames, str):

@@ -45,7 +45,17 @@ _PLAIN = frozenset((int, float, bool, complex, str, type(None), slice, type(Elli
 class ConcretizationError(TypeError):
     """A traced tensor's values were asked for in Python (bool(), float(), item(), numpy(),
     ...) while chainrule.compile traced a function: they are not known when the trace is
-    replayed."""
+    replayed. A TypeError, as JAX's.
+
+    >>> import chainrule as cr
+    >>> @cr.compile
+    ... def f(x):
+    ...     return x if cr.sum(x) > 0 else -x
+    >>> try:
+    ...     f(cr.ones(2))
+    ... except cr.ConcretizationError:
+    ...     print("branch on a value: use chainrule.where")
+    branch on a value: use chainrule.where"""
 
 
 class Unsupported(Exception):

@@ -35,7 +35,12 @@ __all__ = [
 _LEVELS = itertools.count(1)
 
 UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
-UnpackedDualTensor.__doc__ = "unpack_dual's result: the primal, and the tangent (or None)."
+"""`unpack_dual`'s result, a named pair: `primal`, and `tangent` (None for a tensor without one
+at the current level)."""
+UnpackedDualTensor.__doc__ = (
+    "unpack_dual's result, a named pair: primal, and tangent (None for a tensor without one at "
+    "the current level)."
+)
 
 
 def enter_dual_level() -> int:

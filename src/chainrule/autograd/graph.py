@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -196,8 +196,14 @@ def _size(n: float) -> str:
     return f"{n} B"
 
 
-def _walk(tensors: Iterable[Tensor]) -> list[Any]:
+def _walk(tensors: Iterable[Tensor], caller: str) -> list[Any]:
     """Every node and accumulator reachable from the tensors, each once (iteratively)."""
+    for t in tensors:
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"{caller}() takes tensors whose graph to show (a forward pass's output, a "
+                f"loss), not {type(t).__name__}: call it as {caller}(model(x)) or {caller}(loss)"
+            )
     stack = [node_of(t._edge) for t in tensors if t._edge is not None]
     seen: set[Any] = set()
     order = []
@@ -227,7 +233,7 @@ def summary(*tensors: Tensor, top: int = 5) -> GraphSummary:
     list the `top` largest saved values."""
     out = GraphSummary()
     sizes = []
-    for node in _walk(tensors):
+    for node in _walk(tensors, "summary"):
         if node.__class__ is AccumulateGrad:
             out.leaves += 1
             continue
@@ -241,11 +247,18 @@ def summary(*tensors: Tensor, top: int = 5) -> GraphSummary:
     return out
 
 
-def to_dot(*tensors: Tensor, path: str | None = None) -> str:
+def to_dot(
+    *tensors: Tensor, path: str | None = None, params: Mapping[str, Tensor] | None = None
+) -> str:
     """The graph behind `tensors` in Graphviz's DOT language: one box per node with its name
     and saved values (shape, size), leaves with their shapes, an edge per gradient path.
-    Written to `path` when given (render with `dot -Tsvg`)."""
-    nodes = _walk(tensors)
+
+    :param path: where to write it too (render with `dot -Tsvg`).
+    :param params: names of leaves, as `dict(model.named_parameters())`: a leaf found there
+        is labelled by its name (`0.weight`) above its shape.
+    :returns: the DOT text."""
+    nodes = _walk(tensors, "to_dot")
+    names = {id(t): name for name, t in (params or {}).items()}
     ids = {node: f"n{i}" for i, node in enumerate(nodes)}
     lines = ["digraph chainrule {", '  node [shape=box, fontname="Helvetica", fontsize=10];']
     for t in tensors:
@@ -256,7 +269,7 @@ def to_dot(*tensors: Tensor, path: str | None = None) -> str:
         if node.__class__ is AccumulateGrad:
             leaf = node.variable
             shape = "" if leaf is None else f"\\n{leaf.shape} {leaf.dtype}"
-            label = f"AccumulateGrad{shape}"
+            label = f"{names.get(id(leaf), 'AccumulateGrad')}{shape}"
             lines.append(f'  {ids[node]} [label="{label}", style=filled, fillcolor=lightblue];')
             continue
         saved = "".join(

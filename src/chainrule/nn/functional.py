@@ -83,7 +83,9 @@ _FRACTION_LEVELS = 42
 _SERIES_LIMIT = 2.0
 
 
-class _Erf(Function):
+class Erf(Function):
+    """erf as a custom Function (its graph node: ErfBackward); `gelu` calls it."""
+
     @staticmethod
     def forward(ctx: FunctionCtx, x: Tensor) -> Tensor:
         # On the raw arrays: some 80 elementwise steps, no graph to record.
@@ -116,7 +118,7 @@ class _Erf(Function):
 
 
 def _erf(x: Tensor) -> Tensor:
-    return _Erf.apply(as_tensor(x))
+    return Erf.apply(as_tensor(x))
 
 
 def gelu(x: Tensor, /, approximate: Literal["none", "tanh"] = "none") -> Tensor:
