@@ -584,7 +584,7 @@ METHOD_CASES = {
         lambda x: x.mean(axis=-1, keepdims=True),
         lambda a: a.mean(axis=-1, keepdims=True),
     ),
-    "std": (lambda x: x.std(), lambda a: a.std()),
+    "std": (lambda x: x.std(axis=None), lambda a: a.std()),
     "std axis ddof": (lambda x: x.std(axis=0, ddof=1), lambda a: a.std(axis=0, ddof=1)),
     "var axis": (lambda x: x.var(axis=-1, keepdims=True), lambda a: a.var(axis=-1, keepdims=True)),
     "max axis": (lambda x: x.max(axis=0), lambda a: a.max(axis=0)),

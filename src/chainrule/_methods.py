@@ -76,8 +76,8 @@ def _either(name):
 
     method.__name__ = name
     method.__doc__ = (
-        f"PyTorch's `{name}` (see the PyTorch-named methods), or NumPy's when called with "
-        f"NumPy's keywords (axis=, ddof=, keepdims=, out=):\n\n{numpy_method.__doc__}"
+        f"{torch_method.__doc__} With NumPy's keywords (axis=, ddof=, keepdims=, out=) and "
+        "none of PyTorch's, NumPy's method."
     )
     return method
 

@@ -979,7 +979,7 @@ def _asarray(obj: Any, dtype: DTypeLike, device: Device, copy: builtins.bool | N
         plain = xp is not np or obj.__class__ is np.ndarray
         if plain and dtype is None and device is None and not copy:
             if _backend.dtype_kind(obj.dtype) in "biufc":
-                return _new(obj, xp)
+                return _new(_backend.checked(obj), xp)  # refuses a dtype chainrule lacks
     else:
         xp = _backend.default_namespace()
     out = _new(_convert(xp, obj, dtype, copy, device), xp)

@@ -792,11 +792,14 @@ class Tensor:
         return self._data.ndim
 
     @property
-    def size(self) -> ElementCount:
+    def size(self) -> ElementCount | None:
         """The number of elements (an int, as the Array API's `size`); called, as PyTorch's
-        `size()`: the shape, or `size(dim)` one dimension's length."""
+        `size()`: the shape, or `size(dim)` one dimension's length. None where a length is
+        unknown before computing (Dask after a boolean mask), as the Array API says."""
         n = 1
         for s in self._data.shape:
+            if s is None or s != s:  # NaN: Dask's unknown length
+                return None
             n *= s
         return ElementCount(n, self._data.shape)
 
@@ -1117,10 +1120,14 @@ class Tensor:
             correction: float | None = None,
             axis: Axis = None,
             keepdims: bool | None = None,
+            ddof: float = 0,
+            dtype: DTypeLike = None,
+            out: Any = None,
         ) -> Tensor:
             """The standard deviation over `dim` (all dimensions when None), with PyTorch's default
             `correction=1` (Bessel's: the sample std; `unbiased=False` or `correction=0` for the
-            population one)."""
+            population one). With NumPy's keywords (axis=, ddof=, keepdims=, out=) and none of
+            PyTorch's, NumPy's method."""
 
         def var(
             self,
@@ -1131,20 +1138,42 @@ class Tensor:
             correction: float | None = None,
             axis: Axis = None,
             keepdims: bool | None = None,
+            ddof: float = 0,
+            dtype: DTypeLike = None,
+            out: Any = None,
         ) -> Tensor:
             """The variance over `dim` (all dimensions when None), with PyTorch's default
             `correction=1` (Bessel's: the sample var; `unbiased=False` or `correction=0` for the
-            population one)."""
+            population one). With NumPy's keywords (axis=, ddof=, keepdims=, out=) and none of
+            PyTorch's, NumPy's method."""
 
-        def max(self, dim: int | Tensor | None = None, keepdim: bool = False) -> Any:
+        def max(
+            self,
+            dim: int | Tensor | None = None,
+            keepdim: bool = False,
+            *,
+            axis: Axis = None,
+            out: Any = None,
+            keepdims: bool = False,
+        ) -> Any:
             """As PyTorch's: x.max() the maximum of all elements (ties share the gradient);
             x.max(dim) a (values, indices) pair along dim (the gradient goes to the index chosen,
-            the first maximum); x.max(other) the elementwise maximum."""
+            the first maximum); x.max(other) the elementwise maximum. With NumPy's
+            keywords (axis=, ddof=, keepdims=, out=) and none of PyTorch's, NumPy's method."""
 
-        def min(self, dim: int | Tensor | None = None, keepdim: bool = False) -> Any:
+        def min(
+            self,
+            dim: int | Tensor | None = None,
+            keepdim: bool = False,
+            *,
+            axis: Axis = None,
+            out: Any = None,
+            keepdims: bool = False,
+        ) -> Any:
             """As PyTorch's: x.min() the minimum of all elements (ties share the gradient);
             x.min(dim) a (values, indices) pair along dim (the gradient goes to the index chosen,
-            the first minimum); x.min(other) the elementwise minimum."""
+            the first minimum); x.min(other) the elementwise minimum. With NumPy's
+            keywords (axis=, ddof=, keepdims=, out=) and none of PyTorch's, NumPy's method."""
 
         def argmax(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
             """The index of the first maximum along `dim` (of all elements when None)."""
@@ -1158,11 +1187,29 @@ class Tensor:
         def amin(self, dim: Axis = (), keepdim: bool = False) -> Tensor:
             """The minimum over `dim` (all dimensions when empty); ties share the gradient."""
 
-        def all(self, dim: Axis = None, keepdim: bool = False) -> Tensor:
-            """Whether all elements are true over `dim` (all dimensions when None)."""
+        def all(
+            self,
+            dim: Axis = None,
+            keepdim: bool = False,
+            *,
+            axis: Axis = None,
+            out: Any = None,
+            keepdims: bool = False,
+        ) -> Tensor:
+            """Whether all elements are true over `dim` (all dimensions when None). With NumPy's
+            keywords (axis=, ddof=, keepdims=, out=) and none of PyTorch's, NumPy's method."""
 
-        def any(self, dim: Axis = None, keepdim: bool = False) -> Tensor:
-            """Whether any elements are true over `dim` (all dimensions when None)."""
+        def any(
+            self,
+            dim: Axis = None,
+            keepdim: bool = False,
+            *,
+            axis: Axis = None,
+            out: Any = None,
+            keepdims: bool = False,
+        ) -> Tensor:
+            """Whether any elements are true over `dim` (all dimensions when None). With NumPy's
+            keywords (axis=, ddof=, keepdims=, out=) and none of PyTorch's, NumPy's method."""
 
         def cumsum(self, dim: int, *, dtype: DTypeLike = None) -> Tensor:
             """Running sums along `dim` (see chainrule.cumulative_sum)."""
@@ -1191,9 +1238,10 @@ class Tensor:
             """The dimensions from `start_dim` to `end_dim` (inclusive) merged into one; a 0-d
             tensor becomes 1-d."""
 
-        def squeeze(self, dim: int | Sequence[int] | None = None) -> Tensor:
+        def squeeze(self, dim: int | Sequence[int] | None = None, *, axis: Axis = None) -> Tensor:
             """This tensor without its dimensions of size 1 (only those in `dim`, when given; a
-            dimension in `dim` of another size is kept, as PyTorch)."""
+            dimension in `dim` of another size is kept, as PyTorch). With NumPy's keywords
+            (axis=, ddof=, keepdims=, out=) and none of PyTorch's, NumPy's method."""
 
         def unsqueeze(self, dim: int) -> Tensor:
             """This tensor with a dimension of size 1 inserted at `dim`."""
@@ -1298,9 +1346,6 @@ class Tensor:
 
         def bmm(self, mat2: Tensor) -> Tensor:
             """The products of two batches of matrices (3-D tensors)."""
-
-        def dot(self, other: Tensor) -> Tensor:
-            """The inner product of two 1-D tensors."""
 
         def add_(self, other: ArrayLike, *, alpha: float = 1) -> Tensor:
             """self += alpha * other, in place (as the operator)."""
@@ -1422,51 +1467,11 @@ class Tensor:
         def ravel(self, order: str = "C") -> Tensor:
             """The elements as a 1-D tensor (NumPy's ravel)."""
 
-        def flatten(self, order: str = "C") -> Tensor:
-            """The elements as a new 1-D tensor (NumPy's flatten)."""
-
-        def squeeze(self, axis: Axis = None) -> Tensor:
-            """This tensor without its axes of size 1 (only those in `axis`, when given)."""
-
         def astype(self, dtype: DTypeLike, copy: bool = True) -> Tensor:
             """This tensor in `dtype` (see chainrule.astype)."""
 
         def conj(self) -> Tensor:
             """The complex conjugate (see chainrule.conj)."""
-
-        def all(self, axis: Axis = None, out: Any = None, keepdims: bool = False) -> Tensor:
-            """Whether all elements are true over `axis` (all axes when None)."""
-
-        def any(self, axis: Axis = None, out: Any = None, keepdims: bool = False) -> Tensor:
-            """Whether any elements are true over `axis` (all axes when None)."""
-
-        def std(
-            self,
-            axis: Axis = None,
-            dtype: DTypeLike = None,
-            out: Any = None,
-            ddof: float = 0,
-            keepdims: bool = False,
-        ) -> Tensor:
-            """The standard deviation over `axis` (all axes when None), with NumPy's default
-            `ddof=0` (the population one)."""
-
-        def var(
-            self,
-            axis: Axis = None,
-            dtype: DTypeLike = None,
-            out: Any = None,
-            ddof: float = 0,
-            keepdims: bool = False,
-        ) -> Tensor:
-            """The variance over `axis` (all axes when None), with NumPy's default `ddof=0`
-            (the population one)."""
-
-        def max(self, axis: Axis = None, out: Any = None, keepdims: bool = False) -> Tensor:
-            """The maximum over `axis` (all axes when None); ties share the gradient."""
-
-        def min(self, axis: Axis = None, out: Any = None, keepdims: bool = False) -> Tensor:
-            """The minimum over `axis` (all axes when None); ties share the gradient."""
 
         def dot(self, b: ArrayLike) -> Tensor:
             """numpy.dot(self, b): a product with a scalar, matmul up to a 2-D `b`, else the
@@ -1478,9 +1483,6 @@ class Tensor:
         def fill(self, value: ArrayLike) -> None:
             """Fill this tensor with `value`, in place (NumPy's fill; written as item
             assignment)."""
-
-        def clip(self, min: ArrayLike = None, max: ArrayLike = None) -> Tensor:  # noqa: A002
-            """This tensor limited to [min, max] (see chainrule.clip)."""
 
         @property
         def T(self) -> Tensor:
