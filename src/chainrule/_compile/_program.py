@@ -309,11 +309,28 @@ def _vjp_parts(ins) -> list:
 def _loop(rec: Recording, keep, last, treedef, unflatten) -> Callable:
     """The replay as a loop over the instructions, on a list with a place per slot (each
     cleared after its last use). Nothing to compile: cheap to build."""
-    kinds, values = rec.kinds, rec.values
-    # Cleared after instruction i: what it read for the last time, what it made for nothing.
+    plan = _LoopPlan(rec, keep, last)
+    getters = plan.getters
+    enter, execute, leave = plan.enter, plan.execute, plan.leave
+
+    def replay(leaves):
+        r = enter(leaves)
+        if r is None:
+            return RETRACE
+        execute(r)
+        leave(r)
+        return unflatten(treedef, [g(leaves, r) for g in getters])
+
+    return replay
+
+
+def _frees(rec: Recording, keep, last) -> list:
+    """Per instruction, the slots to clear after it (None: none): what it read for the last
+    time, what it made for nothing."""
+    kinds = rec.kinds
     n = len(rec.code)
     frees: list = [None] * n
-    made = [-1] * len(values)
+    made = [-1] * len(rec.values)
     for i, w in enumerate(rec.writes):
         if keep[i]:
             for s in w:
@@ -326,65 +343,98 @@ def _loop(rec: Recording, keep, last, treedef, unflatten) -> Callable:
                 frees[i] = [s]
             else:
                 frees[i].append(s)
-    init: list = [None] * len(values)  # then places for tensors and the shared node
+    return frees
 
-    def place() -> int:
-        init.append(None)
-        return len(init) - 1
 
-    for s, kind in kinds.items():
-        if kind == CONST:
-            init[s] = values[s]
-    checks = []
-    ext_place: dict[int, int] = {}
-    for i, ext in enumerate(rec.externals):
-        if rec.persistent[i]:
-            k = ext_place[i] = place()
-            checks.append(
-                (k, ext.ref, ext.edge, ext.slot is not None, ext.shape, ext.dtype, ext.xp)
-            )
-    arg_place: dict[int, int] = {}
-    loads = []  # (place, leaf position, read ._data) or (place, -1 - external place, True)
-    fresh = []  # (place, namespace, values to copy)
-    for s, kind in kinds.items():
-        if last[s] < 0 or kind == CONST:
-            continue
-        if kind == INPUT:
-            pos = rec.where[s]
-            loads.append((s, pos, rec.input_tensor[pos]))
-        else:
-            i = rec.where[s]
-            ext = rec.externals[i]
-            if ext.shares is not None and not rec.persistent[i] and rec.persistent[ext.shares]:
-                i = ext.shares  # made inside from a tensor from outside: that one's array
+class _LoopPlan:
+    """The loop replay's data: the list of places it starts from (constants; then places for
+    tensors and the shared node), what it checks and loads on entry (enter), the program it
+    runs (execute), what it writes back on exit (leave), and a getter per output."""
+
+    def __init__(self, rec: Recording, keep, last) -> None:
+        self.rec = rec
+        self.init: list = [None] * len(rec.values)
+        for s, kind in rec.kinds.items():
+            if kind == CONST:
+                self.init[s] = rec.values[s]
+        self.guards = rec.guards
+        # (place, ref, edge kind, whether its values are read, shape, dtype, namespace)
+        self.checks: list = []
+        self.ext_place: dict[int, int] = {}
+        for i, ext in enumerate(rec.externals):
             if rec.persistent[i]:
-                loads.append((s, -1 - ext_place[i], True))
-            elif ext.snapshot is not None:  # written inside: a fresh copy at each call
-                fresh.append((s, ext.xp, ext.snapshot))
-            else:
-                init[s] = ext.entry
+                k = self.ext_place[i] = self.place()
+                item = (k, ext.ref, ext.edge, ext.slot is not None, ext.shape, ext.dtype, ext.xp)
+                self.checks.append(item)
+        self.arg_place: dict[int, int] = {}
+        # (place, leaf position, read ._data) or (place, -1 - external place, True)
+        self.loads: list = []
+        self.fresh: list = []  # (place, namespace, values to copy)
+        for s, kind in rec.kinds.items():
+            if last[s] >= 0 and kind != CONST:
+                self._load(s, kind)
+        # (tensor place, what its .grad must be: None, anything but None (-1), an external's
+        # place)
+        self.grad_guards = [
+            (self.tensor_place(ref), None if i is None else -1 if i < 0 else self.ext_place[i])
+            for ref, i in rec.grad_guards
+        ]
+        self.hook_guards = [(self.tensor_place(ref), key) for ref, key in rec.hook_guards]
+        self.hooked = any(key is not None for _, key in rec.hook_guards)
+        frees = _frees(rec, keep, last)
+        self.program = [
+            self._instruction(ins, last, frees[i]) for i, ins in enumerate(rec.code) if keep[i]
+        ]
+        self.tail = self._tail()
+        self.graph = None
+        self.node_place = 0
+        if rec.graph is not None:
+            rule, saved, refs = rec.graph
+            self.node_place = self.place()
+            n_out = sum(spec[0] == "graph" for spec in rec.outputs)
+            versioned = [(j, self.tensor_place(ref)) for j, ref in _saved_tensors(rec, saved)]
+            edges = [self.tensor_place(ref) for ref in refs]
+            self.graph = (rule, saved, edges, n_out, versioned)
+        self.getters = [
+            _output_getter(spec, int, self.tensor_place, self.ext_place, rec.kinds, self.node_place)
+            for spec in rec.outputs
+        ]
 
-    def tensor_place(ref) -> int:
+    def place(self) -> int:
+        self.init.append(None)
+        return len(self.init) - 1
+
+    def tensor_place(self, ref) -> int:
+        """The place of a tensor (("arg", position) or ("ext", index)), loaded on entry."""
         kind, i = ref
         if kind == "ext":
-            return ext_place[i]
-        k = arg_place.get(i)
+            return self.ext_place[i]
+        k = self.arg_place.get(i)
         if k is None:
-            k = arg_place[i] = place()
-            loads.append((k, i, False))
+            k = self.arg_place[i] = self.place()
+            self.loads.append((k, i, False))
         return k
 
-    # (tensor place, what its .grad must be: None, anything but None (-1), an external's place)
-    grad_guards = [
-        (tensor_place(ref), None if i is None else -1 if i < 0 else ext_place[i])
-        for ref, i in rec.grad_guards
-    ]
-    program = []
-    for i, ins in enumerate(rec.code):
-        if not keep[i]:
-            continue
+    def _load(self, s: int, kind: int) -> None:
+        rec = self.rec
+        if kind == INPUT:
+            pos = rec.where[s]
+            self.loads.append((s, pos, rec.input_tensor[pos]))
+            return
+        i = rec.where[s]
+        ext = rec.externals[i]
+        if ext.shares is not None and not rec.persistent[i] and rec.persistent[ext.shares]:
+            i = ext.shares  # made inside from a tensor from outside: that one's array
+        if rec.persistent[i]:
+            self.loads.append((s, -1 - self.ext_place[i], True))
+        elif ext.snapshot is not None:  # written inside: a fresh copy at each call
+            self.fresh.append((s, ext.xp, ext.snapshot))
+        else:
+            self.init[s] = ext.entry
+
+    def _instruction(self, ins, last, free) -> tuple:
+        """(opcode, instruction with tensor refs made places, parameter builder, frees)."""
         op = ins[0]
-        free = frees[i]
         pf = None
         if op == FWD1 or op == FWDN:
             if ins[3].__class__ is Template:
@@ -397,81 +447,68 @@ def _loop(rec: Recording, keep, last, treedef, unflatten) -> Callable:
                 pf = _param_builder(ins[3][0].value, int)
             target = ins[6]
             if target[0] == "grad":
-                target = (tensor_place(target[1]), True)
-            elif target[0] == "ext" and not rec.persistent[target[1]]:
+                target = (self.tensor_place(target[1]), True)
+            elif target[0] == "ext" and not self.rec.persistent[target[1]]:
                 target = None  # made inside: only its values (slots) are read later
             else:
-                target = (tensor_place(target), False)
+                target = (self.tensor_place(target), False)
             ins = (*ins[:6], target)
         elif op == ACC or op == SETGRAD:
-            ins = (*ins, tensor_place(ins[1]))
+            ins = (*ins, self.tensor_place(ins[1]))
         elif op == HOST:
             ins = (*ins, _used(ins[3], last))
-        program.append((op, ins, pf, free or None))
+        return (op, ins, pf, free or None)
 
-    tail = []
-    for i, ext in enumerate(rec.externals):
-        if rec.persistent[i]:
+    def _tail(self) -> list:
+        """(tensor place, slot of its new values or -1, version change, replace, alias) of
+        the tensors the replay changes at its end."""
+        rec = self.rec
+        tail = []
+        for i, ext in enumerate(rec.externals):
+            if rec.persistent[i]:
+                wb = -1 if ext.writeback is None else ext.writeback
+                if wb >= 0 or ext.delta or ext.replace:
+                    tail.append((self.ext_place[i], wb, ext.delta, ext.replace, ext.alias))
+        for pos, ext in rec.arg_changes:
             wb = -1 if ext.writeback is None else ext.writeback
-            if wb >= 0 or ext.delta or ext.replace:
-                tail.append((ext_place[i], wb, ext.delta, ext.replace, ext.alias))
-    for pos, ext in rec.arg_changes:
-        wb = -1 if ext.writeback is None else ext.writeback
-        tail.append((tensor_place(("arg", pos)), wb, ext.delta, ext.replace, ext.alias))
-    graph = None
-    node_place = 0
-    if rec.graph is not None:
-        rule, saved, refs = rec.graph
-        node_place = place()
-        n_out = sum(spec[0] == "graph" for spec in rec.outputs)
-        versioned = [(j, tensor_place(ref)) for j, ref in _saved_tensors(rec, saved)]
-        graph = (rule, saved, [tensor_place(ref) for ref in refs], n_out, versioned)
-    getters = [
-        _output_getter(spec, int, tensor_place, ext_place, kinds, node_place)
-        for spec in rec.outputs
-    ]
+            k = self.tensor_place(("arg", pos))
+            tail.append((k, wb, ext.delta, ext.replace, ext.alias))
+        return tail
 
-    hook_guards = [(tensor_place(ref), key) for ref, key in rec.hook_guards]
-    hooked = any(key is not None for _, key in rec.hook_guards)
+    # -- at each call
 
-    guards = rec.guards
-
-    def replay(leaves):
-        for guard in guards:
+    def enter(self, leaves) -> list | None:
+        """The places, loaded; None when a guard fails."""
+        for guard in self.guards:
             if not guard(leaves):
-                return RETRACE
-        r = init.copy()
-        for k, ref, edge, has_values, shape, dtype, xp in checks:
+                return None
+        r = self.init.copy()
+        for k, ref, edge, has_values, shape, dtype, xp in self.checks:
             t = ref()
             if t is None or _edge_kind(t._edge) != edge:
-                return RETRACE
+                return None
             if has_values:
                 d = t._data
                 if d.shape != shape or d.dtype != dtype or t._xp is not xp:
-                    return RETRACE
+                    return None
             r[k] = t
-        for k, pos, data in loads:
+        for k, pos, data in self.loads:
             if pos >= 0:
                 r[k] = leaves[pos]._data if data else leaves[pos]
             else:
                 r[k] = r[-1 - pos]._data
-        for kt, kg in grad_guards:
-            grad = r[kt].grad
-            if kg is None:
-                if grad is not None:
-                    return RETRACE
-            elif kg < 0:
-                if grad is None:
-                    return RETRACE
-            elif grad is not r[kg]:
-                return RETRACE
-        if hook_guards and (live_hooks[0] or hooked):
-            for kt, key in hook_guards:
+        if not _grads_hold(self.grad_guards, r):
+            return None
+        if self.hook_guards and (live_hooks[0] or self.hooked):
+            for kt, key in self.hook_guards:
                 if hooks_key(r[kt]._edge) != key:
-                    return RETRACE
-        for k, xp, a in fresh:
+                    return None
+        for k, xp, a in self.fresh:
             r[k] = xp.asarray(a, copy=True)
-        for op, ins, pf, free in program:
+        return r
+
+    def execute(self, r: list) -> None:
+        for op, ins, pf, free in self.program:
             if op == FWD1:
                 _, f, a, p, o, norm, xp = ins
                 out = f(xp, r[a], p if pf is None else pf(r))
@@ -485,32 +522,50 @@ def _loop(rec: Recording, keep, last, treedef, unflatten) -> Callable:
             elif op == ADD:
                 r[ins[3]] = r[ins[1]] + r[ins[2]]
             elif op == FWDN:
-                _, f, xs, p, outs, norms, multi, xp = ins
-                res = f(xp, tuple([r[s] for s in xs]), p if pf is None else pf(r))
-                if not multi:
-                    res = (res,)
-                for k, o in enumerate(outs):
-                    r[o] = _backend.normalize(res[k], xp) if norms[k] else res[k]
+                _run_fwdn(ins, r, pf)
             else:
                 _run_other(op, ins, r, pf)
             if free is not None:
                 for s in free:
                     r[s] = None
-        for k, wb, delta, replace, alias in tail:
+
+    def leave(self, r: list) -> None:
+        for k, wb, delta, replace, alias in self.tail:
             t = r[k]
             if wb >= 0:
                 t._data = r[wb]
             if delta or replace:
                 _bump(t, delta, replace, alias)
-        if graph is not None:
-            rule, saved, edges, n_out, versioned = graph
+        if self.graph is not None:
+            rule, saved, edges, n_out, versioned = self.graph
             edges = tuple([r[k]._edge for k in edges])
             versions = _versions([r[k] for _, k in versioned], [j for j, _ in versioned])
             saved = tuple([r[s] for s in saved])
-            r[node_place] = Node(rule, edges, saved, None, None, versions, n_out)
-        return unflatten(treedef, [g(leaves, r) for g in getters])
+            r[self.node_place] = Node(rule, edges, saved, None, None, versions, n_out)
 
-    return replay
+
+def _grads_hold(grad_guards: list, r: list) -> bool:
+    """Whether each tensor's .grad is as the trace saw it (see _LoopPlan.grad_guards)."""
+    for kt, kg in grad_guards:
+        grad = r[kt].grad
+        if kg is None:
+            if grad is not None:
+                return False
+        elif kg < 0:
+            if grad is None:
+                return False
+        elif grad is not r[kg]:
+            return False
+    return True
+
+
+def _run_fwdn(ins, r, pf) -> None:
+    _, f, xs, p, outs, norms, multi, xp = ins
+    res = f(xp, tuple([r[s] for s in xs]), p if pf is None else pf(r))
+    if not multi:
+        res = (res,)
+    for k, o in enumerate(outs):
+        r[o] = _backend.normalize(res[k], xp) if norms[k] else res[k]
 
 
 def _run_vjp(ins, r, pf) -> None:
