@@ -25,21 +25,24 @@ from .._node import (
 from .._tensor import Tensor, version_counter
 from ..autograd import _ACCUMULATE, _accumulate
 from ..autograd._engine import _cast, graph_namespace
-from ._trace import (
+from ._instructions import (
     ACC,
     ADD,
-    CONST,
-    EXTERNAL,
     FWD1,
     FWD2,
     FWDN,
     HOST,
-    INPUT,
+    KERNELS,
     NORM,
     SETGRAD,
     STORED,
     VJP,
     WRITE,
+)
+from ._trace import (
+    CONST,
+    EXTERNAL,
+    INPUT,
     Recording,
     Slot,
     Template,
@@ -193,16 +196,11 @@ def _graph_rule(rec: Recording, treedef, unflatten, outputs: list) -> Rule:
     return Rule("compiled", None, vjp, ((),), variadic=True, multi=multi)
 
 
-# Where each kernel instruction holds its namespace.
-_NAMESPACE_FIELD = {FWD1: 6, FWD2: 6, FWDN: 7, VJP: 8, WRITE: 5}
-
-
 def _in_namespace(rec: Recording, xp) -> Recording:
     """A copy of `rec` whose kernels run in namespace xp."""
     code = []
     for ins in rec.code:
-        k = _NAMESPACE_FIELD.get(ins[0])
-        code.append(ins if k is None else (*ins[:k], xp, *ins[k + 1 :]))
+        code.append(ins._replace(xp=xp) if ins.op in KERNELS else ins)
     out = copy.copy(rec)
     out.code = code
     return out
@@ -280,7 +278,7 @@ def _analyze(rec: Recording) -> tuple[list[bool], list[int]]:
             if last[s] >= 0:
                 break
         else:
-            if code[i][0] not in effects:
+            if code[i].op not in effects:
                 continue
         keep[i] = True
         for s in reads[i]:
@@ -433,31 +431,28 @@ class _LoopPlan:
             self.init[s] = ext.entry
 
     def _instruction(self, ins, last, free) -> tuple:
-        """(opcode, instruction with tensor refs made places, parameter builder, frees)."""
-        op = ins[0]
-        pf = None
-        if op == FWD1 or op == FWDN:
-            if ins[3].__class__ is Template:
-                pf = _param_builder(ins[3].value, int)
-        elif op == VJP:
-            if ins[5].__class__ is Template:
-                pf = _param_builder(ins[5].value, int)
-        elif op == WRITE:
-            if ins[1] != "op" and ins[3][0].__class__ is Template:
-                pf = _param_builder(ins[3][0].value, int)
-            target = ins[6]
+        """(opcode, instruction, its parameters' builder, slots to clear, extra): extra is
+        the place of the tensor written (WRITE: with whether it is a .grad; ACC, SETGRAD), the
+        numbers read (HOST)."""
+        op = ins.op
+        p = ins.p if op == FWD1 or op == FWDN or op == VJP else None
+        extra = None
+        if op == WRITE:
+            if ins.kind != "op":
+                p = ins.how_value[0]
+            target = ins.target
             if target[0] == "grad":
-                target = (self.tensor_place(target[1]), True)
+                extra = (self.tensor_place(target[1]), True)
             elif target[0] == "ext" and not self.rec.persistent[target[1]]:
-                target = None  # made inside: only its values (slots) are read later
+                extra = None  # made inside: only its values (slots) are read later
             else:
-                target = (self.tensor_place(target), False)
-            ins = (*ins[:6], target)
+                extra = (self.tensor_place(target), False)
         elif op == ACC or op == SETGRAD:
-            ins = (*ins, self.tensor_place(ins[1]))
+            extra = self.tensor_place(ins.leaf)
         elif op == HOST:
-            ins = (*ins, _used(ins[3], last))
-        return (op, ins, pf, free or None)
+            extra = _used(ins.outs, last)
+        pf = _param_builder(p.value, int) if p.__class__ is Template else None
+        return (op, ins, pf, free or None, extra)
 
     def _tail(self) -> list:
         """(tensor place, slot of its new values or -1, version change, replace, alias) of
@@ -508,7 +503,7 @@ class _LoopPlan:
         return r
 
     def execute(self, r: list) -> None:
-        for op, ins, pf, free in self.program:
+        for op, ins, pf, free, extra in self.program:
             if op == FWD1:
                 _, f, a, p, o, norm, xp = ins
                 out = f(xp, r[a], p if pf is None else pf(r))
@@ -520,11 +515,11 @@ class _LoopPlan:
                 out = f(xp, r[a], r[b])
                 r[o] = _backend.normalize(out, xp) if norm else out
             elif op == ADD:
-                r[ins[3]] = r[ins[1]] + r[ins[2]]
+                r[ins.out] = r[ins.a] + r[ins.b]
             elif op == FWDN:
                 _run_fwdn(ins, r, pf)
             else:
-                _run_other(op, ins, r, pf)
+                _run_other(op, ins, r, pf, extra)
             if free is not None:
                 for s in free:
                     r[s] = None
@@ -603,33 +598,34 @@ def _get(r, s):
     return None if s is None else r[s]
 
 
-def _run_other(op, ins, r, pf) -> None:
+def _run_other(op, ins, r, pf, extra) -> None:
     """The instructions that are not kernel calls: normalize, accumulate, assignments of
-    .grad, in-place writes, numbers computed in Python (HOST)."""
+    .grad, in-place writes, numbers computed in Python (HOST); extra: see
+    _LoopPlan._instruction."""
     if op == NORM:
-        r[ins[2]] = np.asarray(r[ins[1]])
+        r[ins.out] = np.asarray(r[ins.x])
     elif op == STORED:
-        r[ins[2]] = {id(r[s]) for s in ins[1]}
+        r[ins.out] = {id(r[s]) for s in ins.roots}
     elif op == ACC:
-        r[ins[4]] = _acc(r[ins[5]], r[ins[2]], r[ins[3]])
+        r[ins.out] = _acc(r[extra], r[ins.g], r[ins.stored])
     elif op == HOST:
-        _, fn, args, outs, dtype, xp, which = ins
-        for k, a in zip(which, host_arrays(fn, args, dtype, xp, which)):
+        outs = ins.outs
+        for k, a in zip(extra, host_arrays(ins.fn, ins.args, ins.dtype, ins.xp, extra)):
             r[outs[k]] = a
     elif op == SETGRAD:
-        t = r[ins[3]]
-        t._grad = None if ins[2] is None else Tensor(r[ins[2]], t._xp, None)
+        t = r[extra]
+        t._grad = None if ins.value is None else Tensor(r[ins.value], t._xp, None)
     else:  # WRITE
-        _, kind, before, (how, value), o, xp, target = ins
+        _, kind, before, (how, value), o, xp, _ = ins
         if kind == "op":
             out = r[o] = how(r[before], r[value])
         else:
             key = how if pf is None else pf(r)
             a = r[before] if kind == "setitem" else xp.asarray(r[before], copy=True)
             out = r[o] = _backend.assign(xp, a, key, r[value])
-        if target is not None:
-            t = r[target[0]]
-            _rebind(t._grad if target[1] else t, out, kind == "setitem_copy")
+        if extra is not None:
+            t = r[extra[0]]
+            _rebind(t._grad if extra[1] else t, out, kind == "setitem_copy")
 
 
 def _output_getter(spec, r_of, tensor_reg, ext_reg, kinds, node_reg) -> Callable:
@@ -766,7 +762,7 @@ def _source(rec: Recording, keep, last, treedef, unflatten) -> Callable:
     emitters = b.emitters()
     for i, ins in enumerate(rec.code):
         if keep[i]:
-            emitters[ins[0]](ins, rec.reads[i], i)
+            emitters[ins.op](ins, rec.reads[i], i)
     b.epilogue()
     src = b.src
     src.globals["UNFLATTEN"] = unflatten
@@ -983,24 +979,24 @@ class _SourceBuilder:
             self.release(reads, i)
 
     def add(self, ins, reads, i: int) -> None:
-        line = f"{self.ref(ins[1])} + {self.ref(ins[2])}"
+        line = f"{self.ref(ins.a)} + {self.ref(ins.b)}"
         self.release(reads, i)
-        self.emit(f"{self.out(ins[3])} = {line}")
+        self.emit(f"{self.out(ins.out)} = {line}")
 
     def norm(self, ins, reads, i: int) -> None:
-        line = f"ASARRAY({self.ref(ins[1])})"
+        line = f"ASARRAY({self.ref(ins.x)})"
         self.release(reads, i)
-        self.emit(f"{self.out(ins[2])} = {line}")
+        self.emit(f"{self.out(ins.out)} = {line}")
 
     def stored(self, ins, reads, i: int) -> None:
-        line = "{" + ", ".join(f"id({self.ref(s)})" for s in ins[1]) + "}"
+        line = "{" + ", ".join(f"id({self.ref(s)})" for s in ins.roots) + "}"
         self.release(reads, i)
-        self.emit(f"{self.out(ins[2])} = {line}")
+        self.emit(f"{self.out(ins.out)} = {line}")
 
     def acc(self, ins, reads, i: int) -> None:
-        line = f"ACCUMULATE({self.tensor(ins[1])}, {self.ref(ins[2])}, {self.ref(ins[3])})"
+        line = f"ACCUMULATE({self.tensor(ins.leaf)}, {self.ref(ins.g)}, {self.ref(ins.stored)})"
         self.release(reads, i)
-        self.emit(f"{self.out(ins[4])} = {line}")
+        self.emit(f"{self.out(ins.out)} = {line}")
 
     def host(self, ins, reads, i: int) -> None:
         _, fn, args, outs, dtype, xp = ins
@@ -1012,8 +1008,8 @@ class _SourceBuilder:
         self.emit(f"{targets}= {line}" if targets else line)  # the call counts steps
 
     def setgrad(self, ins, reads, i: int) -> None:
-        t = self.tensor(ins[1])
-        value = "None" if ins[2] is None else f"TENSOR({self.ref(ins[2])}, {t}._xp, None)"
+        t = self.tensor(ins.leaf)
+        value = "None" if ins.value is None else f"TENSOR({self.ref(ins.value)}, {t}._xp, None)"
         self.release(reads, i)
         self.emit(f"{t}._grad = {value}")
 
