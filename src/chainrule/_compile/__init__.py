@@ -305,10 +305,14 @@ def compile(  # noqa: A001 - chainrule.compile, as torch.compile and jax.jit's r
     t.item(), t.numpy() raise ConcretizationError); Python values (numbers, other objects,
     static arguments) are constants of the trace, and Python side effects happen only while
     tracing. A kind of input is: the tree of arguments; each tensor's shape, dtype, library
-    and whether it requires grad (a new kind is traced again); each other value (and the
-    arguments named by `static_argnums` / `static_argnames`), by equality. Tensors the
-    function reads from outside (parameters) are read at each call. What it can't replay
-    runs eagerly, with a CompileWarning saying why.
+    and whether it requires grad (a new kind is traced again); which arguments hold the same
+    array; each other value (and the arguments named by `static_argnums` /
+    `static_argnames`), by equality (floats by their bits). Copies and conversions of
+    arguments are made at each call. Tensors the function reads from outside (parameters)
+    are read at each call, where it finds them (one replaced there traces again); an
+    optimizer's hyperparameters and step count are read at each call; Module.training is
+    checked. What it can't replay runs eagerly, with a CompileWarning saying why (see
+    docs/compile.md).
 
     :param fn: the function; without it, `compile(...)` returns a decorator.
     :param static_argnums: positions of arguments whose values (not only their kind) key the

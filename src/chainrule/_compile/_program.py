@@ -25,21 +25,24 @@ from .._node import (
 from .._tensor import Tensor, version_counter
 from ..autograd import _ACCUMULATE, _accumulate
 from ..autograd._engine import _cast, graph_namespace
-from ._trace import (
+from ._instructions import (
     ACC,
     ADD,
-    CONST,
-    EXTERNAL,
     FWD1,
     FWD2,
     FWDN,
     HOST,
-    INPUT,
+    KERNELS,
     NORM,
     SETGRAD,
     STORED,
     VJP,
     WRITE,
+)
+from ._trace import (
+    CONST,
+    EXTERNAL,
+    INPUT,
     Recording,
     Slot,
     Template,
@@ -193,16 +196,11 @@ def _graph_rule(rec: Recording, treedef, unflatten, outputs: list) -> Rule:
     return Rule("compiled", None, vjp, ((),), variadic=True, multi=multi)
 
 
-# Where each kernel instruction holds its namespace.
-_NAMESPACE_FIELD = {FWD1: 6, FWD2: 6, FWDN: 7, VJP: 8, WRITE: 5}
-
-
 def _in_namespace(rec: Recording, xp) -> Recording:
     """A copy of `rec` whose kernels run in namespace xp."""
     code = []
     for ins in rec.code:
-        k = _NAMESPACE_FIELD.get(ins[0])
-        code.append(ins if k is None else (*ins[:k], xp, *ins[k + 1 :]))
+        code.append(ins._replace(xp=xp) if ins.op in KERNELS else ins)
     out = copy.copy(rec)
     out.code = code
     return out
@@ -280,7 +278,7 @@ def _analyze(rec: Recording) -> tuple[list[bool], list[int]]:
             if last[s] >= 0:
                 break
         else:
-            if code[i][0] not in effects:
+            if code[i].op not in effects:
                 continue
         keep[i] = True
         for s in reads[i]:
@@ -309,11 +307,28 @@ def _vjp_parts(ins) -> list:
 def _loop(rec: Recording, keep, last, treedef, unflatten) -> Callable:
     """The replay as a loop over the instructions, on a list with a place per slot (each
     cleared after its last use). Nothing to compile: cheap to build."""
-    kinds, values = rec.kinds, rec.values
-    # Cleared after instruction i: what it read for the last time, what it made for nothing.
+    plan = _LoopPlan(rec, keep, last)
+    getters = plan.getters
+    enter, execute, leave = plan.enter, plan.execute, plan.leave
+
+    def replay(leaves):
+        r = enter(leaves)
+        if r is None:
+            return RETRACE
+        execute(r)
+        leave(r)
+        return unflatten(treedef, [g(leaves, r) for g in getters])
+
+    return replay
+
+
+def _frees(rec: Recording, keep, last) -> list:
+    """Per instruction, the slots to clear after it (None: none): what it read for the last
+    time, what it made for nothing."""
+    kinds = rec.kinds
     n = len(rec.code)
     frees: list = [None] * n
-    made = [-1] * len(values)
+    made = [-1] * len(rec.values)
     for i, w in enumerate(rec.writes):
         if keep[i]:
             for s in w:
@@ -326,152 +341,169 @@ def _loop(rec: Recording, keep, last, treedef, unflatten) -> Callable:
                 frees[i] = [s]
             else:
                 frees[i].append(s)
-    init: list = [None] * len(values)  # then places for tensors and the shared node
+    return frees
 
-    def place() -> int:
-        init.append(None)
-        return len(init) - 1
 
-    for s, kind in kinds.items():
-        if kind == CONST:
-            init[s] = values[s]
-    checks = []
-    ext_place: dict[int, int] = {}
-    for i, ext in enumerate(rec.externals):
-        if rec.persistent[i]:
-            k = ext_place[i] = place()
-            checks.append(
-                (k, ext.ref, ext.edge, ext.slot is not None, ext.shape, ext.dtype, ext.xp)
-            )
-    arg_place: dict[int, int] = {}
-    loads = []  # (place, leaf position, read ._data) or (place, -1 - external place, True)
-    fresh = []  # (place, namespace, values to copy)
-    for s, kind in kinds.items():
-        if last[s] < 0 or kind == CONST:
-            continue
-        if kind == INPUT:
-            pos = rec.where[s]
-            loads.append((s, pos, rec.input_tensor[pos]))
-        else:
-            i = rec.where[s]
-            ext = rec.externals[i]
-            if ext.shares is not None and not rec.persistent[i] and rec.persistent[ext.shares]:
-                i = ext.shares  # made inside from a tensor from outside: that one's array
+class _LoopPlan:
+    """The loop replay's data: the list of places it starts from (constants; then places for
+    tensors and the shared node), what it checks and loads on entry (enter), the program it
+    runs (execute), what it writes back on exit (leave), and a getter per output."""
+
+    def __init__(self, rec: Recording, keep, last) -> None:
+        self.rec = rec
+        self.init: list = [None] * len(rec.values)
+        for s, kind in rec.kinds.items():
+            if kind == CONST:
+                self.init[s] = rec.values[s]
+        self.guards = rec.guards
+        # (place, ref, edge kind, whether its values are read, shape, dtype, namespace)
+        self.checks: list = []
+        self.ext_place: dict[int, int] = {}
+        for i, ext in enumerate(rec.externals):
             if rec.persistent[i]:
-                loads.append((s, -1 - ext_place[i], True))
-            elif ext.snapshot is not None:  # written inside: a fresh copy at each call
-                fresh.append((s, ext.xp, ext.snapshot))
-            else:
-                init[s] = ext.entry
+                k = self.ext_place[i] = self.place()
+                item = (k, ext.ref, ext.edge, ext.slot is not None, ext.shape, ext.dtype, ext.xp)
+                self.checks.append(item)
+        self.arg_place: dict[int, int] = {}
+        # (place, leaf position, read ._data) or (place, -1 - external place, True)
+        self.loads: list = []
+        self.fresh: list = []  # (place, namespace, values to copy)
+        for s, kind in rec.kinds.items():
+            if last[s] >= 0 and kind != CONST:
+                self._load(s, kind)
+        # (tensor place, what its .grad must be: None, anything but None (-1), an external's
+        # place)
+        self.grad_guards = [
+            (self.tensor_place(ref), None if i is None else -1 if i < 0 else self.ext_place[i])
+            for ref, i in rec.grad_guards
+        ]
+        self.hook_guards = [(self.tensor_place(ref), key) for ref, key in rec.hook_guards]
+        self.hooked = any(key is not None for _, key in rec.hook_guards)
+        frees = _frees(rec, keep, last)
+        self.program = [
+            self._instruction(ins, last, frees[i]) for i, ins in enumerate(rec.code) if keep[i]
+        ]
+        self.tail = self._tail()
+        self.graph = None
+        self.node_place = 0
+        if rec.graph is not None:
+            rule, saved, refs = rec.graph
+            self.node_place = self.place()
+            n_out = sum(spec[0] == "graph" for spec in rec.outputs)
+            versioned = [(j, self.tensor_place(ref)) for j, ref in _saved_tensors(rec, saved)]
+            edges = [self.tensor_place(ref) for ref in refs]
+            self.graph = (rule, saved, edges, n_out, versioned)
+        self.getters = [
+            _output_getter(spec, int, self.tensor_place, self.ext_place, rec.kinds, self.node_place)
+            for spec in rec.outputs
+        ]
 
-    def tensor_place(ref) -> int:
+    def place(self) -> int:
+        self.init.append(None)
+        return len(self.init) - 1
+
+    def tensor_place(self, ref) -> int:
+        """The place of a tensor (("arg", position) or ("ext", index)), loaded on entry."""
         kind, i = ref
         if kind == "ext":
-            return ext_place[i]
-        k = arg_place.get(i)
+            return self.ext_place[i]
+        k = self.arg_place.get(i)
         if k is None:
-            k = arg_place[i] = place()
-            loads.append((k, i, False))
+            k = self.arg_place[i] = self.place()
+            self.loads.append((k, i, False))
         return k
 
-    # (tensor place, what its .grad must be: None, anything but None (-1), an external's place)
-    grad_guards = [
-        (tensor_place(ref), None if i is None else -1 if i < 0 else ext_place[i])
-        for ref, i in rec.grad_guards
-    ]
-    program = []
-    for i, ins in enumerate(rec.code):
-        if not keep[i]:
-            continue
-        op = ins[0]
-        free = frees[i]
-        pf = None
-        if op == FWD1 or op == FWDN:
-            if ins[3].__class__ is Template:
-                pf = _param_builder(ins[3].value, int)
-        elif op == VJP:
-            if ins[5].__class__ is Template:
-                pf = _param_builder(ins[5].value, int)
-        elif op == WRITE:
-            if ins[1] != "op" and ins[3][0].__class__ is Template:
-                pf = _param_builder(ins[3][0].value, int)
-            target = ins[6]
-            if target[0] == "grad":
-                target = (tensor_place(target[1]), True)
-            elif target[0] == "ext" and not rec.persistent[target[1]]:
-                target = None  # made inside: only its values (slots) are read later
-            else:
-                target = (tensor_place(target), False)
-            ins = (*ins[:6], target)
-        elif op == ACC or op == SETGRAD:
-            ins = (*ins, tensor_place(ins[1]))
-        elif op == HOST:
-            ins = (*ins, _used(ins[3], last))
-        program.append((op, ins, pf, free or None))
-
-    tail = []
-    for i, ext in enumerate(rec.externals):
+    def _load(self, s: int, kind: int) -> None:
+        rec = self.rec
+        if kind == INPUT:
+            pos = rec.where[s]
+            self.loads.append((s, pos, rec.input_tensor[pos]))
+            return
+        i = rec.where[s]
+        ext = rec.externals[i]
+        if ext.shares is not None and not rec.persistent[i] and rec.persistent[ext.shares]:
+            i = ext.shares  # made inside from a tensor from outside: that one's array
         if rec.persistent[i]:
+            self.loads.append((s, -1 - self.ext_place[i], True))
+        elif ext.snapshot is not None:  # written inside: a fresh copy at each call
+            self.fresh.append((s, ext.xp, ext.snapshot))
+        else:
+            self.init[s] = ext.entry
+
+    def _instruction(self, ins, last, free) -> tuple:
+        """(opcode, instruction, its parameters' builder, slots to clear, extra): extra is
+        the place of the tensor written (WRITE: with whether it is a .grad; ACC, SETGRAD), the
+        numbers read (HOST)."""
+        op = ins.op
+        p = ins.p if op == FWD1 or op == FWDN or op == VJP else None
+        extra = None
+        if op == WRITE:
+            if ins.kind != "op":
+                p = ins.how_value[0]
+            target = ins.target
+            if target[0] == "grad":
+                extra = (self.tensor_place(target[1]), True)
+            elif target[0] == "ext" and not self.rec.persistent[target[1]]:
+                extra = None  # made inside: only its values (slots) are read later
+            else:
+                extra = (self.tensor_place(target), False)
+        elif op == ACC or op == SETGRAD:
+            extra = self.tensor_place(ins.leaf)
+        elif op == HOST:
+            extra = _used(ins.outs, last)
+        pf = _param_builder(p.value, int) if p.__class__ is Template else None
+        return (op, ins, pf, free or None, extra)
+
+    def _tail(self) -> list:
+        """(tensor place, slot of its new values or -1, version change, replace, alias) of
+        the tensors the replay changes at its end."""
+        rec = self.rec
+        tail = []
+        for i, ext in enumerate(rec.externals):
+            if rec.persistent[i]:
+                wb = -1 if ext.writeback is None else ext.writeback
+                if wb >= 0 or ext.delta or ext.replace:
+                    tail.append((self.ext_place[i], wb, ext.delta, ext.replace, ext.alias))
+        for pos, ext in rec.arg_changes:
             wb = -1 if ext.writeback is None else ext.writeback
-            if wb >= 0 or ext.delta or ext.replace:
-                tail.append((ext_place[i], wb, ext.delta, ext.replace, ext.alias))
-    for pos, ext in rec.arg_changes:
-        wb = -1 if ext.writeback is None else ext.writeback
-        tail.append((tensor_place(("arg", pos)), wb, ext.delta, ext.replace, ext.alias))
-    graph = None
-    node_place = 0
-    if rec.graph is not None:
-        rule, saved, refs = rec.graph
-        node_place = place()
-        n_out = sum(spec[0] == "graph" for spec in rec.outputs)
-        versioned = [(j, tensor_place(ref)) for j, ref in _saved_tensors(rec, saved)]
-        graph = (rule, saved, [tensor_place(ref) for ref in refs], n_out, versioned)
-    getters = [
-        _output_getter(spec, int, tensor_place, ext_place, kinds, node_place)
-        for spec in rec.outputs
-    ]
+            k = self.tensor_place(("arg", pos))
+            tail.append((k, wb, ext.delta, ext.replace, ext.alias))
+        return tail
 
-    hook_guards = [(tensor_place(ref), key) for ref, key in rec.hook_guards]
-    hooked = any(key is not None for _, key in rec.hook_guards)
+    # -- at each call
 
-    guards = rec.guards
-
-    def replay(leaves):
-        for guard in guards:
+    def enter(self, leaves) -> list | None:
+        """The places, loaded; None when a guard fails."""
+        for guard in self.guards:
             if not guard(leaves):
-                return RETRACE
-        r = init.copy()
-        for k, ref, edge, has_values, shape, dtype, xp in checks:
+                return None
+        r = self.init.copy()
+        for k, ref, edge, has_values, shape, dtype, xp in self.checks:
             t = ref()
             if t is None or _edge_kind(t._edge) != edge:
-                return RETRACE
+                return None
             if has_values:
                 d = t._data
                 if d.shape != shape or d.dtype != dtype or t._xp is not xp:
-                    return RETRACE
+                    return None
             r[k] = t
-        for k, pos, data in loads:
+        for k, pos, data in self.loads:
             if pos >= 0:
                 r[k] = leaves[pos]._data if data else leaves[pos]
             else:
                 r[k] = r[-1 - pos]._data
-        for kt, kg in grad_guards:
-            grad = r[kt].grad
-            if kg is None:
-                if grad is not None:
-                    return RETRACE
-            elif kg < 0:
-                if grad is None:
-                    return RETRACE
-            elif grad is not r[kg]:
-                return RETRACE
-        if hook_guards and (live_hooks[0] or hooked):
-            for kt, key in hook_guards:
+        if not _grads_hold(self.grad_guards, r):
+            return None
+        if self.hook_guards and (live_hooks[0] or self.hooked):
+            for kt, key in self.hook_guards:
                 if hooks_key(r[kt]._edge) != key:
-                    return RETRACE
-        for k, xp, a in fresh:
+                    return None
+        for k, xp, a in self.fresh:
             r[k] = xp.asarray(a, copy=True)
-        for op, ins, pf, free in program:
+        return r
+
+    def execute(self, r: list) -> None:
+        for op, ins, pf, free, extra in self.program:
             if op == FWD1:
                 _, f, a, p, o, norm, xp = ins
                 out = f(xp, r[a], p if pf is None else pf(r))
@@ -483,34 +515,52 @@ def _loop(rec: Recording, keep, last, treedef, unflatten) -> Callable:
                 out = f(xp, r[a], r[b])
                 r[o] = _backend.normalize(out, xp) if norm else out
             elif op == ADD:
-                r[ins[3]] = r[ins[1]] + r[ins[2]]
+                r[ins.out] = r[ins.a] + r[ins.b]
             elif op == FWDN:
-                _, f, xs, p, outs, norms, multi, xp = ins
-                res = f(xp, tuple([r[s] for s in xs]), p if pf is None else pf(r))
-                if not multi:
-                    res = (res,)
-                for k, o in enumerate(outs):
-                    r[o] = _backend.normalize(res[k], xp) if norms[k] else res[k]
+                _run_fwdn(ins, r, pf)
             else:
-                _run_other(op, ins, r, pf)
+                _run_other(op, ins, r, pf, extra)
             if free is not None:
                 for s in free:
                     r[s] = None
-        for k, wb, delta, replace, alias in tail:
+
+    def leave(self, r: list) -> None:
+        for k, wb, delta, replace, alias in self.tail:
             t = r[k]
             if wb >= 0:
                 t._data = r[wb]
             if delta or replace:
                 _bump(t, delta, replace, alias)
-        if graph is not None:
-            rule, saved, edges, n_out, versioned = graph
+        if self.graph is not None:
+            rule, saved, edges, n_out, versioned = self.graph
             edges = tuple([r[k]._edge for k in edges])
             versions = _versions([r[k] for _, k in versioned], [j for j, _ in versioned])
             saved = tuple([r[s] for s in saved])
-            r[node_place] = Node(rule, edges, saved, None, None, versions, n_out)
-        return unflatten(treedef, [g(leaves, r) for g in getters])
+            r[self.node_place] = Node(rule, edges, saved, None, None, versions, n_out)
 
-    return replay
+
+def _grads_hold(grad_guards: list, r: list) -> bool:
+    """Whether each tensor's .grad is as the trace saw it (see _LoopPlan.grad_guards)."""
+    for kt, kg in grad_guards:
+        grad = r[kt].grad
+        if kg is None:
+            if grad is not None:
+                return False
+        elif kg < 0:
+            if grad is None:
+                return False
+        elif grad is not r[kg]:
+            return False
+    return True
+
+
+def _run_fwdn(ins, r, pf) -> None:
+    _, f, xs, p, outs, norms, multi, xp = ins
+    res = f(xp, tuple([r[s] for s in xs]), p if pf is None else pf(r))
+    if not multi:
+        res = (res,)
+    for k, o in enumerate(outs):
+        r[o] = _backend.normalize(res[k], xp) if norms[k] else res[k]
 
 
 def _run_vjp(ins, r, pf) -> None:
@@ -548,33 +598,34 @@ def _get(r, s):
     return None if s is None else r[s]
 
 
-def _run_other(op, ins, r, pf) -> None:
+def _run_other(op, ins, r, pf, extra) -> None:
     """The instructions that are not kernel calls: normalize, accumulate, assignments of
-    .grad, in-place writes, numbers computed in Python (HOST)."""
+    .grad, in-place writes, numbers computed in Python (HOST); extra: see
+    _LoopPlan._instruction."""
     if op == NORM:
-        r[ins[2]] = np.asarray(r[ins[1]])
+        r[ins.out] = np.asarray(r[ins.x])
     elif op == STORED:
-        r[ins[2]] = {id(r[s]) for s in ins[1]}
+        r[ins.out] = {id(r[s]) for s in ins.roots}
     elif op == ACC:
-        r[ins[4]] = _acc(r[ins[5]], r[ins[2]], r[ins[3]])
+        r[ins.out] = _acc(r[extra], r[ins.g], r[ins.stored])
     elif op == HOST:
-        _, fn, args, outs, dtype, xp, which = ins
-        for k, a in zip(which, host_arrays(fn, args, dtype, xp, which)):
+        outs = ins.outs
+        for k, a in zip(extra, host_arrays(ins.fn, ins.args, ins.dtype, ins.xp, extra)):
             r[outs[k]] = a
     elif op == SETGRAD:
-        t = r[ins[3]]
-        t._grad = None if ins[2] is None else Tensor(r[ins[2]], t._xp, None)
+        t = r[extra]
+        t._grad = None if ins.value is None else Tensor(r[ins.value], t._xp, None)
     else:  # WRITE
-        _, kind, before, (how, value), o, xp, target = ins
+        _, kind, before, (how, value), o, xp, _ = ins
         if kind == "op":
             out = r[o] = how(r[before], r[value])
         else:
             key = how if pf is None else pf(r)
             a = r[before] if kind == "setitem" else xp.asarray(r[before], copy=True)
             out = r[o] = _backend.assign(xp, a, key, r[value])
-        if target is not None:
-            t = r[target[0]]
-            _rebind(t._grad if target[1] else t, out, kind == "setitem_copy")
+        if extra is not None:
+            t = r[extra[0]]
+            _rebind(t._grad if extra[1] else t, out, kind == "setitem_copy")
 
 
 def _output_getter(spec, r_of, tensor_reg, ext_reg, kinds, node_reg) -> Callable:
@@ -706,280 +757,341 @@ _EDGE_CHECKS = (
 
 def _source(rec: Recording, keep, last, treedef, unflatten) -> Callable:
     """The replay as straight-line source, compiled once."""
-    src = _Source()
-    kinds, values = rec.kinds, rec.values
-    names: dict[int, str] = {}
-    free: list[str] = []
-    counter = [0]
-
-    def var() -> str:
-        if free:
-            return free.pop()
-        counter[0] += 1
-        return f"v{counter[0]}"
-
-    def ref(s) -> str:
-        if s is None:
-            return "None"
-        n = names.get(s)
-        if n is None:  # a constant
-            n = names[s] = src.name(values[s], "C")
-        return n
-
-    def refs(slots) -> str:
-        return "(" + "".join(f"{ref(s)}, " for s in slots) + ")"
-
-    refs_ = refs
-
-    def param(p) -> str:
-        if p is None:
-            return "None"
-        if p.__class__ is not Template:
-            return src.name(p, "P")
-        return _param_source(p.value, ref, src)
-
-    def release(slots, i: int) -> None:
-        for s in slots:
-            if s is not None and last[s] == i and s in names:
-                n = names.pop(s)
-                if n[0] == "v":  # a local variable (not a constant)
-                    free.append(n)
-
-    def out(s) -> str:
-        if last[s] < 0:
-            return "_"
-        n = names[s] = var()
-        return n
-
-    for guard in rec.guards:
-        src.emit(f"if not {src.name(guard, 'G')}(leaves): return RETRACE")
-    ext_names = {}
-    for i, ext in enumerate(rec.externals):
-        if not rec.persistent[i]:
-            continue
-        t = ext_names[i] = f"t{i}"
-        src.emit(f"{t} = {src.name(ext.ref, 'E')}()")
-        cond = [f"{t} is None", _EDGE_CHECKS[ext.edge].format(t=t)]
-        if ext.slot is not None:
-            cond.append(f"{t}._data.shape != {src.name(ext.shape, 'S')}")
-            cond.append(f"{t}._data.dtype != {src.name(ext.dtype, 'D')}")
-            cond.append(f"{t}._xp is not {src.name(ext.xp, 'X')}")
-        src.emit(f"if {' or '.join(cond)}: return RETRACE")
-
-    def tensor(ref_) -> str:
-        kind, i = ref_
-        return f"leaves[{i}]" if kind == "arg" else ext_names[i]
-
-    for ref_, i in rec.grad_guards:
-        what = "None" if i is None else "not None" if i < 0 else ext_names[i]
-        op = "is not" if i is None or i >= 0 else "is"
-        what = "None" if i is None or i < 0 else what
-        src.emit(f"if {tensor(ref_)}.grad {op} {what}: return RETRACE")
-    for ref_, key in rec.hook_guards:
-        t = tensor(ref_)
-        if key is None:  # no hook registered anywhere: none on this leaf
-            src.emit(f"if LIVE_HOOKS[0] and HOOKS_KEY({t}._edge) is not None: return RETRACE")
-        else:
-            src.emit(f"if HOOKS_KEY({t}._edge) != {src.name(key, 'H')}: return RETRACE")
-    for s, kind in kinds.items():
-        if last[s] < 0:
-            continue
-        if kind == INPUT:
-            pos = rec.where[s]
-            n = names[s] = var()
-            src.emit(f"{n} = leaves[{pos}]" + ("._data" if rec.input_tensor[pos] else ""))
-        elif kind == EXTERNAL:
-            i = rec.where[s]
-            ext = rec.externals[i]
-            if ext.shares is not None and not rec.persistent[i] and rec.persistent[ext.shares]:
-                i = ext.shares  # made inside from a tensor from outside: that one's array
-            if rec.persistent[i]:
-                n = names[s] = var()
-                src.emit(f"{n} = {ext_names[i]}._data")
-            elif ext.snapshot is not None:
-                n = names[s] = var()
-                src.emit(
-                    f"{n} = {src.name(ext.xp, 'X')}.asarray({src.name(ext.snapshot, 'C')}, "
-                    "copy=True)"
-                )
-            else:
-                names[s] = src.name(ext.entry, "C")
-
+    b = _SourceBuilder(rec, last)
+    b.prologue()
+    emitters = b.emitters()
     for i, ins in enumerate(rec.code):
-        if not keep[i]:
-            continue
-        op = ins[0]
-        reads = rec.reads[i]
-        if op == FWD1:
-            _, f, a, p, o, norm, xp = ins
-            x = src.name(xp, "X")
-            line = f"{src.name(f, 'F')}({x}, {ref(a)}, {param(p)})"
-            release(reads, i)
-            src.emit(f"{out(o)} = " + (f"NORMALIZE({line}, {x})" if norm else line))
-        elif op == FWD2:
-            _, f, a, b, o, norm, xp = ins
-            x = src.name(xp, "X")
-            line = f"{src.name(f, 'F')}({x}, {ref(a)}, {ref(b)})"
-            release(reads, i)
-            src.emit(f"{out(o)} = " + (f"NORMALIZE({line}, {x})" if norm else line))
-        elif op == FWDN:
-            _, f, xs, p, outs, norms, multi, xp = ins
-            x = src.name(xp, "X")
-            line = f"{src.name(f, 'F')}({x}, {refs(xs)}, {param(p)})"
-            release(reads, i)
-            if not multi:
-                src.emit(f"{out(outs[0])} = " + (f"NORMALIZE({line}, {x})" if norms[0] else line))
-            else:
-                r = var()
-                src.emit(f"{r} = {line}")
-                for k, (s, norm) in enumerate(zip(outs, norms)):
-                    n = out(s)
-                    if n != "_":
-                        src.emit(f"{n} = NORMALIZE({r}[{k}], {x})" if norm else f"{n} = {r}[{k}]")
-                free.append(r)
-        elif op == VJP:
-            _, fn, form, g, saved, p, needs, specs, xp = ins
-            x = src.name(xp, "X")
-            gs = refs(g) if g.__class__ is tuple else ref(g)
-            pv = param(p)
-            if form == 0:
-                sv = "None" if saved is None else refs(saved)
-                whole = f"{src.name(fn, 'V')}({x}, {gs}, {sv}, {pv}, {src.name(needs, 'N')})"
-                release(reads, i)
-                calls = _vjp_parts(ins)
-                if len(calls) == 1 and calls[0][4] is None and calls[0][5] is None:
-                    src.emit(f"{out(calls[0][3])} = {whole}[{calls[0][2]}]")
-                    continue
-                r = var()
-                src.emit(f"{r} = {whole}")
-                exprs = [(s, f"{r}[{k}]", shape, dtype) for _, _, k, s, shape, dtype in calls]
-            else:
-                if saved is None:
-                    args = "None, None" if form == 1 else "None, None, None"
-                else:
-                    args = ", ".join(ref(s) for s in saved)
-                exprs = []
-                for f, fm, _, s, shape, dtype in _vjp_parts(ins):
-                    tail = f", {pv}" if fm == 1 else ""
-                    exprs.append((s, f"{src.name(f, 'U')}({x}, {gs}, {args}{tail})", shape, dtype))
-                if len(exprs) == 1:
-                    release(reads, i)
-            targets = [out(s) for s, _, _, _ in exprs]
-            for n, (_, expr, shape, dtype) in zip(targets, exprs):
-                if shape is not None:
-                    expr = f"SUM_TO({x}, {expr}, {src.name(shape, 'S')})"
-                if dtype is not None:
-                    expr = f"{x}.astype({expr}, {src.name(dtype, 'D')})"
-                src.emit(f"{n} = {expr}")
-            if form == 0 and len(exprs) > 1:
-                free.append(r)
-            if form != 0 and len(exprs) > 1:  # the inputs stay bound until every formula ran
-                release(reads, i)
-        elif op == ADD:
-            line = f"{ref(ins[1])} + {ref(ins[2])}"
-            release(reads, i)
-            src.emit(f"{out(ins[3])} = {line}")
-        elif op == NORM:
-            line = f"ASARRAY({ref(ins[1])})"
-            release(reads, i)
-            src.emit(f"{out(ins[2])} = {line}")
-        elif op == STORED:
-            line = "{" + ", ".join(f"id({ref(s)})" for s in ins[1]) + "}"
-            release(reads, i)
-            src.emit(f"{out(ins[2])} = {line}")
-        elif op == ACC:
-            line = f"ACCUMULATE({tensor(ins[1])}, {ref(ins[2])}, {ref(ins[3])})"
-            release(reads, i)
-            src.emit(f"{out(ins[4])} = {line}")
-        elif op == HOST:
-            _, fn, args, outs, dtype, xp = ins
-            which = _used(outs, last)
-            targets = "".join(f"{out(outs[k])}, " for k in which)
-            call = f"{src.name(fn, 'F')}, {src.name(args, 'A')}, {src.name(dtype, 'D')}"
-            line = f"HOST({call}, {src.name(xp, 'X')}, {which!r})"
-            src.emit(f"{targets}= {line}" if targets else line)  # the call counts steps
-        elif op == SETGRAD:
-            t = tensor(ins[1])
-            value = "None" if ins[2] is None else f"TENSOR({ref(ins[2])}, {t}._xp, None)"
-            release(reads, i)
-            src.emit(f"{t}._grad = {value}")
-        else:  # WRITE
-            _, kind, before, (how, value), o, xp, target = ins
-            b, v = ref(before), ref(value)
-            if kind == "op":
-                line = f"{src.name(how, 'F')}({b}, {v})"
-            else:
-                x = src.name(xp, "X")
-                a = b if kind == "setitem" else f"{x}.asarray({b}, copy=True)"
-                line = f"ASSIGN({x}, {a}, {param(how)}, {v})"
-            release(reads, i)
-            if target[0] == "ext" and not rec.persistent[target[1]]:
-                src.emit(f"{out(o)} = {line}")
-                continue
-            n = out(o)
-            if n == "_":
-                n = var()
-                free.append(n)
-            src.emit(f"{n} = {line}")
-            t = tensor(target[1]) + "._grad" if target[0] == "grad" else tensor(target)
-            src.emit(f"REBIND({t}, {n}, {kind == 'setitem_copy'})")
-
-    changed = [(ext_names[i], ext) for i, ext in enumerate(rec.externals) if rec.persistent[i]]
-    changed += [(f"leaves[{pos}]", ext) for pos, ext in rec.arg_changes]
-    for t, ext in changed:
-        if ext.writeback is not None:
-            src.emit(f"{t}._data = {ref(ext.writeback)}")
-        if ext.delta or ext.replace:
-            src.emit(f"BUMP({t}, {ext.delta}, {ext.replace}, {ext.alias})")
-
-    if rec.graph is not None:
-        rule, saved, refs = rec.graph
-        n_out = sum(spec[0] == "graph" for spec in rec.outputs)
-        edges = "".join(f"{tensor(ref_)}._edge, " for ref_ in refs)
-        versioned = _saved_tensors(rec, saved)
-        versions = "None"
-        if versioned:
-            ts = "".join(f"{tensor(ref_)}, " for _, ref_ in versioned)
-            versions = f"VERSIONS(({ts}), {tuple(j for j, _ in versioned)!r})"
-        src.emit(
-            f"node = NODE({src.name(rule, 'R')}, ({edges}), {refs_(saved)}, None, None, "
-            f"{versions}, {n_out})"
-        )
-    leaves = []
-    for spec in rec.outputs:
-        kind = spec[0]
-        if kind == "value":
-            leaves.append(src.name(spec[1], "C"))
-        elif kind == "raw":
-            leaves.append(ref(spec[1]))
-        elif kind == "arg":
-            leaves.append(f"leaves[{spec[1]}]")
-        elif kind == "ext":
-            leaves.append(ext_names[spec[1]])
-        elif kind == "grad":
-            leaves.append(f"{tensor(spec[1])}.grad")
-        else:
-            s, x = spec[1], src.name(spec[2], "X")
-            value = ref(s)
-            if kinds.get(s) == CONST:  # made inside: a new array at each call
-                value = f"{x}.asarray({value}, copy=True)"
-            if kind == "new":
-                leaves.append(f"TENSOR({value}, {x}, None)")
-            elif kind == "leaf":
-                leaves.append(f"LEAF({value}, {x})")
-            elif kind == "graph":
-                leaves.append(f"TENSOR({value}, {x}, PORT(node, {spec[3]}))")
-            else:
-                leaves.append(f"TENSOR({value}, {x}, STUB({src.name(spec[3], 'R')}))")
+        if keep[i]:
+            emitters[ins.op](ins, rec.reads[i], i)
+    b.epilogue()
+    src = b.src
     src.globals["UNFLATTEN"] = unflatten
     src.globals["TREEDEF"] = treedef
-    src.emit(f"return UNFLATTEN(TREEDEF, [{', '.join(leaves)}])")
+    src.emit(f"return UNFLATTEN(TREEDEF, [{', '.join(b.outputs())}])")
     text = "def replay(leaves):\n" + "\n".join(src.lines) + "\n"
     namespace = src.globals
     exec(compile(text, "<chainrule.compile>", "exec"), namespace)  # noqa: S102 - our own source
     replay = namespace["replay"]
     replay.source = text
     return replay
+
+
+class _SourceBuilder:
+    """Writes the source of a replay: the guards and loads (prologue), one emitter per
+    opcode, the write-backs and the outputs (epilogue). Each value lives in a local variable
+    from the line that makes it to its last use (`last`); variables are reused after."""
+
+    def __init__(self, rec: Recording, last: list) -> None:
+        self.rec = rec
+        self.last = last
+        self.src = _Source()
+        self.names: dict[int, str] = {}  # slot -> its variable (or a constant's global)
+        self.free: list[str] = []  # variables free for reuse
+        self.count = 0
+        self.ext_names: dict[int, str] = {}  # external index -> the variable of its tensor
+
+    # -- names
+
+    def var(self) -> str:
+        if self.free:
+            return self.free.pop()
+        self.count += 1
+        return f"v{self.count}"
+
+    def ref(self, s) -> str:
+        if s is None:
+            return "None"
+        n = self.names.get(s)
+        if n is None:  # a constant
+            n = self.names[s] = self.src.name(self.rec.values[s], "C")
+        return n
+
+    def refs(self, slots) -> str:
+        return "(" + "".join(f"{self.ref(s)}, " for s in slots) + ")"
+
+    def param(self, p) -> str:
+        if p is None:
+            return "None"
+        if p.__class__ is not Template:
+            return self.src.name(p, "P")
+        return _param_source(p.value, self.ref, self.src)
+
+    def release(self, slots, i: int) -> None:
+        """Free the variables of `slots` whose last use is instruction i."""
+        names, last = self.names, self.last
+        for s in slots:
+            if s is not None and last[s] == i and s in names:
+                n = names.pop(s)
+                if n[0] == "v":  # a local variable (not a constant)
+                    self.free.append(n)
+
+    def out(self, s) -> str:
+        """The variable that slot s is made into ("_" when nothing reads it)."""
+        if self.last[s] < 0:
+            return "_"
+        n = self.names[s] = self.var()
+        return n
+
+    def tensor(self, ref_) -> str:
+        kind, i = ref_
+        return f"leaves[{i}]" if kind == "arg" else self.ext_names[i]
+
+    def emit(self, line: str) -> None:
+        self.src.emit(line)
+
+    # -- before the instructions
+
+    def prologue(self) -> None:
+        rec, src = self.rec, self.src
+        for guard in rec.guards:
+            self.emit(f"if not {src.name(guard, 'G')}(leaves): return RETRACE")
+        for i, ext in enumerate(rec.externals):
+            if rec.persistent[i]:
+                self._external_check(i, ext)
+        for ref_, i in rec.grad_guards:
+            what = "None" if i is None or i < 0 else self.ext_names[i]
+            op = "is not" if i is None or i >= 0 else "is"
+            self.emit(f"if {self.tensor(ref_)}.grad {op} {what}: return RETRACE")
+        for ref_, key in rec.hook_guards:
+            t = self.tensor(ref_)
+            if key is None:  # no hook registered anywhere: none on this leaf
+                self.emit(f"if LIVE_HOOKS[0] and HOOKS_KEY({t}._edge) is not None: return RETRACE")
+            else:
+                self.emit(f"if HOOKS_KEY({t}._edge) != {src.name(key, 'H')}: return RETRACE")
+        for s, kind in rec.kinds.items():
+            if self.last[s] >= 0 and kind != CONST:
+                self._load(s, kind)
+
+    def _external_check(self, i: int, ext) -> None:
+        src = self.src
+        t = self.ext_names[i] = f"t{i}"
+        self.emit(f"{t} = {src.name(ext.ref, 'E')}()")
+        cond = [f"{t} is None", _EDGE_CHECKS[ext.edge].format(t=t)]
+        if ext.slot is not None:
+            cond.append(f"{t}._data.shape != {src.name(ext.shape, 'S')}")
+            cond.append(f"{t}._data.dtype != {src.name(ext.dtype, 'D')}")
+            cond.append(f"{t}._xp is not {src.name(ext.xp, 'X')}")
+        self.emit(f"if {' or '.join(cond)}: return RETRACE")
+
+    def _load(self, s: int, kind: int) -> None:
+        """The line that reads slot s, an argument's or a tensor from outside's values."""
+        rec, src = self.rec, self.src
+        if kind == INPUT:
+            pos = rec.where[s]
+            n = self.names[s] = self.var()
+            self.emit(f"{n} = leaves[{pos}]" + ("._data" if rec.input_tensor[pos] else ""))
+            return
+        i = rec.where[s]
+        ext = rec.externals[i]
+        if ext.shares is not None and not rec.persistent[i] and rec.persistent[ext.shares]:
+            i = ext.shares  # made inside from a tensor from outside: that one's array
+        if rec.persistent[i]:
+            n = self.names[s] = self.var()
+            self.emit(f"{n} = {self.ext_names[i]}._data")
+        elif ext.snapshot is not None:  # written inside: a fresh copy at each call
+            n = self.names[s] = self.var()
+            x, c = src.name(ext.xp, "X"), src.name(ext.snapshot, "C")
+            self.emit(f"{n} = {x}.asarray({c}, copy=True)")
+        else:
+            self.names[s] = src.name(ext.entry, "C")
+
+    # -- the instructions: emitter(instruction, the slots it reads, its index)
+
+    def emitters(self) -> dict:
+        return {
+            FWD1: self.fwd1, FWD2: self.fwd2, FWDN: self.fwdn, VJP: self.vjp, ADD: self.add,
+            NORM: self.norm, STORED: self.stored, ACC: self.acc, HOST: self.host,
+            SETGRAD: self.setgrad, WRITE: self.write,
+        }  # fmt: skip
+
+    def _result(self, o, line: str, norm: bool, x: str) -> None:
+        self.emit(f"{self.out(o)} = " + (f"NORMALIZE({line}, {x})" if norm else line))
+
+    def fwd1(self, ins, reads, i: int) -> None:
+        _, f, a, p, o, norm, xp = ins
+        x = self.src.name(xp, "X")
+        line = f"{self.src.name(f, 'F')}({x}, {self.ref(a)}, {self.param(p)})"
+        self.release(reads, i)
+        self._result(o, line, norm, x)
+
+    def fwd2(self, ins, reads, i: int) -> None:
+        _, f, a, b, o, norm, xp = ins
+        x = self.src.name(xp, "X")
+        line = f"{self.src.name(f, 'F')}({x}, {self.ref(a)}, {self.ref(b)})"
+        self.release(reads, i)
+        self._result(o, line, norm, x)
+
+    def fwdn(self, ins, reads, i: int) -> None:
+        _, f, xs, p, outs, norms, multi, xp = ins
+        x = self.src.name(xp, "X")
+        line = f"{self.src.name(f, 'F')}({x}, {self.refs(xs)}, {self.param(p)})"
+        self.release(reads, i)
+        if not multi:
+            self._result(outs[0], line, norms[0], x)
+            return
+        r = self.var()
+        self.emit(f"{r} = {line}")
+        for k, (s, norm) in enumerate(zip(outs, norms)):
+            n = self.out(s)
+            if n != "_":
+                self.emit(f"{n} = NORMALIZE({r}[{k}], {x})" if norm else f"{n} = {r}[{k}]")
+        self.free.append(r)
+
+    def vjp(self, ins, reads, i: int) -> None:
+        _, fn, form, g, saved, p, needs, specs, xp = ins
+        src = self.src
+        x = src.name(xp, "X")
+        gs = self.refs(g) if g.__class__ is tuple else self.ref(g)
+        pv = self.param(p)
+        r = None
+        if form == 0:  # one call of the rule's VJP, indexed per input
+            sv = "None" if saved is None else self.refs(saved)
+            whole = f"{src.name(fn, 'V')}({x}, {gs}, {sv}, {pv}, {src.name(needs, 'N')})"
+            self.release(reads, i)
+            calls = _vjp_parts(ins)
+            if len(calls) == 1 and calls[0][4] is None and calls[0][5] is None:
+                self.emit(f"{self.out(calls[0][3])} = {whole}[{calls[0][2]}]")
+                return
+            r = self.var()
+            self.emit(f"{r} = {whole}")
+            exprs = [(s, f"{r}[{k}]", shape, dtype) for _, _, k, s, shape, dtype in calls]
+        else:  # one formula per input
+            if saved is None:
+                args = "None, None" if form == 1 else "None, None, None"
+            else:
+                args = ", ".join(self.ref(s) for s in saved)
+            exprs = []
+            for f, fm, _, s, shape, dtype in _vjp_parts(ins):
+                tail = f", {pv}" if fm == 1 else ""
+                exprs.append((s, f"{src.name(f, 'U')}({x}, {gs}, {args}{tail})", shape, dtype))
+            if len(exprs) == 1:
+                self.release(reads, i)
+        targets = [self.out(s) for s, _, _, _ in exprs]
+        for n, (_, expr, shape, dtype) in zip(targets, exprs):
+            if shape is not None:
+                expr = f"SUM_TO({x}, {expr}, {src.name(shape, 'S')})"
+            if dtype is not None:
+                expr = f"{x}.astype({expr}, {src.name(dtype, 'D')})"
+            self.emit(f"{n} = {expr}")
+        if r is not None:
+            self.free.append(r)
+        elif len(exprs) > 1:  # the inputs stay bound until every formula ran
+            self.release(reads, i)
+
+    def add(self, ins, reads, i: int) -> None:
+        line = f"{self.ref(ins.a)} + {self.ref(ins.b)}"
+        self.release(reads, i)
+        self.emit(f"{self.out(ins.out)} = {line}")
+
+    def norm(self, ins, reads, i: int) -> None:
+        line = f"ASARRAY({self.ref(ins.x)})"
+        self.release(reads, i)
+        self.emit(f"{self.out(ins.out)} = {line}")
+
+    def stored(self, ins, reads, i: int) -> None:
+        line = "{" + ", ".join(f"id({self.ref(s)})" for s in ins.roots) + "}"
+        self.release(reads, i)
+        self.emit(f"{self.out(ins.out)} = {line}")
+
+    def acc(self, ins, reads, i: int) -> None:
+        line = f"ACCUMULATE({self.tensor(ins.leaf)}, {self.ref(ins.g)}, {self.ref(ins.stored)})"
+        self.release(reads, i)
+        self.emit(f"{self.out(ins.out)} = {line}")
+
+    def host(self, ins, reads, i: int) -> None:
+        _, fn, args, outs, dtype, xp = ins
+        src = self.src
+        which = _used(outs, self.last)
+        targets = "".join(f"{self.out(outs[k])}, " for k in which)
+        call = f"{src.name(fn, 'F')}, {src.name(args, 'A')}, {src.name(dtype, 'D')}"
+        line = f"HOST({call}, {src.name(xp, 'X')}, {which!r})"
+        self.emit(f"{targets}= {line}" if targets else line)  # the call counts steps
+
+    def setgrad(self, ins, reads, i: int) -> None:
+        t = self.tensor(ins.leaf)
+        value = "None" if ins.value is None else f"TENSOR({self.ref(ins.value)}, {t}._xp, None)"
+        self.release(reads, i)
+        self.emit(f"{t}._grad = {value}")
+
+    def write(self, ins, reads, i: int) -> None:
+        _, kind, before, (how, value), o, xp, target = ins
+        b, v = self.ref(before), self.ref(value)
+        if kind == "op":
+            line = f"{self.src.name(how, 'F')}({b}, {v})"
+        else:
+            x = self.src.name(xp, "X")
+            a = b if kind == "setitem" else f"{x}.asarray({b}, copy=True)"
+            line = f"ASSIGN({x}, {a}, {self.param(how)}, {v})"
+        self.release(reads, i)
+        if target[0] == "ext" and not self.rec.persistent[target[1]]:
+            self.emit(f"{self.out(o)} = {line}")  # made inside: only its values are read
+            return
+        n = self.out(o)
+        if n == "_":
+            n = self.var()
+            self.free.append(n)
+        self.emit(f"{n} = {line}")
+        t = self.tensor(target[1]) + "._grad" if target[0] == "grad" else self.tensor(target)
+        self.emit(f"REBIND({t}, {n}, {kind == 'setitem_copy'})")
+
+    # -- after the instructions
+
+    def epilogue(self) -> None:
+        """The new values and versions of the tensors written; the node of outputs with a
+        live graph."""
+        rec = self.rec
+        changed = [
+            (self.ext_names[i], ext) for i, ext in enumerate(rec.externals) if rec.persistent[i]
+        ]
+        changed += [(f"leaves[{pos}]", ext) for pos, ext in rec.arg_changes]
+        for t, ext in changed:
+            if ext.writeback is not None:
+                self.emit(f"{t}._data = {self.ref(ext.writeback)}")
+            if ext.delta or ext.replace:
+                self.emit(f"BUMP({t}, {ext.delta}, {ext.replace}, {ext.alias})")
+        if rec.graph is None:
+            return
+        rule, saved, refs = rec.graph
+        n_out = sum(spec[0] == "graph" for spec in rec.outputs)
+        edges = "".join(f"{self.tensor(ref_)}._edge, " for ref_ in refs)
+        versioned = _saved_tensors(rec, saved)
+        versions = "None"
+        if versioned:
+            ts = "".join(f"{self.tensor(ref_)}, " for _, ref_ in versioned)
+            versions = f"VERSIONS(({ts}), {tuple(j for j, _ in versioned)!r})"
+        self.emit(
+            f"node = NODE({self.src.name(rule, 'R')}, ({edges}), {self.refs(saved)}, None, "
+            f"None, {versions}, {n_out})"
+        )
+
+    def outputs(self) -> list[str]:
+        """An expression per output leaf."""
+        return [self._output(spec) for spec in self.rec.outputs]
+
+    def _output(self, spec) -> str:
+        src = self.src
+        kind = spec[0]
+        if kind == "value":
+            return src.name(spec[1], "C")
+        if kind == "raw":
+            return self.ref(spec[1])
+        if kind == "arg":
+            return f"leaves[{spec[1]}]"
+        if kind == "ext":
+            return self.ext_names[spec[1]]
+        if kind == "grad":
+            return f"{self.tensor(spec[1])}.grad"
+        s, x = spec[1], src.name(spec[2], "X")
+        value = self.ref(s)
+        if self.rec.kinds.get(s) == CONST:  # made inside: a new array at each call
+            value = f"{x}.asarray({value}, copy=True)"
+        if kind == "new":
+            return f"TENSOR({value}, {x}, None)"
+        if kind == "leaf":
+            return f"LEAF({value}, {x})"
+        if kind == "graph":
+            return f"TENSOR({value}, {x}, PORT(node, {spec[3]}))"
+        return f"TENSOR({value}, {x}, STUB({src.name(spec[3], 'R')}))"
 
 
 def _param_source(p, ref, src: _Source) -> str:

@@ -16,6 +16,30 @@ from .._node import RELEASED, AccumulateGrad, Node, Port, complex_grads, live_ho
 from .._rules import RULES, raw_namespace
 from .._tensor import Tensor, binary_primitive, unary_primitive
 from ..autograd import _engine
+from ._instructions import (
+    ACC,
+    ADD,
+    FWD1,
+    FWD2,
+    FWDN,
+    HOST,
+    NORM,
+    SETGRAD,
+    STORED,
+    VJP,
+    WRITE,
+    Acc,
+    Add,
+    Fwd1,
+    Fwd2,
+    FwdN,
+    Host,
+    Norm,
+    SetGrad,
+    Stored,
+    Vjp,
+    Write,
+)
 
 __all__ = [
     "ConcretizationError",
@@ -30,8 +54,6 @@ __all__ = [
 
 np = _backend.np
 
-# Instruction codes (the first field of every instruction; see _program for their layout).
-FWD1, FWD2, FWDN, VJP, ADD, NORM, STORED, ACC, SETGRAD, WRITE, HOST = range(11)
 
 # Slot kinds: a value passed in, read from a tensor outside, a constant, or computed.
 INPUT, EXTERNAL, CONST, COMPUTED = range(4)
@@ -323,9 +345,9 @@ class Tracer:
             slot_of[id(o)] = k
             norm = o.ndim == 0
             if kind == FWD1:
-                self.code.append((FWD1, rule.fwd, ins[0], p, k, norm, xp))
+                self.code.append(Fwd1(FWD1, rule.fwd, ins[0], p, k, norm, xp))
             else:
-                self.code.append((FWD2, rule.fwd, ins[0], ins[1], k, norm, xp))
+                self.code.append(Fwd2(FWD2, rule.fwd, ins[0], ins[1], k, norm, xp))
             self.reads.append(ins)
             self.writes.append((k,))
         else:
@@ -333,7 +355,7 @@ class Tracer:
             norms = tuple(getattr(o, "ndim", 1) == 0 for o in outs)
             n = len(xs)
             self.emit(
-                (FWDN, rule.fwd, tuple(ins[:n]), p, out_slots, norms, rule.multi, xp),
+                FwdN(FWDN, rule.fwd, tuple(ins[:n]), p, out_slots, norms, rule.multi, xp),
                 ins,
                 out_slots,
             )
@@ -358,7 +380,7 @@ class Tracer:
         xp, dtype = like._xp, like._data.dtype
         arrays = host_arrays(fn, args, dtype, xp)
         slots = tuple(self._new(a) for a in arrays)
-        self.emit((HOST, fn, args, slots, dtype, xp), (), slots)
+        self.emit(Host(HOST, fn, args, slots, dtype, xp), (), slots)
         return [Tensor(a, xp, None) for a in arrays]
 
     def converted(self, src, out: Tensor, fn, p) -> None:
@@ -375,7 +397,7 @@ class Tracer:
         if data is self.values[s]:  # no copy: the same values
             return
         k = self._new(data)
-        self.emit((FWD1, fn, s, p, k, False, out._xp), (s,), (k,))
+        self.emit(Fwd1(FWD1, fn, s, p, k, False, out._xp), (s,), (k,))
 
     def concrete(self, t: Tensor, what: str) -> None:
         raise ConcretizationError(
@@ -434,7 +456,7 @@ class Tracer:
         if value is not None:
             self.grad_owner[id(value)] = (ref, weakref.ref(t))
             self.leaf_grads.append((ref, t))
-        self.emit((SETGRAD, ref, s), () if s is None else (s,), ())
+        self.emit(SetGrad(SETGRAD, ref, s), () if s is None else (s,), ())
 
     def writing(self, t: Tensor) -> None:
         """Before an in-place write to t's memory: keep the values of a tensor from outside
@@ -477,7 +499,7 @@ class Tracer:
         # The replay gives the tensor its new array (a library with immutable arrays makes
         # one) and counts the write, as the eager write did.
         self.rebinds.append((self._target, t._vc, 1))
-        self.emit((WRITE, kind, before, refs, out, t._xp, self._target), reads, (out,))
+        self.emit(Write(WRITE, kind, before, refs, out, t._xp, self._target), reads, (out,))
 
     def accumulated(self, pairs, roots, create_graph: bool) -> None:
         """After backward stored gradients into leaves' .grad."""
@@ -486,7 +508,7 @@ class Tracer:
             return
         roots_slots = tuple(self.value_ref(g) for _, g in roots)
         stored = self._new(None)
-        self.emit((STORED, roots_slots, stored), roots_slots, (stored,))
+        self.emit(Stored(STORED, roots_slots, stored), roots_slots, (stored,))
         grads_before, self._grads_before = self._grads_before, []
         for (t, g), (before, version) in zip(pairs, grads_before):
             s = self.slot_of.get(id(g))
@@ -500,7 +522,7 @@ class Tracer:
             if before is not None and t._grad is before and before._version != version:
                 # Added in place: the replay's accumulation counts the write itself.
                 self.rebinds.append((ref, before._vc, before._version - version))
-            self.emit((ACC, ref, s, stored, out), (s, stored), (out,))
+            self.emit(Acc(ACC, ref, s, stored, out), (s, stored), (out,))
             i = self.external_of.get(id(t._grad))
             if i is not None:  # added into a .grad from before the call: it must be there
                 self.grad_guards.append((ref, i))
@@ -635,7 +657,7 @@ class Tracer:
         if v.__class__ is np.ndarray or not isinstance(v, np.generic):
             return v
         out = self._new(np.asarray(v))
-        self.emit((NORM, s, out), (s,), (out,))
+        self.emit(Norm(NORM, s, out), (s,), (out,))
         return self.values[out]
 
     def _add(self, grads: dict, edge, g: int) -> None:
@@ -652,7 +674,7 @@ class Tracer:
 
     def _sum(self, a: int, b: int) -> int:
         out = self._new(self.values[a] + self.values[b])
-        self.emit((ADD, a, b, out), (a, b), (out,))
+        self.emit(Add(ADD, a, b, out), (a, b), (out,))
         return out
 
     def _vjp(self, node, g, xp, reach) -> list:
@@ -722,7 +744,7 @@ class Tracer:
             params, p_reads = self.params(params)
             reads += p_reads
         self.code.append(
-            (VJP, vjp if form == 0 else parts, form, g_ref, saved_ref, params, needs,
+            Vjp(VJP, vjp if form == 0 else parts, form, g_ref, saved_ref, params, needs,
              tuple(specs), xp)
         )  # fmt: skip
         self.reads.append(reads)
@@ -937,7 +959,7 @@ class Tracer:
             if out[i]:
                 self._changes(t, self.externals[i], "a tensor from outside")
         for ins in self.code:
-            if ins[0] in (ACC, SETGRAD) and ins[1][0] == "ext" and not out[ins[1][1]]:
+            if ins.op in (ACC, SETGRAD) and ins.leaf[0] == "ext" and not out[ins.leaf[1]]:
                 raise Unsupported("a leaf tensor made inside the function got a .grad", True)
         return out
 

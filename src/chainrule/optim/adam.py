@@ -7,7 +7,7 @@ from typing import Any
 
 from .. import _namespace as ops
 from .._tensor import Tensor
-from .optimizer import Optimizer, ParamsT, _check, _lerp_
+from .optimizer import Optimizer, ParamsT, _check, _lerp_state, _scale_add_state
 
 __all__ = ["Adam", "AdamW"]
 
@@ -63,7 +63,13 @@ class Adam(Optimizer):
         return super()._layout(p, state, group) + flags
 
     def _update(
-        self, p: Tensor, g: Tensor, state: dict[str, Any], group: dict[str, Any], s: tuple
+        self,
+        p: Tensor,
+        g: Tensor,
+        state: dict[str, Any],
+        group: dict[str, Any],
+        s: tuple,
+        traced: bool,
     ) -> None:
         w1, rest, beta2, w2, wd, decay, step_size, bias2, eps = s
         if group["weight_decay"]:
@@ -71,14 +77,14 @@ class Adam(Optimizer):
                 p *= decay
             else:
                 g = g + wd * p
-        # The moments are written in place, as PyTorch's.
-        exp_avg, v = state["exp_avg"], state["exp_avg_sq"]
-        _lerp_(exp_avg, g, w1, rest, 1 - group["betas"][0] < 0.5)
-        v *= beta2
-        v += w2 * (g * g)
+        exp_avg = _lerp_state(state, "exp_avg", g, w1, rest, 1 - group["betas"][0] < 0.5, traced)
+        v = _scale_add_state(state, "exp_avg_sq", beta2, w2 * (g * g), traced)
         if group["amsgrad"]:
-            v_max = state["max_exp_avg_sq"]
-            v_max[...] = ops.maximum(v_max, v)
+            v_max = ops.maximum(state["max_exp_avg_sq"], v)
+            if traced:
+                state["max_exp_avg_sq"][...] = v_max
+            else:
+                state["max_exp_avg_sq"] = v_max
             v = v_max
         denom = ops.sqrt(v) / bias2 + eps
         p -= step_size * (exp_avg / denom)

@@ -90,7 +90,7 @@ class Optimizer:
                     if not state:
                         self._init(p, state, group)
                     if tracer is None:
-                        self._update(p, g, state, group, self._scalars(state, group))
+                        self._update(p, g, state, group, self._scalars(state, group), False)
                         if _backend.is_lazy(p._data):
                             lazy += (
                                 p,
@@ -106,7 +106,7 @@ class Optimizer:
                         (id(self), id(p)), functools.partial(_same_layout, self, p, group, layout)
                     )
                     numbers = tracer.host(self._scalars, (state, group), p)
-                    self._update(p, g, state, group, tuple(numbers))
+                    self._update(p, g, state, group, tuple(numbers), True)
         if lazy:
             # On a lazy library (Dask) each update is a task graph on top of the last one:
             # left lazy, step k would carry the graphs of all k steps. Settled, the next step
@@ -126,10 +126,17 @@ class Optimizer:
         raise NotImplementedError(f"{type(self).__name__} must define _scalars")
 
     def _update(
-        self, p: Tensor, g: Tensor, state: dict[str, Any], group: dict[str, Any], s: tuple
+        self,
+        p: Tensor,
+        g: Tensor,
+        state: dict[str, Any],
+        group: dict[str, Any],
+        s: tuple,
+        traced: bool,
     ) -> None:
-        """Update p from its gradient g, writing p and the tensors of its state in place;
-        `s`: what `_scalars` returned (Python numbers, or 0-d tensors under compile)."""
+        """Update p in place from its gradient g; `s`: what `_scalars` returned (Python
+        numbers, or 0-d tensors under compile). `traced`: under compile, the tensors of the
+        state are written in place (a replay carries them), else replaced (cheaper)."""
         raise NotImplementedError(f"{type(self).__name__} must define _update")
 
     def _layout(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> tuple:
@@ -223,13 +230,37 @@ def _same_layout(opt: Optimizer, p: Tensor, group: dict[str, Any], layout: tuple
     )
 
 
-def _lerp_(start: Tensor, end: Tensor, weight: Any, rest: Any, near_start: bool) -> None:
-    """start = start + weight (end - start), in place, computed from the nearer end (as
-    PyTorch's lerp): near_start when weight < 0.5; rest = 1 - weight."""
-    if near_start:
-        start += weight * (end - start)
-    else:
-        start[...] = end - (end - start) * rest
+def _lerp_state(
+    state: dict[str, Any], key: str, end: Tensor, weight: Any, rest: Any, near: bool, traced: bool
+) -> Tensor:
+    """state[key] = lerp(state[key], end, weight), computed from the nearer end (as
+    PyTorch's lerp): near when weight < 0.5; rest = 1 - weight. In place when traced."""
+    start = state[key]
+    if near:
+        if traced:
+            start += weight * (end - start)
+            return start
+        out = state[key] = start + weight * (end - start)
+        return out
+    out = end - (end - start) * rest
+    if traced:
+        start[...] = out
+        return start
+    state[key] = out
+    return out
+
+
+def _scale_add_state(
+    state: dict[str, Any], key: str, scale: Any, add: Tensor, traced: bool
+) -> Tensor:
+    """state[key] = state[key] * scale + add, in place when traced."""
+    t = state[key]
+    if traced:
+        t *= scale
+        t += add
+        return t
+    out = state[key] = t * scale + add
+    return out
 
 
 def _check(name: str, value: float, low: float = 0.0) -> None:

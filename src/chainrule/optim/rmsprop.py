@@ -6,7 +6,7 @@ from typing import Any
 
 from .. import _namespace as ops
 from .._tensor import Tensor
-from .optimizer import Optimizer, ParamsT, _check, _lerp_
+from .optimizer import Optimizer, ParamsT, _check, _lerp_state, _scale_add_state
 
 __all__ = ["RMSprop"]
 
@@ -63,24 +63,24 @@ class RMSprop(Optimizer):
         return super()._layout(p, state, group) + flags
 
     def _update(
-        self, p: Tensor, g: Tensor, state: dict[str, Any], group: dict[str, Any], s: tuple
+        self,
+        p: Tensor,
+        g: Tensor,
+        state: dict[str, Any],
+        group: dict[str, Any],
+        s: tuple,
+        traced: bool,
     ) -> None:
         alpha, w, rest, eps, weight_decay, momentum, lr = s
         if group["weight_decay"]:
             g = g + weight_decay * p
-        # The state is written in place, as PyTorch's.
-        v = state["square_avg"]
-        v *= alpha
-        v += w * (g * g)
+        v = _scale_add_state(state, "square_avg", alpha, w * (g * g), traced)
         if group["centered"]:
-            a = state["grad_avg"]
-            _lerp_(a, g, w, rest, 1 - group["alpha"] < 0.5)
+            a = _lerp_state(state, "grad_avg", g, w, rest, 1 - group["alpha"] < 0.5, traced)
             v = v - a * a
         denom = ops.sqrt(v) + eps
         if group["momentum"] > 0:
-            buf = state["momentum_buffer"]
-            buf *= momentum
-            buf += g / denom
+            buf = _scale_add_state(state, "momentum_buffer", momentum, g / denom, traced)
             p -= lr * buf
         else:
             p -= lr * (g / denom)

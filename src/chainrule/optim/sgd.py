@@ -47,7 +47,13 @@ class SGD(Optimizer):
         return super()._layout(p, state, group) + flags
 
     def _update(
-        self, p: Tensor, g: Tensor, state: dict[str, Any], group: dict[str, Any], s: tuple
+        self,
+        p: Tensor,
+        g: Tensor,
+        state: dict[str, Any],
+        group: dict[str, Any],
+        s: tuple,
+        traced: bool,
     ) -> None:
         lr, momentum, undamped, weight_decay = s
         if group["weight_decay"]:
