@@ -106,3 +106,31 @@ def test_state_dict_round_trip_of_a_new_optimizer_continues_the_trajectory():
     run(3, first, opt)
     run(3, second, resumed)
     np.testing.assert_array_equal(N(first[0].detach()), N(second[0].detach()))
+
+
+@pytest.mark.parametrize("name", sorted(RECORD["lbfgs"]["cases"]))
+def test_lbfgs_matches_pytorch_on_rosenbrock(name):
+    case = RECORD["lbfgs"]["cases"][name]
+    p = T(RECORD["lbfgs"]["start"], requires_grad=True)
+    opt = optim.LBFGS([p], **case["kwargs"])
+
+    def closure():
+        opt.zero_grad()
+        loss = cr.sum(100 * (p[1:] - p[:-1] ** 2) ** 2 + (1 - p[:-1]) ** 2)
+        loss.backward()
+        return loss
+
+    for loss, point in zip(case["losses"], case["points"]):
+        assert float(opt.step(closure)) == pytest.approx(loss, rel=1e-9)
+        np.testing.assert_allclose(N(p.detach()), point, rtol=1e-8, atol=1e-10)
+    assert opt.state[p]["func_evals"] == case["func_evals"]
+
+
+def test_lbfgs_needs_a_closure_and_one_parameter_group():
+    p = T(np.zeros(2), requires_grad=True)
+    with pytest.raises(RuntimeError, match="needs a closure"):
+        optim.LBFGS([p]).step()
+    with pytest.raises(RuntimeError, match="only 'strong_wolfe'"):
+        optim.LBFGS([p], line_search_fn="armijo")
+    with pytest.raises(ValueError, match="parameter groups"):
+        optim.LBFGS([{"params": [p]}, {"params": [T(np.zeros(1), requires_grad=True)]}])

@@ -4,11 +4,12 @@ schedulers (`chainrule.optim.lr_scheduler`)."""
 from . import lr_scheduler
 from .adam import Adam, AdamW
 from .adaptive import Adagrad, Adamax, NAdam, RAdam
+from .lbfgs import LBFGS
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .sgd import SGD
 
 __all__ = [
-    "Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam",
+    "Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam", "LBFGS",
     "lr_scheduler",
 ]  # fmt: skip
