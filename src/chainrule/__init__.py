@@ -23,6 +23,7 @@ from ._namespace import *  # noqa: F403
 from ._namespace import __all__ as _NAMESPACE
 from ._namespace import __array_namespace_info__  # noqa: F401 - public
 from ._tensor import Tensor, enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .serialization import load, save
 
 __version__ = "0.1.0"
 __array_api_version__ = "2025.12"
@@ -33,5 +34,5 @@ __all__ = [
     "special", "utils",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
     "inference_mode", "is_inference_mode_enabled",
-    "compile", "CompiledFunction", "CompileWarning", "ConcretizationError",
+    "compile", "CompiledFunction", "CompileWarning", "ConcretizationError", "save", "load",
 ]  # fmt: skip

@@ -1400,7 +1400,7 @@ class Tensor:
             """This tensor as float64 (itself if it is already)."""
 
         def half(self) -> Tensor:
-            """Not supported: the Array API standard (so chainrule) has no float16."""
+            """This tensor as float16 (itself if it is already)."""
 
         def long(self) -> Tensor:
             """This tensor as int64 (itself if it is already)."""

@@ -581,14 +581,6 @@ def _to_dtype(name: str, dtype: Any) -> Any:
     return method
 
 
-def half(self: Tensor) -> Tensor:
-    """Not supported: the Array API standard (so chainrule) has no float16."""
-    raise NotImplementedError(
-        "Tensor.half(): chainrule has no float16 (the Array API standard defines no half "
-        "precision); use float() for float32"
-    )
-
-
 def dim(self: Tensor) -> int:
     """The number of dimensions (ndim)."""
     return self.ndim
@@ -747,7 +739,7 @@ TORCH_METHODS = {
     "clone": clone,
     "float": _to_dtype("float", ops.float32),
     "double": _to_dtype("double", ops.float64),
-    "half": half,
+    "half": _to_dtype("half", ops.float16),
     "long": _to_dtype("long", ops.int64),
     "int": _to_dtype("int", ops.int32),
     "bool": _to_dtype("bool", ops.bool),

@@ -2,17 +2,22 @@
 layers with PyTorch's default initialisations, and `functional`."""
 
 from . import functional, init, utils
+from .attention import MultiheadAttention
 from .containers import Identity, ModuleDict, ModuleList, ParameterDict, ParameterList
 from .layers import (
     GELU,
+    AdaptiveAvgPool2d,
+    AvgPool2d,
     BatchNorm1d,
     BatchNorm2d,
+    Conv1d,
     Conv2d,
     Dropout,
     Embedding,
     Flatten,
     LayerNorm,
     Linear,
+    MaxPool2d,
     ReLU,
     Sequential,
     Sigmoid,
@@ -50,6 +55,11 @@ __all__ = [
     "Flatten",
     "BatchNorm1d",
     "BatchNorm2d",
+    "Conv1d",
+    "MaxPool2d",
+    "AvgPool2d",
+    "AdaptiveAvgPool2d",
+    "MultiheadAttention",
     "Identity",
     "ModuleList",
     "ModuleDict",

@@ -28,6 +28,10 @@ __all__ = [
     "softplus",
     "linear",
     "conv2d",
+    "conv1d",
+    "max_pool2d",
+    "avg_pool2d",
+    "adaptive_avg_pool2d",
     "layer_norm",
     "batch_norm",
     "dropout",
@@ -206,6 +210,126 @@ def conv2d(
     if bias is not None:
         out = out + ops.reshape(bias, (1, -1, 1, 1))
     return out[0] if single else out
+
+
+def conv1d(
+    x: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | Sequence[int] = 1,
+    padding: int | Sequence[int] = 0,
+) -> Tensor:
+    """1-D cross-correlation of x (N, C, L), or (C, L), with weight (O, C, k), then + bias:
+    conv2d on a height of 1."""
+    x, weight = as_tensor(x), as_tensor(weight)
+    if x.ndim not in (2, 3) or weight.ndim != 3:
+        raise RuntimeError(
+            "Expected 2D (unbatched) or 3D (batched) input to conv1d and a 3D weight, but got "
+            f"input of size: {list(x.shape)} and weight of size {list(weight.shape)}"
+        )
+    (s,) = (stride,) if isinstance(stride, int) else tuple(stride)
+    (pad,) = (padding,) if isinstance(padding, int) else tuple(padding)
+    out = conv2d(
+        ops.expand_dims(x, axis=-2), ops.expand_dims(weight, axis=-2), bias, (1, s), (0, pad)
+    )
+    return ops.squeeze(out, axis=-2)
+
+
+def _windows(
+    x: Tensor, kernel: tuple[int, int], stride: tuple[int, int], padding: tuple[int, int], fill
+) -> list[Tensor]:
+    """The kernel's views of x (N, C, H, W), one (N, C, Ho, Wo) tensor per kernel position
+    (row-major), after padding with `fill`."""
+    (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
+    if ph > kh // 2 or pw > kw // 2:
+        raise RuntimeError("pad should be at most half of effective kernel size")
+    if ph or pw:
+        n, c, h, w = x.shape
+        rows = ops.full((n, c, ph, w), fill, dtype=x.dtype)
+        x = ops.concat([rows, x, rows], axis=2)
+        cols = ops.full((n, c, h + 2 * ph, pw), fill, dtype=x.dtype)
+        x = ops.concat([cols, x, cols], axis=3)
+    h, w = x.shape[2:]
+    ho, wo = (h - kh) // sh + 1, (w - kw) // sw + 1
+    if ho <= 0 or wo <= 0:
+        raise RuntimeError(f"Output size is too small: input {h}x{w}, kernel {kh}x{kw}")
+    return [
+        x[:, :, i : i + sh * (ho - 1) + 1 : sh, j : j + sw * (wo - 1) + 1 : sw]
+        for i in range(kh)
+        for j in range(kw)
+    ]
+
+
+def _pool_args(x: Tensor, kernel_size, stride, padding, name: str) -> tuple:
+    if x.ndim not in (3, 4):
+        raise RuntimeError(f"{name}: expected 3D or 4D input, got {x.ndim}D")
+    kernel = _pair(kernel_size, "kernel_size")
+    return kernel, kernel if stride is None else _pair(stride, "stride"), _pair(padding, "padding")
+
+
+def max_pool2d(
+    x: Tensor,
+    kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] | None = None,
+    padding: int | Sequence[int] = 0,
+) -> Tensor:
+    """The maximum of each kernel window of x (N, C, H, W) or (C, H, W); stride defaults to
+    the kernel size; padding counts as -inf. The gradient goes to the first maximum of each
+    window (row-major), as PyTorch's."""
+    x = as_tensor(x)
+    kernel, step, pad = _pool_args(x, kernel_size, stride, padding, "max_pool2d")
+    single = x.ndim == 3
+    if single:
+        x = ops.expand_dims(x, axis=0)
+    stacked = ops.stack(_windows(x, kernel, step, pad, -math.inf), axis=-1)
+    first = ops.argmax(stacked, axis=-1, keepdims=True)
+    out = ops.squeeze(ops.take_along_axis(stacked, first, axis=-1), axis=-1)
+    return out[0] if single else out
+
+
+def avg_pool2d(
+    x: Tensor,
+    kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] | None = None,
+    padding: int | Sequence[int] = 0,
+) -> Tensor:
+    """The mean of each kernel window of x (N, C, H, W) or (C, H, W); stride defaults to the
+    kernel size; padding counts as zeros in the mean (PyTorch's count_include_pad)."""
+    x = as_tensor(x)
+    kernel, step, pad = _pool_args(x, kernel_size, stride, padding, "avg_pool2d")
+    single = x.ndim == 3
+    if single:
+        x = ops.expand_dims(x, axis=0)
+    windows = _windows(x, kernel, step, pad, 0.0)
+    total = windows[0]
+    for w in windows[1:]:
+        total = total + w
+    out = total / len(windows)
+    return out[0] if single else out
+
+
+def _adaptive_mean(x: Tensor, size: int, axis: int) -> Tensor:
+    """Means of `size` bins along `axis`: bin i spans [floor(i n / size), ceil((i + 1) n /
+    size)), PyTorch's adaptive bins (they overlap when size does not divide n)."""
+    n = x.shape[axis]
+    lead = (slice(None),) * (axis % x.ndim)
+    parts = []
+    for i in range(size):
+        start, end = (i * n) // size, -((-(i + 1) * n) // size)
+        parts.append(ops.mean(x[lead + (slice(start, end),)], axis=axis, keepdims=True))
+    return ops.concat(parts, axis=axis)
+
+
+def adaptive_avg_pool2d(x: Tensor, output_size: int | Sequence[int | None]) -> Tensor:
+    """The means of an output_size grid of bins over the last two axes of x (N, C, H, W) or
+    (C, H, W); None in output_size keeps that axis' size."""
+    x = as_tensor(x)
+    if x.ndim not in (3, 4):
+        raise RuntimeError(f"adaptive_avg_pool2d: expected 3D or 4D input, got {x.ndim}D")
+    sizes = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
+    oh = x.shape[-2] if sizes[0] is None else sizes[0]
+    ow = x.shape[-1] if sizes[1] is None else sizes[1]
+    return _adaptive_mean(_adaptive_mean(x, oh, -2), ow, -1)
 
 
 def layer_norm(

@@ -28,6 +28,10 @@ __all__ = [
     "Flatten",
     "BatchNorm1d",
     "BatchNorm2d",
+    "Conv1d",
+    "MaxPool2d",
+    "AvgPool2d",
+    "AdaptiveAvgPool2d",
 ]
 
 
@@ -391,3 +395,105 @@ class BatchNorm2d(_BatchNorm):
     """Batch normalisation of (N, C, H, W) input, per channel C."""
 
     _dims = (4,)
+
+
+class Conv1d(Module):
+    """1-D convolution (cross-correlation) of (N, C, L) input by a weight (out_channels,
+    in_channels, k), with stride and zero padding; weight and bias start uniform in
+    +-1/sqrt(in_channels k)."""
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: int,
+        stride: int = 1,
+        padding: int = 0,
+        bias: bool = True,
+        *,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.padding = padding
+        bound = 1 / math.sqrt(in_channels * kernel_size)
+        self.weight = _uniform_parameter((out_channels, in_channels, kernel_size), bound, dtype)
+        if bias:
+            self.bias = _uniform_parameter((out_channels,), bound, dtype)
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, x: Tensor) -> Tensor:
+        """The convolution of x (N, C, L)."""
+        return F.conv1d(x, self.weight, self.bias, self.stride, self.padding)
+
+    if TYPE_CHECKING:
+        __call__ = forward
+
+    def extra_repr(self) -> str:
+        """Channels, kernel size, stride and padding."""
+        return (
+            f"{self.in_channels}, {self.out_channels}, kernel_size=({self.kernel_size},), "
+            f"stride=({self.stride},), padding=({self.padding},), bias={self.bias is not None}"
+        )
+
+
+class _Pool2d(Module):
+    def __init__(
+        self,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int] | None = None,
+        padding: int | Sequence[int] = 0,
+    ) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = kernel_size if stride is None else stride
+        self.padding = padding
+
+    def extra_repr(self) -> str:
+        """Kernel size, stride and padding."""
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxPool2d(_Pool2d):
+    """The maximum of each kernel window (see functional.max_pool2d)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        """The pooled x."""
+        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding)
+
+    if TYPE_CHECKING:
+        __call__ = forward
+
+
+class AvgPool2d(_Pool2d):
+    """The mean of each kernel window (see functional.avg_pool2d)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        """The pooled x."""
+        return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding)
+
+    if TYPE_CHECKING:
+        __call__ = forward
+
+
+class AdaptiveAvgPool2d(Module):
+    """The means of an `output_size` grid of bins (see functional.adaptive_avg_pool2d)."""
+
+    def __init__(self, output_size: int | Sequence[int | None]) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, x: Tensor) -> Tensor:
+        """The pooled x."""
+        return F.adaptive_avg_pool2d(x, self.output_size)
+
+    if TYPE_CHECKING:
+        __call__ = forward
+
+    def extra_repr(self) -> str:
+        """The output size."""
+        return f"output_size={self.output_size}"

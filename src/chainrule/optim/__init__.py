@@ -3,8 +3,13 @@ schedulers (`chainrule.optim.lr_scheduler`)."""
 
 from . import lr_scheduler
 from .adam import Adam, AdamW
+from .adaptive import Adagrad, Adamax, NAdam, RAdam
+from .lbfgs import LBFGS
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "lr_scheduler"]
+__all__ = [
+    "Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam", "LBFGS",
+    "lr_scheduler",
+]  # fmt: skip

@@ -1,0 +1,129 @@
+"""MultiheadAttention with PyTorch's parameters, arguments and results: packed input
+projection (in_proj_weight, in_proj_bias), out_proj, boolean or additive attention masks, key
+padding masks, head-averaged weights; (L, N, E) inputs, or (N, L, E) with batch_first."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from .. import _namespace as ops
+from .._tensor import Tensor
+from . import functional as F
+from . import init
+from .layers import Linear
+from .module import Module, Parameter
+
+__all__ = ["MultiheadAttention"]
+
+
+def _additive(mask: Tensor, dtype: Any) -> Tensor:
+    """A mask as a term added to the scores: -inf where a boolean mask holds, else its
+    (float) values."""
+    if mask.dtype == ops.bool:
+        return ops.where(mask, -math.inf, ops.zeros_like(mask, dtype=dtype))
+    return ops.astype(mask, dtype)
+
+
+class MultiheadAttention(Module):
+    """Attention over `num_heads` heads of embed_dim // num_heads features each: the
+    projections' weights start Glorot-uniform (in_proj) and as a Linear's (out_proj), the
+    biases at zero."""
+
+    def __init__(
+        self,
+        embed_dim: int,
+        num_heads: int,
+        dropout: float = 0.0,
+        bias: bool = True,
+        batch_first: bool = False,
+        *,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        if embed_dim % num_heads:
+            raise AssertionError("embed_dim must be divisible by num_heads")
+        self.embed_dim = embed_dim
+        self.num_heads = num_heads
+        self.head_dim = embed_dim // num_heads
+        self.dropout = dropout
+        self.batch_first = batch_first
+        self.in_proj_weight = Parameter(ops.empty((3 * embed_dim, embed_dim), dtype=dtype))
+        init.xavier_uniform_(self.in_proj_weight)
+        if bias:
+            self.in_proj_bias = Parameter(ops.zeros((3 * embed_dim,), dtype=dtype))
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = Linear(embed_dim, embed_dim, bias=bias, dtype=dtype)
+        if bias:
+            init.zeros_(self.out_proj.bias)
+
+    def forward(
+        self,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        key_padding_mask: Tensor | None = None,
+        need_weights: bool = True,
+        attn_mask: Tensor | None = None,
+        average_attn_weights: bool = True,
+    ) -> tuple[Tensor, Tensor | None]:
+        """(attention output, attention weights or None): the output has the query's
+        shape; the weights are (N, L, S), or (N, H, L, S) unless averaged over the heads.
+        attn_mask (L, S) or (N H, L, S) and key_padding_mask (N, S) are boolean (True: not
+        attended) or added to the scores."""
+        single = query.ndim == 2
+        if single:
+            query, key, value = (ops.expand_dims(t, axis=1) for t in (query, key, value))
+            if key_padding_mask is not None:
+                key_padding_mask = ops.expand_dims(key_padding_mask, axis=0)
+        elif self.batch_first:
+            query, key, value = (ops.permute_dims(t, (1, 0, 2)) for t in (query, key, value))
+        length, n, e = query.shape
+        source = key.shape[0]
+        h, d = self.num_heads, self.head_dim
+        w = self.in_proj_weight
+        b = self.in_proj_bias
+        q, k, v = (
+            F.linear(t, w[i * e : (i + 1) * e], None if b is None else b[i * e : (i + 1) * e])
+            for i, t in enumerate((query, key, value))
+        )
+
+        def heads(t: Tensor, rows: int) -> Tensor:  # (rows, N, E) -> (N H, rows, d)
+            return ops.permute_dims(ops.reshape(t, (rows, n * h, d)), (1, 0, 2))
+
+        q, k, v = heads(q, length), heads(k, source), heads(v, source)
+        scores = (q @ ops.permute_dims(k, (0, 2, 1))) / math.sqrt(d)
+        if attn_mask is not None:
+            mask = _additive(attn_mask, scores.dtype)
+            scores = scores + (mask if mask.ndim == 3 else ops.expand_dims(mask, axis=0))
+        if key_padding_mask is not None:
+            padding = _additive(key_padding_mask, scores.dtype)  # (N, S)
+            padding = ops.reshape(
+                ops.broadcast_to(ops.reshape(padding, (n, 1, 1, source)), (n, h, 1, source)),
+                (n * h, 1, source),
+            )
+            scores = scores + padding
+        weights = ops.softmax(scores, axis=-1)
+        if self.training and self.dropout > 0:
+            weights = F.dropout(weights, self.dropout)
+        out = weights @ v  # (N H, L, d)
+        out = ops.reshape(ops.permute_dims(out, (1, 0, 2)), (length, n, e))
+        out = self.out_proj(out)
+        if single:
+            out = out[:, 0]
+        elif self.batch_first:
+            out = ops.permute_dims(out, (1, 0, 2))
+        if not need_weights:
+            return out, None
+        weights = ops.reshape(weights, (n, h, length, source))
+        if average_attn_weights:
+            weights = ops.mean(weights, axis=1)
+        return out, weights[0] if single else weights
+
+    if TYPE_CHECKING:
+        __call__ = forward
+
+    def extra_repr(self) -> str:
+        """Sizes."""
+        return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}"
