@@ -626,3 +626,27 @@ def test_numpy_methods_all_any_fill_tolist_and_item():
     assert g is None or not N(g).any()
     with pytest.raises(TypeError, match="with out="):
         x.max(out=np.empty(()))
+
+
+# ----------------------------------------------------------------------------- complex order
+
+COMPLEX_GRID = st.builds(complex, st.integers(-2, 2), st.integers(-2, 2))
+
+
+@given(
+    a=hnp.arrays(np.complex128, shapes(1, 3, 1), elements=COMPLEX_GRID, unique=True),
+    data=st.data(),
+)
+@examples(10)
+def test_max_and_min_of_complex_values_take_numpys_order_and_differentiate(a, data):
+    axis = data.draw(st.none() | st.integers(-a.ndim, a.ndim - 1))
+    keepdims = data.draw(st.booleans())
+    x = cr.tensor(a, requires_grad=True)
+    # Distinct real parts a step apart, for finite differences (ties in the real parts are
+    # ordered by the imaginary ones: a jump there).
+    spread = a + np.arange(a.size).reshape(a.shape) * 10
+    y = cr.tensor(spread, requires_grad=True)
+    for fn in (np.max, np.min, np.amax, np.amin):
+        out = fn(x, axis=axis, keepdims=keepdims)
+        np.testing.assert_array_equal(N(out), fn(a, axis=axis, keepdims=keepdims))
+        assert gradcheck(lambda t, fn=fn: fn(t, axis=axis, keepdims=keepdims), (y,))

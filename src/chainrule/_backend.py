@@ -986,9 +986,9 @@ _special_kernels: dict = {}
 def special_function(xp, name: str):
     """The kernel of special function `name` (SciPy's name) for arrays of namespace `xp`:
     the library's own, or a namespace's `special_kernel` (vmap's batches them), or SciPy's
-    through NumPy for array-api-strict (DLPack, both on the CPU) and Dask (block by block,
-    lazily); ImportError naming SciPy where it is needed and missing, NotImplementedError for
-    other libraries."""
+    through NumPy where the library has none (by DLPack, for arrays on the CPU; Dask's block
+    by block, lazily); ImportError naming SciPy where it is needed and missing,
+    NotImplementedError for other libraries."""
     key = (id(xp), name)
     fn = _special_kernels.get(key)
     if fn is not None:
@@ -1006,10 +1006,8 @@ def special_function(xp, name: str):
     elif lib in _SPECIAL_MODULES:
         module = _module(_SPECIAL_MODULES[lib])
         fn = getattr(module, _SPECIAL_NAMES[lib].get(name, name), None)
-        if fn is None:
-            raise NotImplementedError(
-                f"chainrule.special.{name}: {_SPECIAL_MODULES[lib]} has no such function"
-            )
+        if fn is None:  # SciPy's, for arrays on the CPU
+            fn = _through_numpy(xp, _scipy_special(name))
     else:
         raise NotImplementedError(
             f"chainrule.special.{name}: no kernel for {lib} arrays (chainrule uses SciPy's for "

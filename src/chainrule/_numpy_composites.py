@@ -207,6 +207,36 @@ def _nan_extreme(pick: str):
     return _custom(handler)
 
 
+# ----------------------------------------------------------------------------- complex order
+
+
+def _extreme(pick: str):
+    """max, amax, min, amin: chainrule's for real values; for complex ones NumPy's order
+    (lexicographic: real parts, then imaginary ones), as the element NumPy's argmax or argmin
+    picks (the first of ties), so the gradient reaches the element chosen."""
+
+    def handler(a, axis=None, keepdims=False):
+        cr = _cr()
+        a = cr.asarray(a)
+        if a.dtype.kind != "c":
+            return getattr(cr, pick)(a, axis=axis, keepdims=keepdims)
+        if a.size == 0:
+            raise ValueError(
+                f"zero-size array to reduction operation {pick}imum which has no identity"
+            )
+        axes = normalize_axes(axis, a.ndim)
+        rest = [i for i in range(a.ndim) if i not in axes]
+        moved = cr.permute_dims(a, tuple(rest + list(axes)))
+        flat = cr.reshape(moved, tuple(a.shape[i] for i in rest) + (-1,))
+        index = getattr(cr, f"arg{pick}")(flat, axis=-1, keepdims=True)
+        out = cr.take_along_axis(flat, index, axis=-1)[..., 0]
+        if keepdims:
+            out = cr.reshape(out, tuple(1 if i in axes else n for i, n in enumerate(a.shape)))
+        return out
+
+    return _custom(handler)
+
+
 # ----------------------------------------------------------------------------- shape and order
 
 
@@ -987,6 +1017,10 @@ LINALG = {
 }
 
 FUNCTIONS = {
+    "max": _extreme("max"),
+    "amax": _extreme("max"),
+    "min": _extreme("min"),
+    "amin": _extreme("min"),
     "angle": _custom(_angle),
     "sinc": _custom(_sinc),
     "iscomplex": _custom(_iscomplex),

@@ -97,6 +97,8 @@ def _extreme(name: str) -> Any:
 def dot(self: Tensor, b: ArrayLike) -> Tensor:
     """numpy.dot(self, b): a product with a scalar, matmul up to a 2-D `b`, else the sum
     over the last axis of self and the second-to-last of b."""
+    if b.__class__ in (bool, int, float, complex):
+        return ops.multiply(self, b)
     b = ops.asarray(b)
     if self.ndim == 0 or b.ndim == 0:
         return ops.multiply(self, b)
