@@ -399,3 +399,14 @@ def test_a_step_with_a_closure_computes_the_loss_in_the_pass_of_the_gradients():
     w0 = cr.asarray(np.zeros(5), requires_grad=True)
     expected = _closure_steps(cr.asarray(x), cr.asarray(signs), w0, 2, lambda *_: None)
     np.testing.assert_allclose(losses, expected, rtol=1e-14)
+
+
+def test_a_cluster_client_computes_and_persists_tensors(local_cluster):
+    distributed = pytest.importorskip("distributed")
+    w = cr.asarray(da.from_array(np.arange(4.0), chunks=2), requires_grad=True)
+    y = cr.exp(w)
+    for kept in (local_cluster.persist(y), dask.persist(y)[0], y.persist()):
+        assert len(distributed.futures_of(kept)) == 2 and kept.grad_fn is y.grad_fn
+    total = local_cluster.compute(cr.sum(y)).result()
+    assert isinstance(total, cr.Tensor)
+    np.testing.assert_allclose(total.item(), np.exp(np.arange(4.0)).sum())
