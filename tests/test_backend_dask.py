@@ -1,6 +1,8 @@
 """Dask arrays under chainrule: forward and backward build task graphs and compute nothing
 until the user asks; gradients of chunked data equal NumPy's; NumPy operands join Dask ones."""
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -399,3 +401,25 @@ def test_a_step_with_a_closure_computes_the_loss_in_the_pass_of_the_gradients():
     w0 = cr.asarray(np.zeros(5), requires_grad=True)
     expected = _closure_steps(cr.asarray(x), cr.asarray(signs), w0, 2, lambda *_: None)
     np.testing.assert_allclose(losses, expected, rtol=1e-14)
+
+
+def test_a_cluster_client_computes_and_persists_tensors(local_cluster):
+    distributed = pytest.importorskip("distributed")
+    w = cr.asarray(da.from_array(np.arange(4.0), chunks=2), requires_grad=True)
+    y = cr.exp(w)
+    for kept in (local_cluster.persist(y), dask.persist(y)[0], y.persist()):
+        assert len(distributed.futures_of(kept)) == 2 and kept.grad_fn is y.grad_fn
+    total = local_cluster.compute(cr.sum(y)).result()
+    assert isinstance(total, cr.Tensor)
+    np.testing.assert_allclose(total.item(), np.exp(np.arange(4.0)).sum())
+
+
+def test_a_tensor_on_dask_pickles_as_its_task_graph_without_computing():
+    w = cr.asarray(da.from_array(np.arange(4.0), chunks=2), requires_grad=True)
+    cr.sum(w * w).backward()
+    with dask.config.set(scheduler=_refuse):
+        back = pickle.loads(pickle.dumps(w))
+        assert isinstance(back.array, da.Array) and isinstance(back.grad.array, da.Array)
+        assert back.requires_grad and back.array.chunks == ((2, 2),)
+    np.testing.assert_array_equal(back.numpy(), np.arange(4.0))
+    np.testing.assert_array_equal(back.grad.numpy(), 2 * np.arange(4.0))

@@ -959,7 +959,9 @@ class Tensor:
     def __reduce_ex__(self, protocol: Any) -> tuple:
         xp = self._xp
         state = (self.requires_grad, self.grad)
-        return _rebuild, (_backend.name_of(xp), self.numpy(), state)
+        # A lazy array travels as its task graph: pickling computes nothing.
+        values = self._data if _backend.is_lazy(self._data) else self.numpy()
+        return _rebuild, (_backend.name_of(xp), values, state)
 
     def __copy__(self) -> Tensor:
         """A new leaf with the same data (and requires_grad), no .grad: as PyTorch."""
