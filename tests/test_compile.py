@@ -412,21 +412,26 @@ def test_training_step_with_nn_and_optim_equals_eager():
 
 
 @pytest.mark.parametrize(
-    "make_optimizer, compiles",
+    "make_optimizer, traces",
     [
-        (lambda ps: optim.SGD(ps, lr=0.05, momentum=0.9), True),
-        (lambda ps: optim.SGD(ps, lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.01), True),
-        (lambda ps: optim.Adam(ps, lr=0.05), True),
-        (lambda ps: optim.Adam(ps, lr=0.05, weight_decay=0.1, amsgrad=True), True),
-        (lambda ps: optim.AdamW(ps, lr=0.05, betas=(0.3, 0.9)), True),
-        (lambda ps: optim.RMSprop(ps, lr=0.01), True),
-        (lambda ps: optim.RMSprop(ps, lr=0.01, momentum=0.5, centered=True), True),
+        (lambda ps: optim.SGD(ps, lr=0.05, momentum=0.9), 2),
+        (lambda ps: optim.SGD(ps, lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.01), 2),
+        (lambda ps: optim.Adam(ps, lr=0.05), 2),
+        (lambda ps: optim.Adam(ps, lr=0.05, weight_decay=0.1, amsgrad=True), 2),
+        (lambda ps: optim.AdamW(ps, lr=0.05, betas=(0.3, 0.9)), 2),
+        (lambda ps: optim.RMSprop(ps, lr=0.01), 2),
+        (lambda ps: optim.RMSprop(ps, lr=0.01, momentum=0.5, centered=True), 2),
+        (lambda ps: optim.Adagrad(ps, lr=0.05, lr_decay=0.01, weight_decay=0.1), 2),
+        (lambda ps: optim.Adamax(ps, lr=0.05, weight_decay=0.1), 2),
+        (lambda ps: optim.NAdam(ps, lr=0.05, weight_decay=0.1, decoupled_weight_decay=True), 2),
+        # RAdam's update branches on its step count (rectified from step 6): traced once more.
+        (lambda ps: optim.RAdam(ps, lr=0.05, weight_decay=0.1), 3),
     ],
     ids=["sgd-momentum", "sgd-nesterov", "adam", "adam-amsgrad", "adamw", "rmsprop",
-         "rmsprop-centered"],
+         "rmsprop-centered", "adagrad", "adamax", "nadam", "radam"],
 )  # fmt: skip
 def test_training_step_with_optimizer_state_made_by_the_first_call_equals_eager(
-    make_optimizer, compiles
+    make_optimizer, traces
 ):
     """The optimizer's state is made by the first step (SGD's momentum buffer, Adam's and
     RMSprop's moments and step count), written in place afterwards: replayed from the second
@@ -459,10 +464,9 @@ def test_training_step_with_optimizer_state_made_by_the_first_call_equals_eager(
             for p, q in zip(twin.parameters(), model.parameters()):
                 assert_same((p, p.grad), (q, q.grad))
     fell_back = [w for w in caught if "runs eagerly" in str(w.message)]
-    assert (not fell_back) == compiles
-    if compiles:
-        assert compiled.traces == 2
-        assert all(_EAGER not in ps for ps in compiled._cache.values())
+    assert not fell_back
+    assert compiled.traces == traces
+    assert all(_EAGER not in ps for ps in compiled._cache.values())
 
 
 def test_gradient_descent_on_arguments_returns_new_values():
@@ -1229,6 +1233,11 @@ OPTIMIZERS = {
     "adam-amsgrad": lambda ps: optim.Adam(ps, lr=0.01, weight_decay=0.1, amsgrad=True),
     "adamw": lambda ps: optim.AdamW(ps, lr=0.01),
     "rmsprop": lambda ps: optim.RMSprop(ps, lr=0.01, momentum=0.5, centered=True),
+    "adagrad": lambda ps: optim.Adagrad(ps, lr=0.05),
+    "adamax": lambda ps: optim.Adamax(ps, lr=0.01),
+    "nadam": lambda ps: optim.NAdam(ps, lr=0.01),
+    # betas[1] = 0.9: the rectified branch starts at step 6, inside the test's steps.
+    "radam": lambda ps: optim.RAdam(ps, lr=0.01, betas=(0.9, 0.9)),
 }
 SCHEDULERS = {
     "none": None,

@@ -1,5 +1,7 @@
 """Adagrad, Adamax, NAdam and RAdam, step for step as PyTorch's (its single-tensor code path:
-the same operations in the same order, so trajectories agree to rounding)."""
+the same operations in the same order, so trajectories agree to rounding). Each update's
+Python numbers come from `_scalars` and what it branches on from `_layout`, so that compile
+replays them (see Optimizer.step)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from typing import Any
 
 from .. import _namespace as ops
 from .._tensor import Tensor
-from .optimizer import Optimizer, ParamsT, _check, _lerp
+from .optimizer import Optimizer, ParamsT, _check, _lerp_state, _scale_add_state
 
 __all__ = ["Adagrad", "Adamax", "NAdam", "RAdam"]
 
@@ -45,16 +47,32 @@ class Adagrad(Optimizer):
         )  # fmt: skip
         super().__init__(params, defaults)
 
-    def _update(self, p: Tensor, g: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
-        if not state:
-            state["step"] = 0
-            state["sum"] = ops.full_like(p, group["initial_accumulator_value"])
+    def _init(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        state["step"] = 0
+        state["sum"] = ops.full_like(p, group["initial_accumulator_value"])
+
+    def _scalars(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
         state["step"] += 1
-        if group["weight_decay"]:
-            g = g + group["weight_decay"] * p
         clr = group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"])
-        s = state["sum"] = state["sum"] + g * g
-        p -= clr * (g / (ops.sqrt(s) + group["eps"]))
+        return group["weight_decay"], clr, group["eps"]
+
+    def _layout(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> tuple:
+        return super()._layout(p, state, group) + (bool(group["weight_decay"]),)
+
+    def _update(
+        self,
+        p: Tensor,
+        g: Tensor,
+        state: dict[str, Any],
+        group: dict[str, Any],
+        s: tuple,
+        traced: bool,
+    ) -> None:
+        wd, clr, eps = s
+        if group["weight_decay"]:
+            g = g + wd * p
+        total = _scale_add_state(state, "sum", 1, g * g, traced)
+        p -= clr * (g / (ops.sqrt(total) + eps))
 
 
 class Adamax(Optimizer):
@@ -80,18 +98,40 @@ class Adamax(Optimizer):
         )
         super().__init__(params, defaults)
 
-    def _update(self, p: Tensor, g: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
-        if not state:
-            state["step"] = 0
-            state["exp_avg"] = ops.zeros_like(p)
-            state["exp_inf"] = ops.zeros_like(p)
+    def _init(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        state["step"] = 0
+        state["exp_avg"] = ops.zeros_like(p)
+        state["exp_inf"] = ops.zeros_like(p)
+
+    def _scalars(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
         beta1, beta2 = group["betas"]
         state["step"] += 1
-        if group["weight_decay"]:
-            g = g + group["weight_decay"] * p
-        exp_avg = state["exp_avg"] = _lerp(state["exp_avg"], g, 1 - beta1)
-        u = state["exp_inf"] = ops.maximum(state["exp_inf"] * beta2, ops.abs(g) + group["eps"])
         clr = group["lr"] / (1 - beta1 ** state["step"])
+        return group["weight_decay"], 1 - beta1, 1 - (1 - beta1), beta2, group["eps"], clr
+
+    def _layout(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> tuple:
+        flags = (bool(group["weight_decay"]), 1 - group["betas"][0] < 0.5)
+        return super()._layout(p, state, group) + flags
+
+    def _update(
+        self,
+        p: Tensor,
+        g: Tensor,
+        state: dict[str, Any],
+        group: dict[str, Any],
+        s: tuple,
+        traced: bool,
+    ) -> None:
+        wd, w1, rest, beta2, eps, clr = s
+        if group["weight_decay"]:
+            g = g + wd * p
+        near = 1 - group["betas"][0] < 0.5
+        exp_avg = _lerp_state(state, "exp_avg", g, w1, rest, near, traced)
+        u = ops.maximum(state["exp_inf"] * beta2, ops.abs(g) + eps)
+        if traced:
+            state["exp_inf"][...] = u
+        else:
+            state["exp_inf"] = u
         p -= clr * (exp_avg / u)
 
 
@@ -124,30 +164,54 @@ class NAdam(Optimizer):
         )  # fmt: skip
         super().__init__(params, defaults)
 
-    def _update(self, p: Tensor, g: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
-        if not state:
-            state["step"] = 0
-            state["mu_product"] = 1.0
-            state["exp_avg"] = ops.zeros_like(p)
-            state["exp_avg_sq"] = ops.zeros_like(p)
+    def _init(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        state["step"] = 0
+        state["mu_product"] = 1.0
+        state["exp_avg"] = ops.zeros_like(p)
+        state["exp_avg_sq"] = ops.zeros_like(p)
+
+    def _scalars(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
         lr, (beta1, beta2), wd = group["lr"], group["betas"], group["weight_decay"]
         state["step"] += 1
         step = state["step"]
-        bias_correction2 = 1 - beta2**step
-        if wd:
-            if group["decoupled_weight_decay"]:
-                p *= 1 - lr * wd
-            else:
-                g = g + wd * p
         decay = group["momentum_decay"]
         mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * decay)))
         mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * decay)))
         mu_product = state["mu_product"] = state["mu_product"] * mu
-        exp_avg = state["exp_avg"] = _lerp(state["exp_avg"], g, 1 - beta1)
-        v = state["exp_avg_sq"] = state["exp_avg_sq"] * beta2 + (1 - beta2) * (g * g)
-        denom = ops.sqrt(v / bias_correction2) + group["eps"]
-        p += (-lr * (1.0 - mu) / (1.0 - mu_product)) * (g / denom)
-        p += (-lr * mu_next / (1.0 - mu_product * mu_next)) * (exp_avg / denom)
+        return (
+            wd, 1 - lr * wd, 1 - beta1, 1 - (1 - beta1), beta2, 1 - beta2, 1 - beta2**step,
+            group["eps"], -lr * (1.0 - mu) / (1.0 - mu_product),
+            -lr * mu_next / (1.0 - mu_product * mu_next),
+        )  # fmt: skip
+
+    def _layout(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> tuple:
+        flags = (
+            bool(group["weight_decay"]), group["decoupled_weight_decay"],
+            1 - group["betas"][0] < 0.5,
+        )  # fmt: skip
+        return super()._layout(p, state, group) + flags
+
+    def _update(
+        self,
+        p: Tensor,
+        g: Tensor,
+        state: dict[str, Any],
+        group: dict[str, Any],
+        s: tuple,
+        traced: bool,
+    ) -> None:
+        wd, decay, w1, rest, beta2, w2, bias_correction2, eps, step_g, step_m = s
+        if group["weight_decay"]:
+            if group["decoupled_weight_decay"]:
+                p *= decay
+            else:
+                g = g + wd * p
+        near = 1 - group["betas"][0] < 0.5
+        exp_avg = _lerp_state(state, "exp_avg", g, w1, rest, near, traced)
+        v = _scale_add_state(state, "exp_avg_sq", beta2, w2 * (g * g), traced)
+        denom = ops.sqrt(v / bias_correction2) + eps
+        p += step_g * (g / denom)
+        p += step_m * (exp_avg / denom)
 
 
 class RAdam(Optimizer):
@@ -176,31 +240,63 @@ class RAdam(Optimizer):
         )  # fmt: skip
         super().__init__(params, defaults)
 
-    def _update(self, p: Tensor, g: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
-        if not state:
-            state["step"] = 0
-            state["exp_avg"] = ops.zeros_like(p)
-            state["exp_avg_sq"] = ops.zeros_like(p)
+    def _init(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        state["step"] = 0
+        state["exp_avg"] = ops.zeros_like(p)
+        state["exp_avg_sq"] = ops.zeros_like(p)
+
+    def _scalars(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
         lr, (beta1, beta2), wd = group["lr"], group["betas"], group["weight_decay"]
         state["step"] += 1
         step = state["step"]
-        if wd:
-            if group["decoupled_weight_decay"]:
-                p *= 1 - lr * wd
-            else:
-                g = g + wd * p
-        exp_avg = state["exp_avg"] = _lerp(state["exp_avg"], g, 1 - beta1)
-        v = state["exp_avg_sq"] = state["exp_avg_sq"] * beta2 + (1 - beta2) * (g * g)
-        bias_correction1 = 1 - beta1**step
         bias_correction2 = 1 - beta2**step
-        corrected = exp_avg / bias_correction1
-        rho_inf = 2 / (1 - beta2) - 1
-        rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
+        rho_inf, rho_t = _rho(beta2, step)
+        rect = 0.0
         if rho_t > 5.0:
             rect = math.sqrt(
                 (rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)
             )
-            adaptive = (bias_correction2**0.5) / (ops.sqrt(v) + group["eps"])
+        return (
+            wd, 1 - lr * wd, 1 - beta1, 1 - (1 - beta1), beta2, 1 - beta2, 1 - beta1**step,
+            lr, bias_correction2**0.5, group["eps"], rect,
+        )  # fmt: skip
+
+    def _layout(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> tuple:
+        # Whether the coming step is rectified: a Python branch on the step count.
+        rectified = _rho(group["betas"][1], state["step"] + 1)[1] > 5.0
+        flags = (
+            bool(group["weight_decay"]), group["decoupled_weight_decay"],
+            1 - group["betas"][0] < 0.5, rectified,
+        )  # fmt: skip
+        return super()._layout(p, state, group) + flags
+
+    def _update(
+        self,
+        p: Tensor,
+        g: Tensor,
+        state: dict[str, Any],
+        group: dict[str, Any],
+        s: tuple,
+        traced: bool,
+    ) -> None:
+        wd, decay, w1, rest, beta2, w2, bias_correction1, lr, root2, eps, rect = s
+        if group["weight_decay"]:
+            if group["decoupled_weight_decay"]:
+                p *= decay
+            else:
+                g = g + wd * p
+        near = 1 - group["betas"][0] < 0.5
+        exp_avg = _lerp_state(state, "exp_avg", g, w1, rest, near, traced)
+        v = _scale_add_state(state, "exp_avg_sq", beta2, w2 * (g * g), traced)
+        corrected = exp_avg / bias_correction1
+        if _rho(group["betas"][1], state["step"])[1] > 5.0:  # rectified (see _layout)
+            adaptive = root2 / (ops.sqrt(v) + eps)
             p -= corrected * lr * adaptive * rect
         else:
             p -= corrected * lr
+
+
+def _rho(beta2: float, step: int) -> tuple[float, float]:
+    """RAdam's maximum length of the approximated SMA, and its length at `step`."""
+    rho_inf = 2 / (1 - beta2) - 1
+    return rho_inf, rho_inf - 2 * step * (beta2**step) / (1 - beta2**step)
