@@ -288,7 +288,8 @@ def _pick_class(logp: Tensor, target: Tensor) -> Tensor:
     target = as_tensor(target)
     if not ops.isdtype(target.dtype, "integral"):
         raise RuntimeError(
-            f"expected target of an integer dtype (class indices), got {target.dtype}"
+            f"expected target dtype to be an integer dtype (class indices), but got "
+            f"{target.dtype}; class probabilities are a floating target of the input's shape"
         )
     n_classes = logp.shape[1]
     if target.size:
@@ -302,8 +303,30 @@ def _pick_class(logp: Tensor, target: Tensor) -> Tensor:
     return ops.squeeze(picked, axis=1)
 
 
+def _check_class_indices(input: Tensor, target: Tensor) -> None:  # noqa: A002
+    """Class indices `target` of the shape input (N, C, d1, ...) or (C,) asks for, in PyTorch's
+    words (N,) or (N, d1, ...), or 0-d; the dtype is _pick_class's to check."""
+    shape, want = tuple(target.shape), tuple(input.shape)
+    if input.ndim == 1:
+        if target.size != 1 or target.ndim > 1:
+            raise ValueError(
+                f"For 1D input, 1D target must have size 1, but got target size: {target.size}"
+            )
+        return
+    if input.ndim == 2 and target.ndim != 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if target.ndim >= 1 and shape[0] != want[0]:
+        raise ValueError(
+            f"Expected input batch_size ({want[0]}) to match target batch_size ({shape[0]})."
+        )
+    if shape != want[:1] + want[2:]:
+        expected = list(want[:1] + want[2:])
+        raise RuntimeError(f"Expected target size {expected}, got {list(shape)}")
+
+
 def _batched(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor, bool]:  # noqa: A002
     """A single sample (C,) with a 0-d target as a batch of one."""
+    _check_class_indices(input, target)
     if input.ndim == 1:
         return ops.expand_dims(input, axis=0), ops.reshape(as_tensor(target), (1,)), True
     return input, target, False
@@ -323,11 +346,24 @@ def cross_entropy(
     reduction: Reduction = "mean",
     label_smoothing: float = 0.0,
 ) -> Tensor:
-    """Cross-entropy between logits `input` (N, C, ...) or (C,) and integer class labels
-    `target`; with `label_smoothing` e the target is (1 - e) one-hot + e / C uniform.
+    """Cross-entropy between logits `input` (N, C, ...) or (C,) and `target`: integer class
+    labels (N, ...) or (), or class probabilities of the input's shape (a floating tensor), as
+    PyTorch takes them; with `label_smoothing` e the target is (1 - e) target + e / C uniform.
     Computed with log_softmax: finite for any finite logits."""
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    target = as_tensor(target)
+    if tuple(target.shape) == tuple(input.shape) and input.ndim >= 1:
+        if not ops.isdtype(target.dtype, "real floating"):
+            raise RuntimeError(
+                "Expected floating point type for target with class probabilities, "
+                f"got {target.dtype}"
+            )
+        axis = 0 if input.ndim == 1 else 1
+        if label_smoothing:
+            target = (1.0 - label_smoothing) * target + label_smoothing / input.shape[axis]
+        loss = -ops.sum(log_softmax(input, axis=axis) * target, axis=axis)
+        return _reduce(loss, reduction)
     logits, labels, single = _batched(input, target)
     logp = log_softmax(logits, axis=1)
     loss = -_pick_class(logp, labels)
