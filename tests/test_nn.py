@@ -187,6 +187,15 @@ def test_linear_default_init_is_uniform_within_one_over_sqrt_fan_in():
     assert nn.Linear(2, 3, dtype=cr.float32).weight.dtype == cr.float32
 
 
+def test_linear_given_an_input_of_the_wrong_width_names_itself_and_the_shape():
+    lin = nn.Linear(3, 16)
+    with pytest.raises(ValueError, match=r"Linear\(3, 16\) got input of shape \(64, 5\)"):
+        lin(T(np.ones((64, 5))))
+    with pytest.raises(ValueError, match=r"got input of shape \(\)"):
+        lin(T(1.0))
+    assert lin(T(np.ones((2, 4, 3)))).shape == (2, 4, 16)
+
+
 def test_conv2d_layer_init_shapes_and_output():
     cr.random.manual_seed(0)
     conv = nn.Conv2d(3, 8, 3, stride=2, padding=1)

@@ -6,6 +6,7 @@ import functools
 import json
 import math
 import pathlib
+import re
 
 import numpy as np
 import pytest
@@ -233,10 +234,61 @@ def test_cross_entropy_of_one_sample_and_the_reductions():
         F.cross_entropy(batch, labels, reduction="average")
     with pytest.raises(IndexError, match="Target 3 is out of bounds"):
         F.cross_entropy(batch, T([0, 3], np.int64))
-    with pytest.raises(RuntimeError, match="same shape as the input"):
+    with pytest.raises(RuntimeError, match="class probabilities are a floating target of the input.s shape"):
         F.cross_entropy(batch, T([0.0, 1.0]))  # probabilities must be given for every class
     with pytest.raises(RuntimeError, match="integer dtype"):
         F.nll_loss(batch, T([0.0, 1.0]))
+
+
+@pytest.mark.parametrize(
+    ("logits_shape", "target", "error", "message"),
+    [
+        ((64, 10), np.zeros((64, 1), np.int64), RuntimeError,
+         "0D or 1D target tensor expected, multi-target not supported"),
+        ((64, 10), np.zeros(32, np.int64), ValueError,
+         "Expected input batch_size (64) to match target batch_size (32)."),
+        ((4, 10, 5), np.zeros((4, 6), np.int64), RuntimeError,
+         "Expected target size [4, 5], got [4, 6]"),
+        ((10,), np.zeros(3, np.int64), ValueError,
+         "For 1D input, 1D target must have size 1, but got target size: 3"),
+        ((64, 10), np.zeros((64, 10), np.int64), RuntimeError,
+         "Expected floating point type for target with class probabilities, got int64"),
+        ((64, 10), np.zeros(64), RuntimeError,
+         "expected target dtype to be an integer dtype (class indices), but got float64"),
+    ],
+)  # fmt: skip
+def test_cross_entropy_checks_its_target_with_pytorchs_messages(
+    logits_shape, target, error, message
+):
+    logits = T(np.zeros(logits_shape))
+    with pytest.raises(error, match=re.escape(message)):
+        F.cross_entropy(logits, T(target))
+    if target.dtype == np.int64 and target.shape != logits_shape:
+        with pytest.raises(error, match=re.escape(message)):
+            F.nll_loss(logits, T(target))
+
+
+@examples(10)
+@given(data=st.data())
+def test_cross_entropy_with_class_probabilities_values_and_derivatives(data):
+    shape = data.draw(st.sampled_from([(3,), (2, 3), (2, 4, 2)]))
+    smoothing = data.draw(st.sampled_from([0.0, 0.2]))
+    reduction = data.draw(st.sampled_from(["mean", "sum", "none"]))
+    logits = leaf(data.draw(arrays(shape, floats(-3, 3))))
+    probs = leaf(data.draw(arrays(shape, floats(0, 1))))
+    axis = 0 if len(shape) == 1 else 1
+    a, p = N(logits), N(probs)
+    p_smoothed = (1 - smoothing) * p + smoothing / shape[axis]
+    log_softmax = a - np.log(np.sum(np.exp(a), axis=axis, keepdims=True))
+    per = -np.sum(p_smoothed * log_softmax, axis=axis)
+    expected = {"mean": per.mean(), "sum": per.sum(), "none": per}[reduction]
+    loss = F.cross_entropy(logits, probs, reduction=reduction, label_smoothing=smoothing)
+    assert_values(loss, expected)
+    check_grads(
+        lambda x, t: F.cross_entropy(x, t, reduction=reduction, label_smoothing=smoothing),
+        logits,
+        probs,
+    )
 
 
 def test_losses_stay_finite_for_huge_logits():

@@ -3,6 +3,7 @@ against finite differences, gradient shapes under broadcasting batch dimensions,
 
 import math
 import operator
+import re
 
 import numpy as np
 import pytest
@@ -119,3 +120,21 @@ def test_vecdot_over_a_drawn_axis(data):
     check_grads(lambda x, y: cr.vecdot(x, y, axis=axis), leaf(a), leaf(b))
     x, y = leaf(a, "float32"), leaf(b, "float32")
     assert cr.vecdot(x, y, axis=axis).dtype == cr.float32
+
+
+@pytest.mark.parametrize(
+    ("x_shape", "y_shape", "problem"),
+    [
+        ((64, 3), (16, 2), "the last axis of the first (3) must match the second-to-last of "
+                           "the second (16)"),
+        ((2, 5, 3), (4,), "the last axis of the first (3) must match the first of the second (4)"),
+        ((), (3,), "matmul takes arrays of at least one axis, not 0-d ones"),
+    ],
+)  # fmt: skip
+def test_matmul_of_shapes_that_do_not_fit_names_both_shapes(x_shape, y_shape, problem):
+    x, y = T(np.ones(x_shape)), T(np.ones(y_shape))
+    expected = f"matmul: {x_shape} @ {y_shape}: {problem}"
+    with pytest.raises(ValueError, match=re.escape(expected)):
+        x @ y
+    with pytest.raises(ValueError, match=re.escape(expected)):
+        cr.matmul(x, y)

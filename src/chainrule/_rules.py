@@ -860,8 +860,32 @@ def _matmul_grads(xp, g, x, y, want_x: bool):
     return xp.reshape(sum_to(xp, cols, (x.shape[0], 1)), x.shape)
 
 
+def _matmul_fwd(xp, x, y):
+    """x @ y; operands whose shapes don't fit get an error naming both shapes, not the
+    library's text (NumPy's speaks of gufunc core dimensions). No cost when they fit."""
+    try:
+        return xp.matmul(x, y)
+    except Exception as error:
+        problem = _matmul_misfit(tuple(x.shape), tuple(y.shape))
+        if problem is None:
+            raise
+        raise ValueError(f"matmul: {tuple(x.shape)} @ {tuple(y.shape)}: {problem}") from error
+
+
+def _matmul_misfit(a: tuple, b: tuple) -> str | None:
+    """What keeps shapes a and b from a matrix product, in words; None if it's not the
+    contracted axes (the library's own error stands)."""
+    if not a or not b:
+        return "matmul takes arrays of at least one axis, not 0-d ones"
+    second = "first" if len(b) == 1 else "second-to-last"
+    if a[-1] != b[-1 if len(b) == 1 else -2]:
+        k = b[-1 if len(b) == 1 else -2]
+        return f"the last axis of the first ({a[-1]}) must match the {second} of the second ({k})"
+    return None
+
+
 binary(
-    "matmul", lambda xp, x, y: xp.matmul(x, y),
+    "matmul", _matmul_fwd,
     (lambda xp, g, x, y, out: _matmul_grads(xp, g, x, y, True), "x y"),
     (lambda xp, g, x, y, out: _matmul_grads(xp, g, x, y, False), "x y"),
     broadcast=False,

@@ -465,7 +465,8 @@ def _pick_class(
     target = as_tensor(target)
     if not ops.isdtype(target.dtype, "integral"):
         raise RuntimeError(
-            f"expected target of an integer dtype (class indices), got {target.dtype}"
+            f"expected target dtype to be an integer dtype (class indices), but got "
+            f"{target.dtype}; class probabilities are a floating target of the input's shape"
         )
     n_classes = logp.shape[1]
     valid = None
@@ -483,6 +484,27 @@ def _pick_class(
             raise IndexError(f"Target {low if low < 0 else high} is out of bounds.")
     picked = ops.take_along_axis(logp, ops.expand_dims(target, axis=1), axis=1)
     return ops.squeeze(picked, axis=1), valid
+
+
+def _check_class_indices(input: Tensor, target: Tensor) -> None:  # noqa: A002
+    """Class indices `target` of the shape input (N, C, d1, ...) or (C,) asks for, in PyTorch's
+    words (N,) or (N, d1, ...), or 0-d; the dtype is _pick_class's to check."""
+    shape, want = tuple(target.shape), tuple(input.shape)
+    if input.ndim == 1:
+        if target.size != 1 or target.ndim > 1:
+            raise ValueError(
+                f"For 1D input, 1D target must have size 1, but got target size: {target.size}"
+            )
+        return
+    if input.ndim == 2 and target.ndim != 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if target.ndim >= 1 and shape[0] != want[0]:
+        raise ValueError(
+            f"Expected input batch_size ({want[0]}) to match target batch_size ({shape[0]})."
+        )
+    if shape != want[:1] + want[2:]:
+        expected = list(want[:1] + want[2:])
+        raise RuntimeError(f"Expected target size {expected}, got {list(shape)}")
 
 
 def _batched(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor, bool]:  # noqa: A002
@@ -557,6 +579,7 @@ def nll_loss(
     """The negative log-likelihood of integer class labels `target` (N, ...) under
     log-probabilities `input` (N, C, ...) or (C,); `weight` per class, labels equal to
     `ignore_index` left out (as PyTorch, a 'mean' is divided by the total weight)."""
+    _check_class_indices(input, as_tensor(target))
     logp, labels, single = _batched(input, target)
     loss = _weighted_nll(logp, labels, weight, ignore_index, reduction)
     return loss[0] if single and reduction == "none" else loss
@@ -578,15 +601,26 @@ def cross_entropy(
     finite logits."""
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    # As PyTorch: a target of the input's shape holds class probabilities, any other class
+    # indices.
+    target = as_tensor(target)
+    if tuple(target.shape) == tuple(input.shape):
+        if not ops.isdtype(target.dtype, "real floating"):
+            raise RuntimeError(
+                "Expected floating point type for target with class probabilities, "
+                f"got {target.dtype}"
+            )
+    elif not ops.isdtype(target.dtype, "integral"):
+        raise RuntimeError(
+            f"expected target dtype to be an integer dtype (class indices), but got "
+            f"{target.dtype}; class probabilities are a floating target of the input's shape"
+        )
+    else:
+        _check_class_indices(input, target)
     logits, labels, single = _batched(input, target)
     logp = log_softmax(logits, axis=1)
     labels = as_tensor(labels)
-    if ops.isdtype(labels.dtype, "real floating"):
-        if labels.shape != logp.shape:
-            raise RuntimeError(
-                "Expected floating point target to have the same shape as the input "
-                f"(probabilities), got {list(labels.shape)} and {list(logp.shape)}"
-            )
+    if ops.isdtype(labels.dtype, "real floating"):  # probabilities (checked above)
         if label_smoothing:
             labels = (1.0 - label_smoothing) * labels + label_smoothing / logp.shape[1]
         w = _class_weights(logp, weight)

@@ -58,6 +58,11 @@ class Linear(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         """x W^T + b."""
+        if not x.ndim or x.shape[-1] != self.in_features:
+            raise ValueError(
+                f"Linear({self.in_features}, {self.out_features}) got input of shape "
+                f"{tuple(x.shape)}: its last axis must have {self.in_features} features"
+            )
         return F.linear(x, self.weight, self.bias)
 
     # For type checkers, calling a layer has the signature of its forward (Module.__call__
