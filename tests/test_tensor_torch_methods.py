@@ -2,6 +2,8 @@
 `x.size(0)`, `x.add_`, `x.new_zeros`): values against NumPy, PyTorch's documented behaviour
 where it differs from NumPy's, and first and second derivatives against finite differences."""
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -24,6 +26,11 @@ def test_size_is_the_element_count_and_called_gives_the_shape_or_one_length():
     assert x.size(0) == 2 and x.size(-1) == 4
     assert x.numel() == 24 and x.dim() == 3
     assert x.element_size() == 8 and T(A, np.float32).element_size() == 4
+
+
+def test_the_element_count_pickles_and_copies_as_a_plain_int():
+    count = pickle.loads(pickle.dumps(T(B3).size))
+    assert count == 24 and type(count) is int
 
 
 def test_size_of_a_dimension_out_of_range_raises_index_error():
