@@ -70,18 +70,23 @@ demo: $(DEMO_STAMP)
 
 # SCIPY_ARRAY_API=1: SciPy's Array API support, read when SciPy is first imported (the
 # third-party tests need it; tests/conftest.py sets it too, for pytest run by hand).
+# The suite runs in random order (pytest-randomly), its seed printed first: a failure that
+# depends on the order reruns with `-p randomly --randomly-seed=SEED`.
+SEED := $(shell $(PYTHON) -c "import random; print(random.randrange(2**31))")
 test: $(STAMP) $(BACKENDS_STAMP)
-	SCIPY_ARRAY_API=1 $(PY) -m pytest -q -n 2 tests
-	SCIPY_ARRAY_API=1 CHAINRULE_BACKEND=array_api_strict $(PY) -m pytest -q -n 2 tests
+	@echo "random order: --randomly-seed=$(SEED)"
+	SCIPY_ARRAY_API=1 $(PY) -m pytest -q -n 2 -p randomly --randomly-seed=$(SEED) tests
+	SCIPY_ARRAY_API=1 CHAINRULE_BACKEND=array_api_strict $(PY) -m pytest -q -n 2 -p randomly \
+	  --randomly-seed=$(SEED) tests
 	for b in $(SMOKE_BACKENDS); do \
 	  echo "smoke run on $$b"; \
 	  SCIPY_ARRAY_API=1 CHAINRULE_BACKEND=$$b $(PY) -m pytest -q -n 2 --hypothesis-profile=smoke \
-	    $(SMOKE) || exit 1; \
+	    -p randomly --randomly-seed=$(SEED) $(SMOKE) || exit 1; \
 	done
 	for b in $(QUICK_BACKENDS); do \
 	  echo "quick run on $$b"; \
 	  SCIPY_ARRAY_API=1 CHAINRULE_BACKEND=$$b $(PY) -m pytest -q -n 2 --hypothesis-profile=quick \
-	    $(QUICK_SMOKE) || exit 1; \
+	    -p randomly --randomly-seed=$(SEED) $(QUICK_SMOKE) || exit 1; \
 	done
 
 test-quick: $(STAMP)
