@@ -1328,12 +1328,15 @@ def test_an_optimizer_state_loaded_between_calls_is_the_one_updated():
 
     (opt, eager), (opt2, compiled) = make(w), make(w2)
     compiled = cr.compile(compiled)
-    for i in range(6):
+    for i in range(8):
         if i == 4:
             saved = opt.state_dict()
             saved["state"][0]["step"] = 1
             opt.load_state_dict(saved)
             opt2.load_state_dict(saved)
+        if i == 6:  # a new state dict holding the same tensors
+            opt.state[w] = dict(opt.state[w])
+            opt2.state[w2] = dict(opt2.state[w2])
         x = T(RNG.normal(size=2))
         assert_same(compiled(x), eager(x))
         assert opt2.state[w2]["step"] == opt.state[w]["step"]

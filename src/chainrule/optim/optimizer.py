@@ -79,7 +79,7 @@ class Optimizer:
         lazy: list[Tensor] = []
         tracer = grad_mode.tracer if grad_mode.extended else None
         with no_grad():
-            for group in self.param_groups:
+            for index, group in enumerate(self.param_groups):
                 for p in group["params"]:
                     if p.grad is None:
                         continue
@@ -101,10 +101,8 @@ class Optimizer:
                     # Traced by chainrule.compile: the numbers are computed in Python at each
                     # replay (a scheduler may change lr between steps; a step count grows);
                     # what the update branched on is checked before it.
-                    layout = self._layout(p, state, group)
-                    tracer.guard(
-                        (id(self), id(p)), functools.partial(_same_layout, self, p, group, layout)
-                    )
+                    where = (self, p, state, index, group, self._layout(p, state, group))
+                    tracer.guard((id(self), id(p)), functools.partial(_same_layout, where))
                     numbers = tracer.host(self._scalars, (state, group), p)
                     self._update(p, g, state, group, tuple(numbers), True)
         if lazy:
@@ -219,13 +217,16 @@ def _copied(v: Any) -> Any:
     return ops.asarray(v, copy=True) if v.__class__ is Tensor else v
 
 
-def _same_layout(opt: Optimizer, p: Tensor, group: dict[str, Any], layout: tuple, leaves) -> bool:
-    """compile's guard on a traced step: p's state and group are still those it updated, and
-    its update branches as it did."""
-    state = opt.state.get(p)
+def _same_layout(where: tuple, leaves: Any) -> bool:
+    """compile's guard on a traced step, `where` = (optimizer, p, p's state, group index,
+    group, layout): p's state and group are still those it updated (not replaced by
+    load_state_dict), and its update branches as it did."""
+    opt, p, state, index, group, layout = where
+    groups = opt.param_groups
     return (
-        state is not None
-        and any(g is group for g in opt.param_groups)
+        opt.state.get(p) is state
+        and index < len(groups)
+        and groups[index] is group
         and opt._layout(p, state, group) == layout
     )
 
