@@ -307,6 +307,8 @@ def to_backend_dtype(xp, dtype):
         if name not in DTYPES:
             _no_dtype(name, "")
         d = getattr(xp, name, None)
+        if d is None and library(xp) in ("dask", "cupy"):
+            d = DTYPES[name]  # their arrays hold NumPy's dtypes (array-api-compat names fewer)
         if d is None:
             raise TypeError(f"{name_of(xp)} has no dtype {name}")
         _to_backend[key] = d
