@@ -183,7 +183,9 @@ WRITES = [
         marks=FANCY_SETITEM,
     ),
     pytest.param(
-        lambda t, v: t.__setitem__(T(np.array([True, False, True])), v[1:]), id="setitem mask"
+        lambda t, v: t.__setitem__(T(np.array([True, False, True])), v[1:]),
+        id="setitem mask",
+        marks=fails_on("dask", reason="Dask's boolean masks give sizes unknown until computed"),
     ),
 ]
 
@@ -211,6 +213,7 @@ def test_writing_per_sample_values_into_a_constant_raises_the_runtime_error_in_e
 
 
 @FANCY_SETITEM
+@fails_on("dask", reason="Dask's item assignment takes no n-d integer-array keys")
 def test_item_assignment_with_per_sample_or_separated_array_indices_runs_per_sample():
     a = RNG.standard_normal((2, 2, 3, 4))
     rows = np.array([[0, 2], [1, 1]])

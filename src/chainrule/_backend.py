@@ -307,6 +307,8 @@ def to_backend_dtype(xp, dtype):
         if name not in DTYPES:
             _no_dtype(name, "")
         d = getattr(xp, name, None)
+        if d is None and library(xp) in ("dask", "cupy"):
+            d = DTYPES[name]  # their arrays hold NumPy's dtypes (array-api-compat names fewer)
         if d is None:
             raise TypeError(f"{name_of(xp)} has no dtype {name}")
         _to_backend[key] = d
@@ -463,11 +465,11 @@ def covers_all(shape, key) -> bool:
         return k.ndim if dtype_kind(k.dtype) == "b" else 1
 
     axis = 0
-    for k in keys:
+    for i, k in enumerate(keys):
         if k is None:
             continue
-        if k is Ellipsis:
-            axis = len(shape) - sum(width(j) for j in keys[keys.index(Ellipsis) + 1 :])
+        if k is Ellipsis:  # (keys.index would compare arrays with ==)
+            axis = len(shape) - sum(width(j) for j in keys[i + 1 :])
         elif isinstance(k, int):
             if shape[axis] != 1:
                 return False
@@ -622,6 +624,10 @@ def getitem(xp, a, key):
         axes, key = _positive_steps(key, a.shape)
         if axes:
             a = xp.flip(a, axis=axes)
+        moved = _torch_order(key, a.ndim)
+        if moved is not None:
+            at, n = moved
+            return xp.moveaxis(a[key], tuple(range(at, at + n)), tuple(range(n)))
     if lib == "dask":
         keys = key if isinstance(key, tuple) else (key,)
         for i, k in enumerate(keys):
@@ -630,6 +636,37 @@ def getitem(xp, a, key):
                 at = _result_axis(keys[:i], a.ndim - sum(_consumed(e) for e in keys))
                 return a[doubled][(slice(None),) * at + (slice(0, 1),)]
     return a[key]
+
+
+def _torch_order(key, ndim: int) -> tuple[int, int] | None:
+    """Where PyTorch's indexing orders the result's axes otherwise than NumPy's: (at, n), the
+    n axes of the key's index arrays left at `at` that NumPy puts first; None where the two
+    agree. NumPy counts integers beside index arrays as advanced indices, whose axes go first
+    when a slice, None or Ellipsis separates any two; PyTorch selects by integers first, so
+    only a separation between the arrays themselves moves their axes."""
+    keys = key if isinstance(key, tuple) else (key,)
+    arrays, advanced = [], []
+    for i, k in enumerate(keys):
+        if k is None or k is Ellipsis or isinstance(k, slice):
+            continue
+        advanced.append(i)
+        if not isinstance(k, int) and k.ndim:  # a 0-d array selects, as an integer
+            arrays.append(i)
+    if not arrays or advanced[-1] - advanced[0] + 1 == len(advanced):
+        return None  # no array, or NumPy's advanced indices side by side
+    between = keys[arrays[0] : arrays[-1] + 1]
+    if any(k is None or k is Ellipsis or isinstance(k, slice) for k in between):
+        return None  # the arrays apart: both put their axes first
+    spanned = ndim - sum(0 if k is None or k is Ellipsis else _consumed(k) for k in keys)
+    at = 0
+    for k in keys[: arrays[0]]:
+        if k is Ellipsis:
+            at += spanned
+        elif k is None or isinstance(k, slice):
+            at += 1
+    kinds = [keys[i] for i in arrays]
+    n = max(1 if dtype_kind(k.dtype) == "b" else k.ndim for k in kinds)
+    return at, n
 
 
 def take(xp, x, indices, axis: int):
@@ -674,6 +711,8 @@ def assign(xp, a, key, v):
     if lib == "vmap":
         return xp.vmap_assign(a, key, v)
     if lib == "jax":
+        if getattr(v, "dtype", a.dtype) != a.dtype:
+            v = xp.astype(v, a.dtype)  # cast as NumPy's assignment does (JAX warns)
         nd = getattr(v, "ndim", 0)
         if nd and nd > a[key].ndim:
             # NumPy's and PyTorch's rule, which JAX lacks: a value's extra leading axes of
@@ -681,13 +720,28 @@ def assign(xp, a, key, v):
             v = xp.reshape(v, v.shape[nd - a[key].ndim :])
         return a.at[key].set(v)
     if lib == "torch":
+        if getattr(v, "dtype", a.dtype) != a.dtype:
+            v = xp.astype(v, a.dtype)  # cast as NumPy's assignment does (PyTorch refuses)
         axes, key = _positive_steps(key, a.shape)
+        moved = _torch_order(key, a.ndim)
+        if moved is not None and getattr(v, "ndim", 0):
+            v = _torch_value(xp, a, key, v, *moved)
         if axes:
             flipped = xp.flip(a, axis=axes)
             flipped[key] = v
             return xp.flip(flipped, axis=axes)
     a[key] = v
     return a
+
+
+def _torch_value(xp, a, key, v, at: int, n: int):
+    """Value v for a[key] in NumPy's order of axes (see _torch_order) in PyTorch's."""
+    shape = tuple(a[key].shape)  # PyTorch's order
+    shape = shape[at : at + n] + shape[:at] + shape[at + n :]
+    if v.ndim > len(shape):  # leading axes of 1, which NumPy drops
+        v = xp.reshape(v, tuple(v.shape[v.ndim - len(shape) :]))
+    v = xp.broadcast_to(v, shape)
+    return xp.moveaxis(v, tuple(range(n)), tuple(range(at, at + n)))
 
 
 def _positive_steps(key, shape):
