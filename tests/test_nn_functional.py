@@ -234,7 +234,9 @@ def test_cross_entropy_of_one_sample_and_the_reductions():
         F.cross_entropy(batch, labels, reduction="average")
     with pytest.raises(IndexError, match="Target 3 is out of bounds"):
         F.cross_entropy(batch, T([0, 3], np.int64))
-    with pytest.raises(RuntimeError, match="class probabilities are a floating target of the input.s shape"):
+    with pytest.raises(
+        RuntimeError, match="class probabilities are a floating target of the input.s shape"
+    ):
         F.cross_entropy(batch, T([0.0, 1.0]))  # probabilities must be given for every class
     with pytest.raises(RuntimeError, match="integer dtype"):
         F.nll_loss(batch, T([0.0, 1.0]))
