@@ -428,6 +428,14 @@ SIGNAL_CASES = {
         lambda f: np.gradient(f, 2.0, 0.5),
         inputs(((3, 4), WIDE)),
     ),
+    "gradient coordinates": (
+        lambda f, x: np.gradient(f, np.cumsum(np.exp(x)), axis=0),
+        inputs(((4, 2), WIDE), ((4,), WIDE)),
+    ),
+    "gradient coordinates edge_order=2": (
+        lambda f, x, y: np.gradient(f, np.cumsum(np.exp(x)), np.cumsum(np.exp(y)), edge_order=2),
+        inputs(((3, 4), WIDE), ((3,), WIDE), ((4,), WIDE)),
+    ),
     "cov": (np.cov, inputs(((3, 4), WIDE))),
     "cov rowvar y": (
         lambda m, y: np.cov(m, y, rowvar=False, ddof=0),

@@ -761,9 +761,62 @@ def _trapezoid(y, x=None, dx=1.0, axis=-1):
     return cr.sum(d * (upper + lower) / 2.0, axis=axis)
 
 
+def _spaced(f, ax: int, dx, edge_order: int):
+    """The derivative along axis ax of f sampled at points dx apart (a 1-D tensor along ax):
+    NumPy's second-order differences for uneven spacing inside, first- or second-order
+    one-sided ones at the edges."""
+    cr = _cr()
+    shape = tuple(-1 if i == ax else 1 for i in range(f.ndim))
+    dx = cr.reshape(dx, shape)
+
+    def at(t, key):
+        return t[_along(f.ndim, ax, key)]
+
+    hd, hs = at(dx, slice(None, -1)), at(dx, slice(1, None))
+    inside = (
+        -hs / (hd * (hd + hs)) * at(f, slice(None, -2))
+        + (hs - hd) / (hd * hs) * at(f, slice(1, -1))
+        + hd / (hs * (hd + hs)) * at(f, slice(2, None))
+    )
+    d0, d1 = at(dx, slice(0, 1)), at(dx, slice(1, 2))
+    e1, e0 = at(dx, slice(-2, -1)), at(dx, slice(-1, None))
+    if edge_order == 1:
+        head = (at(f, slice(1, 2)) - at(f, slice(0, 1))) / d0
+        tail = (at(f, slice(-1, None)) - at(f, slice(-2, -1))) / e0
+    else:
+        head = (
+            -(2 * d0 + d1) / (d0 * (d0 + d1)) * at(f, slice(0, 1))
+            + (d0 + d1) / (d0 * d1) * at(f, slice(1, 2))
+            - d0 / (d1 * (d0 + d1)) * at(f, slice(2, 3))
+        )
+        tail = (
+            e0 / (e1 * (e1 + e0)) * at(f, slice(-3, -2))
+            - (e0 + e1) / (e1 * e0) * at(f, slice(-2, -1))
+            + (2 * e0 + e1) / (e0 * (e1 + e0)) * at(f, slice(-1, None))
+        )
+    return cr.concat([head, inside, tail], axis=ax)
+
+
+def _uniform(f, ax: int, h, edge_order: int):
+    """The derivative along axis ax of f sampled h apart: central differences inside."""
+    cr = _cr()
+
+    def at(key):
+        return f[_along(f.ndim, ax, key)]
+
+    inside = (at(slice(2, None)) - at(slice(None, -2))) / (2.0 * h)
+    if edge_order == 1:
+        head = (at(slice(1, 2)) - at(slice(0, 1))) / h
+        tail = (at(slice(-1, None)) - at(slice(-2, -1))) / h
+    else:
+        head = (-1.5 * at(slice(0, 1)) + 2.0 * at(slice(1, 2)) - 0.5 * at(slice(2, 3))) / h
+        tail = (0.5 * at(slice(-3, -2)) - 2.0 * at(slice(-2, -1)) + 1.5 * at(slice(-1, None))) / h
+    return cr.concat([head, inside, tail], axis=ax)
+
+
 def _gradient(f, varargs=(), axis=None, edge_order=1):
-    """Central differences inside, one-sided ones (first or second order) at the edges, for
-    uniform spacings (scalars)."""
+    """np.gradient: per axis, a scalar spacing or the coordinates of the samples (a 1-D array
+    or tensor, differentiable too)."""
     cr = _cr()
     f = _float(f)
     axes = list(range(f.ndim)) if axis is None else [_axis(a, f.ndim) for a in _ints(axis)]
@@ -775,11 +828,6 @@ def _gradient(f, varargs=(), axis=None, edge_order=1):
         spacing = list(varargs)
     else:
         raise TypeError("invalid number of arguments")
-    if any(getattr(h, "ndim", 0) != 0 for h in spacing):
-        raise NotImplementedError(
-            "chainrule's numpy.gradient takes scalar spacings; coordinate arrays are not "
-            "implemented"
-        )
     if edge_order not in (1, 2):
         raise ValueError("'edge_order' greater than 2 not supported")
     out = []
@@ -790,19 +838,17 @@ def _gradient(f, varargs=(), axis=None, edge_order=1):
                 "Shape of array too small to calculate a numerical gradient, at least "
                 "(edge_order + 1) elements are required."
             )
-
-        def at(key, ax=ax):
-            return f[_along(f.ndim, ax, key)]
-
-        inside = (at(slice(2, None)) - at(slice(None, -2))) / (2.0 * h)
-        if edge_order == 1:
-            head = (at(slice(1, 2)) - at(slice(0, 1))) / h
-            tail = (at(slice(-1, None)) - at(slice(-2, -1))) / h
-        else:
-            head = (-1.5 * at(slice(0, 1)) + 2.0 * at(slice(1, 2)) - 0.5 * at(slice(2, 3))) / h
-            tail = 0.5 * at(slice(-3, -2)) - 2.0 * at(slice(-2, -1)) + 1.5 * at(slice(-1, None))
-            tail = tail / h
-        out.append(cr.concat([head, inside, tail], axis=ax))
+        if getattr(h, "ndim", 0) == 0:
+            out.append(_uniform(f, ax, h, edge_order))
+            continue
+        coordinates = _float(_beside(f, h))
+        if coordinates.ndim != 1:
+            raise ValueError("distances must be either scalars or 1d")
+        if coordinates.shape[0] != n:
+            raise ValueError(
+                "when 1d, distances must match the length of the corresponding dimension"
+            )
+        out.append(_spaced(f, ax, cr.diff(coordinates), edge_order))
     return out[0] if len(out) == 1 else tuple(out)
 
 
