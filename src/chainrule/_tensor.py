@@ -431,6 +431,16 @@ def dual(t: Tensor) -> bool:
     return bool(grad_mode.forward) and getattr(t, "_fw", None) is not None
 
 
+def _has_tangent(t: Tensor) -> bool:
+    """Whether t carries a tangent at a forward-mode level that operations see now."""
+    fw = getattr(t, "_fw", None)
+    if fw:
+        for level in grad_mode.forward:
+            if fw.get(level) is not None:
+                return True
+    return False
+
+
 def _record(rule: Rule, xs, xp, edges, needs, outs, p) -> tuple:
     """Record the node of a generic primitive and return its output tensors."""
     save_in, save_out = rule.plan(needs)
@@ -819,6 +829,12 @@ class Tensor:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                 "instead (NumPy's conversion drops the graph: no gradient would reach it)."
+            )
+        if grad_mode.forward and _has_tangent(self):  # forward mode's equivalent
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that has a forward-mode tangent. Use "
+                "tensor.detach().numpy() instead (NumPy's conversion drops the tangent: what "
+                "is computed from it would get a zero tangent)."
             )
         a = self.numpy()
         if dtype is not None:
