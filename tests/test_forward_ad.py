@@ -14,7 +14,7 @@ import chainrule as cr
 import chainrule.nn.functional as F
 from chainrule.autograd import Function, gradcheck
 from chainrule.autograd import forward_ad as fwad
-from conftest import DASK_LINALG, N, T, fails_on
+from conftest import BACKEND, DASK_LINALG, N, T, fails_on
 from test_ops import assert_values, leaf
 
 
@@ -166,6 +166,46 @@ def test_results_without_a_derivative_carry_no_tangent():
         d = fwad.make_dual(T([-1.0, 2.0]), T([1.0, 1.0]))
         for out in (d > 0, cr.argmax(d), cr.isnan(d), cr.astype(d, cr.int64), cr.sign(d) == 1):
             assert fwad.unpack_dual(out).tangent is None
+
+
+# Integer and boolean operands are constants: their tangent is zero (they once carried their
+# values as tangents through the linear JVPs: concat gave [v0, v1, 3, 4]). PyTorch's numbers.
+X_INT, V_INT = [1.0, 2.0], [0.5, -1.0]
+
+
+def jvp_at(fn):
+    return cr.func.jvp(fn, (T(X_INT),), (T(V_INT),))[1]
+
+
+@fails_on("array_api_strict", reason="the standard promotes no integer array with a float one")
+def test_integer_and_boolean_operands_of_concat_and_stack_have_a_zero_tangent():
+    assert_values(jvp_at(lambda d: cr.concat([d, T([3, 4])])), [0.5, -1.0, 0.0, 0.0], atol=0)
+    assert_values(jvp_at(lambda d: cr.concat([T([True]), d])), [0.0, 0.5, -1.0], atol=0)
+    assert_values(jvp_at(lambda d: cr.stack([d, T([3, 4])])), [[0.5, -1.0], [0.0, 0.0]], atol=0)
+
+
+def test_python_numbers_in_where_have_a_zero_tangent():
+    assert_values(jvp_at(lambda d: cr.where(d > 1.5, d, 5)), [0.0, -1.0], atol=0)
+    assert_values(jvp_at(lambda d: cr.where(d > 1.5, 5.0, d)), [0.5, 0.0], atol=0)
+
+
+@fails_on("array_api_strict", reason="the standard promotes no integer array with a float one")
+def test_integer_values_written_by_item_assignment_have_a_zero_tangent():
+    def write(d, key, value):
+        y = d * 1.0
+        y[key] = value
+        return y
+
+    assert_values(jvp_at(lambda d: write(d, 0, 7)), [0.0, -1.0], atol=0)
+    assert_values(jvp_at(lambda d: write(d, slice(0, 2), T([7, 8]))), [0.0, 0.0], atol=0)
+    assert_values(jvp_at(lambda d: write(d, 1, T(True))), [0.5, 0.0], atol=0)
+
+
+@pytest.mark.skipif(BACKEND is not np, reason="NumPy's functions on NumPy-backed tensors")
+def test_integer_operands_of_numpy_functions_have_a_zero_tangent():
+    assert_values(jvp_at(lambda d: np.where(d > 1.5, d, 5)), [0.0, -1.0], atol=0)
+    assert_values(jvp_at(lambda d: np.concatenate([d, [3, 4]])), [0.5, -1.0, 0.0, 0.0], atol=0)
+    assert_values(jvp_at(lambda d: np.stack([d, np.array([3, 4])])), [[0.5, -1], [0, 0]], atol=0)
 
 
 def test_complex_results_of_dual_tensors_carry_complex_tangents():

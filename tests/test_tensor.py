@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import chainrule as cr
+from chainrule.autograd import forward_ad as fwad
 from conftest import BACKEND, N, T, fails_on, skip_on
 
 # ----------------------------------------------------------------------------- construction
@@ -165,6 +166,35 @@ def test_numpy_conversion_of_a_tensor_that_requires_grad_raises_as_pytorch(conve
         convert(t)
     with pytest.raises(RuntimeError, match="requires grad"):
         np.asarray(t * 2.0)
+
+
+_LISTS_THROUGH_NUMPY = pytest.mark.skipif(
+    BACKEND is not np, reason="lists of tensors convert through NumPy on NumPy storage only"
+)
+
+
+@pytest.mark.parametrize(
+    "convert",
+    [
+        np.asarray,
+        np.array,
+        pytest.param(lambda t: np.append([t], [3.0]), marks=_LISTS_THROUGH_NUMPY),
+        pytest.param(lambda t: [t[0], t[1]], marks=_LISTS_THROUGH_NUMPY),
+    ],
+)
+def test_numpy_conversion_of_a_tensor_with_a_tangent_raises_as_reverse_mode_does(convert):
+    # The result would carry no tangent: forward mode gave a JVP of exactly 0 silently.
+    def through_numpy(d):
+        return cr.sum(cr.asarray(convert(d)))
+
+    with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that has a forward"):
+        cr.func.jvp(through_numpy, (T([1.0, 2.0]),), (T([1.0, 1.0]),))
+    with fwad.dual_level():
+        d = fwad.make_dual(T([1.0, 2.0]), T([1.0, 1.0]))
+        with pytest.raises(RuntimeError, match="forward-mode tangent"):
+            np.asarray(d * 2.0)
+        np.testing.assert_array_equal(np.asarray(d.detach()), [1.0, 2.0])
+    np.testing.assert_array_equal(np.asarray(d), [1.0, 2.0])  # its level has exited
 
 
 def test_repr_shows_values_dtype_and_grad_fn():

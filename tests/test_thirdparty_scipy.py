@@ -189,3 +189,11 @@ def test_scipy_functions_computed_by_numpy_refuse_tensors_that_require_grad(name
     # Their result would carry no gradient: as PyTorch, the conversion to NumPy raises.
     with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
         fn(cr.tensor(A, requires_grad=True))
+
+
+@pytest.mark.parametrize("name", THROUGH_NUMPY)
+def test_scipy_functions_computed_by_numpy_refuse_tensors_with_a_tangent(name):
+    # Forward mode as reverse mode: the result's tangent would be 0, silently.
+    fn = THROUGH_NUMPY[name]
+    with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that has a forward"):
+        cr.func.jvp(lambda a: cr.asarray(fn(a)), (cr.asarray(A),), (cr.ones_like(cr.asarray(A)),))

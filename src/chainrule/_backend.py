@@ -358,6 +358,21 @@ def dtype_kind(d) -> str:
     return (n if n is not None else from_backend_dtype(d)).kind
 
 
+class _ComplexDtypes(dict):
+    """dtype -> whether it is complex floating, learned on first sight of each dtype: one
+    dict lookup for the record paths, which ask it of the dtypes of every operation."""
+
+    def __missing__(self, d) -> bool:
+        c = self[d] = dtype_kind(d) == "c"
+        return c
+
+
+IS_COMPLEX = _ComplexDtypes()
+# NumPy's float64 and float32, which most operations meet: the record paths know them as real
+# by identity before asking IS_COMPLEX (hashing a NumPy dtype costs ~400 instructions).
+FLOAT64, FLOAT32 = np.dtype("float64"), np.dtype("float32")
+
+
 def can_cast(xp, from_, to) -> bool:
     """Whether dtype from_ casts to `to` by the promotion rules. PyTorch's can_cast allows
     every cast within a kind (int8 to uint8, float64 to float32): NumPy's answer there."""

@@ -23,7 +23,6 @@ __all__ = [
     "Rule",
     "VersionCounter",
     "hooks_of",
-    "complex_grads",
     "inplace_writes",
     "live_hooks",
     "node_of",
@@ -54,11 +53,6 @@ class VersionCounter:
 # The number of in-place writes so far in this process: while it is 0, no saved value can be
 # stale and the engine skips the version checks (W1-W5 never write in place).
 inplace_writes = [0]
-
-# Whether a complex value ever joined a graph in this process (a complex tensor required grad,
-# an operation recorded a complex result): while it is 0, the engine runs every VJP as written
-# (real values only) and never looks at dtypes.
-complex_grads = [0]
 
 
 class Rule:
@@ -277,13 +271,16 @@ class Node(GradNode):
     cast its gradient to (None where nothing to do), when inputs were broadcast or promoted.
     versions: None, or (slot, VersionCounter, version) for saved tensors that need no grad
     (they may be written in place; the engine refuses a stale one). n_out: outputs.
+    meets_complex: an input or output of a rule not "own" for complex values was complex
+    when recorded: the engine runs the node by PyTorch's convention for complex gradients
+    (`autograd._engine.apply_complex`); decided per node, never by what else ran before.
     hooks: unset until a hook, retain_grad or metadata asks for a Hooks. fw: unset unless
     recorded while inputs had tangents (forward mode): what the saved values' tangents are
     made of (see autograd.forward_ad.keep_saved_tangents)."""
 
     __slots__ = (
-        "rule", "edges", "saved", "params", "fit", "versions", "n_out", "trace", "hooks", "fw",
-        "__weakref__",
+        "rule", "edges", "saved", "params", "fit", "versions", "n_out", "meets_complex", "trace",
+        "hooks", "fw", "__weakref__",
     )  # fmt: skip
 
     def __init__(
@@ -295,6 +292,7 @@ class Node(GradNode):
         fit: tuple | None = None,
         versions: tuple | None = None,
         n_out: int = 1,
+        meets_complex: bool = False,
     ) -> None:
         self.rule = rule
         self.edges = edges
@@ -303,6 +301,7 @@ class Node(GradNode):
         self.fit = fit
         self.versions = versions
         self.n_out = n_out
+        self.meets_complex = meets_complex
 
     def name(self) -> str:
         """The node's name: PyTorch's where PyTorch has the op (MulBackward0, SumBackward1),

@@ -14,7 +14,7 @@ no formula of their own, and say which identity gives them (`jvp=`):
   VJP formula applied to the tangent is the JVP. The default of `elementwise` and `binary`
   (where the JVP is the sum of both inputs' terms).
 - "linear": the primitive is linear in its inputs, so its JVP is itself, applied to the
-  tangents (zeros for inputs without one; non-float inputs such as where's condition stay).
+  tangents (zeros for inputs without one, integer and boolean ones too).
 - "bilinear": linear in each input (matmul, conv2d): op(tx, y) + op(x, ty).
 - "reduction": every input element reaches one output element (max, prod, logsumexp): the
   VJP of ones gives each element's partial derivative; the JVP sums them times the tangent.
@@ -73,12 +73,10 @@ def _register(rule: Rule, factory):
 
 
 def _zero_like(xp, x):
-    """The tangent of an input that has none, for a linear rule: zeros for floating values;
-    other values (where's condition) stay as they are."""
-    if x.__class__ in (float, complex):
-        return 0.0
-    if x.__class__ in (bool, int) or _backend.dtype_kind(x.dtype) not in "fc":
-        return x
+    """The tangent of an input that has none, for a linear rule: zeros of its type or dtype
+    (an integer or boolean operand is a constant: its tangent is zero, as PyTorch's)."""
+    if x.__class__ in (bool, int, float, complex):
+        return x.__class__(0)
     return xp.zeros_like(x)
 
 
@@ -994,13 +992,22 @@ def _where_vjp(xp, g, s, p, needs):
     )
 
 
+def _where_jvp(xp, ts, xs, outs, p):
+    # Linear in x1 and x2, with the condition as it is (not a tangent).
+    _, t1, t2 = ts
+    c, x1, x2 = xs
+    return xp.where(
+        c, _zero_like(xp, x1) if t1 is None else t1, _zero_like(xp, x2) if t2 is None else t2
+    )
+
+
 # where(condition, x1, x2): the condition gets no gradient; x1 and x2 read it.
 nary(
     "where",
     lambda xp, xs, p: xp.where(*xs),
     _where_vjp,
     ((), (0,), (0,)),
-    jvp="linear",
+    jvp=_where_jvp,
     broadcast=True,
     complex="own",
 )

@@ -14,7 +14,7 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 from . import _backend
-from ._backend import ARRAY_TYPES, ndarray
+from ._backend import ARRAY_TYPES, FLOAT32, FLOAT64, IS_COMPLEX, ndarray
 from ._mode import enable_grad, grad_mode, is_grad_enabled, no_grad, set_grad_enabled
 from ._node import (
     AccumulateGrad,
@@ -24,7 +24,6 @@ from ._node import (
     RemovableHandle,
     Rule,
     VersionCounter,
-    complex_grads,
     hooks_of,
     live_hooks,
     node_of,
@@ -104,6 +103,7 @@ def unary_primitive(rule: Rule):
     (save_x,), save_out = rule.plan((True,))
     saves = save_x or save_out
     view = rule.view
+    own = rule.complex == "own"  # complex values need nothing of the engine (Node.meets_complex)
 
     def op(x, p=None):
         if x.__class__ is not Tensor:
@@ -120,7 +120,13 @@ def unary_primitive(rule: Rule):
             res = _unrecorded(out, xp)
         else:
             saved = (xd if save_x else None, out if save_out else None) if saves else None
-            res = Tensor(out, xp, Node(rule, (e,), saved, p))
+            od = out.dtype
+            cx = (
+                not own
+                and (od is not xd.dtype or od is not FLOAT64 and od is not FLOAT32)
+                and (IS_COMPLEX[od] or IS_COMPLEX[xd.dtype])
+            )
+            res = Tensor(out, xp, Node(rule, (e,), saved, p, None, None, 1, cx))
         if grad_mode.extended:
             level = grad_mode.dual
             if level:
@@ -140,6 +146,7 @@ def binary_primitive(rule: Rule):
     plans = tuple(rule.plan(needs) for needs in ((False, False), (True, False), (False, True)))
     plans += (rule.plan((True, True)),)
     elementwise = rule.elementwise
+    own = rule.complex == "own"  # complex values need nothing of the engine (Node.meets_complex)
 
     def op(x, y):
         scalar = False  # one side is a Python scalar: no edge, no broadcasting, no version
@@ -208,24 +215,43 @@ def binary_primitive(rule: Rule):
         if scalar:
             if xd.__class__ is complex or yd.__class__ is complex:
                 # A real tensor's gradient through a complex result: its real part.
-                complex_grads[0] = 1
+                cx = not own
                 fit = _scalar_fit(xd, yd, out)
+            else:  # a real number: a result of a real dtype has a real tensor operand
+                od = out.dtype
+                cx = (
+                    not own
+                    and od is not FLOAT64
+                    and od is not FLOAT32
+                    and _complex_operands(x, y, od)
+                )
         elif xd.dtype is not yd.dtype and xd.dtype != yd.dtype:
-            if _backend.dtype_kind(out.dtype) == "c":
-                complex_grads[0] = 1
+            cx = not own and _complex_operands(x, y, out.dtype)
             fit = (
                 (xd.shape if elementwise else None, xd.dtype),
                 (yd.shape if elementwise else None, yd.dtype),
             )
-        elif elementwise and xd.shape != yd.shape:
-            fit = ((xd.shape, None), (yd.shape, None))
-        res = Tensor(out, xp, Node(rule, (ex, ey), saved, None, fit, versions))
+        else:
+            od = out.dtype
+            cx = (
+                not own
+                and (od is not xd.dtype or od is not FLOAT64 and od is not FLOAT32)
+                and (IS_COMPLEX[od] or IS_COMPLEX[xd.dtype])
+            )
+            if elementwise and xd.shape != yd.shape:
+                fit = ((xd.shape, None), (yd.shape, None))
+        res = Tensor(out, xp, Node(rule, (ex, ey), saved, None, fit, versions, 1, cx))
         if grad_mode.extended:
             _features(rule, (x, y), (out,), None, (res,))
         return res
 
     op.__name__ = op.__qualname__ = rule.name
     return op
+
+
+def _complex_operands(x, y, out_dtype) -> bool:
+    """Whether the result's dtype or an operand (a tensor or a Python scalar) is complex."""
+    return _meets_complex((x, y), ()) or IS_COMPLEX[out_dtype]
 
 
 def _scalar_fit(xd, yd, out) -> tuple | None:
@@ -410,6 +436,16 @@ def dual(t: Tensor) -> bool:
     return bool(grad_mode.forward) and getattr(t, "_fw", None) is not None
 
 
+def _has_tangent(t: Tensor) -> bool:
+    """Whether t carries a tangent at a forward-mode level that operations see now."""
+    fw = getattr(t, "_fw", None)
+    if fw:
+        for level in grad_mode.forward:
+            if fw.get(level) is not None:
+                return True
+    return False
+
+
 def _record(rule: Rule, xs, xp, edges, needs, outs, p) -> tuple:
     """Record the node of a generic primitive and return its output tensors."""
     save_in, save_out = rule.plan(needs)
@@ -422,8 +458,6 @@ def _record(rule: Rule, xs, xp, edges, needs, outs, p) -> tuple:
         versions = _versions(xs, edges, save_in)
     # Gradients go back in each input's dtype, and shape (elementwise rules broadcast).
     ref = outs[0]
-    if _backend.dtype_kind(ref.dtype) == "c":
-        complex_grads[0] = 1
     fit = None
     elementwise = rule.elementwise
     for x, e in zip(xs, edges):
@@ -435,10 +469,25 @@ def _record(rule: Rule, xs, xp, edges, needs, outs, p) -> tuple:
                 for x, e in zip(xs, edges)
             )
             break
-    node = Node(rule, edges, saved, p, fit, versions, len(outs))
+    cx = rule.complex != "own" and _meets_complex(xs, outs)
+    node = Node(rule, edges, saved, p, fit, versions, len(outs), cx)
     if not rule.multi:
         return (Tensor(outs[0], xp, node),)
     return tuple(Tensor(o, xp, Port(node, i)) for i, o in enumerate(outs))
+
+
+def _meets_complex(xs, outs) -> bool:
+    """Whether an input (a tensor or a Python scalar) or an output (a raw array) is complex."""
+    for o in outs:
+        if IS_COMPLEX[o.dtype]:
+            return True
+    for x in xs:
+        if x.__class__ is Tensor:
+            if IS_COMPLEX[x._data.dtype]:
+                return True
+        elif x.__class__ is complex:
+            return True
+    return False
 
 
 def _saved_version(i: int, x: Tensor) -> tuple | None:
@@ -648,8 +697,6 @@ class Tensor:
                     "only Tensors of floating point and complex dtype can require gradients "
                     f"(this tensor has dtype {self.dtype})"
                 )
-            if kind == "c":
-                complex_grads[0] = 1
             self._edge = AccumulateGrad(self)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
@@ -851,6 +898,12 @@ class Tensor:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                 "instead (NumPy's conversion drops the graph: no gradient would reach it)."
+            )
+        if grad_mode.forward and _has_tangent(self):  # forward mode's equivalent
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that has a forward-mode tangent. Use "
+                "tensor.detach().numpy() instead (NumPy's conversion drops the tangent: what "
+                "is computed from it would get a zero tangent)."
             )
         a = self.numpy()
         if dtype is not None:

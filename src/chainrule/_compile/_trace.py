@@ -12,7 +12,7 @@ import weakref
 
 from .. import _backend
 from .._mode import grad_mode, set_feature
-from .._node import RELEASED, AccumulateGrad, Node, Port, complex_grads, live_hooks, node_of
+from .._node import RELEASED, AccumulateGrad, Node, Port, live_hooks, node_of
 from .._rules import RULES, raw_namespace
 from .._tensor import Tensor, binary_primitive, unary_primitive
 from ..autograd import _engine
@@ -566,7 +566,7 @@ class Tracer:
                 raise Unsupported("saved-tensor hooks")
             if hooked:
                 _check_hooks(node)
-            if complex_grads[0] and node.rule.complex != "own" and saved is not None:
+            if node.meets_complex and saved is not None:
                 # The engine conjugates around holomorphic rules that meet complex values
                 # (apply_complex); a replay runs the formulas as written.
                 if _engine._holds_complex(saved):

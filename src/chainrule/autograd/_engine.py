@@ -16,7 +16,6 @@ from .._node import (
     AccumulateGrad,
     Packed,
     Port,
-    complex_grads,
     inplace_writes,
     live_hooks,
     node_of,
@@ -280,6 +279,8 @@ def apply(node, g, backend, xp, create_graph: bool):
     """Run `node`'s VJP on gradient g: on raw arrays of `backend` with namespace `xp`, or
     (create_graph: the backward runs on tensors, see runs_on_tensors) on tensors with
     chainrule's namespace `xp`."""
+    if node.meets_complex:
+        return apply_complex(node, g, backend, xp, create_graph)
     saved = node.saved
     if saved.__class__ is Packed:
         saved = saved.values()
@@ -306,12 +307,11 @@ def _conj(xp, g):
 
 
 def apply_complex(node, g, backend, xp, create_graph: bool):
-    """`apply` in a process where complex values joined a graph: a holomorphic rule meeting
-    complex values runs as conj(vjp(conj(g))) (its formula computes J^T g; PyTorch's
-    convention wants J^H g), a rule for real values only raises."""
+    """`apply` of a node that met complex values when recorded (Node.meets_complex; its rule
+    is not "own"): a holomorphic rule meeting complex values runs as conj(vjp(conj(g))) (its
+    formula computes J^T g; PyTorch's convention wants J^H g), a rule for real values only
+    raises."""
     rule = node.rule
-    if rule.complex == "own":
-        return apply(node, g, backend, xp, create_graph)
     many = rule.multi
     saved = node.saved
     if saved.__class__ is Packed:
@@ -417,7 +417,6 @@ def _execute(roots, targets, retain_graph, create_graph, backend, accumulate):
     carry_node = carry = None
     captured = {}
     check_nan = grad_mode.anomaly
-    run_node = apply_complex if complex_grads[0] else apply
     with enable_grad() if create_graph else no_grad() if tensors else nullcontext():
         for node in reversed(order):
             if node is carry_node:
@@ -446,7 +445,7 @@ def _execute(roots, targets, retain_graph, create_graph, backend, accumulate):
             if check_nan:
                 gins = _apply_noted(node, g, backend, xp, tensors)
             else:
-                gins = run_node(node, g, backend, xp, tensors)
+                gins = apply(node, g, backend, xp, tensors)
             if hooks is not None and hooks.post:
                 gins = _post_hooks(node, hooks, gins, g, backend, tensors)
             if not retain_graph and node.saved is not None:
@@ -581,8 +580,7 @@ def _apply_noted(node, g, backend, xp, create_graph):
     """apply under detect_anomaly: an error notes where the node was created, and a NaN in
     a gradient it returns raises, naming the node."""
     try:
-        run_node = apply_complex if complex_grads[0] else apply
-        gins = run_node(node, g, backend, xp, create_graph)
+        gins = apply(node, g, backend, xp, create_graph)
     except Exception as e:
         e.add_note(f"raised by {node.name()}" + node.created())
         raise

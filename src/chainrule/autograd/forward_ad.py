@@ -433,18 +433,15 @@ def _attach(rule, r: Tensor, t, level: int, tensors: bool, fresh: bool) -> None:
     if kind is None:
         kind = _KINDS[data.dtype] = _backend.dtype_kind(data.dtype)
     if t is None or kind != "f":
-        if t is not None and kind == "c" and rule.complex is not None:
-            _tensor.complex_grads[0] = 1
-        elif t is not None and kind == "c":
+        if t is None or kind != "c":
+            if fresh:
+                r._fw = None
+            return
+        if rule.complex is None:
             raise NotImplementedError(
                 f"{rule.name}: the forward-mode derivative through complex values is not "
                 "implemented"
             )
-        elif fresh:
-            r._fw = None
-            return
-        else:
-            return
     t = _fitted(t, r, tensors)
     if fresh:
         r._fw = {level: t}
