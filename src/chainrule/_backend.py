@@ -137,6 +137,36 @@ def owns_memory(a) -> bool:
     return False
 
 
+# How a library's arrays alias (see aliasing()), by namespace.
+_aliasing: dict[int, str | None] = {}
+
+
+def aliasing(xp) -> str | None:
+    """How arrays of `xp` share memory: "memory" where views share it and are written in place
+    (NumPy, PyTorch, CuPy, array-api-strict), "values" where arrays are immutable (JAX) or
+    lazy (Dask: a view is a task graph of its own), None for vmap's batched arrays (their
+    writes are vmap's own)."""
+    kind = _aliasing.get(id(xp), False)
+    if kind is False:
+        lib = library(xp)
+        kind = None if lib == "vmap" else "values" if lib in ("jax", "dask") else "memory"
+        _aliasing[id(xp)] = kind
+    return kind
+
+
+def shares_memory(a, b) -> bool:
+    """Whether arrays a and b may share memory (a view op's result against its input: NumPy's
+    reshape copies where no view can be had). Unknown libraries: assumed."""
+    if a.__class__ is np.ndarray and b.__class__ is np.ndarray:
+        return np.may_share_memory(a, b)
+    lib = library(namespace(a))
+    if lib == "array_api_strict":
+        return np.may_share_memory(a._array, b._array)
+    if lib == "torch":
+        return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+    return True
+
+
 def name_of(xp) -> str:
     name = getattr(xp, "__name__", None) or type(xp).__name__
     return name
@@ -386,13 +416,13 @@ def index_add(xp, g, p):
     key, shape, dtype = p
     if xp is np:
         out = np.zeros(shape, dtype=dtype)
-        if _is_basic(key):
+        if is_basic(key):
             out[key] = g
         else:
             np.add.at(out, key, g)
         return out
     out = xp.zeros(shape, dtype=dtype)
-    if _is_basic(key) or _is_mask(key):
+    if is_basic(key) or _is_mask(key):
         # Not every library assigns through newaxis: drop those size-1 axes from key and g.
         keys = key if isinstance(key, tuple) else (key,)
         if any(k is None for k in keys):
@@ -455,7 +485,8 @@ def outside(xp, shape, key):
     return assign(xp, xp.ones(shape, dtype=xp.bool), key, False)
 
 
-def _is_basic(key) -> bool:
+def is_basic(key) -> bool:
+    """Whether an index key is basic (ints, slices, None, Ellipsis): it selects a view."""
     keys = key if isinstance(key, tuple) else (key,)
     return all(k is None or k is Ellipsis or isinstance(k, (int, slice)) for k in keys)
 
@@ -539,6 +570,10 @@ def getitem(xp, a, key):
         axes, key = _positive_steps(key, a.shape)
         if axes:
             a = xp.flip(a, axis=axes)
+    elif lib == "numpy" or lib == "array_api_strict":
+        if key.__class__ is int or key.__class__ is tuple and _all_ints(key):
+            # One element by integers: a 0-d view, as PyTorch's (NumPy's is a scalar copy).
+            return a[(key if key.__class__ is tuple else (key,)) + (Ellipsis,)]
     if lib == "dask":
         keys = key if isinstance(key, tuple) else (key,)
         for i, k in enumerate(keys):
@@ -547,6 +582,13 @@ def getitem(xp, a, key):
                 at = _result_axis(keys[:i], a.ndim - sum(_consumed(e) for e in keys))
                 return a[doubled][(slice(None),) * at + (slice(0, 1),)]
     return a[key]
+
+
+def _all_ints(keys: tuple) -> bool:
+    for k in keys:
+        if k.__class__ is not int:
+            return False
+    return True
 
 
 def take(xp, x, indices, axis: int):
@@ -605,6 +647,25 @@ def assign(xp, a, key, v):
             return xp.flip(flipped, axis=axes)
     a[key] = v
     return a
+
+
+def diagonal(xp, x, offset: int):
+    """The diagonal `offset` of each matrix of x: a view, writable where x is (NumPy's is
+    read-only: made here from x's strides, as PyTorch's, which a write through may reach)."""
+    d = xp.linalg.diagonal(x, offset=offset)
+    if d.__class__ is np.ndarray and not d.flags.writeable and x.flags.writeable:
+        corner = x[..., max(0, -offset) :, max(0, offset) :]
+        step = x.strides[-2] + x.strides[-1]
+        d = np.lib.stride_tricks.as_strided(corner, d.shape, x.strides[:-2] + (step,))
+    return d
+
+
+def write_into(xp, a, key, v) -> None:
+    """a[key] = v in a's own memory, which its views see (a library whose assignment made a
+    new array, as PyTorch's with a negative step: copied back)."""
+    out = assign(xp, a, key, v)
+    if out is not a:
+        a[...] = out
 
 
 def _positive_steps(key, shape):

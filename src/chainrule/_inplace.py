@@ -6,11 +6,16 @@ tensor needing grad is recorded as an operation: the tensor gets a new value and
 the gradient flows to both its old value and the written one. A leaf that requires grad can't
 be written while grad mode is on; under no_grad (an optimizer step) it gets a new array. So
 does a tensor whose memory a graph holds (an alias): copy-on-write. In forward mode a write
-gives the tensor the tangent of the value written (a view keeps its own tangent)."""
+gives the tensor the tangent of the value written (a view keeps its own tangent).
+
+A tensor whose memory other tensors share (views, detach(), .data: an Alias group) is written
+in that memory instead, as PyTorch's: every member sees the write; a write through a view
+rebases the base's history (CopySlices) and makes every view of it a view of the new base."""
 
 from __future__ import annotations
 
 import operator
+import weakref
 
 from . import _backend, _special_cases
 from ._batching import NAMESPACE, level_of
@@ -31,7 +36,15 @@ from ._namespace import (
     remainder,
     subtract,
 )
-from ._node import AccumulateGrad, VersionCounter, inplace_writes
+from ._node import (
+    AccumulateGrad,
+    Node,
+    Rule,
+    VersionCounter,
+    complex_grads,
+    inplace_writes,
+    written_arrays,
+)
 from ._rules import OPS
 from ._tensor import _SCALARS, Tensor, constant, dual, grad_mode, mixed_error, no_grad
 
@@ -90,9 +103,8 @@ def _same_library(t: Tensor, value, name: str) -> None:
         mixed_error(f"in-place {name}", t._xp, value._xp)
 
 
-def _take_value(t: Tensor, new: Tensor, name: str, recorded: bool = True) -> None:
-    """Give t the value of `new` (and its history when recorded), which must keep t's shape
-    and dtype kind. t's memory is new: it gets a counter of its own, one version on."""
+def _fitted(t: Tensor, new: Tensor, name: str) -> Tensor:
+    """`new`, the value to write into t, in t's dtype; it must keep t's shape and dtype kind."""
     if new.shape != t.shape:
         raise ValueError(
             f"in-place {name}: the result has shape {new.shape}, "
@@ -104,7 +116,15 @@ def _take_value(t: Tensor, new: Tensor, name: str, recorded: bool = True) -> Non
                 f"in-place {name}: the result dtype {new.dtype} can't be cast to {t.dtype}"
             )
         new = astype(new, t.dtype)
+    return new
+
+
+def _take_value(t: Tensor, new: Tensor, name: str, recorded: bool = True) -> None:
+    """Give t the value of `new` (and its history when recorded), which must keep t's shape
+    and dtype kind. t's memory is new: it gets a counter of its own, one version on."""
+    new = _fitted(t, new, name)
     t._data = new._data
+    t._alias = None  # new memory: out of its former alias group
     if recorded:
         t._edge = new._edge
     if grad_mode.forward:
@@ -126,8 +146,154 @@ def _check_kind(t: Tensor, value, name: str) -> None:
         raise TypeError(f"in-place {name}: can't write a {what} value into a tensor of {t.dtype}")
 
 
+# ----------------------------------------------------------------------------- shared memory
+
+_VIEW_OF_LEAF = (
+    "a view of a leaf Variable that requires grad is being used in an in-place operation."
+)
+_OVERLAP = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single "
+    "memory location. Please clone() the tensor before performing the operation."
+)
+
+
+def _copy_slices_vjp(xp, g, s, p, needs):
+    """The base's gradient split at the region a view wrote (p: the view's steps): the value
+    written gets the view of g, the old base g less that region (V^T V g, so that the real
+    part of a complex base written through real() keeps its imaginary part's gradient)."""
+    region = g
+    for rule, q, _ in p:
+        region = xp.primitive(rule.name, region, q)
+    back = region
+    for rule, q, _ in reversed(p):
+        back = rule.vjp(xp, back, None, q, (True,))[0]
+    return (g - back if needs[0] else None, region if needs[1] else None)
+
+
+# PyTorch's CopySlices: the node a base gets when a view of it is written with history. Its
+# inputs: the base's old history, the value written; p: the view's steps (View.steps).
+COPY_SLICES = Rule("copy_slices", None, _copy_slices_vjp, ((), ()), complex="own")
+COPY_SLICES.backward_name = "CopySlices"
+
+
+def _shared(t: Tensor):
+    """t's alias group when the write must go to memory that other tensors share: while
+    another member lives, or (mutable arrays) a graph may hold the memory's arrays; else None
+    (t alone: the writes of an unshared tensor)."""
+    group = getattr(t, "_alias", None)
+    if group is None:
+        return None
+    if len(group.live()) > 1:
+        return group
+    # Alone, t writes its memory in place only if it needs no grad (else it gets a new array,
+    # which leaves the memory as it was): then a graph may hold the arrays of former members.
+    return group if group.mutable and group.graph and t._edge is None else None
+
+
+def _write_shared(t: Tensor, group, name: str, value, compute, write) -> None:
+    """Write into the memory t shares with its alias group. `compute(src)` gives the new value
+    of t from src (t's values, with its history) as a recorded operation; `write(array)`
+    writes the value raw into t's array. Recorded (grad mode, and t or the value needs grad):
+    the new value is computed on a copy of t (PyTorch's original self: the memory is about to
+    change) and copied in; t's base gets a CopySlices node, and every view of the base is made
+    a view of the new base."""
+    if not group.mutable:
+        lib = _backend.library(t._xp)
+        raise RuntimeError(
+            f"in-place {name} on a tensor that shares its memory with another (a view, its base, "
+            f"detach() or .data): {lib} arrays are "
+            + ("immutable" if lib == "jax" else "task graphs, not memory")
+            + ", so the others would not see the write, as they do in PyTorch. Write out of "
+            "place (y = x + 1), or clone() the view first."
+        )
+    view = getattr(t, "_view", None)
+    if grad_mode.enabled and view is not None and view.base._edge.__class__ is AccumulateGrad:
+        raise RuntimeError(_VIEW_OF_LEAF)
+    records = _records(t, value)
+    if not _backend.writable(t._data):
+        raise RuntimeError(_OVERLAP)
+    tracer = grad_mode.tracer if grad_mode.extended else None
+    if tracer is not None:
+        tracer.unsupported(f"an in-place {name} to memory that views or aliases share")
+    _same_library(t, value, name)
+    xp = t._xp
+    # In forward mode t gets the tangent of the value written, as an unshared tensor does
+    # (the tangents of its base and other views stay theirs).
+    if records:
+        src = Tensor(xp.asarray(t._data, copy=True), xp, t._edge)
+        if grad_mode.forward:
+            src._fw = getattr(t, "_fw", None)
+        new = _fitted(t, compute(src), name)
+        _backend.write_into(xp, t._data, Ellipsis, new._data)
+        if grad_mode.forward:
+            t._fw = getattr(new, "_fw", None)
+    else:
+        tangents = compute(t) if dual(t) or dual(value) else None
+        write(t._data)
+        if tangents is not None:
+            t._fw = getattr(tangents, "_fw", None)
+    vc = t._vc
+    vc.value += 1
+    inplace_writes[0] += 1
+    _stale(group, vc)
+    if records:
+        _rebase(t, view, group, new._edge)
+
+
+def _stale(group, vc: VersionCounter) -> None:
+    """After a write through a member with counter vc: the arrays of such members held so far
+    are stale (a node that saved one refuses to run); the live ones get new array objects of
+    the same memory, which nodes made from now on save."""
+    members = group.live()
+    before = vc.value - 1
+    for ref, c in group.arrays:
+        a = ref()
+        if a is not None and c is vc and id(a) not in written_arrays:
+            written_arrays[id(a)] = (ref, vc, before)
+            weakref.finalize(a, written_arrays.pop, id(a), None)  # ids are reused
+    for m in members:
+        if m._vc is vc:
+            m._data = m._data[...]
+            group.held(m)
+
+
+def _rebase(t: Tensor, view, group, edge) -> None:
+    """t's history after a recorded write of a value with history `edge` (None: none): t's
+    own, or, for a view, its base's is CopySlices(old base, value) and every view of the base
+    is a view of that."""
+    if view is None:
+        base = t
+        t._edge = edge
+    else:
+        base = view.base
+        if base._edge is None and edge is None:
+            return
+        base._edge = Node(COPY_SLICES, (base._edge, edge), None, view.steps)
+    group.graph = True
+    if _backend.dtype_kind(base._data.dtype) == "c":
+        complex_grads[0] = 1
+    for m in group.live():
+        made = getattr(m, "_view", None)
+        if made is not None and made.base is base:
+            e = base._edge
+            if e is not None:
+                for rule, q, fit in made.steps:
+                    e = Node(rule, (e,), None, q, fit)
+            m._edge = e
+
+
+# ----------------------------------------------------------------------------- writes
+
+
 def _inplace_operator(op, raw_op, name: str):
     def method(self: Tensor, other):
+        group = _shared(self) if getattr(self, "_alias", None) is not None else None
+        if group is not None:
+            _write_shared(
+                self, group, name, other, lambda src: op(src, other),
+                lambda a: _raw_write(a, raw_op, other, self, name),
+            )  # fmt: skip
+            return self
         if _records(self, other):
             _take_value(self, op(self, other), name)
             return self
@@ -161,9 +327,32 @@ def _inplace_operator(op, raw_op, name: str):
     return method
 
 
+def _raw_write(a, raw_op, other, t: Tensor, name: str) -> None:
+    """`a op= other` on t's raw array a, in place."""
+    value = other if other.__class__ in _SCALARS else constant(other, t._xp)._data
+    _check_kind(t, value, name)
+    out = raw_op(a, value)
+    if out is not a:  # a library that made a new array
+        _backend.write_into(t._xp, a, Ellipsis, out)
+
+
 def setitem(self: Tensor, key, value) -> None:
     """`t[key] = value`: in place, recorded, or copy-on-write (see the module docstring)."""
     key = _index_key(key, self._xp)
+    group = _shared(self) if getattr(self, "_alias", None) is not None else None
+    if group is not None:
+
+        def compute(src):
+            v = value if value.__class__ is Tensor else constant(value, self._xp)
+            covered = _backend.covers_all(self._data.shape, key)
+            return OPS["setitem"]((src, v), (key, v.shape, covered))
+
+        raw = value._data if value.__class__ is Tensor else value
+        _write_shared(
+            self, group, "setitem", value, compute,
+            lambda a: _backend.write_into(self._xp, a, key, raw),
+        )  # fmt: skip
+        return
     if _records(self, value):
         v = value if value.__class__ is Tensor else constant(value, self._xp)
         covered = _backend.covers_all(self._data.shape, key)
@@ -180,6 +369,7 @@ def setitem(self: Tensor, key, value) -> None:
         tracer.writing(self)
     if not _in_place_ok(self):
         self._data = _backend.assign(self._xp, self._xp.asarray(self._data, copy=True), key, v)
+        self._alias = None
         self._vc = VersionCounter(self._version + 1)
         inplace_writes[0] += 1
         if tracer is not None:

@@ -1,7 +1,8 @@
 """The graph's one node type. A Node is one recorded primitive: edges to where its inputs'
 gradients go, the values its rule saved, its static parameters. Also here: Rule (a primitive
 as the table in `_rules` declares it), Port and AccumulateGrad (the other ends of edges), and
-VersionCounter. The engine that runs nodes lives in `autograd._engine`."""
+VersionCounter, Alias and View (memory shared by tensors). The engine that runs nodes lives
+in `autograd._engine`."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ __all__ = [
     "RELEASED",
     "Packed",
     "AccumulateGrad",
+    "Alias",
     "GradNode",
     "Hooks",
     "Node",
@@ -22,12 +24,14 @@ __all__ = [
     "RemovableHandle",
     "Rule",
     "VersionCounter",
+    "View",
     "hooks_of",
     "complex_grads",
     "inplace_writes",
     "live_hooks",
     "node_of",
     "remember",
+    "written_arrays",
 ]
 
 # A save spec names, for each input, the saved slots its derivative reads: input indices,
@@ -49,6 +53,73 @@ class VersionCounter:
         self.value = value
         self.alias = alias
         self.inference = inference
+
+
+class Alias:
+    """The tensors that share one memory: a base, its views, its detach() and .data aliases
+    (PyTorch's storage). Made when the first alias of a tensor is, and read only by in-place
+    writes: a write to a tensor of a group with another live member happens in that memory,
+    so that every member sees it (see `_inplace`).
+
+    tensors: weak references to the members. arrays: (weak reference, version counter) of
+    every array object a member held: a write through a member with counter c makes those of
+    c stale (`written_arrays`), as PyTorch's shared counter does for the values a graph saved.
+    mutable: the library writes arrays in place (JAX's are immutable, Dask's lazy: there a
+    write to a shared memory can't be had and raises). graph: a member ever needed grad (a
+    graph may hold the memory's arrays without a version to check)."""
+
+    __slots__ = ("tensors", "arrays", "mutable", "graph")
+
+    def __init__(self, mutable: bool) -> None:
+        self.tensors: list = []
+        self.arrays: list = []
+        self.mutable = mutable
+        self.graph = False
+
+    def add(self, t: Any) -> None:
+        """Make t a member (it holds this group's memory)."""
+        t._alias = self
+        self.tensors.append(weakref.ref(t))
+        if t._edge is not None:
+            self.graph = True
+        self.held(t)
+
+    def held(self, t: Any) -> None:
+        """Note t's array object (new, or t's after a write), where arrays are written."""
+        if self.mutable:
+            self.arrays.append((weakref.ref(t._data), t._vc))
+
+    def live(self) -> list:
+        """The members still alive (dead ones are dropped)."""
+        out = []
+        for r in self.tensors:
+            t = r()
+            if t is not None and t._alias is self:
+                out.append(t)
+        if len(out) != len(self.tensors):
+            self.tensors = [weakref.ref(t) for t in out]
+            self.arrays = [(r, c) for r, c in self.arrays if r() is not None]
+        return out
+
+
+class View:
+    """How a view is made from its base (PyTorch's view record): `base`, the tensor at the
+    root of a chain of views (held strongly, as PyTorch's `_base`), and `steps`, the view
+    rules and their parameters that make the view's values from the base's, in order."""
+
+    __slots__ = ("base", "steps")
+
+    def __init__(self, base: Any, steps: tuple) -> None:
+        self.base = base
+        self.steps = steps
+
+
+# Arrays written in place through a tensor that shares its memory, since a node may have saved
+# them: id -> (weak reference, the counter, its version before the write). A node that saved
+# one refuses to run (Node.stale), as PyTorch's version check of a saved tensor. The members'
+# own arrays are given new array objects of the same memory at the write (nodes made later
+# save those). Empty unless such a write happened.
+written_arrays: dict = {}
 
 
 # The number of in-place writes so far in this process: while it is 0, no saved value can be
@@ -80,7 +151,8 @@ class Rule:
     entry that holds for every input.
     elementwise: inputs broadcast together; the engine sums each gradient back to its
     input's shape (the one generic place where broadcasting is undone).
-    view: the forward may return a view of its (first) input's memory.
+    view: the forward may return a view of its (first) input's memory: True, or a function
+    of the parameters that says whether this call does (getitem: a basic key).
     complex: how the rule meets complex values (PyTorch's convention: the gradient of a real
     loss L by z = x + iy is dL/dx + i dL/dy), one of
     - "holomorphic": the VJP formula computes the transposed Jacobian J^T g, which for
@@ -106,7 +178,7 @@ class Rule:
         variadic: bool = False,
         multi: bool = False,
         elementwise: bool = False,
-        view: bool = False,
+        view: Any = False,
         jvp: Any = None,
         complex: str | None = None,
     ) -> None:
@@ -322,6 +394,12 @@ class Node(GradNode):
             for v in versions:
                 if v[1].value != v[2]:
                     return v
+        saved = self.saved
+        if written_arrays and saved.__class__ is tuple:
+            for i, a in enumerate(saved):
+                entry = written_arrays.get(id(a))
+                if entry is not None and entry[0]() is a:
+                    return (i, entry[1], entry[2])
         return None
 
 
