@@ -7,13 +7,9 @@ import numpy as np
 import pytest
 
 import chainrule as cr
+from chainrule._tensor import view_of
 from chainrule.autograd import grad, gradcheck, gradgradcheck
 from conftest import LIBRARY, N, T, fails_on
-
-pytestmark = fails_on(
-    "jax", "dask", reason="no shared memory: a write to a live view or alias raises"
-)
-
 
 # ----------------------------------------------------------------------------- detach and .data
 
@@ -34,6 +30,7 @@ def test_data_shares_memory_with_a_version_counter_of_its_own():
     assert w._version == 0
 
 
+@fails_on("jax", "dask", reason="backward reads the immutable values saved, not the new ones")
 def test_a_write_through_data_is_seen_by_no_version_check():
     w = T([1.0, 2.0], requires_grad=True)
     loss = (w * w).sum()
@@ -251,7 +248,7 @@ def test_each_view_op_writes_its_base(name):
     x = T(values, requires_grad=True)
     y = x * 1.0
     v = view(y)
-    assert v._view.base is y
+    assert view_of(v).base is y
     v *= 3.0
     # The region the view reaches: the flat positions that NumPy's view of a layout selects.
     hit = np.zeros(6, dtype=bool)
@@ -271,6 +268,7 @@ def test_each_view_op_writes_its_base(name):
     assert gradcheck(f, (T(values, requires_grad=True),))
 
 
+@fails_on("jax", "dask", reason="arrays have no layout: every reshape is a view")
 def test_a_reshape_that_needs_a_copy_is_no_view():
     y = T(np.arange(6.0).reshape(2, 3)).T
     r = cr.reshape(y, (6,))

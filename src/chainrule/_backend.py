@@ -117,13 +117,16 @@ def normalize(out, xp):
 
 
 def writable(a) -> bool:
-    """Whether `a` may be written in place (NumPy: its writeable flag; PyTorch: no element
-    stands in two places, as in a broadcast view; others: assumed, as their in-place
-    operators return a new array where they can't write)."""
+    """Whether `a` may be written in place (NumPy, array-api-strict: the writeable flag;
+    PyTorch: no element stands in two places, as in a broadcast view; others: assumed, as
+    their in-place operators return a new array where they can't write)."""
     if a.__class__ is np.ndarray:
         return a.flags.writeable
-    if library(namespace(a)) == "torch":
+    lib = library(namespace(a))
+    if lib == "torch":
         return all(step != 0 or n < 2 for step, n in zip(a.stride(), a.shape))
+    if lib == "array_api_strict":
+        return a._array.flags.writeable
     return True
 
 
@@ -653,10 +656,14 @@ def diagonal(xp, x, offset: int):
     """The diagonal `offset` of each matrix of x: a view, writable where x is (NumPy's is
     read-only: made here from x's strides, as PyTorch's, which a write through may reach)."""
     d = xp.linalg.diagonal(x, offset=offset)
-    if d.__class__ is np.ndarray and not d.flags.writeable and x.flags.writeable:
-        corner = x[..., max(0, -offset) :, max(0, offset) :]
-        step = x.strides[-2] + x.strides[-1]
-        d = np.lib.stride_tricks.as_strided(corner, d.shape, x.strides[:-2] + (step,))
+    strict = library(xp) == "array_api_strict"
+    a = x._array if strict else x
+    if a.__class__ is np.ndarray and not writable(d) and a.flags.writeable:
+        corner = a[..., max(0, -offset) :, max(0, offset) :]
+        step = a.strides[-2] + a.strides[-1]
+        d = np.lib.stride_tricks.as_strided(corner, d.shape, a.strides[:-2] + (step,))
+        if strict:
+            d = xp.asarray(d, copy=False)
     return d
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import operator
 import weakref
 
-from . import _backend, _special_cases
+from . import _backend, _rules, _special_cases
 from ._batching import NAMESPACE, level_of
 from ._namespace import (
     _index_key,
@@ -124,7 +124,6 @@ def _take_value(t: Tensor, new: Tensor, name: str, recorded: bool = True) -> Non
     and dtype kind. t's memory is new: it gets a counter of its own, one version on."""
     new = _fitted(t, new, name)
     t._data = new._data
-    t._alias = None  # new memory: out of its former alias group
     if recorded:
         t._edge = new._edge
     if grad_mode.forward:
@@ -179,38 +178,36 @@ COPY_SLICES.backward_name = "CopySlices"
 def _shared(t: Tensor):
     """t's alias group when the write must go to memory that other tensors share: while
     another member lives, or (mutable arrays) a graph may hold the memory's arrays; else None
-    (t alone: the writes of an unshared tensor)."""
-    group = getattr(t, "_alias", None)
+    (t alone: the writes of an unshared tensor, and t leaves the group)."""
+    vc = getattr(t, "_vc", None)
+    group = None if vc is None else vc.group
     if group is None:
         return None
     if len(group.live()) > 1:
         return group
     # Alone, t writes its memory in place only if it needs no grad (else it gets a new array,
     # which leaves the memory as it was): then a graph may hold the arrays of former members.
-    return group if group.mutable and group.graph and t._edge is None else None
+    if group.mutable and group.graph and t._edge is None:
+        return group
+    vc.group = None
+    return None
 
 
 def _write_shared(t: Tensor, group, name: str, value, compute, write) -> None:
     """Write into the memory t shares with its alias group. `compute(src)` gives the new value
     of t from src (t's values, with its history) as a recorded operation; `write(array)`
-    writes the value raw into t's array. Recorded (grad mode, and t or the value needs grad):
-    the new value is computed on a copy of t (PyTorch's original self: the memory is about to
-    change) and copied in; t's base gets a CopySlices node, and every view of the base is made
-    a view of the new base."""
-    if not group.mutable:
-        lib = _backend.library(t._xp)
-        raise RuntimeError(
-            f"in-place {name} on a tensor that shares its memory with another (a view, its base, "
-            f"detach() or .data): {lib} arrays are "
-            + ("immutable" if lib == "jax" else "task graphs, not memory")
-            + ", so the others would not see the write, as they do in PyTorch. Write out of "
-            "place (y = x + 1), or clone() the view first."
-        )
+    writes the value raw into t's array (in place where arrays are mutable) and returns the
+    array written. Recorded (grad mode, and t or the value needs grad): the new value is
+    computed on a copy of t (PyTorch's original self: the memory is about to change) and
+    copied in; t's base gets a CopySlices node, and every view of the base is made a view of
+    the new base. Immutable and lazy arrays: every member's values are remade (_remake)."""
     view = getattr(t, "_view", None)
+    path = group.path(t)
     if grad_mode.enabled and view is not None and view.base._edge.__class__ is AccumulateGrad:
         raise RuntimeError(_VIEW_OF_LEAF)
     records = _records(t, value)
-    if not _backend.writable(t._data):
+    if not _backend.writable(t._data) or _broadcast(path):
+        # NumPy's read-only views are broadcasts (broadcast_to), as PyTorch's unwritable ones.
         raise RuntimeError(_OVERLAP)
     tracer = grad_mode.tracer if grad_mode.extended else None
     if tracer is not None:
@@ -224,12 +221,17 @@ def _write_shared(t: Tensor, group, name: str, value, compute, write) -> None:
         if grad_mode.forward:
             src._fw = getattr(t, "_fw", None)
         new = _fitted(t, compute(src), name)
-        _backend.write_into(xp, t._data, Ellipsis, new._data)
+        if group.mutable:
+            _backend.write_into(xp, t._data, Ellipsis, new._data)
+        else:
+            _remake(t, group, path, new._data)
         if grad_mode.forward:
             t._fw = getattr(new, "_fw", None)
     else:
         tangents = compute(t) if dual(t) or dual(value) else None
-        write(t._data)
+        out = write(t._data)
+        if not group.mutable:
+            _remake(t, group, path, out)
         if tangents is not None:
             t._fw = getattr(tangents, "_fw", None)
     vc = t._vc
@@ -240,20 +242,74 @@ def _write_shared(t: Tensor, group, name: str, value, compute, write) -> None:
         _rebase(t, view, group, new._edge)
 
 
+def _broadcast(path: tuple) -> bool:
+    """Whether a view made by `path` from its memory is a broadcast (elements repeated)."""
+    for rule, q, _ in path:
+        if rule.name == "broadcast_to" and q[0] != q[1]:
+            return True
+    return False
+
+
+def _remake(t: Tensor, group, path: tuple, out) -> None:
+    """Where arrays can't be written in place (JAX, Dask): after t, made by `path` from the
+    group's root values, took the values `out`, the root takes them in that region, and every
+    member's values are remade from the root, as if they shared its memory."""
+    xp = _rules.raw_namespace(t._xp)
+    if path:
+        values = [group.root]
+        for rule, q, _ in path[:-1]:
+            values.append(rule.fwd(xp, values[-1], q))
+        written = out
+        for (rule, q, _), a in zip(reversed(path), reversed(values)):
+            written = _put(xp, rule, q, a, written)
+        group.root = written
+    elif group.root is not None:
+        group.root = out
+    for m, p in group.live():
+        if m is t:
+            m._data = out
+            continue
+        values = out if group.root is None else group.root
+        for rule, q, _ in p:
+            values = rule.fwd(xp, values, q)
+        m._data = values
+
+
+def _put(xp, rule: Rule, q, a, b):
+    """`a` with the part that view rule `rule` (parameters q) selects replaced by `b`: the
+    inverse of a view, for arrays that can't be written in place."""
+    name = rule.name
+    if name == "getitem":
+        return _backend.assign(xp, xp.asarray(a, copy=True), q[0], b)
+    if name == "reshape":
+        return xp.reshape(b, q[1])
+    if name == "permute_dims":
+        return xp.permute_dims(b, tuple(sorted(range(len(q)), key=q.__getitem__)))
+    if name == "flip":
+        return xp.flip(b, axis=q)
+    if name == "linalg_diagonal":  # q[2]: True on the diagonal
+        return xp.where(q[2], rule.vjp(xp, b, None, q, (True,))[0], a)
+    if name == "real":
+        return xp.astype(b, a.dtype) + xp.imag(a) * 1j
+    if name == "imag":
+        return xp.real(a) + xp.astype(b, a.dtype) * 1j
+    raise NotImplementedError(f"a write through a view made by {name} on immutable arrays")
+
+
 def _stale(group, vc: VersionCounter) -> None:
     """After a write through a member with counter vc: the arrays of such members held so far
-    are stale (a node that saved one refuses to run); the live ones get new array objects of
-    the same memory, which nodes made from now on save."""
-    members = group.live()
+    are stale (a node that saved one refuses to run); the live ones get new array objects (of
+    the same memory, where arrays are mutable), which nodes made from now on save."""
     before = vc.value - 1
     for ref, c in group.arrays:
         a = ref()
         if a is not None and c is vc and id(a) not in written_arrays:
             written_arrays[id(a)] = (ref, vc, before)
             weakref.finalize(a, written_arrays.pop, id(a), None)  # ids are reused
-    for m in members:
-        if m._vc is vc:
-            m._data = m._data[...]
+    for m, _ in group.live():
+        if m._vc is vc or not group.mutable:
+            if group.mutable:
+                m._data = m._data[...]
             group.held(m)
 
 
@@ -272,7 +328,7 @@ def _rebase(t: Tensor, view, group, edge) -> None:
     group.graph = True
     if _backend.dtype_kind(base._data.dtype) == "c":
         complex_grads[0] = 1
-    for m in group.live():
+    for m, _ in group.live():
         made = getattr(m, "_view", None)
         if made is not None and made.base is base:
             e = base._edge
@@ -287,11 +343,11 @@ def _rebase(t: Tensor, view, group, edge) -> None:
 
 def _inplace_operator(op, raw_op, name: str):
     def method(self: Tensor, other):
-        group = _shared(self) if getattr(self, "_alias", None) is not None else None
+        group = _shared(self)
         if group is not None:
             _write_shared(
                 self, group, name, other, lambda src: op(src, other),
-                lambda a: _raw_write(a, raw_op, other, self, name),
+                lambda a: _raw_write(a, raw_op, other, self, name, group.mutable),
             )  # fmt: skip
             return self
         if _records(self, other):
@@ -327,19 +383,34 @@ def _inplace_operator(op, raw_op, name: str):
     return method
 
 
-def _raw_write(a, raw_op, other, t: Tensor, name: str) -> None:
-    """`a op= other` on t's raw array a, in place."""
+def _raw_write(a, raw_op, other, t: Tensor, name: str, mutable: bool):
+    """`a op= other` on t's raw array a: in place where arrays are mutable; the array."""
     value = other if other.__class__ in _SCALARS else constant(other, t._xp)._data
     _check_kind(t, value, name)
     out = raw_op(a, value)
-    if out is not a:  # a library that made a new array
+    if out.shape != a.shape:  # immutable arrays compute `a op b`, which broadcasts
+        raise ValueError(
+            f"in-place {name}: the result has shape {tuple(out.shape)}, "
+            f"but the tensor written has shape {t.shape}"
+        )
+    if out is not a and mutable:  # a library that made a new array
         _backend.write_into(t._xp, a, Ellipsis, out)
+        return a
+    return out
+
+
+def _write_key(xp, a, key, v, mutable: bool):
+    """a[key] = v: in a's memory where arrays are mutable; the array."""
+    if mutable:
+        _backend.write_into(xp, a, key, v)
+        return a
+    return _backend.assign(xp, a, key, v)
 
 
 def setitem(self: Tensor, key, value) -> None:
     """`t[key] = value`: in place, recorded, or copy-on-write (see the module docstring)."""
     key = _index_key(key, self._xp)
-    group = _shared(self) if getattr(self, "_alias", None) is not None else None
+    group = _shared(self)
     if group is not None:
 
         def compute(src):
@@ -350,7 +421,7 @@ def setitem(self: Tensor, key, value) -> None:
         raw = value._data if value.__class__ is Tensor else value
         _write_shared(
             self, group, "setitem", value, compute,
-            lambda a: _backend.write_into(self._xp, a, key, raw),
+            lambda a: _write_key(self._xp, a, key, raw, group.mutable),
         )  # fmt: skip
         return
     if _records(self, value):
@@ -369,7 +440,6 @@ def setitem(self: Tensor, key, value) -> None:
         tracer.writing(self)
     if not _in_place_ok(self):
         self._data = _backend.assign(self._xp, self._xp.asarray(self._data, copy=True), key, v)
-        self._alias = None
         self._vc = VersionCounter(self._version + 1)
         inplace_writes[0] += 1
         if tracer is not None:

@@ -42,70 +42,88 @@ OUT = -1
 class VersionCounter:
     """How many times a tensor's memory was written in place; shared with its views.
 
-    `alias` marks memory shared with values a graph holds (a detach() of a tensor that needs
-    grad, a result computed from one under no_grad): chainrule never writes such memory in
-    place; a write gives the tensor a new array and a new counter instead. `inference` marks
-    a tensor made under inference_mode: it can't be saved for backward."""
+    `alias` marks memory shared with values a graph holds (a result computed from one under
+    no_grad): chainrule never writes such memory in place; a write gives the tensor a new
+    array and a new counter instead. `inference` marks a tensor made under inference_mode: it
+    can't be saved for backward. `group`: the Alias group of tensors that share the memory
+    (None until a view, detach() or .data of it is made): a tensor is a member while its
+    counter's group is that group."""
 
-    __slots__ = ("value", "alias", "inference")
+    __slots__ = ("value", "alias", "inference", "group")
 
-    def __init__(self, value: int = 0, alias: bool = False, inference: bool = False) -> None:
+    def __init__(
+        self, value: int = 0, alias: bool = False, inference: bool = False, group: Any = None
+    ) -> None:
         self.value = value
         self.alias = alias
         self.inference = inference
+        self.group = group
 
 
 class Alias:
     """The tensors that share one memory: a base, its views, its detach() and .data aliases
     (PyTorch's storage). Made when the first alias of a tensor is, and read only by in-place
-    writes: a write to a tensor of a group with another live member happens in that memory,
-    so that every member sees it (see `_inplace`).
+    writes (see `_inplace`): a write to a tensor of a group with another live member happens
+    in that memory, so that every member sees it.
 
-    tensors: weak references to the members. arrays: (weak reference, version counter) of
-    every array object a member held: a write through a member with counter c makes those of
-    c stale (`written_arrays`), as PyTorch's shared counter does for the values a graph saved.
-    mutable: the library writes arrays in place (JAX's are immutable, Dask's lazy: there a
-    write to a shared memory can't be had and raises). graph: a member ever needed grad (a
-    graph may hold the memory's arrays without a version to check)."""
+    members: per member, [weak reference, path (the view steps that make its values from
+    `root`)]. arrays: (weak reference, version counter)
+    of every array object a member held: a write through a member with counter c makes those
+    of c stale (`written_arrays`), as PyTorch's shared counter does for values a graph saved.
+    mutable: the library writes arrays in place; where it can't (JAX's arrays are immutable,
+    Dask's lazy), `root` holds the values of the group's first member once a view of it is
+    made (before, every member has its values), from which a write remakes every member's
+    (paths). graph: a member ever needed grad (a graph may hold the
+    memory's arrays without a version to check)."""
 
-    __slots__ = ("tensors", "arrays", "mutable", "graph")
+    __slots__ = ("members", "arrays", "mutable", "graph", "root")
 
     def __init__(self, mutable: bool) -> None:
-        self.tensors: list = []
+        self.members: list = []
         self.arrays: list = []
         self.mutable = mutable
         self.graph = False
+        self.root: Any = None
 
-    def add(self, t: Any) -> None:
-        """Make t a member (it holds this group's memory)."""
-        t._alias = self
-        self.tensors.append(weakref.ref(t))
+    def add(self, t: Any, path: tuple) -> None:
+        """Make t a member (its counter set: its group becomes this one)."""
+        t._vc.group = self
+        self.members = [e for e in self.members if e[0]() is not t]  # w.data = t: again
+        self.members.append((weakref.ref(t), path))
         if t._edge is not None:
             self.graph = True
         self.held(t)
 
     def held(self, t: Any) -> None:
-        """Note t's array object (new, or t's after a write), where arrays are written."""
-        if self.mutable:
-            self.arrays.append((weakref.ref(t._data), t._vc))
+        """Note t's array object (new, or t's after a write)."""
+        self.arrays.append((weakref.ref(t._data), t._vc))
 
     def live(self) -> list:
-        """The members still alive (dead ones are dropped)."""
+        """(tensor, path) of the members still alive (dead ones are dropped)."""
         out = []
-        for r in self.tensors:
-            t = r()
-            if t is not None and t._alias is self:
-                out.append(t)
-        if len(out) != len(self.tensors):
-            self.tensors = [weakref.ref(t) for t in out]
+        for ref, path in self.members:
+            t = ref()
+            if t is not None and getattr(t, "_vc", None) is not None and t._vc.group is self:
+                out.append((t, path))
+        if len(out) != len(self.members):
+            self.members = [(weakref.ref(t), p) for t, p in out]
             self.arrays = [(r, c) for r, c in self.arrays if r() is not None]
         return out
 
+    def path(self, t: Any) -> tuple:
+        """The view steps that make member t's values from the root's."""
+        for ref, path in self.members:
+            if ref() is t:
+                return path
+        return ()
+
 
 class View:
-    """How a view is made from its base (PyTorch's view record): `base`, the tensor at the
-    root of a chain of views (held strongly, as PyTorch's `_base`), and `steps`, the view
-    rules and their parameters that make the view's values from the base's, in order."""
+    """How a view is made from its base (PyTorch's view record, a view tensor's `_view`):
+    `base`, the tensor at the root of a chain of views (held strongly, as PyTorch's `_base`;
+    a base holds none of its views), and `steps`, the view
+    rules with their parameters and gradient fit, (rule, p, fit), that make the view's values
+    from the base's, in order."""
 
     __slots__ = ("base", "steps")
 

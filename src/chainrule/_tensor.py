@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Tensor",
+    "alias_group",
     "as_tensor",
     "as_tensors",
     "batched_nodes",
@@ -59,6 +60,7 @@ __all__ = [
     "share",
     "unary_primitive",
     "version_counter",
+    "view_of",
 ]
 
 _SCALARS = (bool, int, float, complex)
@@ -85,21 +87,37 @@ def _plain(out, xp, view_of: Tensor | None) -> Tensor:
 
 # ----------------------------------------------------------------------------- aliases
 # A view (a view rule's result that shares its input's memory), detach() and .data join their
-# source's Alias group; a view also records how it is made from its base (View). Only in-place
-# writes read either (see _inplace): an operation that is no view pays nothing for them.
+# source's Alias group, kept on the version counter; a view also records how it is made from
+# its base (View). Only in-place writes read either (see _inplace): an operation that is no
+# view pays nothing for them.
 
 
-def share(source: Tensor, t: Tensor) -> None:
-    """Make t a member of source's alias group (made on first use), t's counter set."""
+def alias_group(t: Tensor) -> Alias | None:
+    """The Alias group of the tensors that share t's memory, or None."""
+    vc = getattr(t, "_vc", None)
+    return None if vc is None else vc.group
+
+
+def view_of(t: Tensor) -> View | None:
+    """How t is made from its base, if t is a view of a tensor (PyTorch's `_base`)."""
+    return getattr(t, "_view", None)
+
+
+def share(source: Tensor, t: Tensor, step: tuple = ()) -> None:
+    """Make t, whose counter is set, a member of source's alias group (made on first use):
+    its values made from source's by the view `step`, or the same values."""
     kind = _backend.aliasing(source._xp)
     if kind is None:
         return
-    group = getattr(source, "_alias", None)
+    group = alias_group(source)
     if group is None:
         group = Alias(kind == "memory")
         version_counter(source)
-        group.add(source)
-    group.add(t)
+        group.add(source, ())
+    path = group.path(source)
+    if step and not group.mutable and group.root is None:
+        group.root = source._data  # path is (): source holds the root values
+    group.add(t, path + step)
 
 
 def _view_of(x: Tensor, res: Tensor, rule: Rule, p) -> None:
@@ -118,9 +136,9 @@ def _view_of(x: Tensor, res: Tensor, rule: Rule, p) -> None:
     if res._data.dtype != x._data.dtype:  # real and imag of complex values
         fit = ((None, x._data.dtype),)
     step = ((rule, p, fit),)
-    made = getattr(x, "_view", None)
+    made = view_of(x)
     res._view = View(x, step) if made is None else View(made.base, made.steps + step)
-    share(x, res)
+    share(x, res, step)
 
 
 def _unrecorded(out, xp) -> Tensor:
@@ -441,10 +459,14 @@ def _dual_results(results) -> bool:
 
 
 def mark_inference(tensors) -> None:
-    """Make tensors made under inference_mode inference tensors (keeping an alias mark)."""
+    """Make tensors made under inference_mode inference tensors (keeping an alias mark and
+    group)."""
     for t in tensors:
         vc = getattr(t, "_vc", None)
-        t._vc = VersionCounter(0, vc is not None and vc.alias, True)
+        if vc is None:
+            t._vc = VersionCounter(0, False, True)
+        else:
+            t._vc = VersionCounter(0, vc.alias, True, vc.group)
 
 
 def pack_saved(node: Node, tensors) -> None:
@@ -639,7 +661,7 @@ class Tensor:
     Operators, in-place operators, indexing, `backward` and the array methods are bound from
     the one table in `chainrule._methods`."""
 
-    __slots__ = ("_data", "_xp", "_edge", "_grad", "_vc", "_fw", "_alias", "_view", "__weakref__")
+    __slots__ = ("_data", "_xp", "_edge", "_grad", "_vc", "_fw", "_view", "__weakref__")
     __array_priority__ = 1000.0
 
     def __init__(self, data: Any, xp: Any, edge: Any) -> None:
@@ -678,7 +700,7 @@ class Tensor:
             if kind == "c":
                 complex_grads[0] = 1
             self._edge = AccumulateGrad(self)
-            group = getattr(self, "_alias", None)
+            group = alias_group(self)
             if group is not None:
                 group.graph = True
 
@@ -861,9 +883,9 @@ class Tensor:
         if value._xp is not self._xp:
             mixed_error("data =", self._xp, value._xp)
         self._data = value._data
-        self._alias = None  # out of the group of its former memory
+        # Out of the group of its former memory: a counter of its own, version kept.
+        self._vc = VersionCounter(self._version)
         self._view = None
-        version_counter(self)
         share(value, self)
 
     # -- conversion
