@@ -127,8 +127,8 @@ def _view_of(x: Tensor, res: Tensor, rule: Rule, p) -> None:
     if view is not True and not view(p):
         return
     kind = _backend.aliasing(x._xp)
-    if kind == "memory" and not _backend.shares_memory(res._data, x._data):
-        return  # a copy (a reshape that no view can make)
+    if kind == "memory" and res.size and not _backend.shares_memory(res._data, x._data):
+        return  # a copy (a reshape that no view can make); an empty result is a view
     res._vc = version_counter(x)
     if kind is None:
         return
