@@ -117,13 +117,16 @@ def normalize(out, xp):
 
 
 def writable(a) -> bool:
-    """Whether `a` may be written in place (NumPy: its writeable flag; PyTorch: no element
-    stands in two places, as in a broadcast view; others: assumed, as their in-place
-    operators return a new array where they can't write)."""
+    """Whether `a` may be written in place (NumPy, array-api-strict: the writeable flag;
+    PyTorch: no element stands in two places, as in a broadcast view; others: assumed, as
+    their in-place operators return a new array where they can't write)."""
     if a.__class__ is np.ndarray:
         return a.flags.writeable
-    if library(namespace(a)) == "torch":
+    lib = library(namespace(a))
+    if lib == "torch":
         return all(step != 0 or n < 2 for step, n in zip(a.stride(), a.shape))
+    if lib == "array_api_strict":
+        return a._array.flags.writeable
     return True
 
 
@@ -135,6 +138,36 @@ def owns_memory(a) -> bool:
     if library(namespace(a)) == "torch":
         return a._base is None and not (a.is_conj() or a.is_neg())
     return False
+
+
+# How a library's arrays alias (see aliasing()), by namespace.
+_aliasing: dict[int, str | None] = {}
+
+
+def aliasing(xp) -> str | None:
+    """How arrays of `xp` share memory: "memory" where views share it and are written in place
+    (NumPy, PyTorch, CuPy, array-api-strict), "values" where arrays are immutable (JAX) or
+    lazy (Dask: a view is a task graph of its own), None for vmap's batched arrays (their
+    writes are vmap's own)."""
+    kind = _aliasing.get(id(xp), False)
+    if kind is False:
+        lib = library(xp)
+        kind = None if lib == "vmap" else "values" if lib in ("jax", "dask") else "memory"
+        _aliasing[id(xp)] = kind
+    return kind
+
+
+def shares_memory(a, b) -> bool:
+    """Whether arrays a and b may share memory (a view op's result against its input: NumPy's
+    reshape copies where no view can be had). Unknown libraries: assumed."""
+    if a.__class__ is np.ndarray and b.__class__ is np.ndarray:
+        return np.may_share_memory(a, b)
+    lib = library(namespace(a))
+    if lib == "array_api_strict":
+        return np.may_share_memory(a._array, b._array)
+    if lib == "torch":
+        return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+    return True
 
 
 def name_of(xp) -> str:
@@ -444,13 +477,13 @@ def index_add(xp, g, p):
     key, shape, dtype = p
     if xp is np:
         out = np.zeros(shape, dtype=dtype)
-        if _is_basic(key):
+        if is_basic(key):
             out[key] = g
         else:
             np.add.at(out, key, g)
         return out
     out = xp.zeros(shape, dtype=dtype)
-    if _is_basic(key) or _is_mask(key):
+    if is_basic(key) or _is_mask(key):
         # Not every library assigns through newaxis: drop those size-1 axes from key and g.
         keys = key if isinstance(key, tuple) else (key,)
         if any(k is None for k in keys):
@@ -555,7 +588,8 @@ def outside(xp, shape, key):
     return assign(xp, xp.ones(shape, dtype=xp.bool), key, False)
 
 
-def _is_basic(key) -> bool:
+def is_basic(key) -> bool:
+    """Whether an index key is basic (ints, slices, None, Ellipsis): it selects a view."""
     keys = key if isinstance(key, tuple) else (key,)
     return all(k is None or k is Ellipsis or isinstance(k, (int, slice)) for k in keys)
 
@@ -643,6 +677,10 @@ def getitem(xp, a, key):
         if moved is not None:
             at, n = moved
             return xp.moveaxis(a[key], tuple(range(at, at + n)), tuple(range(n)))
+    elif lib == "numpy" or lib == "array_api_strict":
+        if key.__class__ is int or key.__class__ is tuple and _all_ints(key):
+            # One element by integers: a 0-d view, as PyTorch's (NumPy's is a scalar copy).
+            return a[(key if key.__class__ is tuple else (key,)) + (Ellipsis,)]
     if lib == "dask":
         keys = key if isinstance(key, tuple) else (key,)
         for i, k in enumerate(keys):
@@ -682,6 +720,13 @@ def _torch_order(key, ndim: int) -> tuple[int, int] | None:
     kinds = [keys[i] for i in arrays]
     n = max(1 if dtype_kind(k.dtype) == "b" else k.ndim for k in kinds)
     return at, n
+
+
+def _all_ints(keys: tuple) -> bool:
+    for k in keys:
+        if k.__class__ is not int:
+            return False
+    return True
 
 
 def take(xp, x, indices, axis: int):
@@ -757,6 +802,29 @@ def _torch_value(xp, a, key, v, at: int, n: int):
         v = xp.reshape(v, tuple(v.shape[v.ndim - len(shape) :]))
     v = xp.broadcast_to(v, shape)
     return xp.moveaxis(v, tuple(range(n)), tuple(range(at, at + n)))
+
+
+def diagonal(xp, x, offset: int):
+    """The diagonal `offset` of each matrix of x: a view, writable where x is (NumPy's is
+    read-only: made here from x's strides, as PyTorch's, which a write through may reach)."""
+    d = xp.linalg.diagonal(x, offset=offset)
+    strict = library(xp) == "array_api_strict"
+    a = x._array if strict else x
+    if a.__class__ is np.ndarray and not writable(d) and a.flags.writeable:
+        corner = a[..., max(0, -offset) :, max(0, offset) :]
+        step = a.strides[-2] + a.strides[-1]
+        d = np.lib.stride_tricks.as_strided(corner, d.shape, a.strides[:-2] + (step,))
+        if strict:
+            d = xp.asarray(d, copy=False)
+    return d
+
+
+def write_into(xp, a, key, v) -> None:
+    """a[key] = v in a's own memory, which its views see (a library whose assignment made a
+    new array, as PyTorch's with a negative step: copied back)."""
+    out = assign(xp, a, key, v)
+    if out is not a:
+        a[...] = out
 
 
 def _positive_steps(key, shape):

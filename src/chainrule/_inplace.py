@@ -8,13 +8,18 @@ be written while grad mode is on; under no_grad (an optimizer step) it gets a ne
 does a tensor whose memory a graph holds (an alias): copy-on-write. In forward mode a write
 gives the tensor the tangent of the value written (a view keeps its own tangent). Inside
 vmap, a value of a higher level the same for every sample (jacfwd's primals) lifts the tensor
-written into that level; one that differs per sample can't be written (RuntimeError)."""
+written into that level; one that differs per sample can't be written (RuntimeError).
+
+A tensor whose memory other tensors share (views, detach(), .data: an Alias group) is written
+in that memory instead, as PyTorch's: every member sees the write; a write through a view
+rebases the base's history (CopySlices) and makes every view of it a view of the new base."""
 
 from __future__ import annotations
 
 import operator
+import weakref
 
-from . import _backend, _special_cases
+from . import _backend, _rules, _special_cases
 from ._batching import NAMESPACE, Batched, level_of
 from ._namespace import (
     _index_key,
@@ -33,7 +38,14 @@ from ._namespace import (
     remainder,
     subtract,
 )
-from ._node import AccumulateGrad, VersionCounter, inplace_writes
+from ._node import (
+    AccumulateGrad,
+    Node,
+    Rule,
+    VersionCounter,
+    inplace_writes,
+    written_arrays,
+)
 from ._rules import OPS
 from ._tensor import _SCALARS, Tensor, constant, dual, grad_mode, mixed_error, no_grad
 
@@ -106,9 +118,8 @@ def _lifts(t: Tensor, value, name: str) -> bool:
     return True
 
 
-def _take_value(t: Tensor, new: Tensor, name: str, recorded: bool = True) -> None:
-    """Give t the value of `new` (and its history when recorded), which must keep t's shape
-    and dtype kind. t's memory is new: it gets a counter of its own, one version on."""
+def _fitted(t: Tensor, new: Tensor, name: str) -> Tensor:
+    """`new`, the value to write into t, in t's dtype; it must keep t's shape and dtype kind."""
     if new.shape != t.shape:
         raise ValueError(
             f"in-place {name}: the result has shape {new.shape}, "
@@ -120,6 +131,13 @@ def _take_value(t: Tensor, new: Tensor, name: str, recorded: bool = True) -> Non
                 f"in-place {name}: the result dtype {new.dtype} can't be cast to {t.dtype}"
             )
         new = astype(new, t.dtype)
+    return new
+
+
+def _take_value(t: Tensor, new: Tensor, name: str, recorded: bool = True) -> None:
+    """Give t the value of `new` (and its history when recorded), which must keep t's shape
+    and dtype kind. t's memory is new: it gets a counter of its own, one version on."""
+    new = _fitted(t, new, name)
     t._data = new._data
     t._xp = new._xp  # another only where t is lifted into a vmap level (_lifts)
     if recorded:
@@ -143,8 +161,210 @@ def _check_kind(t: Tensor, value, name: str) -> None:
         raise TypeError(f"in-place {name}: can't write a {what} value into a tensor of {t.dtype}")
 
 
+# ----------------------------------------------------------------------------- shared memory
+
+_VIEW_OF_LEAF = (
+    "a view of a leaf Variable that requires grad is being used in an in-place operation."
+)
+_OVERLAP = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single "
+    "memory location. Please clone() the tensor before performing the operation."
+)
+
+
+def _copy_slices_vjp(xp, g, s, p, needs):
+    """The base's gradient split at the region a view wrote (p: the view's steps): the value
+    written gets the view of g, the old base g less that region (V^T V g, so that the real
+    part of a complex base written through real() keeps its imaginary part's gradient)."""
+    region = g
+    for rule, q, _ in p:
+        region = xp.primitive(rule.name, region, q)
+    back = region
+    for rule, q, _ in reversed(p):
+        back = rule.vjp(xp, back, None, q, (True,))[0]
+    return (g - back if needs[0] else None, region if needs[1] else None)
+
+
+# PyTorch's CopySlices: the node a base gets when a view of it is written with history. Its
+# inputs: the base's old history, the value written; p: the view's steps (View.steps).
+COPY_SLICES = Rule("copy_slices", None, _copy_slices_vjp, ((), ()), complex="own")
+COPY_SLICES.backward_name = "CopySlices"
+
+
+def _shared(t: Tensor):
+    """t's alias group when the write must go to memory that other tensors share: while
+    another member lives, or (mutable arrays) a graph may hold the memory's arrays; else None
+    (t alone: the writes of an unshared tensor, and t leaves the group)."""
+    vc = getattr(t, "_vc", None)
+    group = None if vc is None else vc.group
+    if group is None:
+        return None
+    if len(group.live()) > 1:
+        return group
+    # Alone, t writes its memory in place only if it needs no grad (else it gets a new array,
+    # which leaves the memory as it was): then a graph may hold the arrays of former members.
+    if group.mutable and group.graph and t._edge is None:
+        return group
+    vc.group = None
+    return None
+
+
+def _write_shared(t: Tensor, group, name: str, value, compute, write) -> None:
+    """Write into the memory t shares with its alias group. `compute(src)` gives the new value
+    of t from src (t's values, with its history) as a recorded operation; `write(array)`
+    writes the value raw into t's array (in place where arrays are mutable) and returns the
+    array written. Recorded (grad mode, and t or the value needs grad): the new value is
+    computed on a copy of t (PyTorch's original self: the memory is about to change) and
+    copied in; t's base gets a CopySlices node, and every view of the base is made a view of
+    the new base. Immutable and lazy arrays: every member's values are remade (_remake)."""
+    view = getattr(t, "_view", None)
+    path = group.path(t)
+    if grad_mode.enabled and view is not None and view.base._edge.__class__ is AccumulateGrad:
+        raise RuntimeError(_VIEW_OF_LEAF)
+    records = _records(t, value)
+    if not _backend.writable(t._data) or _broadcast(path):
+        # NumPy's read-only views are broadcasts (broadcast_to), as PyTorch's unwritable ones.
+        raise RuntimeError(_OVERLAP)
+    tracer = grad_mode.tracer if grad_mode.extended else None
+    if tracer is not None:
+        tracer.unsupported(f"an in-place {name} to memory that views or aliases share")
+    _same_library(t, value, name)
+    xp = t._xp
+    # In forward mode t gets the tangent of the value written, as an unshared tensor does
+    # (the tangents of its base and other views stay theirs).
+    if records:
+        src = Tensor(xp.asarray(t._data, copy=True), xp, t._edge)
+        if grad_mode.forward:
+            src._fw = getattr(t, "_fw", None)
+        new = _fitted(t, compute(src), name)
+        if group.mutable:
+            _backend.write_into(xp, t._data, Ellipsis, new._data)
+        else:
+            _remake(t, group, path, new._data)
+        if grad_mode.forward:
+            t._fw = getattr(new, "_fw", None)
+    else:
+        tangents = compute(t) if dual(t) or dual(value) else None
+        out = write(t._data)
+        if not group.mutable:
+            _remake(t, group, path, out)
+        if tangents is not None:
+            t._fw = getattr(tangents, "_fw", None)
+    vc = t._vc
+    vc.value += 1
+    inplace_writes[0] += 1
+    _stale(group, vc)
+    if records:
+        _rebase(t, view, group, new._edge)
+
+
+def _broadcast(path: tuple) -> bool:
+    """Whether a view made by `path` from its memory is a broadcast (elements repeated)."""
+    for rule, q, _ in path:
+        if rule.name == "broadcast_to" and q[0] != q[1]:
+            return True
+    return False
+
+
+def _remake(t: Tensor, group, path: tuple, out) -> None:
+    """Where arrays can't be written in place (JAX, Dask): after t, made by `path` from the
+    group's root values, took the values `out`, the root takes them in that region, and every
+    member's values are remade from the root, as if they shared its memory."""
+    xp = _rules.raw_namespace(t._xp)
+    if path:
+        values = [group.root]
+        for rule, q, _ in path[:-1]:
+            values.append(rule.fwd(xp, values[-1], q))
+        written = out
+        for (rule, q, _), a in zip(reversed(path), reversed(values)):
+            written = _put(xp, rule, q, a, written)
+        group.root = written
+    elif group.root is not None:
+        group.root = out
+    for m, p in group.live():
+        if m is t:
+            m._data = out
+            continue
+        values = out if group.root is None else group.root
+        for rule, q, _ in p:
+            values = rule.fwd(xp, values, q)
+        m._data = values
+
+
+def _put(xp, rule: Rule, q, a, b):
+    """`a` with the part that view rule `rule` (parameters q) selects replaced by `b`: the
+    inverse of a view, for arrays that can't be written in place."""
+    name = rule.name
+    if name == "getitem":
+        return _backend.assign(xp, xp.asarray(a, copy=True), q[0], b)
+    if name == "reshape":
+        return xp.reshape(b, q[1])
+    if name == "permute_dims":
+        return xp.permute_dims(b, tuple(sorted(range(len(q)), key=q.__getitem__)))
+    if name == "flip":
+        return xp.flip(b, axis=q)
+    if name == "linalg_diagonal":  # q[2]: True on the diagonal
+        return xp.where(q[2], rule.vjp(xp, b, None, q, (True,))[0], a)
+    if name == "real":
+        return xp.astype(b, a.dtype) + xp.imag(a) * 1j
+    if name == "imag":
+        return xp.real(a) + xp.astype(b, a.dtype) * 1j
+    raise NotImplementedError(f"a write through a view made by {name} on immutable arrays")
+
+
+def _stale(group, vc: VersionCounter) -> None:
+    """After a write through a member with counter vc: the arrays of such members held so far
+    are stale (a node that saved one refuses to run); the live ones get new array objects (of
+    the same memory, where arrays are mutable), which nodes made from now on save."""
+    before = vc.value - 1
+    for ref, c in group.arrays:
+        a = ref()
+        if a is not None and c is vc and id(a) not in written_arrays:
+            written_arrays[id(a)] = (ref, vc, before)
+            weakref.finalize(a, written_arrays.pop, id(a), None)  # ids are reused
+    for m, _ in group.live():
+        if m._vc is vc or not group.mutable:
+            if group.mutable:
+                m._data = m._data[...]
+            group.held(m)
+
+
+def _rebase(t: Tensor, view, group, edge) -> None:
+    """t's history after a recorded write of a value with history `edge` (None: none): t's
+    own, or, for a view, its base's is CopySlices(old base, value) and every view of the base
+    is a view of that."""
+    if view is None:
+        base = t
+        t._edge = edge
+    else:
+        base = view.base
+        if base._edge is None and edge is None:
+            return
+        base._edge = Node(COPY_SLICES, (base._edge, edge), None, view.steps)
+    group.graph = True
+    cx = _backend.dtype_kind(base._data.dtype) == "c"  # see Node.meets_complex
+    for m, _ in group.live():
+        made = getattr(m, "_view", None)
+        if made is not None and made.base is base:
+            e = base._edge
+            if e is not None:
+                for rule, q, fit in made.steps:
+                    e = Node(rule, (e,), None, q, fit, None, 1, cx and rule.complex != "own")
+            m._edge = e
+
+
+# ----------------------------------------------------------------------------- writes
+
+
 def _inplace_operator(op, raw_op, name: str):
     def method(self: Tensor, other):
+        group = _shared(self)
+        if group is not None:
+            _write_shared(
+                self, group, name, other, lambda src: op(src, other),
+                lambda a: _raw_write(a, raw_op, other, self, name, group.mutable),
+            )  # fmt: skip
+            return self
         records = _records(self, other)
         lifted = _lifts(self, other, name)
         if records:
@@ -180,9 +400,47 @@ def _inplace_operator(op, raw_op, name: str):
     return method
 
 
+def _raw_write(a, raw_op, other, t: Tensor, name: str, mutable: bool):
+    """`a op= other` on t's raw array a: in place where arrays are mutable; the array."""
+    value = other if other.__class__ in _SCALARS else constant(other, t._xp)._data
+    _check_kind(t, value, name)
+    out = raw_op(a, value)
+    if out.shape != a.shape:  # immutable arrays compute `a op b`, which broadcasts
+        raise ValueError(
+            f"in-place {name}: the result has shape {tuple(out.shape)}, "
+            f"but the tensor written has shape {t.shape}"
+        )
+    if out is not a and mutable:  # a library that made a new array
+        _backend.write_into(t._xp, a, Ellipsis, out)
+        return a
+    return out
+
+
+def _write_key(xp, a, key, v, mutable: bool):
+    """a[key] = v: in a's memory where arrays are mutable; the array."""
+    if mutable:
+        _backend.write_into(xp, a, key, v)
+        return a
+    return _backend.assign(xp, a, key, v)
+
+
 def setitem(self: Tensor, key, value) -> None:
     """`t[key] = value`: in place, recorded, or copy-on-write (see the module docstring)."""
     key = _index_key(key, self._xp)
+    group = _shared(self)
+    if group is not None:
+
+        def compute(src):
+            v = value if value.__class__ is Tensor else constant(value, self._xp)
+            covered = _backend.covers_all(self._data.shape, key)
+            return OPS["setitem"]((src, v), (key, v.shape, covered))
+
+        raw = value._data if value.__class__ is Tensor else value
+        _write_shared(
+            self, group, "setitem", value, compute,
+            lambda a: _write_key(self._xp, a, key, raw, group.mutable),
+        )  # fmt: skip
+        return
     records = _records(self, value)
     lifted = _lifts(self, value, "setitem")
     if records or lifted:

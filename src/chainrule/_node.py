@@ -1,7 +1,8 @@
 """The graph's one node type. A Node is one recorded primitive: edges to where its inputs'
 gradients go, the values its rule saved, its static parameters. Also here: Rule (a primitive
 as the table in `_rules` declares it), Port and AccumulateGrad (the other ends of edges), and
-VersionCounter. The engine that runs nodes lives in `autograd._engine`."""
+VersionCounter, Alias and View (memory shared by tensors). The engine that runs nodes lives
+in `autograd._engine`."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ __all__ = [
     "RELEASED",
     "Packed",
     "AccumulateGrad",
+    "Alias",
     "GradNode",
     "Hooks",
     "Node",
@@ -22,11 +24,13 @@ __all__ = [
     "RemovableHandle",
     "Rule",
     "VersionCounter",
+    "View",
     "hooks_of",
     "inplace_writes",
     "live_hooks",
     "node_of",
     "remember",
+    "written_arrays",
 ]
 
 # A save spec names, for each input, the saved slots its derivative reads: input indices,
@@ -37,17 +41,102 @@ OUT = -1
 class VersionCounter:
     """How many times a tensor's memory was written in place; shared with its views.
 
-    `alias` marks memory shared with values a graph holds (a detach() of a tensor that needs
-    grad, a result computed from one under no_grad): chainrule never writes such memory in
-    place; a write gives the tensor a new array and a new counter instead. `inference` marks
-    a tensor made under inference_mode: it can't be saved for backward."""
+    `alias` marks memory shared with values a graph holds (a result computed from one under
+    no_grad): chainrule never writes such memory in place; a write gives the tensor a new
+    array and a new counter instead. `inference` marks a tensor made under inference_mode: it
+    can't be saved for backward. `group`: the Alias group of tensors that share the memory
+    (None until a view, detach() or .data of it is made): a tensor is a member while its
+    counter's group is that group."""
 
-    __slots__ = ("value", "alias", "inference")
+    __slots__ = ("value", "alias", "inference", "group")
 
-    def __init__(self, value: int = 0, alias: bool = False, inference: bool = False) -> None:
+    def __init__(
+        self, value: int = 0, alias: bool = False, inference: bool = False, group: Any = None
+    ) -> None:
         self.value = value
         self.alias = alias
         self.inference = inference
+        self.group = group
+
+
+class Alias:
+    """The tensors that share one memory: a base, its views, its detach() and .data aliases
+    (PyTorch's storage). Made when the first alias of a tensor is, and read only by in-place
+    writes (see `_inplace`): a write to a tensor of a group with another live member happens
+    in that memory, so that every member sees it.
+
+    members: per member, [weak reference, path (the view steps that make its values from
+    `root`)]. arrays: (weak reference, version counter)
+    of every array object a member held: a write through a member with counter c makes those
+    of c stale (`written_arrays`), as PyTorch's shared counter does for values a graph saved.
+    mutable: the library writes arrays in place; where it can't (JAX's arrays are immutable,
+    Dask's lazy), `root` holds the values of the group's first member once a view of it is
+    made (before, every member has its values), from which a write remakes every member's
+    (paths). graph: a member ever needed grad (a graph may hold the
+    memory's arrays without a version to check)."""
+
+    __slots__ = ("members", "arrays", "mutable", "graph", "root")
+
+    def __init__(self, mutable: bool) -> None:
+        self.members: list = []
+        self.arrays: list = []
+        self.mutable = mutable
+        self.graph = False
+        self.root: Any = None
+
+    def add(self, t: Any, path: tuple) -> None:
+        """Make t a member (its counter set: its group becomes this one)."""
+        t._vc.group = self
+        self.members = [e for e in self.members if e[0]() is not t]  # w.data = t: again
+        self.members.append((weakref.ref(t), path))
+        if t._edge is not None:
+            self.graph = True
+        self.held(t)
+
+    def held(self, t: Any) -> None:
+        """Note t's array object (new, or t's after a write)."""
+        self.arrays.append((weakref.ref(t._data), t._vc))
+
+    def live(self) -> list:
+        """(tensor, path) of the members still alive (dead ones are dropped)."""
+        out = []
+        for ref, path in self.members:
+            t = ref()
+            if t is not None and getattr(t, "_vc", None) is not None and t._vc.group is self:
+                out.append((t, path))
+        if len(out) != len(self.members):
+            self.members = [(weakref.ref(t), p) for t, p in out]
+            self.arrays = [(r, c) for r, c in self.arrays if r() is not None]
+        return out
+
+    def path(self, t: Any) -> tuple:
+        """The view steps that make member t's values from the root's."""
+        for ref, path in self.members:
+            if ref() is t:
+                return path
+        return ()
+
+
+class View:
+    """How a view is made from its base (PyTorch's view record, a view tensor's `_view`):
+    `base`, the tensor at the root of a chain of views (held strongly, as PyTorch's `_base`;
+    a base holds none of its views), and `steps`, the view
+    rules with their parameters and gradient fit, (rule, p, fit), that make the view's values
+    from the base's, in order."""
+
+    __slots__ = ("base", "steps")
+
+    def __init__(self, base: Any, steps: tuple) -> None:
+        self.base = base
+        self.steps = steps
+
+
+# Arrays written in place through a tensor that shares its memory, since a node may have saved
+# them: id -> (weak reference, the counter, its version before the write). A node that saved
+# one refuses to run (Node.stale), as PyTorch's version check of a saved tensor. The members'
+# own arrays are given new array objects of the same memory at the write (nodes made later
+# save those). Empty unless such a write happened.
+written_arrays: dict = {}
 
 
 # The number of in-place writes so far in this process: while it is 0, no saved value can be
@@ -74,7 +163,8 @@ class Rule:
     entry that holds for every input.
     elementwise: inputs broadcast together; the engine sums each gradient back to its
     input's shape (the one generic place where broadcasting is undone).
-    view: the forward may return a view of its (first) input's memory.
+    view: the forward may return a view of its (first) input's memory: True, or a function
+    of the parameters that says whether this call does (getitem: a basic key).
     complex: how the rule meets complex values (PyTorch's convention: the gradient of a real
     loss L by z = x + iy is dL/dx + i dL/dy), one of
     - "holomorphic": the VJP formula computes the transposed Jacobian J^T g, which for
@@ -100,7 +190,7 @@ class Rule:
         variadic: bool = False,
         multi: bool = False,
         elementwise: bool = False,
-        view: bool = False,
+        view: Any = False,
         jvp: Any = None,
         complex: str | None = None,
     ) -> None:
@@ -326,6 +416,12 @@ class Node(GradNode):
             for v in versions:
                 if v[1].value != v[2]:
                     return v
+        saved = self.saved
+        if written_arrays and saved.__class__ is tuple:
+            for i, a in enumerate(saved):
+                entry = written_arrays.get(id(a))
+                if entry is not None and entry[0]() is a:
+                    return (i, entry[1], entry[2])
         return None
 
 

@@ -451,6 +451,7 @@ unary(
     lambda xp, x, p: xp.real(x),
     lambda xp, g, x, out, p: _as_complex(xp, g, p),
     jvp="linear",
+    view=True,
     complex="own",
 )
 # imag: d Im(z) = Re(conj(i g) dz) for a real g: the gradient is i g.
@@ -459,6 +460,7 @@ unary(
     lambda xp, x, p: xp.imag(x),
     lambda xp, g, x, out, p: _as_complex(xp, g, p) * 1j,
     jvp="linear",
+    view=True,
     complex="own",
 )
 unary(
@@ -1018,12 +1020,13 @@ nary(
 # p = (key or indices, axis, input shape, input dtype); keys hold raw arrays.
 
 
+# A basic key (ints, slices, None, Ellipsis) selects a view, as PyTorch's; other keys copy.
 linear_pair(
     "getitem",
     lambda xp, x, p: _backend.getitem(xp, x, p[0]),
     "index_add",
     _backend.index_add,
-    view=True,
+    view=lambda p: _backend.is_basic(p[0]),
 )
 linear_pair(
     "take", lambda xp, x, p: _backend.take(xp, x, p[0], p[1]), "take_add", _backend.take_add
@@ -1243,7 +1246,7 @@ def _diagonal_embed_fwd(xp, g, p):
 
 linear_pair(
     "linalg_diagonal",
-    lambda xp, x, p: xp.linalg.diagonal(x, offset=p[0]),
+    lambda xp, x, p: _backend.diagonal(xp, x, p[0]),
     "linalg_diagonal_embed",
     _diagonal_embed_fwd,
     view=True,

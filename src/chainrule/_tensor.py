@@ -18,12 +18,14 @@ from ._backend import ARRAY_TYPES, FLOAT32, FLOAT64, IS_COMPLEX, ndarray
 from ._mode import enable_grad, grad_mode, is_grad_enabled, no_grad, set_grad_enabled
 from ._node import (
     AccumulateGrad,
+    Alias,
     Node,
     Packed,
     Port,
     RemovableHandle,
     Rule,
     VersionCounter,
+    View,
     hooks_of,
     live_hooks,
     node_of,
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Tensor",
+    "alias_group",
     "as_tensor",
     "as_tensors",
     "batched_nodes",
@@ -54,8 +57,10 @@ __all__ = [
     "primitive",
     "raw",
     "set_grad_enabled",
+    "share",
     "unary_primitive",
     "version_counter",
+    "view_of",
 ]
 
 _SCALARS = (bool, int, float, complex)
@@ -80,6 +85,62 @@ def _plain(out, xp, view_of: Tensor | None) -> Tensor:
     return t
 
 
+# ----------------------------------------------------------------------------- aliases
+# A view (a view rule's result that shares its input's memory), detach() and .data join their
+# source's Alias group, kept on the version counter; a view also records how it is made from
+# its base (View). Only in-place writes read either (see _inplace): an operation that is no
+# view pays nothing for them.
+
+
+def alias_group(t: Tensor) -> Alias | None:
+    """The Alias group of the tensors that share t's memory, or None."""
+    vc = getattr(t, "_vc", None)
+    return None if vc is None else vc.group
+
+
+def view_of(t: Tensor) -> View | None:
+    """How t is made from its base, if t is a view of a tensor (PyTorch's `_base`)."""
+    return getattr(t, "_view", None)
+
+
+def share(source: Tensor, t: Tensor, step: tuple = ()) -> None:
+    """Make t, whose counter is set, a member of source's alias group (made on first use):
+    its values made from source's by the view `step`, or the same values."""
+    kind = _backend.aliasing(source._xp)
+    if kind is None:
+        return
+    group = alias_group(source)
+    if group is None:
+        group = Alias(kind == "memory")
+        version_counter(source)
+        group.add(source, ())
+    path = group.path(source)
+    if step and not group.mutable and group.root is None:
+        group.root = source._data  # path is (): source holds the root values
+    group.add(t, path + step)
+
+
+def _view_of(x: Tensor, res: Tensor, rule: Rule, p) -> None:
+    """Make res, the result of view rule `rule` on x, a view of x where it is one: it shares
+    x's counter and alias group, and records its base and the steps that make it."""
+    view = rule.view
+    if view is not True and not view(p):
+        return
+    kind = _backend.aliasing(x._xp)
+    if kind == "memory" and res.size and not _backend.shares_memory(res._data, x._data):
+        return  # a copy (a reshape that no view can make); an empty result is a view
+    res._vc = version_counter(x)
+    if kind is None:
+        return
+    fit = None
+    if res._data.dtype != x._data.dtype:  # real and imag of complex values
+        fit = ((None, x._data.dtype),)
+    step = ((rule, p, fit),)
+    made = view_of(x)
+    res._view = View(x, step) if made is None else View(made.base, made.steps + step)
+    share(x, res, step)
+
+
 def _unrecorded(out, xp) -> Tensor:
     """The result of an op that recorded nothing although an input needs grad (grad mode
     off): it may share memory with the graph's values, so it is never written in place."""
@@ -102,7 +163,8 @@ def unary_primitive(rule: Rule):
     fwd = rule.fwd
     (save_x,), save_out = rule.plan((True,))
     saves = save_x or save_out
-    view = rule.view
+    if rule.view:
+        return _view_primitive(rule)
     own = rule.complex == "own"  # complex values need nothing of the engine (Node.meets_complex)
 
     def op(x, p=None):
@@ -115,7 +177,7 @@ def unary_primitive(rule: Rule):
             out = _backend.normalize(out, xp)
         e = x._edge
         if e is None:
-            res = Tensor(out, xp, None) if not view else _plain(out, xp, x)
+            res = Tensor(out, xp, None)
         elif not grad_mode.enabled:
             res = _unrecorded(out, xp)
         else:
@@ -131,6 +193,47 @@ def unary_primitive(rule: Rule):
             level = grad_mode.dual
             if level:
                 DUAL[0](rule, x, None, xd, None, out, p, res, level)
+            else:
+                _features(rule, (x,), (out,), p, (res,))
+        return res
+
+    op.__name__ = op.__qualname__ = rule.name
+    return op
+
+
+def _view_primitive(rule: Rule):
+    """The op function `op(x, p)` of a one-input view rule (reshape, getitem, ...): as
+    unary_primitive's, its result made a view of x (_view_of). Such a rule saves nothing."""
+    fwd = rule.fwd
+    if rule.saves != ((),):
+        raise ValueError(f"view rule {rule.name!r} must save nothing")
+    own = rule.complex == "own"  # complex values need nothing of the engine (Node.meets_complex)
+
+    def op(x, p=None):
+        if x.__class__ is not Tensor:
+            x = as_tensor(x)
+        xp = x._xp
+        out = fwd(xp, x._data, p)
+        if out.__class__ is not ndarray and out.__class__ not in ARRAY_TYPES:
+            out = _backend.normalize(out, xp)
+        e = x._edge
+        if e is None:
+            res = Tensor(out, xp, None)
+        elif not grad_mode.enabled:
+            res = _unrecorded(out, xp)
+        else:
+            od, xdt = out.dtype, x._data.dtype
+            cx = (
+                not own
+                and (od is not xdt or od is not FLOAT64 and od is not FLOAT32)
+                and (IS_COMPLEX[od] or IS_COMPLEX[xdt])
+            )
+            res = Tensor(out, xp, Node(rule, (e,), None, p, None, None, 1, cx))
+        _view_of(x, res, rule, p)
+        if grad_mode.extended:
+            level = grad_mode.dual
+            if level:
+                DUAL[0](rule, x, None, x._data, None, out, p, res, level)
             else:
                 _features(rule, (x,), (out,), p, (res,))
         return res
@@ -394,10 +497,14 @@ def _dual_results(results) -> bool:
 
 
 def mark_inference(tensors) -> None:
-    """Make tensors made under inference_mode inference tensors (keeping an alias mark)."""
+    """Make tensors made under inference_mode inference tensors (keeping an alias mark and
+    group)."""
     for t in tensors:
         vc = getattr(t, "_vc", None)
-        t._vc = VersionCounter(0, vc is not None and vc.alias, True)
+        if vc is None:
+            t._vc = VersionCounter(0, False, True)
+        else:
+            t._vc = VersionCounter(0, vc.alias, True, vc.group)
 
 
 def pack_saved(node: Node, tensors) -> None:
@@ -661,7 +768,7 @@ class Tensor:
     Operators, in-place operators, indexing, `backward` and the array methods are bound from
     the one table in `chainrule._methods`."""
 
-    __slots__ = ("_data", "_xp", "_edge", "_grad", "_vc", "_fw", "__weakref__")
+    __slots__ = ("_data", "_xp", "_edge", "_grad", "_vc", "_fw", "_view", "__weakref__")
     __array_priority__ = 1000.0
 
     def __init__(self, data: Any, xp: Any, edge: Any) -> None:
@@ -698,6 +805,9 @@ class Tensor:
                     f"(this tensor has dtype {self.dtype})"
                 )
             self._edge = AccumulateGrad(self)
+            group = alias_group(self)
+            if group is not None:
+                group.graph = True
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set requires_grad in place (leaves; True on a non-leaf is allowed) and return self."""
@@ -759,10 +869,12 @@ class Tensor:
         return 0 if vc is None else vc.value
 
     def detach(self) -> Tensor:
-        """The same data, cut from the graph."""
-        if self._edge is None:
-            return _plain(self._data, self._xp, self)
-        return _unrecorded(self._data, self._xp)
+        """The same memory, cut from the graph: a write to either is seen by both and counts
+        as a write to both (one version counter), as PyTorch's."""
+        t = Tensor(self._data, self._xp, None)
+        t._vc = version_counter(self)
+        share(self, t)
+        return t
 
     def detach_(self) -> Tensor:
         """Cut this tensor from the graph in place: it becomes a leaf that needs no grad."""
@@ -862,8 +974,28 @@ class Tensor:
 
     @property
     def data(self) -> Tensor:
-        """The values without history (as detach())."""
-        return self.detach()
+        """The same memory without history and with a version counter of its own, as PyTorch's
+        `.data`: a write through it (`p.data -= lr * p.grad`) changes this tensor and is seen
+        by no version check."""
+        d = self._data
+        # An array object of its own: the version checks tell saved arrays apart by object.
+        t = Tensor(d[...] if _backend.aliasing(self._xp) == "memory" else d, self._xp, None)
+        t._vc = VersionCounter()
+        share(self, t)
+        return t
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        """Make this tensor hold `value`'s memory (its history, .grad and counter stay)."""
+        if value.__class__ is not Tensor:
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        if value._xp is not self._xp:
+            mixed_error("data =", self._xp, value._xp)
+        self._data = value._data
+        # Out of the group of its former memory: a counter of its own, version kept.
+        self._vc = VersionCounter(self._version)
+        self._view = None
+        share(value, self)
 
     # -- conversion
 

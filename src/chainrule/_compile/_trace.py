@@ -60,6 +60,7 @@ INPUT, EXTERNAL, CONST, COMPUTED = range(4)
 
 # How a rule's forward is called, by the factory that made its operation.
 _UNARY_CODE = unary_primitive(RULES["sin"]).__code__
+_VIEW_CODE = unary_primitive(RULES["reshape"]).__code__
 _BINARY_CODE = binary_primitive(RULES["add"]).__code__
 _PLAIN = frozenset((int, float, bool, complex, str, type(None), slice, type(Ellipsis)))
 
@@ -157,7 +158,10 @@ def call_kind(rule) -> int:
         from .._rules import OPS
 
         op_code = getattr(OPS.get(rule.name), "__code__", None)
-        code = FWD1 if op_code is _UNARY_CODE else FWD2 if op_code is _BINARY_CODE else FWDN
+        if op_code is _UNARY_CODE or op_code is _VIEW_CODE:
+            code = FWD1
+        else:
+            code = FWD2 if op_code is _BINARY_CODE else FWDN
         _KINDS[rule] = code
     return code
 
