@@ -161,10 +161,21 @@ def test_scipy_fftfreq_in_chainrules_namespace():
     np.testing.assert_allclose(N(out), np.fft.fftfreq(8, d=0.5))
 
 
-THROUGH_NUMPY = {
+# SciPy's special ufuncs on tensors dispatch to chainrule.special, so what SciPy builds on
+# them differentiates (they refused a tensor that requires grad before chainrule.special).
+THROUGH_SPECIAL = {
     "expit": lambda a: special.expit(a),
     "erf": lambda a: special.erf(a),
     "entropy": lambda a: stats.entropy(a * a + 1.0, axis=0),
+}
+
+
+@pytest.mark.parametrize("name", THROUGH_SPECIAL)
+def test_scipy_special_functions_and_what_uses_them_differentiate(name):
+    assert_matches_numpy_and_differentiates(THROUGH_SPECIAL[name], A)
+
+
+THROUGH_NUMPY = {
     "dct": lambda a: sfft.dct(a, axis=0),
     "pearsonr": lambda a: stats.pearsonr(a[:, 0], a[:, 1]).statistic,
 }
