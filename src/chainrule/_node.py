@@ -271,6 +271,8 @@ class Node(GradNode):
     meets_complex: an input or output of a rule not "own" for complex values was complex
     when recorded: the engine runs the node by PyTorch's convention for complex gradients
     (`autograd._engine.apply_complex`); decided per node, never by what else ran before.
+    (Every such rule of the table makes a complex result of a complex input, or refuses it:
+    the one- and two-input fast paths look at the result's dtype only.)
     hooks: unset until a hook, retain_grad or metadata asks for a Hooks. fw: unset unless
     recorded while inputs had tangents (forward mode): what the saved values' tangents are
     made of (see autograd.forward_ad.keep_saved_tangents)."""
@@ -289,7 +291,6 @@ class Node(GradNode):
         fit: tuple | None = None,
         versions: tuple | None = None,
         n_out: int = 1,
-        meets_complex: bool = False,
     ) -> None:
         self.rule = rule
         self.edges = edges
@@ -298,7 +299,7 @@ class Node(GradNode):
         self.fit = fit
         self.versions = versions
         self.n_out = n_out
-        self.meets_complex = meets_complex
+        self.meets_complex = False
 
     def name(self) -> str:
         """The node's name, as PyTorch's grad_fn names: the primitive's, then 'Backward'."""
