@@ -1045,3 +1045,20 @@ def test_reverse_mode_function_transforms_inside_are_replayed(name, outer_grad):
 def test_forward_mode_transforms_inside_run_eagerly_with_a_warning(fn):
     x, y = T(RNG.normal(size=3)), T(RNG.normal(size=3))
     _falls_back(fn, x, y, match="forward-mode AD")
+
+
+def test_a_write_over_every_element_runs_eagerly_and_its_zeros_reach_the_grad():
+    # The walk stops at the gradient known to be zero; the graph it leaves is whole, so the
+    # engine's walk that follows gives the overwritten tensor its zeros.
+    w = T([0.5, -1.0], requires_grad=True)
+
+    def step(x):
+        y = w * 1.0
+        y[:] = x * 2.0
+        cr.sum(y * y).backward()
+        return y.detach()
+
+    compiled = cr.compile(step)
+    with pytest.warns(CompileWarning, match="a gradient known to be zero"):
+        compiled(T([1.0, 2.0], requires_grad=True))
+    np.testing.assert_array_equal(N(w.grad), [0.0, 0.0])

@@ -22,6 +22,7 @@ __all__ = [
     "RemovableHandle",
     "Rule",
     "VersionCounter",
+    "ZERO",
     "hooks_of",
     "inplace_writes",
     "live_hooks",
@@ -60,8 +61,8 @@ class Rule:
 
     fwd: `(xp, x, p)` for one input, `(xp, x, y)` for two (elementwise, no parameters),
     `(xp, xs, p)` for a sequence; a rule with several outputs returns a tuple.
-    vjp: `(xp, g, saved, p, needs) -> one gradient or None per input`, the one signature of
-    every rule. `g` is the output's gradient (a tuple with None for outputs that got none,
+    vjp: `(xp, g, saved, p, needs) -> one gradient, None or ZERO per input`, the one signature
+    of every rule. `g` is the output's gradient (a tuple with None for outputs that got none,
     for several outputs); `saved` the node's saved slots (inputs, then outputs; None where
     not saved), or None when nothing was saved; `needs[i]` is truthy when input i needs a
     gradient. Called with the backend's namespace on raw arrays, or with chainrule's
@@ -142,6 +143,21 @@ class _Released:
 
 
 RELEASED = _Released()  # `Node.saved` once a backward without retain_graph freed it
+
+
+class _KnownZero:
+    """A gradient known to be zero: what a VJP returns for an input whose values no longer
+    matter (every element overwritten). The engine runs no VJP on it and hands it on as it
+    is, so a NaN the overwritten values came from can't make it NaN (0 * NaN); it becomes
+    zeros only where a result is asked for (a leaf's .grad, autograd.grad's answer)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "ZERO"
+
+
+ZERO = _KnownZero()
 
 
 class Packed:
