@@ -1470,3 +1470,20 @@ def test_random_programs_with_changing_inputs_and_hyperparameters_equal_eager(se
         assert versions(twin.state[:1] + twin.state[2:]) == versions(
             eager.state[:1] + eager.state[2:]
         )
+
+
+def test_a_write_over_every_element_runs_eagerly_and_its_zeros_reach_the_grad():
+    # The walk stops at the gradient known to be zero; the graph it leaves is whole, so the
+    # engine's walk that follows gives the overwritten tensor its zeros.
+    w = T([0.5, -1.0], requires_grad=True)
+
+    def step(x):
+        y = w * 1.0
+        y[:] = x * 2.0
+        cr.sum(y * y).backward()
+        return y.detach()
+
+    compiled = cr.compile(step)
+    with pytest.warns(CompileWarning, match="a gradient known to be zero"):
+        compiled(T([1.0, 2.0], requires_grad=True))
+    np.testing.assert_array_equal(N(w.grad), [0.0, 0.0])

@@ -158,6 +158,76 @@ def test_a_write_over_every_element_keeps_a_nan_it_replaced_out_of_the_gradient(
     np.testing.assert_array_equal(N(g), [3.0, 3.0])
 
 
+# A write over every element leaves the overwritten tensor a gradient known to be zero: it is
+# still used (PyTorch gives zeros), and no VJP runs on it (the NaN protection above).
+
+
+def test_a_tensor_overwritten_everywhere_gets_zeros_not_unused():
+    # The case: autograd.grad raised "appears to not have been used" for w.
+    x = T([1.0, 2.0, 3.0], requires_grad=True)
+    w = T([0.5, -1.0, 2.0], requires_grad=True)
+    y = w * 1.0
+    y[0:3] = x * 2.0
+    gx, gw = grad(cr.sum(y * y), [x, w])
+    np.testing.assert_array_equal(N(gx), [8.0, 16.0, 24.0])
+    np.testing.assert_array_equal(N(gw), [0.0, 0.0, 0.0])
+    assert gw.shape == w.shape and gw.dtype == w.dtype
+    y = w * 1.0
+    y[...] = x * 2.0
+    cr.sum(y * y).backward()
+    np.testing.assert_array_equal(N(w.grad), [0.0, 0.0, 0.0])
+
+
+@pytest.mark.filterwarnings("ignore:invalid value")
+def test_a_nan_overwritten_everywhere_gives_zeros_not_nan_to_what_made_it():
+    # PyTorch would give NaN (0 * NaN through the square root's VJP); scikit-learn needs 0.
+    w = T([1.0, 4.0], requires_grad=True)
+    x = T([0.5, 2.0], requires_grad=True)
+    y = cr.sqrt(w - 2.0) * 1.0  # NaN at w = 1
+    y[:] = x * 3.0
+    gw, gx = grad(cr.sum(y), [w, x])
+    np.testing.assert_array_equal(N(gw), [0.0, 0.0])
+    np.testing.assert_array_equal(N(gx), [3.0, 3.0])
+
+
+def test_zeros_of_an_overwritten_tensor_add_to_its_other_uses():
+    x = T([1.0, 2.0], requires_grad=True)
+    w = T([0.5, -1.0], requires_grad=True)
+    y = w * 1.0
+    y[:] = x * 2.0
+    (gw,) = grad(cr.sum(y * y) + cr.sum(w * w * 3.0), w)
+    np.testing.assert_array_equal(N(gw), [3.0, -6.0])
+
+
+def test_an_overwritten_output_of_a_several_output_op_gives_zeros():
+    w = T(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    x = T([1.0, 2.0, 3.0], requires_grad=True)
+    first, _ = cr.unstack(w)
+    y = first * 1.0
+    y[:] = x
+    (gw,) = grad(cr.sum(y * y), w)
+    np.testing.assert_array_equal(N(gw), np.zeros((2, 3)))
+
+
+def test_an_overwritten_tensor_gets_zeros_under_create_graph_and_hooks_see_them():
+    x = T([1.0, 2.0], requires_grad=True)
+    w = T([0.5, -1.0], requires_grad=True)
+    seen = []
+    w.register_hook(lambda g: seen.append(N(g)) or g + 1.0)
+    y = w * 1.0
+    y[:] = x * w
+    gx, gw = grad(cr.sum(y * y), [x, w], create_graph=True)
+    np.testing.assert_array_equal(N(gw), 2 * N(x) ** 2 * N(w) + 1.0)
+    (ggx,) = grad(cr.sum(gw), x)
+    np.testing.assert_array_equal(N(ggx), 4 * N(x) * N(w))
+    np.testing.assert_array_equal(seen[0], 2 * N(x) ** 2 * N(w))
+    z = w * 1.0
+    z[:] = x
+    cr.sum(z * z).backward()
+    np.testing.assert_array_equal(seen[-1], [0.0, 0.0])  # a leaf's hook sees the zeros
+    np.testing.assert_array_equal(N(w.grad), [1.0, 1.0])
+
+
 @pytest.mark.filterwarnings("ignore:invalid value")
 def test_a_partial_write_still_sends_zero_gradient_to_the_replaced_elements():
     x = T([1.0, 4.0, 9.0], requires_grad=True)

@@ -349,7 +349,8 @@ def _rebase(t: Tensor, view, group, edge) -> None:
             e = base._edge
             if e is not None:
                 for rule, q, fit in made.steps:
-                    e = Node(rule, (e,), None, q, fit, None, 1, cx and rule.complex != "own")
+                    e = Node(rule, (e,), None, q, fit)
+                    e.meets_complex = cx and rule.complex != "own"
             m._edge = e
 
 

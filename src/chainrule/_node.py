@@ -25,6 +25,7 @@ __all__ = [
     "Rule",
     "VersionCounter",
     "View",
+    "ZERO",
     "hooks_of",
     "inplace_writes",
     "live_hooks",
@@ -149,8 +150,8 @@ class Rule:
 
     fwd: `(xp, x, p)` for one input, `(xp, x, y)` for two (elementwise, no parameters),
     `(xp, xs, p)` for a sequence; a rule with several outputs returns a tuple.
-    vjp: `(xp, g, saved, p, needs) -> one gradient or None per input`, the one signature of
-    every rule. `g` is the output's gradient (a tuple with None for outputs that got none,
+    vjp: `(xp, g, saved, p, needs) -> one gradient, None or ZERO per input`, the one signature
+    of every rule. `g` is the output's gradient (a tuple with None for outputs that got none,
     for several outputs); `saved` the node's saved slots (inputs, then outputs; None where
     not saved), or None when nothing was saved; `needs[i]` is truthy when input i needs a
     gradient. Called with the backend's namespace on raw arrays, or with chainrule's
@@ -235,6 +236,21 @@ class _Released:
 
 
 RELEASED = _Released()  # `Node.saved` once a backward without retain_graph freed it
+
+
+class _KnownZero:
+    """A gradient known to be zero: what a VJP returns for an input whose values no longer
+    matter (every element overwritten). The engine runs no VJP on it and hands it on as it
+    is, so a NaN the overwritten values came from can't make it NaN (0 * NaN); it becomes
+    zeros only where a result is asked for (a leaf's .grad, autograd.grad's answer)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "ZERO"
+
+
+ZERO = _KnownZero()
 
 
 class Packed:
@@ -364,6 +380,8 @@ class Node(GradNode):
     meets_complex: an input or output of a rule not "own" for complex values was complex
     when recorded: the engine runs the node by PyTorch's convention for complex gradients
     (`autograd._engine.apply_complex`); decided per node, never by what else ran before.
+    (Every such rule of the table makes a complex result of a complex input, or refuses it:
+    the one- and two-input fast paths look at the result's dtype only.)
     hooks: unset until a hook, retain_grad or metadata asks for a Hooks. fw: unset unless
     recorded while inputs had tangents (forward mode): what the saved values' tangents are
     made of (see autograd.forward_ad.keep_saved_tangents)."""
@@ -382,7 +400,6 @@ class Node(GradNode):
         fit: tuple | None = None,
         versions: tuple | None = None,
         n_out: int = 1,
-        meets_complex: bool = False,
     ) -> None:
         self.rule = rule
         self.edges = edges
@@ -391,7 +408,7 @@ class Node(GradNode):
         self.fit = fit
         self.versions = versions
         self.n_out = n_out
-        self.meets_complex = meets_complex
+        self.meets_complex = False
 
     def name(self) -> str:
         """The node's name: PyTorch's where PyTorch has the op (MulBackward0, SumBackward1),

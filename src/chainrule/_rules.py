@@ -33,7 +33,7 @@ from typing import Any
 from . import _backend, _batching, _special_cases
 from ._backend import count, expand_reduced, sum_to
 from ._grad_fn_names import TORCH_NAMES
-from ._node import OUT, Rule
+from ._node import OUT, ZERO, Rule
 from ._tensor import binary_primitive, crossing_primitive, primitive, unary_primitive
 
 __all__ = ["OPS", "RULES", "EXTRAS", "KERNELS", "raw_namespace", "argsort"]
@@ -1045,10 +1045,12 @@ def _setitem_fwd(xp, xs, p):
 
 def _setitem_vjp(xp, g, s, p, needs):
     key, vshape, covered = p
-    # A write over every element leaves x no gradient at all (not zeros): the values x held
-    # no longer matter, and a NaN among them (scikit-learn overwrites a 0/0 so) must not reach
-    # the gradient through 0 * NaN further back.
-    gx = xp.where(xp.outside(g, key), g, 0.0) if needs[0] and not covered else None
+    # A write over every element leaves x a gradient known to be zero (PyTorch: zeros): the
+    # values x held no longer matter, and a NaN among them (scikit-learn overwrites a 0/0 so)
+    # must not reach the gradient through 0 * NaN further back.
+    gx = None
+    if needs[0]:
+        gx = ZERO if covered else xp.where(xp.outside(g, key), g, 0.0)
     gv = sum_to(xp, _backend.getitem(xp, g, key), vshape) if needs[1] else None
     return (gx, gv)
 

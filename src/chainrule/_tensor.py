@@ -182,13 +182,12 @@ def unary_primitive(rule: Rule):
             res = _unrecorded(out, xp)
         else:
             saved = (xd if save_x else None, out if save_out else None) if saves else None
-            od = out.dtype
-            cx = (
-                not own
-                and (od is not xd.dtype or od is not FLOAT64 and od is not FLOAT32)
-                and (IS_COMPLEX[od] or IS_COMPLEX[xd.dtype])
-            )
-            res = Tensor(out, xp, Node(rule, (e,), saved, p, None, None, 1, cx))
+            node = Node(rule, (e,), saved, p)
+            if not own:  # (see Node.meets_complex: the result's dtype tells)
+                od = out.dtype
+                if od is not FLOAT64 and od is not FLOAT32 and IS_COMPLEX[od]:
+                    node.meets_complex = True
+            res = Tensor(out, xp, node)
         if grad_mode.extended:
             level = grad_mode.dual
             if level:
@@ -222,13 +221,12 @@ def _view_primitive(rule: Rule):
         elif not grad_mode.enabled:
             res = _unrecorded(out, xp)
         else:
-            od, xdt = out.dtype, x._data.dtype
-            cx = (
-                not own
-                and (od is not xdt or od is not FLOAT64 and od is not FLOAT32)
-                and (IS_COMPLEX[od] or IS_COMPLEX[xdt])
-            )
-            res = Tensor(out, xp, Node(rule, (e,), None, p, None, None, 1, cx))
+            node = Node(rule, (e,), None, p)
+            if not own:  # (see Node.meets_complex: the result's dtype tells)
+                od = out.dtype
+                if od is not FLOAT64 and od is not FLOAT32 and IS_COMPLEX[od]:
+                    node.meets_complex = True
+            res = Tensor(out, xp, node)
         _view_of(x, res, rule, p)
         if grad_mode.extended:
             level = grad_mode.dual
@@ -314,47 +312,40 @@ def binary_primitive(rule: Rule):
                 versions = _saved_version(0, x)
         elif ey is None and sy and y.__class__ is Tensor:
             versions = _saved_version(1, y)
+        # Whether complex values meet the node (see Node.meets_complex): the result's dtype
+        # tells, known here by identity for the usual real ones.
         fit = None
         if scalar:
             if xd.__class__ is complex or yd.__class__ is complex:
                 # A real tensor's gradient through a complex result: its real part.
-                cx = not own
+                cx = True
                 fit = _scalar_fit(xd, yd, out)
-            else:  # a real number: a result of a real dtype has a real tensor operand
+            else:
                 od = out.dtype
-                cx = (
-                    not own
-                    and od is not FLOAT64
-                    and od is not FLOAT32
-                    and _complex_operands(x, y, od)
-                )
-        elif xd.dtype is not yd.dtype and xd.dtype != yd.dtype:
-            cx = not own and _complex_operands(x, y, out.dtype)
-            fit = (
-                (xd.shape if elementwise else None, xd.dtype),
-                (yd.shape if elementwise else None, yd.dtype),
-            )
+                cx = od is not FLOAT64 and od is not FLOAT32 and IS_COMPLEX[od]
         else:
-            od = out.dtype
-            cx = (
-                not own
-                and (od is not xd.dtype or od is not FLOAT64 and od is not FLOAT32)
-                and (IS_COMPLEX[od] or IS_COMPLEX[xd.dtype])
-            )
-            if elementwise and xd.shape != yd.shape:
-                fit = ((xd.shape, None), (yd.shape, None))
-        res = Tensor(out, xp, Node(rule, (ex, ey), saved, None, fit, versions, 1, cx))
+            xdt = xd.dtype
+            ydt = yd.dtype
+            if xdt is not ydt and xdt != ydt:
+                cx = IS_COMPLEX[out.dtype]
+                fit = (
+                    (xd.shape if elementwise else None, xdt),
+                    (yd.shape if elementwise else None, ydt),
+                )
+            else:  # the result has the operands' dtype
+                cx = xdt is not FLOAT64 and xdt is not FLOAT32 and IS_COMPLEX[xdt]
+                if elementwise and xd.shape != yd.shape:
+                    fit = ((xd.shape, None), (yd.shape, None))
+        node = Node(rule, (ex, ey), saved, None, fit, versions)
+        if cx and not own:
+            node.meets_complex = True
+        res = Tensor(out, xp, node)
         if grad_mode.extended:
             _features(rule, (x, y), (out,), None, (res,))
         return res
 
     op.__name__ = op.__qualname__ = rule.name
     return op
-
-
-def _complex_operands(x, y, out_dtype) -> bool:
-    """Whether the result's dtype or an operand (a tensor or a Python scalar) is complex."""
-    return _meets_complex((x, y), ()) or IS_COMPLEX[out_dtype]
 
 
 def _scalar_fit(xd, yd, out) -> tuple | None:
@@ -576,8 +567,9 @@ def _record(rule: Rule, xs, xp, edges, needs, outs, p) -> tuple:
                 for x, e in zip(xs, edges)
             )
             break
-    cx = rule.complex != "own" and _meets_complex(xs, outs)
-    node = Node(rule, edges, saved, p, fit, versions, len(outs), cx)
+    node = Node(rule, edges, saved, p, fit, versions, len(outs))
+    if rule.complex != "own" and _meets_complex(xs, outs):
+        node.meets_complex = True
     if not rule.multi:
         return (Tensor(outs[0], xp, node),)
     return tuple(Tensor(o, xp, Port(node, i)) for i, o in enumerate(outs))

@@ -12,7 +12,7 @@ import weakref
 
 from .. import _backend
 from .._mode import grad_mode, set_feature
-from .._node import RELEASED, AccumulateGrad, Node, Port, live_hooks, node_of
+from .._node import RELEASED, ZERO, AccumulateGrad, Node, Port, live_hooks, node_of
 from .._rules import RULES, raw_namespace
 from .._tensor import Tensor, binary_primitive, unary_primitive
 from ..autograd import _engine
@@ -589,6 +589,9 @@ class Tracer:
             self._add(grads, e, g)
         carry_node = carry = None
         captured = {}
+        # Saved values are released once the walk is done: a walk that stops on Unsupported
+        # leaves the graph whole for the engine to run.
+        released = []
         for node in reversed(order):
             if node is carry_node:
                 g = carry
@@ -607,7 +610,7 @@ class Tracer:
                     continue
             gins = self._vjp(node, g, xp, reach)
             if not retain_graph and node.saved is not None:
-                node.saved = RELEASED
+                released.append(node)
             for e, gi in zip(node.edges, gins):
                 if e is None or gi is None:
                     continue
@@ -627,6 +630,8 @@ class Tracer:
                 if main and node.__class__ is AccumulateGrad and hooks is not None:
                     g = self._tensor_hooks(node, hooks, g, backend)
                 captured[node] = g
+        for node in released:
+            node.saved = RELEASED
         return captured
 
     def _tensor_hooks(self, node, hooks, g, backend):
@@ -730,6 +735,9 @@ class Tracer:
             if gi is None or not needs[i]:
                 outs.append(None)
                 continue
+            if gi is ZERO:
+                # The engine hands it on without running VJPs (see _node.ZERO).
+                raise Unsupported("a gradient known to be zero (a write over every element)")
             shape = dtype = None
             if fit is not None and fit[i] is not None:
                 f_shape, f_dtype = fit[i]

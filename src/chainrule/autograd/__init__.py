@@ -10,10 +10,10 @@ from typing import Any, Literal, TypeVar, overload
 
 from .. import _backend, _batching, _namespace, _rules
 from .._mode import set_feature
-from .._node import Port, inplace_writes, node_of
+from .._node import ZERO, Port, inplace_writes, node_of
 from .._tensor import Tensor, as_tensor, grad_mode
 from . import _batched, forward_ad, functional, graph
-from ._engine import _root_grads, execute, runs_on_tensors
+from ._engine import _root_grads, execute, runs_on_tensors, zeros_for
 from ._gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .function import Function, FunctionCtx
 
@@ -73,7 +73,7 @@ def _pick(captured, t: Tensor):
     e = t._edge
     if e.__class__ is Port:
         g = captured.get(e.node)
-        return None if g is None else g[e.index]
+        return g if g is None or g is ZERO else g[e.index]
     return captured.get(e)
 
 
@@ -118,7 +118,11 @@ def backward(
         pairs = [(node.leaf(), g) for node, g in captured.items()]
     else:
         pairs = [(t, _pick(captured, t)) for t in inputs]
-    pairs = [(t, g) for t, g in pairs if t is not None and g is not None]
+    pairs = [
+        (t, zeros_for(t, on_tensors) if g is ZERO else g)
+        for t, g in pairs
+        if t is not None and g is not None
+    ]
     # Every gradient is computed and checked before any .grad changes: an error leaves them
     # all as they were. Accumulation itself cannot fail (a .grad that can't be written in
     # place is replaced), and holds a lock: backward calls in several threads add up exactly.
@@ -276,6 +280,8 @@ def grad(
     result: list[Tensor | None] = []
     for t in inputs:
         g = _pick(captured, t)
+        if g is ZERO:
+            g = zeros_for(t, False)
         if g is None:
             if not allow_unused:
                 raise RuntimeError(

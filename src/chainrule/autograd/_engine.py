@@ -13,6 +13,7 @@ from .. import _backend, _batching, _namespace, _rules, fft, linalg
 from .._batching import Batched
 from .._node import (
     RELEASED,
+    ZERO,
     AccumulateGrad,
     Packed,
     Port,
@@ -257,7 +258,7 @@ def _fit(xp, grads, fit) -> tuple:
     gets the real part of a complex gradient)."""
     out = []
     for g, f in zip(grads, fit):
-        if g is not None and f is not None:
+        if g is not None and g is not ZERO and f is not None:
             shape, dtype = f
             if shape is not None:
                 g = _backend.sum_to(xp, g, shape)
@@ -303,7 +304,7 @@ def _holds_complex(values) -> bool:
 
 
 def _conj(xp, g):
-    return g if g is None or not _holds_complex((g,)) else xp.conj(g)
+    return g if g is None or g is ZERO or not _holds_complex((g,)) else xp.conj(g)
 
 
 def apply_complex(node, g, backend, xp, create_graph: bool):
@@ -428,6 +429,8 @@ def _execute(roots, targets, retain_graph, create_graph, backend, accumulate):
                     continue
             hooks = getattr(node, "hooks", None) if hooked else None
             if hooked and node.__class__ is AccumulateGrad:
+                if g is ZERO:
+                    g = zeros_for(node.leaf(), tensors)
                 if hooks is not None:
                     g = _tensor_hooks(node, hooks, g, backend, tensors)
                 if accumulate is not None and hooks is not None and hooks.accumulated:
@@ -435,19 +438,29 @@ def _execute(roots, targets, retain_graph, create_graph, backend, accumulate):
                 else:
                     captured[node] = g
                 continue
-            if hooks is not None:
-                g = _pre_hooks(node, hooks, g, backend, tensors)
-            if run is not None:
-                if node in targets:
-                    captured[node] = g
-                if node not in run:
-                    continue
-            if check_nan:
-                gins = _apply_noted(node, g, backend, xp, tensors)
+            if g is ZERO:
+                # Known to be zero (see _node.ZERO): no hook and no VJP runs; the node's
+                # inputs get it as it is.
+                if run is not None:
+                    if node in targets:
+                        captured[node] = g
+                    if node not in run:
+                        continue
+                gins = (ZERO,) * len(node.edges)
             else:
-                gins = apply(node, g, backend, xp, tensors)
-            if hooks is not None and hooks.post:
-                gins = _post_hooks(node, hooks, gins, g, backend, tensors)
+                if hooks is not None:
+                    g = _pre_hooks(node, hooks, g, backend, tensors)
+                if run is not None:
+                    if node in targets:
+                        captured[node] = g
+                    if node not in run:
+                        continue
+                if check_nan:
+                    gins = _apply_noted(node, g, backend, xp, tensors)
+                else:
+                    gins = apply(node, g, backend, xp, tensors)
+                if hooks is not None and hooks.post:
+                    gins = _post_hooks(node, hooks, gins, g, backend, tensors)
             if not retain_graph and node.saved is not None:
                 node.saved = RELEASED
             for e, gi in zip(node.edges, gins):
@@ -547,7 +560,9 @@ def _post_hooks(node, hooks, gins, g, backend, create_graph: bool):
     """The node's hooks `fn(grad_inputs, grad_outputs)`; one may replace grad_inputs."""
     many = node.rule.multi
     outs = tuple(_wrap(gi, backend) for gi in (g if many else (g,)))
-    ins = tuple(_wrap(gi, backend) for gi in gins)
+    # A gradient known to be zero reaches the hooks as none; it stays ZERO unless replaced.
+    zero = [gi is ZERO for gi in gins]
+    ins = tuple(None if z else _wrap(gi, backend) for gi, z in zip(gins, zero))
     for fn in tuple(hooks.post):
         new = fn(ins, outs)
         if new is not None:
@@ -557,15 +572,23 @@ def _post_hooks(node, hooks, gins, g, backend, create_graph: bool):
                     f"values (got {len(new)}, but expected {len(ins)})"
                 )
             ins = tuple(_wrap(_checked(fn, o, n, backend, True), backend) for o, n in zip(ins, new))
-    return tuple(_unwrap(gi, create_graph) for gi in ins)
+    return tuple(
+        ZERO if z and gi is None else _unwrap(gi, create_graph) for gi, z in zip(ins, zero)
+    )
 
 
 def _add(grads, edge, g):
-    """Add gradient g into the buffer of `edge`: a node's, or one output's of a Port's node."""
+    """Add gradient g into the buffer of `edge`: a node's, or one output's of a Port's node.
+    ZERO (a gradient known to be zero) adds nothing; a node reached only by ZERO gets ZERO
+    (one for all its outputs)."""
     if edge.__class__ is Port:
         node = edge.node
         buf = grads.get(node)
-        if buf is None:
+        if g is ZERO:
+            if buf is None:
+                grads[node] = ZERO
+            return
+        if buf is None or buf is ZERO:
             buf = grads[node] = [None] * node.n_out
         i = edge.index
         prev = buf[i]
@@ -573,7 +596,19 @@ def _add(grads, edge, g):
         return
     prev = grads.get(edge)
     # A Batched gradient goes on the left: other libraries' operators may refuse it.
-    grads[edge] = g if prev is None else g + prev if g.__class__ is Batched else prev + g
+    if prev is None or prev is ZERO:
+        grads[edge] = g
+    elif g is not ZERO:
+        grads[edge] = g + prev if g.__class__ is Batched else prev + g
+
+
+def zeros_for(t, tensors: bool):
+    """The zeros that ZERO stands for as the gradient of tensor t (None once t is gone): a
+    tensor when the backward runs on tensors, else a raw array."""
+    if t is None:
+        return None
+    z = _backend.normalize(t._xp.zeros_like(t._data), t._xp)
+    return Tensor(z, t._xp, None) if tensors else z
 
 
 def _apply_noted(node, g, backend, xp, create_graph):
@@ -585,7 +620,7 @@ def _apply_noted(node, g, backend, xp, create_graph):
         e.add_note(f"raised by {node.name()}" + node.created())
         raise
     for i, gi in enumerate(gins):
-        if gi is None:
+        if gi is None or gi is ZERO:
             continue
         data = gi._data if gi.__class__ is Tensor else gi
         dxp = _backend.namespace(data)
