@@ -77,11 +77,11 @@ def version_counter(t: Tensor) -> VersionCounter:
     return vc
 
 
-def _plain(out, xp, view_of: Tensor | None) -> Tensor:
+def _plain(out, xp, source: Tensor | None) -> Tensor:
     """The result of an op on tensors that need no grad; a view shares its source's counter."""
     t = Tensor(out, xp, None)
-    if view_of is not None:
-        t._vc = version_counter(view_of)
+    if source is not None:
+        t._vc = version_counter(source)
     return t
 
 
