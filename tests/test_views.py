@@ -3,6 +3,9 @@ also its version counter), view operations (basic indexing, reshape, permute_dim
 expand_dims, squeeze, broadcast_to, diagonal, real, imag) share their base's memory, and an
 in-place write through a view writes the base and rebases its history (CopySlices)."""
 
+import gc
+import weakref
+
 import numpy as np
 import pytest
 
@@ -294,3 +297,18 @@ def test_real_and_imag_are_views_of_a_complex_base():
     (g,) = grad(cr.sum(cr.abs(y) ** 2), z)
     # |y|^2 = (2 Re z)^2 + (Im z + 10)^2: the gradient 8 Re z + 2 (Im z + 10) i
     np.testing.assert_allclose(N(g), [8.0 + 24.0j, 24.0 + 18.0j])
+
+
+def test_views_and_a_rebased_base_are_freed_without_the_cyclic_gc():
+    gc.disable()
+    try:
+        x = T([1.0, 2.0, 3.0], requires_grad=True)
+        y = x * 1.0
+        v = y[0:2]
+        d = y.detach()
+        v *= x[1:]
+        refs = [weakref.ref(t) for t in (y, v, d)] + [weakref.ref(y.grad_fn)]
+        del y, v, d
+        assert all(r() is None for r in refs)
+    finally:
+        gc.enable()

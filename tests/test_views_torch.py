@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import chainrule as cr
-from conftest import N, T
+from conftest import LIBRARY, N, T
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures" / "views_torch.json"
 
@@ -156,8 +156,28 @@ def test_the_recorded_programs_are_there():
     assert len(PROGRAMS) >= 100
 
 
+def _differs_here(program) -> str | None:
+    """Why this backend can't give PyTorch's outcome of `program`, if it can't."""
+    writes = {
+        step[1] for step in program if step[0] in ("iop", "iop_nograd", "iop_grad", "setitem")
+    }
+    data = {i + 1 for i, step in enumerate(program) if step[0] == "view" and step[2] == "data"}
+    if LIBRARY in ("jax", "dask") and writes & data:
+        return "a write through .data: backward reads the immutable values saved, not the new"
+    keys = [step[-1] if step[0] == "view" else step[2:3] and step[2] for step in program]
+    none = any(isinstance(k, list) and ["n"] in k for k in keys)
+    if LIBRARY == "array_api_strict" and none:
+        return "array-api-strict refuses None in a key of integers and slices"
+    if LIBRARY == "dask" and none:
+        return "Dask's item assignment (a write through a view) refuses None in a key"
+    return None
+
+
 @pytest.mark.parametrize("case", PROGRAMS, ids=[str(i) for i in range(len(PROGRAMS))])
 def test_views_and_in_place_writes_match_pytorch(case):
+    reason = _differs_here(case["program"])
+    if reason is not None:
+        pytest.skip(reason)
     x, values, outcomes = run(Chainrule, case["program"], case["x"])
     assert outcomes == case["outcomes"]
     for v, want, shape, version in zip(values, case["values"], case["shapes"], case["versions"]):

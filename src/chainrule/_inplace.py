@@ -271,6 +271,8 @@ def _remake(t: Tensor, group, path: tuple, out) -> None:
     group's root values, took the values `out`, the root takes them in that region, and every
     member's values are remade from the root, as if they shared its memory."""
     xp = _rules.raw_namespace(t._xp)
+    if out is t._data:  # a write of nothing (an empty key): still a new array object
+        out = t._xp.asarray(out, copy=True)
     if path:
         values = [group.root]
         for rule, q, _ in path[:-1]:

@@ -77,11 +77,11 @@ def version_counter(t: Tensor) -> VersionCounter:
     return vc
 
 
-def _plain(out, xp, view_of: Tensor | None) -> Tensor:
+def _plain(out, xp, source: Tensor | None) -> Tensor:
     """The result of an op on tensors that need no grad; a view shares its source's counter."""
     t = Tensor(out, xp, None)
-    if view_of is not None:
-        t._vc = version_counter(view_of)
+    if source is not None:
+        t._vc = version_counter(source)
     return t
 
 
@@ -970,8 +970,12 @@ class Tensor:
         `.data`: a write through it (`p.data -= lr * p.grad`) changes this tensor and is seen
         by no version check."""
         d = self._data
-        # An array object of its own: the version checks tell saved arrays apart by object.
-        t = Tensor(d[...] if _backend.aliasing(self._xp) == "memory" else d, self._xp, None)
+        # An array object of its own: the version checks tell saved arrays apart by object
+        # (JAX's and Dask's d[...] is d itself).
+        kind = _backend.aliasing(self._xp)
+        if kind is not None:
+            d = d[...] if kind == "memory" else self._xp.asarray(d, copy=True)
+        t = Tensor(d, self._xp, None)
         t._vc = VersionCounter()
         share(self, t)
         return t
