@@ -51,7 +51,12 @@ def count(src: Path, key: str, steps: int) -> int:
     """Total instructions of one run of the measured program under callgrind."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "callgrind.out"
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(src), str(HERE)])}
+        # A fixed hash seed: dict layouts (and so instruction counts) vary with it.
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(src), str(HERE)]),
+            "PYTHONHASHSEED": "0",
+        }
         subprocess.run(
             [
                 "valgrind",
