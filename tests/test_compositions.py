@@ -389,17 +389,8 @@ COMPOSITIONS = {
     name[2:]: fn for name, fn in list(globals().items()) if name.startswith("c_") and callable(fn)
 }
 
-# Crashes the matrix found (to be fixed in the library): (family, composition) -> its mark.
-STRICT_INV = (
-    "linalg.inv's VJP computes raw_array @ Batched cotangent; array_api_strict's __matmul__ "
-    "raises TypeError instead of returning NotImplemented, so reverse mode batched over "
-    "cotangents (jacrev without an outer vmap) crashes"
-)
-KNOWN = {
-    ("linalg", "jacrev"): fails_on("array_api_strict", reason=STRICT_INV),
-    ("linalg", "jacrev_jacrev"): fails_on("array_api_strict", reason=STRICT_INV),
-    ("linalg", "compile_jacrev"): fails_on("array_api_strict", reason=STRICT_INV),
-}
+# Crashes the matrix found, to be fixed in the library: (family, composition) -> its mark.
+KNOWN: dict = {}
 
 
 def cases():

@@ -1258,9 +1258,9 @@ linear_pair(
 unary(
     "linalg_inv",
     lambda xp, x, p: _backend.inv(xp, x),
-    lambda xp, g, x, out, p: -(_mT(xp, out) @ g @ _mT(xp, out)),
+    lambda xp, g, x, out, p: -xp.matmul(xp.matmul(_mT(xp, out), g), _mT(xp, out)),
     "out",
-    jvp=lambda xp, t, x, out, p: -(out @ t @ out),
+    jvp=lambda xp, t, x, out, p: -xp.matmul(xp.matmul(out, t), out),
     complex="holomorphic",
 )
 
