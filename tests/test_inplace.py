@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 
 import chainrule as cr
+from chainrule.autograd import forward_ad as fwAD
 from chainrule.autograd import grad, gradcheck, gradgradcheck
 from conftest import N, T, fails_on
+from test_ops import assert_values, leaf
 
 GRADCHECKED = {"setitem"}
 
@@ -235,3 +237,18 @@ def test_a_partial_write_still_sends_zero_gradient_to_the_replaced_elements():
     y[0] = 7.0
     (g,) = grad(cr.sum(y * y), x)
     np.testing.assert_array_equal(N(g), [0.0, 32.0, 72.0])
+
+
+def test_a_python_int_written_into_a_float_tensor_takes_its_dtype_with_history_and_tangent():
+    # array_api_strict refused it ("float64 and int64 cannot be type promoted together")
+    # where the write is recorded (grad) or carries a tangent (forward mode).
+    x = leaf([1.0, 2.0, 3.0])
+    y = x * 1.0
+    y[0] = 7
+    assert_values(y, [7.0, 2.0, 3.0])
+    (g,) = grad(cr.sum(y * y), x)
+    assert_values(g, [0.0, 4.0, 6.0])
+    with fwAD.dual_level():
+        z = fwAD.make_dual(T([1.0, 2.0, 3.0]), T([1.0, 1.0, 1.0]))
+        z[1] = 5
+        assert_values(fwAD.unpack_dual(z).tangent, [1.0, 0.0, 1.0])

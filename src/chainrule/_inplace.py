@@ -427,6 +427,20 @@ def _write_key(xp, a, key, v, mutable: bool):
     return _backend.assign(xp, a, key, v)
 
 
+def _written(t: Tensor, value) -> Tensor:
+    """The tensor of a value written into t: a Python number in t's dtype, as the standard
+    casts a scalar written into an array (array_api_strict refused int64 into float64)."""
+    if value.__class__ in _NUMBERS:
+        try:
+            return constant(t._xp.asarray(value, dtype=t._data.dtype), t._xp)
+        except (TypeError, ValueError, OverflowError):
+            pass  # another kind (a float into integers): refused where kinds are checked
+    return constant(value, t._xp)
+
+
+_NUMBERS = (bool, int, float, complex)
+
+
 def setitem(self: Tensor, key, value) -> None:
     """`t[key] = value`: in place, recorded, or copy-on-write (see the module docstring)."""
     key = _index_key(key, self._xp)
@@ -434,7 +448,7 @@ def setitem(self: Tensor, key, value) -> None:
     if group is not None:
 
         def compute(src):
-            v = value if value.__class__ is Tensor else constant(value, self._xp)
+            v = value if value.__class__ is Tensor else _written(self, value)
             covered = _backend.covers_all(self._data.shape, key)
             return OPS["setitem"]((src, v), (key, v.shape, covered))
 
@@ -447,14 +461,14 @@ def setitem(self: Tensor, key, value) -> None:
     records = _records(self, value)
     lifted = _lifts(self, value, "setitem")
     if records or lifted:
-        v = value if value.__class__ is Tensor else constant(value, self._xp)
+        v = value if value.__class__ is Tensor else _written(self, value)
         covered = _backend.covers_all(self._data.shape, key)
         new = OPS["setitem"]((self, v), (key, v.shape, covered))
         _take_value(self, new, "setitem", recorded=records)
         return
     _same_library(self, value, "setitem")
     if dual(self) or dual(value):
-        v = value if value.__class__ is Tensor else constant(value, self._xp)
+        v = value if value.__class__ is Tensor else _written(self, value)
         covered = _backend.covers_all(self._data.shape, key)
         self._fw = getattr(OPS["setitem"]((self, v), (key, v.shape, covered)), "_fw", None)
     v = value._data if value.__class__ is Tensor else value
