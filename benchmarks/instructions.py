@@ -26,6 +26,7 @@ SIZES = {"W1": 2000, "W3": 10_000, "W5": 1000}
 # The measured program: a warm-up step, then `steps` forward and backward steps of one workload,
 # written against chainrule's public API with the shared workload definitions.
 STEP = """
+import gc
 import sys
 import numpy as np
 import chainrule as cr
@@ -41,7 +42,13 @@ if work.kind == "chain":
     step = lambda: w.chain(x, c, data["n_ops"], ops)
 else:
     step = lambda: w.fanout(x, data["a"], data["b"], ops)
-for _ in range(1 + steps):
+x.grad = None
+step().backward()  # the warm-up step
+# The heap so far (imports, warm-up) left out of the cyclic GC's full collections: one landing
+# in the measured steps or not would swing the count by more than a change measures.
+gc.collect()
+gc.freeze()
+for _ in range(steps):
     x.grad = None
     step().backward()
 """
@@ -59,6 +66,10 @@ def count(src: Path, key: str, steps: int) -> int:
         }
         subprocess.run(
             [
+                # Addresses fixed too (no ASLR): dicts keyed by id() and the allocator's
+                # choices then repeat from run to run.
+                "setarch",
+                "-R",
                 "valgrind",
                 "--tool=callgrind",
                 f"--callgrind-out-file={out}",
