@@ -179,7 +179,7 @@ class NAdam(Optimizer):
         mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * decay)))
         mu_product = state["mu_product"] = state["mu_product"] * mu
         return (
-            wd, 1 - lr * wd, 1 - beta1, 1 - (1 - beta1), beta2, 1 - beta2, 1 - beta2**step,
+            wd, 1 - lr * wd, 1 - beta1, 1 - (1 - beta1), beta2, 1 - beta2, 1 / (1 - beta2**step),
             group["eps"], -lr * (1.0 - mu) / (1.0 - mu_product),
             -lr * mu_next / (1.0 - mu_product * mu_next),
         )  # fmt: skip
@@ -200,7 +200,7 @@ class NAdam(Optimizer):
         s: tuple,
         traced: bool,
     ) -> None:
-        wd, decay, w1, rest, beta2, w2, bias_correction2, eps, step_g, step_m = s
+        wd, decay, w1, rest, beta2, w2, inv_bias_correction2, eps, step_g, step_m = s
         if group["weight_decay"]:
             if group["decoupled_weight_decay"]:
                 p *= decay
@@ -209,7 +209,7 @@ class NAdam(Optimizer):
         near = 1 - group["betas"][0] < 0.5
         exp_avg = _lerp_state(state, "exp_avg", g, w1, rest, near, traced)
         v = _scale_add_state(state, "exp_avg_sq", beta2, w2 * (g * g), traced)
-        denom = ops.sqrt(v / bias_correction2) + eps
+        denom = ops.sqrt(v * inv_bias_correction2) + eps  # a product: see RAdam's _scalars
         p += step_g * (g / denom)
         p += step_m * (exp_avg / denom)
 
@@ -256,9 +256,12 @@ class RAdam(Optimizer):
             rect = math.sqrt(
                 (rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)
             )
+        step_size = lr / (1 - beta1**step)
+        # Products with numbers only (no division by one): PyTorch storage divides by a Python
+        # number as a product with its reciprocal, by a 0-d tensor exactly (compile's replay).
         return (
-            wd, 1 - lr * wd, 1 - beta1, 1 - (1 - beta1), beta2, 1 - beta2, 1 - beta1**step,
-            lr, bias_correction2**0.5, group["eps"], rect,
+            wd, 1 - lr * wd, 1 - beta1, 1 - (1 - beta1), beta2, 1 - beta2, step_size,
+            step_size * rect * bias_correction2**0.5, group["eps"],
         )  # fmt: skip
 
     def _layout(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> tuple:
@@ -279,7 +282,7 @@ class RAdam(Optimizer):
         s: tuple,
         traced: bool,
     ) -> None:
-        wd, decay, w1, rest, beta2, w2, bias_correction1, lr, root2, eps, rect = s
+        wd, decay, w1, rest, beta2, w2, step_size, rectified_size, eps = s
         if group["weight_decay"]:
             if group["decoupled_weight_decay"]:
                 p *= decay
@@ -288,12 +291,10 @@ class RAdam(Optimizer):
         near = 1 - group["betas"][0] < 0.5
         exp_avg = _lerp_state(state, "exp_avg", g, w1, rest, near, traced)
         v = _scale_add_state(state, "exp_avg_sq", beta2, w2 * (g * g), traced)
-        corrected = exp_avg / bias_correction1
         if _rho(group["betas"][1], state["step"])[1] > 5.0:  # rectified (see _layout)
-            adaptive = root2 / (ops.sqrt(v) + eps)
-            p -= corrected * lr * adaptive * rect
+            p -= (exp_avg * rectified_size) / (ops.sqrt(v) + eps)
         else:
-            p -= corrected * lr
+            p -= exp_avg * step_size
 
 
 def _rho(beta2: float, step: int) -> tuple[float, float]:
