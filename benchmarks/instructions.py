@@ -63,6 +63,9 @@ def count(src: Path, key: str, steps: int) -> int:
             **os.environ,
             "PYTHONPATH": os.pathsep.join([str(src), str(HERE)]),
             "PYTHONHASHSEED": "0",
+            # One BLAS thread: idle BLAS threads spin, and their instructions are counted.
+            "OPENBLAS_NUM_THREADS": "1",
+            "OMP_NUM_THREADS": "1",
         }
         subprocess.run(
             [
