@@ -10,7 +10,7 @@ import pytest
 
 import chainrule as cr
 from chainrule import func
-from conftest import N, T, fails_on
+from conftest import N, T
 from test_ops import leaf
 
 RNG = np.random.default_rng(18)
@@ -389,9 +389,6 @@ COMPOSITIONS = {
     name[2:]: fn for name, fn in list(globals().items()) if name.startswith("c_") and callable(fn)
 }
 
-# Crashes the matrix found, to be fixed in the library: (family, composition) -> its mark.
-KNOWN: dict = {}
-
 
 def cases():
     for family in FAMILIES:
@@ -400,8 +397,7 @@ def cases():
                 # vmap over x writes a per-sample value into an unbatched constant: the
                 # documented RuntimeError, as in torch.func (tests/test_vmap.py checks it)
                 continue
-            mark = KNOWN.get((family, comp))
-            yield pytest.param(family, comp, marks=[mark] if mark else [], id=f"{family}-{comp}")
+            yield pytest.param(family, comp, id=f"{family}-{comp}")
 
 
 @pytest.mark.parametrize("family, composition", list(cases()))
