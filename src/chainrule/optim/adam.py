@@ -7,7 +7,15 @@ from typing import Any
 
 from .. import _namespace as ops
 from .._tensor import Tensor
-from .optimizer import Optimizer, ParamsT, _check, _lerp_state, _scale_add_state
+from .optimizer import (
+    Optimizer,
+    ParamsT,
+    _check,
+    _check_betas,
+    _lerp_state,
+    _scale_add_state,
+    _set_state,
+)
 
 __all__ = ["Adam", "AdamW"]
 
@@ -33,9 +41,7 @@ class Adam(Optimizer):
         _check("learning rate", lr)
         _check("epsilon value", eps)
         _check("weight_decay value", weight_decay)
-        for i, beta in enumerate(betas):
-            if not 0.0 <= beta < 1.0:
-                raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+        _check_betas(betas)
         defaults = dict(
             lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
             maximize=maximize,
@@ -80,12 +86,7 @@ class Adam(Optimizer):
         exp_avg = _lerp_state(state, "exp_avg", g, w1, rest, 1 - group["betas"][0] < 0.5, traced)
         v = _scale_add_state(state, "exp_avg_sq", beta2, w2 * (g * g), traced)
         if group["amsgrad"]:
-            v_max = ops.maximum(state["max_exp_avg_sq"], v)
-            if traced:
-                state["max_exp_avg_sq"][...] = v_max
-            else:
-                state["max_exp_avg_sq"] = v_max
-            v = v_max
+            v = _set_state(state, "max_exp_avg_sq", ops.maximum(state["max_exp_avg_sq"], v), traced)
         denom = ops.sqrt(v) / bias2 + eps
         p -= step_size * (exp_avg / denom)
 

@@ -10,15 +10,17 @@ from typing import Any
 
 from .. import _namespace as ops
 from .._tensor import Tensor
-from .optimizer import Optimizer, ParamsT, _check, _lerp_state, _scale_add_state
+from .optimizer import (
+    Optimizer,
+    ParamsT,
+    _check,
+    _check_betas,
+    _lerp_state,
+    _scale_add_state,
+    _set_state,
+)
 
 __all__ = ["Adagrad", "Adamax", "NAdam", "RAdam"]
-
-
-def _check_betas(betas: tuple[float, float]) -> None:
-    for i, beta in enumerate(betas):
-        if not 0.0 <= beta < 1.0:
-            raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
 
 
 class Adagrad(Optimizer):
@@ -127,11 +129,9 @@ class Adamax(Optimizer):
             g = g + wd * p
         near = 1 - group["betas"][0] < 0.5
         exp_avg = _lerp_state(state, "exp_avg", g, w1, rest, near, traced)
-        u = ops.maximum(state["exp_inf"] * beta2, ops.abs(g) + eps)
-        if traced:
-            state["exp_inf"][...] = u
-        else:
-            state["exp_inf"] = u
+        u = _set_state(
+            state, "exp_inf", ops.maximum(state["exp_inf"] * beta2, ops.abs(g) + eps), traced
+        )
         p -= clr * (exp_avg / u)
 
 

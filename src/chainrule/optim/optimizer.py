@@ -243,12 +243,17 @@ def _lerp_state(
             return start
         out = state[key] = start + weight * (end - start)
         return out
-    out = end - (end - start) * rest
+    return _set_state(state, key, end - (end - start) * rest, traced)
+
+
+def _set_state(state: dict[str, Any], key: str, value: Tensor, traced: bool) -> Tensor:
+    """state[key] = value: written into the state's tensor when traced (compile's replay
+    carries it), else a new tensor (graphs that saved the old one stay valid)."""
     if traced:
-        start[...] = out
-        return start
-    state[key] = out
-    return out
+        state[key][...] = value
+        return state[key]
+    state[key] = value
+    return value
 
 
 def _scale_add_state(
@@ -262,6 +267,12 @@ def _scale_add_state(
         return t
     out = state[key] = t * scale + add
     return out
+
+
+def _check_betas(betas: tuple[float, float]) -> None:
+    for i, beta in enumerate(betas):
+        if not 0.0 <= beta < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
 
 
 def _check(name: str, value: float, low: float = 0.0) -> None:
