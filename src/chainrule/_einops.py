@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import sys
 
+from ._einsum import einsum
+
 try:
     from einops._backends import AbstractBackend
 except ImportError:  # einops is not installed: nothing to register
@@ -74,6 +76,4 @@ class ChainruleBackend(AbstractBackend):
         return x.dtype in (self.cr.float32, self.cr.float64)
 
     def einsum(self, pattern, *x):
-        from ._einsum import einsum
-
         return einsum(pattern, *x)

@@ -23,8 +23,9 @@ from .._node import (
     live_hooks,
 )
 from .._tensor import Tensor, version_counter
-from ..autograd import _ACCUMULATE, _accumulate
-from ..autograd._engine import _cast, graph_namespace
+from ..autograd._backward import _ACCUMULATE, _accumulate
+from ..autograd._engine import _cast
+from ..autograd._namespaces import GRAPH_NAMESPACE
 from ._instructions import (
     ACC,
     ADD,
@@ -128,7 +129,7 @@ class Replay:
 
 
 def _acc(t: Tensor, g, stored: set):
-    """backward's accumulation of g into t.grad (see autograd._accumulate); t.grad's array."""
+    """backward's accumulation of g into t.grad (see autograd._backward); t.grad's array."""
     with _ACCUMULATE:
         _accumulate(t, g, False, stored)
     return t._grad._data
@@ -177,7 +178,7 @@ def _graph_rule(rec: Recording, treedef, unflatten, outputs: list) -> Rule:
     programs: dict = {}  # id(namespace) -> the program that runs in it
 
     def vjp(xp, g, saved, p, needs):
-        if xp is graph_namespace():
+        if xp is GRAPH_NAMESPACE:
             raise NotImplementedError(
                 "create_graph through the outputs of a compiled function: differentiate "
                 "inside it (autograd.grad(..., create_graph=True)) or call it uncompiled"

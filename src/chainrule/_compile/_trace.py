@@ -13,7 +13,7 @@ import weakref
 from .. import _backend
 from .._mode import grad_mode, set_feature
 from .._node import RELEASED, ZERO, AccumulateGrad, Node, Port, live_hooks, node_of
-from .._rules import RULES, raw_namespace
+from .._rules import OPS, RULES, raw_namespace
 from .._tensor import Tensor, binary_primitive, unary_primitive
 from ..autograd import _engine
 from ._instructions import (
@@ -155,8 +155,6 @@ def call_kind(rule) -> int:
     """FWD1, FWD2 or FWDN: how the forward of `rule` is called."""
     code = _KINDS.get(rule)
     if code is None:
-        from .._rules import OPS
-
         op_code = getattr(OPS.get(rule.name), "__code__", None)
         if op_code is _UNARY_CODE or op_code is _VIEW_CODE:
             code = FWD1

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import gc
 import threading
-import types
 from contextlib import nullcontext
 
-from .. import _backend, _batching, _namespace, _rules, fft, linalg
+from .. import _backend, _batching, _namespace, _rules
 from .._batching import Batched
 from .._node import (
     RELEASED,
@@ -22,6 +21,8 @@ from .._node import (
     node_of,
 )
 from .._tensor import _SCALARS, Tensor, as_tensor, batched_nodes, enable_grad, grad_mode, no_grad
+from ._namespaces import GRAPH_NAMESPACE
+from .forward_ad import saved_with_tangents
 
 _FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -30,33 +31,6 @@ _FREED = (
     "backward through the graph a second time or if you need to access saved tensors after "
     "calling backward. (The freed node: {name}.)"
 )
-
-
-# ----------------------------------------------------------------------------- namespaces
-
-
-def _graph_namespace() -> types.ModuleType:
-    """The namespace VJPs run with under create_graph: chainrule's, with the rule table's
-    EXTRAS recorded as primitives, so that every VJP is recorded and differentiates again."""
-    ns = types.ModuleType("chainrule.rules[chainrule]")
-    ns.__dict__.update({k: getattr(_namespace, k) for k in _namespace.__all__})
-    ns.linalg = linalg
-    ns.fft = fft
-    for extra in _rules.EXTRAS:
-        ns.__dict__[extra] = _rules.OPS[extra]
-    ns.__dict__.update(_rules.KERNELS)
-    ns.outside = lambda g, key: Tensor(_backend.outside(g._xp, g.shape, key), g._xp, None)
-    ns.primitive = lambda name, a, b=None: _rules.OPS[name](a, b)
-    return ns
-
-
-_GRAPH_NAMESPACE: list = []
-
-
-def graph_namespace() -> types.ModuleType:
-    if not _GRAPH_NAMESPACE:
-        _GRAPH_NAMESPACE.append(_graph_namespace())
-    return _GRAPH_NAMESPACE[0]
 
 
 # ----------------------------------------------------------------------------- roots
@@ -235,8 +209,6 @@ def _rewrap(node, saved, xp) -> tuple:
             else:
                 out.append(Tensor(d, dxp, None))
     if getattr(node, "fw", None) is not None:
-        from .forward_ad import saved_with_tangents
-
         for d in saved:
             if d.__class__ is _batching.Batched:
                 xp = _batching.NAMESPACE
@@ -404,7 +376,7 @@ def _execute(roots, targets, retain_graph, create_graph, backend, accumulate):
     _check_runnable(order, run, freed)
     tensors = runs_on_tensors(create_graph)
     if tensors:
-        xp = graph_namespace()
+        xp = GRAPH_NAMESPACE
     elif batched_nodes[0] or grad_mode.vmap or _batched(roots):
         # A graph that may hold vmap's Batched values, on raw arrays: their namespace
         # computes on them and on every library below them.

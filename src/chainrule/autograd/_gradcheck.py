@@ -13,6 +13,8 @@ import numpy as np
 
 from .. import _namespace
 from .._tensor import Tensor, as_tensor
+from . import forward_ad
+from ._backward import grad
 
 
 class GradcheckError(RuntimeError):
@@ -101,8 +103,6 @@ def _analytical(fn, inputs, wrt) -> list[list[np.ndarray]]:
     """J[i][k] by one backward pass per real number of each output. With PyTorch's
     convention, the gradient seeded with 1 (or i) at a complex output's element is that of
     its real (imaginary) part; a complex input's gradient holds d/dx + i d/dy."""
-    from . import grad
-
     outs = _outputs(fn, inputs)
     xs = [inputs[k] for k in wrt]
     jac = [[np.zeros((_width(o), _width(inputs[k]))) for k in wrt] for o in outs]
@@ -125,8 +125,6 @@ def _analytical(fn, inputs, wrt) -> list[list[np.ndarray]]:
 
 def _forward(fn: Callable[..., Any], inputs: tuple, wrt: list[int]) -> list[list[np.ndarray]]:
     """J[i][k] by forward mode: one JVP per real direction of each input."""
-    from . import forward_ad
-
     jac = None
     for col, k in enumerate(wrt):
         x = inputs[k]
@@ -212,8 +210,6 @@ def gradgradcheck(
     """Check second derivatives: gradcheck of the vector-Jacobian product of `fn` (with random
     or given `grad_outputs`, themselves differentiated) with respect to inputs and vectors, by
     backward passes (check_rev_over_rev) and by forward mode (check_fwd_over_rev)."""
-    from . import grad
-
     inputs = _to_float64(_tuple(inputs))
     n = len(inputs)
     wrt = [k for k, x in enumerate(inputs) if x.__class__ is Tensor and x.requires_grad]

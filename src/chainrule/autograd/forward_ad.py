@@ -16,7 +16,7 @@ from .._mode import set_feature
 from .._node import Port
 from .._tensor import Tensor, as_tensor, grad_mode
 from ._batched import lift
-from ._engine import graph_namespace
+from ._namespaces import GRAPH_NAMESPACE
 
 __all__ = [
     "UnpackedDualTensor",
@@ -409,7 +409,7 @@ def _push(rule, xs, xp, outs, results, p, outer, level, ts, fresh) -> None:
     if _on_tensors(xs, ts, outer):
         ts = tuple([t if t is None or t.__class__ is Tensor else Tensor(t, xp, None) for t in ts])
         with shown(outer):
-            touts = rule.jvp(graph_namespace(), ts, xs, results, p)
+            touts = rule.jvp(GRAPH_NAMESPACE, ts, xs, results, p)
         tensors = True
     else:
         # On raw arrays: nothing differentiates this tangent.

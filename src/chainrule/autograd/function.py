@@ -15,7 +15,7 @@ from .. import _backend
 from .._node import Node, Port, Rule, inplace_writes, remember
 from .._tensor import Tensor, enable_grad, grad_mode, no_grad, pack_saved, version_counter
 from . import forward_ad
-from ._engine import graph_namespace
+from ._namespaces import GRAPH_NAMESPACE
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -82,7 +82,7 @@ def _function_vjp(xp, g, saved, p, needs):
     """The VJP of every Function node: calls the class's backward on tensors."""
     cls, ctx, slots, shapes, outputs, backend, many = p
     # On tensors under create_graph (recorded), or under forward mode (not recorded).
-    tensors = xp is graph_namespace()
+    tensors = xp is GRAPH_NAMESPACE
     create_graph = tensors and grad_mode.enabled
     grads = g if many else (g,)
     outs = []

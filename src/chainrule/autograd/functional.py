@@ -10,6 +10,7 @@ from .. import _namespace
 from .._tensor import Tensor, as_tensor
 from .._typing import ArrayLike
 from . import forward_ad
+from ._backward import grad
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
@@ -39,8 +40,6 @@ def _unpack(values, like):
 
 
 def _grad(outputs, inputs, vs, create_graph, retain_graph=None):
-    from . import grad
-
     gs = grad(outputs, inputs, vs, retain_graph, create_graph=create_graph, allow_unused=True)
     return tuple(_namespace.zeros_like(x) if g is None else g for x, g in zip(inputs, gs))
 
@@ -103,8 +102,6 @@ def jacobian(
     for o in outs:
         flat = _namespace.reshape(o, (-1,))
         if vectorize and o.size:
-            from . import grad
-
             eye = _namespace.eye(o.size, dtype=o.dtype)
             gs = grad(
                 (flat,), xs, (eye,), retain_graph=True, create_graph=create_graph,

@@ -1,0 +1,314 @@
+"""backward and grad: the roots' gradients checked, one walk of the engine, then the gradients
+summed into the leaves' `.grad` (backward) or returned (grad); `is_grads_batched` as one walk
+at a vmap level. The walk itself is `_engine`'s."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Literal, overload
+
+from .. import _backend, _batching, _namespace, _rules
+from .._node import ZERO, Port, inplace_writes, node_of
+from .._tensor import Tensor, as_tensor, grad_mode
+from . import _batched
+from ._engine import _root_grads, execute, runs_on_tensors, zeros_for
+
+__all__ = ["backward", "grad"]
+
+_Tensors = Tensor | Sequence[Tensor]
+# Gradients given for outputs: a tensor, or per output a tensor or None (ones for a scalar).
+_Grads = Tensor | Sequence[Tensor | None] | None
+
+
+def _seq(x) -> tuple:
+    if x is None:
+        return ()
+    if x.__class__ is Tensor:
+        return (x,)
+    return tuple(x)
+
+
+def _inputs(inputs, fn: str) -> tuple:
+    """`inputs` as a tuple, and its keys when it is a dict (as PyTorch, a dict of tensors such
+    as dict(module.named_parameters()) stands for its values)."""
+    if inputs.__class__ is dict:
+        return tuple(inputs.values()), tuple(inputs)
+    if isinstance(inputs, Mapping):
+        raise TypeError(
+            f"`inputs` argument to `{fn}()` must be a dict, not {type(inputs).__name__}. "
+            "Other Mapping types are not supported."
+        )
+    return _seq(inputs), None
+
+
+def _targets(inputs, what: str):
+    for t in inputs:
+        if t.__class__ is not Tensor:
+            raise TypeError(f"{what} must be Tensors, got {type(t).__name__}")
+        if t._edge is None:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    return {node_of(t._edge) for t in inputs}
+
+
+def _pick(captured, t: Tensor):
+    e = t._edge
+    if e.__class__ is Port:
+        g = captured.get(e.node)
+        return g if g is None or g is ZERO else g[e.index]
+    return captured.get(e)
+
+
+def backward(
+    tensors: _Tensors,
+    grad_tensors: _Grads = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: _Tensors | dict[str, Tensor] | None = None,
+) -> None:
+    """Sum the gradients of `tensors` (weighted by `grad_tensors`) into the `.grad` of the
+    leaves that require grad, or only of `inputs` when given."""
+    tensors = _seq(tensors)
+    grad_tensors = (None,) * len(tensors) if grad_tensors is None else _seq(grad_tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    on_tensors = runs_on_tensors(create_graph)
+    roots = _root_grads(tensors, grad_tensors, on_tensors, "tensors")
+    if not roots:
+        return  # nothing to differentiate, as PyTorch
+    targets = None
+    if inputs is not None:
+        inputs = _inputs(inputs, "backward")[0]
+        if not inputs:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        targets = _targets(inputs, "inputs")
+    stored = {id(g) for _, g in roots}
+
+    def accumulate_now(node, g) -> None:
+        # A leaf with post-accumulate-grad hooks gets its gradient as soon as it is ready.
+        t = node.leaf()
+        if t is None:
+            return
+        _check_shape(t, g)
+        with _ACCUMULATE:
+            _accumulate(t, g, on_tensors, stored)
+        for hook in tuple(node.hooks.accumulated):
+            hook(t)
+
+    captured = execute(roots, targets, retain_graph, create_graph, tensors[0]._xp, accumulate_now)
+    if inputs is None:
+        pairs = [(node.leaf(), g) for node, g in captured.items()]
+    else:
+        pairs = [(t, _pick(captured, t)) for t in inputs]
+    pairs = [
+        (t, zeros_for(t, on_tensors) if g is ZERO else g)
+        for t, g in pairs
+        if t is not None and g is not None
+    ]
+    # Every gradient is computed and checked before any .grad changes: an error leaves them
+    # all as they were. Accumulation itself cannot fail (a .grad that can't be written in
+    # place is replaced), and holds a lock: backward calls in several threads add up exactly.
+    for t, g in pairs:
+        _check_shape(t, g)
+    tracer = grad_mode.tracer if grad_mode.extended else None
+    if tracer is not None:
+        tracer.accumulating(pairs)
+    with _ACCUMULATE:
+        for t, g in pairs:
+            _accumulate(t, g, on_tensors, stored)
+    if tracer is not None:
+        tracer.accumulated(pairs, roots, create_graph)
+
+
+_ACCUMULATE = threading.Lock()
+
+
+def _check_shape(t: Tensor, g) -> None:
+    if tuple(g.shape) != t.shape:
+        raise RuntimeError(
+            f"the gradient computed for a tensor of shape {t.shape} has shape "
+            f"{tuple(g.shape)}: a derivative rule returned a gradient of the wrong shape"
+        )
+
+
+def _accumulate(t: Tensor, g, on_tensors: bool, stored: set) -> None:
+    current = t.grad
+    if on_tensors:
+        if g._data.dtype != t._data.dtype:
+            g = _namespace.astype(g, t.dtype)
+        if current is None:
+            # A gradient object already stored elsewhere gets its own (differentiable) copy.
+            t._grad = _namespace.asarray(g, copy=True) if id(g) in stored else g
+            stored.add(id(t._grad))
+        else:
+            t._grad = current + g
+        return
+    xp = t._xp
+    if g.dtype != t._data.dtype:
+        g = xp.astype(g, t._data.dtype)
+    if current is None:
+        # Stored as it is only when no one else can hold it: not a view, not a gradient the
+        # caller passed in, not already given to another leaf.
+        if id(g) in stored or not _backend.owns_memory(g):
+            g = _backend.normalize(xp.asarray(g, copy=True), xp)
+        stored.add(id(g))
+        t._grad = Tensor(g, xp, None)
+    elif current._edge is None and _backend.writable(current._data) and not _aliased(current):
+        data = current._data
+        try:
+            data += g
+        except ValueError:
+            # Read-only memory the writable() check could not see (a broadcast view inside
+            # another library's array): refused before anything was written.
+            t._grad = current + Tensor(g, xp, None)
+            return
+        current._data = data
+        vc = getattr(current, "_vc", None)
+        if vc is not None:
+            vc.value += 1
+            inplace_writes[0] += 1
+    else:
+        t._grad = current + Tensor(g, xp, None)
+
+
+def _aliased(t: Tensor) -> bool:
+    vc = getattr(t, "_vc", None)
+    return vc is not None and vc.alias
+
+
+# An input that the outputs do not reach gets None only with allow_unused=True and
+# materialize_grads=False: the overloads give every other call a tuple of tensors.
+@overload
+def grad(
+    outputs: _Tensors,
+    inputs: dict[str, Tensor],
+    grad_outputs: _Grads = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool | None = None,
+    materialize_grads: bool = False,
+    is_grads_batched: bool = False,
+) -> dict[str, Tensor | None]: ...
+@overload
+def grad(
+    outputs: _Tensors,
+    inputs: _Tensors,
+    grad_outputs: _Grads = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: Literal[False] | None = None,
+    materialize_grads: bool = False,
+    is_grads_batched: bool = False,
+) -> tuple[Tensor, ...]: ...
+@overload
+def grad(
+    outputs: _Tensors,
+    inputs: _Tensors,
+    grad_outputs: _Grads = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool | None = None,
+    *,
+    materialize_grads: Literal[True],
+    is_grads_batched: bool = False,
+) -> tuple[Tensor, ...]: ...
+@overload
+def grad(
+    outputs: _Tensors,
+    inputs: _Tensors,
+    grad_outputs: _Grads = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool | None = None,
+    materialize_grads: bool = False,
+    is_grads_batched: bool = False,
+) -> tuple[Tensor | None, ...]: ...
+def grad(
+    outputs: _Tensors,
+    inputs: _Tensors | dict[str, Tensor],
+    grad_outputs: _Grads = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool | None = None,
+    materialize_grads: bool = False,
+    is_grads_batched: bool = False,
+) -> tuple[Tensor | None, ...] | dict[str, Tensor | None]:
+    """The gradients of `outputs` (weighted by `grad_outputs`) with respect to `inputs`, one
+    per input (a dict of them for a dict of inputs); `.grad` is left untouched. With
+    `is_grads_batched`, the first axis of every grad_output is a batch of weightings: one
+    backward walk computes them all (vmap), the gradients get that first axis."""
+    if is_grads_batched:
+        return _batched_grad(
+            outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+            materialize_grads,
+        )  # fmt: skip
+    outputs = _seq(outputs)
+    inputs, keys = _inputs(inputs, "grad")
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, "
+            "but got: allow_unused=False."
+        )
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if not inputs:
+        raise RuntimeError("grad requires at least one input")
+    grad_outputs = (None,) * len(outputs) if grad_outputs is None else _seq(grad_outputs)
+    if retain_graph is None:
+        retain_graph = create_graph
+    targets = _targets(inputs, "inputs")
+    roots = _root_grads(outputs, grad_outputs, runs_on_tensors(create_graph), "outputs")
+    captured = execute(roots, targets, retain_graph, create_graph, outputs[0]._xp) if roots else {}
+    result: list[Tensor | None] = []
+    for t in inputs:
+        g = _pick(captured, t)
+        if g is ZERO:
+            g = zeros_for(t, False)
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError(
+                    f"The differentiated Tensor at index {len(result)} appears to not have "
+                    "been used in the graph. Set allow_unused=True if this is the desired "
+                    "behavior."
+                )
+            result.append(_namespace.zeros_like(t) if materialize_grads else None)
+            continue
+        _check_shape(t, g)
+        if g.__class__ is not Tensor:
+            gxp = t._xp if g.__class__ is not _batching.Batched else _batching.NAMESPACE
+            g = Tensor(_backend.normalize(g, gxp), gxp, None)
+        if g._data.dtype != t._data.dtype:
+            g = _namespace.astype(g, t.dtype)
+        result.append(g)
+    return tuple(result) if keys is None else dict(zip(keys, result))
+
+
+def _batched_grad(
+    outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads
+):
+    """grad with is_grads_batched: the grad_outputs batched along their first axis at a new
+    vmap level, one walk, the gradients unbatched."""
+    if grad_outputs is None:
+        raise RuntimeError("is_grads_batched=True needs grad_outputs with a leading batch axis")
+    gs = [None if g is None else as_tensor(g) for g in _seq(grad_outputs)]
+    sizes = {g.shape[0] for g in gs if g is not None and g.ndim > 0}
+    if len(sizes) != 1 or any(g is not None and g.ndim == 0 for g in gs):
+        raise RuntimeError(
+            "is_grads_batched=True: every grad_output needs the same leading batch dimension, "
+            f"got shapes {[None if g is None else g.shape for g in gs]}"
+        )
+    (n,) = sizes
+    level, prev = _batched.enter(n)
+    try:
+        batched = [None if g is None else _rules.OPS["batch"](g, (level, n, 0)) for g in gs]
+        found = grad(
+            outputs, inputs, batched, retain_graph, create_graph, allow_unused, materialize_grads
+        )
+        keys = list(found) if isinstance(found, dict) else None
+        values = list(found.values()) if keys is not None else list(found)
+        out = []
+        for g in values:
+            out.append(None if g is None else _batched.unbatched(g, level, n, 0))
+    finally:
+        _batched.leave(prev)
+    return tuple(out) if keys is None else dict(zip(keys, out))
