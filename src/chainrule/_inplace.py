@@ -43,10 +43,10 @@ from ._node import (
     Node,
     Rule,
     VersionCounter,
-    inplace_writes,
     written_arrays,
 )
 from ._rules import OPS
+from ._state import STATE
 from ._tensor import _SCALARS, Tensor, constant, dual, grad_mode, mixed_error, no_grad
 
 __all__ = ["INPLACE_OPERATORS", "setitem"]
@@ -88,7 +88,7 @@ def _bump(t: Tensor) -> None:
     if vc is None:
         vc = t._vc = VersionCounter()
     vc.value += 1
-    inplace_writes[0] += 1
+    STATE.inplace_writes += 1
 
 
 def _same_library(t: Tensor, value, name: str) -> None:
@@ -145,7 +145,7 @@ def _take_value(t: Tensor, new: Tensor, name: str, recorded: bool = True) -> Non
     if grad_mode.forward:
         t._fw = getattr(new, "_fw", None)
     t._vc = VersionCounter(t._version + 1)
-    inplace_writes[0] += 1
+    STATE.inplace_writes += 1
 
 
 _KIND_RANK = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
@@ -252,7 +252,7 @@ def _write_shared(t: Tensor, group, name: str, value, compute, write) -> None:
             t._fw = getattr(tangents, "_fw", None)
     vc = t._vc
     vc.value += 1
-    inplace_writes[0] += 1
+    STATE.inplace_writes += 1
     _stale(group, vc)
     if records:
         _rebase(t, view, group, new._edge)
@@ -478,7 +478,7 @@ def setitem(self: Tensor, key, value) -> None:
     if not _in_place_ok(self):
         self._data = _backend.assign(self._xp, self._xp.asarray(self._data, copy=True), key, v)
         self._vc = VersionCounter(self._version + 1)
-        inplace_writes[0] += 1
+        STATE.inplace_writes += 1
         if tracer is not None:
             tracer.wrote(self, "setitem_copy", key, v)
         return

@@ -11,6 +11,8 @@ import traceback
 import weakref
 from typing import Any
 
+from ._state import STATE
+
 __all__ = [
     "OUT",
     "RELEASED",
@@ -27,8 +29,6 @@ __all__ = [
     "View",
     "ZERO",
     "hooks_of",
-    "inplace_writes",
-    "live_hooks",
     "node_of",
     "remember",
     "written_arrays",
@@ -138,11 +138,6 @@ class View:
 # own arrays are given new array objects of the same memory at the write (nodes made later
 # save those). Empty unless such a write happened.
 written_arrays: dict = {}
-
-
-# The number of in-place writes so far in this process: while it is 0, no saved value can be
-# stale and the engine skips the version checks (W1-W5 never write in place).
-inplace_writes = [0]
 
 
 class Rule:
@@ -270,11 +265,6 @@ class Packed:
         return tuple(unpack(v)._data if p else v for v, p in zip(self.slots, self.packed))
 
 
-# The number of hooks registered and not removed, on any node or leaf: while it is 0 the
-# engine never looks for hooks (W1-W6 register none).
-live_hooks = [0]
-
-
 class RemovableHandle:
     """What registering a hook returns: `remove()` takes the hook away (again: no-op)."""
 
@@ -284,14 +274,14 @@ class RemovableHandle:
         self._list = hooks
         self._fn = fn
         hooks.append(fn)
-        live_hooks[0] += 1
+        STATE.live_hooks += 1
 
     def remove(self) -> None:
         hooks = self._list
         for i, fn in enumerate(hooks):
             if fn is self._fn:
                 del hooks[i]
-                live_hooks[0] -= 1
+                STATE.live_hooks -= 1
                 return
 
     def __enter__(self) -> RemovableHandle:

@@ -27,10 +27,10 @@ from ._node import (
     VersionCounter,
     View,
     hooks_of,
-    live_hooks,
     node_of,
     remember,
 )
+from ._state import STATE
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -44,7 +44,6 @@ __all__ = [
     "alias_group",
     "as_tensor",
     "as_tensors",
-    "batched_nodes",
     "binary_primitive",
     "constant",
     "crossing_primitive",
@@ -191,7 +190,7 @@ def unary_primitive(rule: Rule):
         if grad_mode.extended:
             level = grad_mode.dual
             if level:
-                DUAL[0](rule, x, None, xd, None, out, p, res, level)
+                STATE.forward_lean(rule, x, None, xd, None, out, p, res, level)
             else:
                 _features(rule, (x,), (out,), p, (res,))
         return res
@@ -231,7 +230,7 @@ def _view_primitive(rule: Rule):
         if grad_mode.extended:
             level = grad_mode.dual
             if level:
-                DUAL[0](rule, x, None, x._data, None, out, p, res, level)
+                STATE.forward_lean(rule, x, None, x._data, None, out, p, res, level)
             else:
                 _features(rule, (x,), (out,), p, (res,))
         return res
@@ -293,7 +292,7 @@ def binary_primitive(rule: Rule):
             if grad_mode.extended:
                 level = grad_mode.dual
                 if level:
-                    DUAL[0](rule, x, y, xd, yd, out, None, res, level)
+                    STATE.forward_lean(rule, x, y, xd, yd, out, None, res, level)
                 else:
                     _features(rule, (x, y), (out,), None, (res,))
             return res
@@ -385,7 +384,7 @@ def crossing_primitive(rule: Rule):
     """The op function `op(x, p)` of a one-input rule whose result belongs to another array
     library than its input (vmap's boundary: batch and unbatch): the generic path, the
     result in its own namespace. While such nodes live, backward walks compute with vmap's
-    namespace (`batched_nodes`)."""
+    namespace (`STATE.batched_nodes`)."""
     fwd = rule.fwd
 
     def op(x, p=None):
@@ -398,7 +397,7 @@ def crossing_primitive(rule: Rule):
         else:
             result = _results(rule, (x,), oxp, (out,), p)[0]
         if result._edge is not None:
-            batched_nodes[0] += 1
+            STATE.batched_nodes += 1
             weakref.finalize(result._edge, _forget_batched)
         return result
 
@@ -406,22 +405,8 @@ def crossing_primitive(rule: Rule):
     return op
 
 
-# The number of live nodes of vmap's boundary (see crossing_primitive).
-batched_nodes = [0]
-
-
 def _forget_batched() -> None:
-    batched_nodes[0] -= 1
-
-
-# vmap's part of every operation, installed by chainrule.func: `(rule, xs, results)` routes
-# an input of a lower vmap level than its result through a lift (see func._vmap).
-VMAP: list = [None]
-
-# vmap's lift, installed by chainrule.func: `(tensor)` gives a tensor that requires grad,
-# of a library below vmap's, as a tensor of the innermost vmap level (the same value for
-# every sample, its gradient summed over the batch), or None outside vmap.
-LIFT: list = [None]
+    STATE.batched_nodes -= 1
 
 
 def _results(rule: Rule, xs, xp, outs, p) -> tuple:
@@ -456,10 +441,10 @@ def _features(rule: Rule, xs, outs, p, results) -> None:
     """The part of each feature that is on (see _mode.FEATURES), for an operation on `xs`
     that made `results`."""
     if grad_mode.vmap:
-        VMAP[0](rule, xs, results)
+        STATE.vmap(rule, xs, outs, p, results)
     levels = grad_mode.forward
     if levels:  # first: the tensors saved_tensors_hooks see carry their tangents
-        FORWARD[0](rule, xs, results[0]._xp, outs, results, p, levels)
+        STATE.forward(rule, xs, outs, p, results)
     edge = results[0]._edge
     if edge is not None:
         node = node_of(edge)
@@ -515,17 +500,6 @@ def pack_saved(node: Node, tensors) -> None:
         slots.append(value)
         packed.append(True)
     node.saved = Packed(tuple(slots), tuple(packed), unpack)
-
-
-# Forward mode's lean path, installed by autograd.forward_ad: `(rule, x, y, xd, yd, out, p,
-# res, level)` gives the result of a one- or two-input fast path (y, yd None for one) its
-# tangent, while grad_mode.dual says that forward mode at one level is the only feature on.
-DUAL: list = [None]
-
-# Forward mode's part of _extended, installed by autograd.forward_ad (it runs JVPs with
-# chainrule's namespace): `(rule, xs, xp, outs, results, p, levels)` gives the results their
-# tangents at the visible dual levels.
-FORWARD: list = [None]
 
 
 def dual(t: Tensor) -> bool:
@@ -686,7 +660,7 @@ def constant(obj, xp) -> Tensor:
         if obj._xp is xp:
             return obj
         if obj._edge is not None:
-            lifted = LIFT[0](obj, xp) if LIFT[0] is not None else None
+            lifted = STATE.lift(obj, xp) if STATE.lift is not None else None
             if lifted is not None:
                 return lifted
             raise TypeError(
@@ -911,7 +885,7 @@ class Tensor:
             return
         node, index = self._hook_site()
         hooks_of(node).retain[index] = weakref.ref(self)
-        live_hooks[0] += 1
+        STATE.live_hooks += 1
         weakref.finalize(self, _forget_retained)
 
     @property
@@ -1704,7 +1678,7 @@ class Tensor:
 
 
 def _forget_retained() -> None:
-    live_hooks[0] -= 1
+    STATE.live_hooks -= 1
 
 
 def _concrete(t: Tensor, what: str) -> None:

@@ -19,9 +19,8 @@ from .._node import (
     Port,
     Rule,
     VersionCounter,
-    inplace_writes,
-    live_hooks,
 )
+from .._state import STATE
 from .._tensor import Tensor, version_counter
 from ..autograd._backward import _ACCUMULATE, _accumulate
 from ..autograd._engine import _cast
@@ -61,7 +60,6 @@ np = _backend.np
 # hindsight); the expected cost per instruction is measured at each compilation. A number
 # of calls instead, when set (tests).
 SOURCE_AFTER: int | None = None
-_COST_PER_INSTRUCTION = [20e-6]  # seconds, updated as sources are compiled
 
 
 class _Retrace:
@@ -91,7 +89,7 @@ class Replay:
         rec.strip()
         self.calls = 0
         self.spent = 0.0
-        self.cost = sum(keep) * _COST_PER_INSTRUCTION[0]
+        self.cost = sum(keep) * STATE.source_cost
         self._pending = (rec, keep, last, treedef, unflatten)
 
     def __call__(self, leaves):
@@ -116,7 +114,7 @@ class Replay:
         self._pending = None
         # The measured cost, averaged with what was expected (compile times are noisy).
         measured = (time.perf_counter() - start) / n
-        _COST_PER_INSTRUCTION[0] = (_COST_PER_INSTRUCTION[0] + measured) / 2
+        STATE.source_cost = (STATE.source_cost + measured) / 2
 
     def source(self) -> str:
         """The program as Python source (compiling it now if it is not yet)."""
@@ -156,7 +154,7 @@ def _bump(t: Tensor, delta: int, replace: bool, alias: bool) -> None:
         if vc is None:
             vc = t._vc = VersionCounter()
         vc.value += delta
-    inplace_writes[0] += delta
+    STATE.inplace_writes += delta
 
 
 def _rebind(t: Tensor, data, copied: bool) -> None:
@@ -165,7 +163,7 @@ def _rebind(t: Tensor, data, copied: bool) -> None:
     t._data = data
     if copied:
         t._vc = VersionCounter(t._version + 1)
-        inplace_writes[0] += 1
+        STATE.inplace_writes += 1
     else:
         _inplace._bump(t)
 
@@ -495,7 +493,7 @@ class _LoopPlan:
                 r[k] = r[-1 - pos]._data
         if not _grads_hold(self.grad_guards, r):
             return None
-        if self.hook_guards and (live_hooks[0] or self.hooked):
+        if self.hook_guards and (STATE.live_hooks or self.hooked):
             for kt, key in self.hook_guards:
                 if hooks_key(r[kt]._edge) != key:
                     return None
@@ -730,7 +728,7 @@ class _Source:
             "NODE": Node,
             "PORT": _port,
             "HOOKS_KEY": hooks_key,
-            "LIVE_HOOKS": live_hooks,
+            "STATE": STATE,
             "VERSIONS": _versions,
             "HOST": host_arrays,
         }
@@ -856,7 +854,9 @@ class _SourceBuilder:
         for ref_, key in rec.hook_guards:
             t = self.tensor(ref_)
             if key is None:  # no hook registered anywhere: none on this leaf
-                self.emit(f"if LIVE_HOOKS[0] and HOOKS_KEY({t}._edge) is not None: return RETRACE")
+                self.emit(
+                    f"if STATE.live_hooks and HOOKS_KEY({t}._edge) is not None: return RETRACE"
+                )
             else:
                 self.emit(f"if HOOKS_KEY({t}._edge) != {src.name(key, 'H')}: return RETRACE")
         for s, kind in rec.kinds.items():

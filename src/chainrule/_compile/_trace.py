@@ -12,8 +12,9 @@ import weakref
 
 from .. import _backend
 from .._mode import grad_mode, set_feature
-from .._node import RELEASED, ZERO, AccumulateGrad, Node, Port, live_hooks, node_of
+from .._node import RELEASED, ZERO, AccumulateGrad, Node, Port, node_of
 from .._rules import OPS, RULES, raw_namespace
+from .._state import STATE
 from .._tensor import Tensor, binary_primitive, unary_primitive
 from ..autograd import _engine
 from ._instructions import (
@@ -559,7 +560,7 @@ class Tracer:
         _engine._check_runnable(order, run, freed)
         nodes = self.nodes
         # As the engine: no node is looked at for hooks while none is registered anywhere.
-        hooked = live_hooks[0] > 0
+        hooked = STATE.live_hooks > 0
         for node in order if run is None else run:
             if id(node) not in nodes:
                 raise Unsupported("a backward into a graph recorded outside the function")

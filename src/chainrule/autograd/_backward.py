@@ -9,7 +9,8 @@ from collections.abc import Mapping, Sequence
 from typing import Literal, overload
 
 from .. import _backend, _batching, _namespace, _rules
-from .._node import ZERO, Port, inplace_writes, node_of
+from .._node import ZERO, Port, node_of
+from .._state import STATE
 from .._tensor import Tensor, as_tensor, grad_mode
 from . import _batched
 from ._engine import _root_grads, execute, runs_on_tensors, zeros_for
@@ -166,7 +167,7 @@ def _accumulate(t: Tensor, g, on_tensors: bool, stored: set) -> None:
         vc = getattr(current, "_vc", None)
         if vc is not None:
             vc.value += 1
-            inplace_writes[0] += 1
+            STATE.inplace_writes += 1
     else:
         t._grad = current + Tensor(g, xp, None)
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from .. import _rules, _tensor
+from .. import _rules
 from .._batching import level_of
 from .._mode import set_feature
 from .._node import node_of
+from .._state import STATE
 from .._tensor import Tensor, grad_mode
 
 __all__ = ["enter", "leave", "lift", "unbatched"]
@@ -52,14 +53,14 @@ def unbatched(t: Tensor, level: int, n: int, axis: int) -> Tensor:
 
 
 def _lift_constant(obj: Tensor, xp: Any) -> Tensor | None:
-    """_tensor.LIFT: a tensor that requires grad joining an operation on Batched arrays."""
+    """STATE.lift: a tensor that requires grad joining an operation on Batched arrays."""
     if not grad_mode.vmap:
         return None
     return lift(obj)
 
 
-def _reroute(rule, xs, results) -> None:
-    """vmap's part of every operation (_tensor.VMAP): an input that requires grad and is of a
+def _reroute(rule, xs, outs, p, results) -> None:
+    """vmap's part of every operation (STATE.vmap): an input that requires grad and is of a
     level below the result's reaches the node through a lift, so that its gradient is summed
     over the result's batch instead of arriving batched."""
     r = results[0]
@@ -79,5 +80,5 @@ def _reroute(rule, xs, results) -> None:
 
 
 _BATCH = _rules.RULES["batch"]
-_tensor.LIFT[0] = _lift_constant
-_tensor.VMAP[0] = _reroute
+STATE.lift = _lift_constant
+STATE.vmap = _reroute

@@ -16,11 +16,10 @@ from .._node import (
     AccumulateGrad,
     Packed,
     Port,
-    inplace_writes,
-    live_hooks,
     node_of,
 )
-from .._tensor import _SCALARS, Tensor, as_tensor, batched_nodes, enable_grad, grad_mode, no_grad
+from .._state import STATE
+from .._tensor import _SCALARS, Tensor, as_tensor, enable_grad, grad_mode, no_grad
 from ._namespaces import GRAPH_NAMESPACE
 from .forward_ad import saved_with_tangents
 
@@ -174,7 +173,7 @@ def _check_runnable(order, run, freed) -> None:
     for node in freed:
         if run is None or node in run:
             raise RuntimeError(_FREED.format(name=node.name()) + node.created())
-    if inplace_writes[0]:
+    if STATE.inplace_writes:
         for node in order if run is None else run:
             stale = node.stale()
             if stale is not None:
@@ -365,7 +364,7 @@ def execute(roots, targets, retain_graph: bool, create_graph: bool, backend, acc
 
 
 def _execute(roots, targets, retain_graph, create_graph, backend, accumulate):
-    hooked = live_hooks[0] > 0
+    hooked = STATE.live_hooks > 0
     order, leaves, freed, shared = _topological(roots, hooked)
     if targets is None:
         run = reach = None
@@ -377,7 +376,7 @@ def _execute(roots, targets, retain_graph, create_graph, backend, accumulate):
     tensors = runs_on_tensors(create_graph)
     if tensors:
         xp = GRAPH_NAMESPACE
-    elif batched_nodes[0] or grad_mode.vmap or _batched(roots):
+    elif STATE.batched_nodes or grad_mode.vmap or _batched(roots):
         # A graph that may hold vmap's Batched values, on raw arrays: their namespace
         # computes on them and on every library below them.
         xp = _rules.raw_namespace(_batching.NAMESPACE)

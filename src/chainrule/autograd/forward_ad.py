@@ -14,6 +14,7 @@ from .._backend import ndarray
 from .._batching import NAMESPACE, Batched, level_of
 from .._mode import set_feature
 from .._node import Port
+from .._state import STATE
 from .._tensor import Tensor, as_tensor, grad_mode
 from ._batched import lift
 from ._namespaces import GRAPH_NAMESPACE
@@ -184,11 +185,13 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
 # ----------------------------------------------------------------------------- propagation
 
 
-def _tangents(rule, xs, xp, outs, results, p, levels) -> None:
-    """Forward mode's part of every operation (installed in `_tensor.FORWARD`): the results'
-    tangents at the visible `levels`, and on a recorded node what a VJP run on tensors needs
+def _tangents(rule, xs, outs, p, results) -> None:
+    """Forward mode's part of every operation (`STATE.forward`): the results'
+    tangents at the visible dual levels, and on a recorded node what a VJP run on tensors needs
     to carry tangents on. One level and raw arrays (nothing differentiates the tangent) has
     a path of its own: every operation of a JVP takes it (benchmarks/jvp.py)."""
+    xp = results[0]._xp
+    levels = grad_mode.forward
     if rule.jvp is None:  # a rule without derivative (nondiff): its results carry none
         for r in results:
             r._fw = None
@@ -269,7 +272,7 @@ _RAW_NAMESPACES = _rules._raw_namespaces
 
 
 def _lean(rule, x, y, xd, yd, out, p, res, level) -> None:
-    """Forward mode's lean path (`_tensor.DUAL`) for the result `res` of a one-input (y, yd
+    """Forward mode's lean path (`STATE.forward_lean`) for the result `res` of a one-input (y, yd
     None) or two-input fast path: one level, no other feature on, a result not recorded and
     tangents that nothing differentiates; anything else takes `_tangents`. The chains of tiny
     operations of benchmarks/jvp.py (W1, W3) need it: the generic path's tuples, dispatch and
@@ -591,5 +594,5 @@ def function_tangents(cls, ctx, args, outputs) -> None:
             fw[level] = _fitted(t, o, True)
 
 
-_tensor.FORWARD[0] = _tangents
-_tensor.DUAL[0] = _lean
+STATE.forward = _tangents
+STATE.forward_lean = _lean

@@ -12,7 +12,8 @@ from contextlib import nullcontext
 from typing import Any
 
 from .. import _backend
-from .._node import Node, Port, Rule, inplace_writes, remember
+from .._node import Node, Port, Rule, remember
+from .._state import STATE
 from .._tensor import Tensor, enable_grad, grad_mode, no_grad, pack_saved, version_counter
 from . import forward_ad
 from ._namespaces import GRAPH_NAMESPACE
@@ -192,7 +193,7 @@ class Function:
                     "a leaf Variable that requires grad has been used in an in-place operation."
                 )
             version_counter(t).value += 1
-            inplace_writes[0] += 1
+            STATE.inplace_writes += 1
         if records:
             result, node = _record(cls, ctx, args, outputs, many)
             outputs = result if many else (result,)
