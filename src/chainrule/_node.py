@@ -140,6 +140,9 @@ class View:
 written_arrays: dict = {}
 
 
+_FORMS = ("unary", "binary", "sequence")
+
+
 class Rule:
     """A primitive: its forward on raw arrays, its VJP and JVP, and what the VJP needs saved.
 
@@ -169,11 +172,21 @@ class Rule:
     - "own": the formulas follow the convention as written (a real Jacobian: reshapes,
       sums, indexing; or formulas that handle complex values themselves: abs, real, imag).
     - None: real values only; a complex gradient or tangent reaching it raises
-      NotImplementedError."""
+      NotImplementedError.
+    form: how the forward (and the operation) is called: "unary" `(xp, x, p)`, "binary"
+    `(xp, x, y)`, or "sequence" `(xp, xs, p)` (as `fwd` above); set by the rule table's
+    declaration helpers, read by compile's replay.
+    vjp_formulas: the per-input formulas a declaration helper wrapped into `vjp`, for callers
+    that can skip the wrapper (compile's replay): one-input `((xp, g, x, out, p),)`,
+    two-input `(dx, dy)`, each `(xp, g, x, y, out)`; None for a VJP written in the one
+    signature.
+    jvp_formulas: likewise for `jvp` (forward mode's lean path): `((xp, t, x, out, p),)` for
+    a one-input rule with a JVP formula, `(dx, dy)` for a two-input symmetric one (each
+    applied to its input's tangent, summed); None otherwise."""
 
     __slots__ = (
         "name", "fwd", "vjp", "jvp", "saves", "variadic", "multi", "elementwise", "view",
-        "backward_name", "naming", "_plans", "complex",
+        "backward_name", "naming", "_plans", "complex", "form", "vjp_formulas", "jvp_formulas",
     )  # fmt: skip
 
     def __init__(
@@ -189,7 +202,12 @@ class Rule:
         view: Any = False,
         jvp: Any = None,
         complex: str | None = None,
+        form: str = "sequence",
+        vjp_formulas: tuple | None = None,
+        jvp_formulas: tuple | None = None,
     ) -> None:
+        if form not in _FORMS:
+            raise ValueError(f"rule {name!r}: unknown form {form!r}")
         self.name = name
         self.complex = complex
         self.fwd = fwd
@@ -200,6 +218,9 @@ class Rule:
         self.multi = multi
         self.elementwise = elementwise
         self.view = view
+        self.form = form
+        self.vjp_formulas = vjp_formulas
+        self.jvp_formulas = jvp_formulas
         # The node's name: PyTorch's, given by the rule table where PyTorch has the op; else
         # chainrule's own. `naming(node)`, when set, names the node by its call instead.
         self.backward_name = "".join(w.capitalize() for w in name.split("_")) + "Backward"

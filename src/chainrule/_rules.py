@@ -109,9 +109,11 @@ def _bilinear_jvp(name, sequence):
     return bilinear_jvp
 
 
-def _unary_jvp(name, vjp, jvp):
+def _unary_jvp(name, vjp, jvp) -> tuple:
+    """A one-input rule's JVP in the one signature, and its formula `(xp, t, x, out, p)`
+    when it has one (Rule.jvp_formulas), from `jvp` as `unary` takes it."""
     if jvp == "linear":
-        return _linear_jvp(name, False)
+        return _linear_jvp(name, False), None
     if jvp == "symmetric":
         jvp = vjp
     if jvp == "reduction":
@@ -120,15 +122,14 @@ def _unary_jvp(name, vjp, jvp):
             partials = vjp(xp, xp.ones_like(outs[0]), xs[0], outs[0], p)
             return xp.sum(partials * ts[0], axis=p[0], keepdims=p[1])
 
-        return reduction_jvp
+        return reduction_jvp, None
     if not callable(jvp):
         raise ValueError(f"rule {name!r}: unknown jvp {jvp!r}")
 
     def unary_jvp(xp, ts, xs, outs, p):
         return jvp(xp, ts[0], xs[0], outs[0], p)
 
-    unary_jvp.parts = (jvp,)  # the formula `(xp, t, x, out, p)`, for forward mode's lean path
-    return unary_jvp
+    return unary_jvp, (jvp,)
 
 
 def unary(name, fwd, vjp, saves="", *, jvp, view=False, complex=None):
@@ -143,10 +144,10 @@ def unary(name, fwd, vjp, saves="", *, jvp, view=False, complex=None):
         def rule_vjp(xp, g, s, p, needs):
             return (vjp(xp, g, None, None, p),)
 
-    rule_vjp.parts = (vjp,)  # the formula itself, for compile's replay (one call less)
+    rule_jvp, jvp_formulas = _unary_jvp(name, vjp, jvp)
     rule = Rule(
-        name, fwd, rule_vjp, (_slots(saves),), view=view, jvp=_unary_jvp(name, vjp, jvp),
-        complex=complex,
+        name, fwd, rule_vjp, (_slots(saves),), view=view, jvp=rule_jvp, complex=complex,
+        form="unary", vjp_formulas=(vjp,), jvp_formulas=jvp_formulas,
     )  # fmt: skip
     return _register(rule, unary_primitive)
 
@@ -174,7 +175,7 @@ def binary(name, fwd, dx, dy, *, broadcast=True, jvp="symmetric", complex=None):
             fy(xp, g, x, y, out) if needs[1] else None,
         )
 
-    rule_vjp.parts = (fx, fy)  # the formulas themselves, for compile's replay
+    jvp_formulas = None
     if jvp == "symmetric":
         if not broadcast:
             raise ValueError(f"rule {name!r}: only elementwise rules have a symmetric JVP")
@@ -187,7 +188,7 @@ def binary(name, fwd, dx, dy, *, broadcast=True, jvp="symmetric", complex=None):
                 r = r2 if r is None else r + r2
             return r
 
-        rule_jvp.parts = (fx, fy)  # each `(xp, t, x, y, out)`, for forward mode's lean path
+        jvp_formulas = (fx, fy)
     elif jvp == "bilinear":
         rule_jvp = _bilinear_jvp(name, False)
     else:
@@ -201,6 +202,9 @@ def binary(name, fwd, dx, dy, *, broadcast=True, jvp="symmetric", complex=None):
         elementwise=broadcast,
         jvp=rule_jvp,
         complex=complex,
+        form="binary",
+        vjp_formulas=(fx, fy),
+        jvp_formulas=jvp_formulas,
     )
     return _register(rule, binary_primitive)
 
@@ -268,6 +272,7 @@ def crossing(name, fwd, adjoint):
         ((),),
         jvp=_linear_jvp(name, False),
         complex="own",  # moving values in or out of a batch: real coefficients
+        form="unary",
     )
     _register(rule, crossing_primitive)
     EXTRAS.append(name)

@@ -13,9 +13,9 @@ import weakref
 from .. import _backend
 from .._mode import grad_mode, set_feature
 from .._node import RELEASED, ZERO, AccumulateGrad, Node, Port, node_of
-from .._rules import OPS, RULES, raw_namespace
+from .._rules import raw_namespace
 from .._state import STATE
-from .._tensor import Tensor, binary_primitive, unary_primitive
+from .._tensor import Tensor
 from ..autograd import _engine
 from ._instructions import (
     ACC,
@@ -59,10 +59,8 @@ np = _backend.np
 # Slot kinds: a value passed in, read from a tensor outside, a constant, or computed.
 INPUT, EXTERNAL, CONST, COMPUTED = range(4)
 
-# How a rule's forward is called, by the factory that made its operation.
-_UNARY_CODE = unary_primitive(RULES["sin"]).__code__
-_VIEW_CODE = unary_primitive(RULES["reshape"]).__code__
-_BINARY_CODE = binary_primitive(RULES["add"]).__code__
+# How a rule's forward is called (Rule.form): the instruction that replays it.
+_CALLS = {"unary": FWD1, "binary": FWD2, "sequence": FWDN}
 _PLAIN = frozenset((int, float, bool, complex, str, type(None), slice, type(Ellipsis)))
 
 
@@ -150,23 +148,6 @@ def _edge_kind(e) -> int:
     if e is None:
         return 0
     return 1 if e.__class__ is AccumulateGrad else 2
-
-
-def call_kind(rule) -> int:
-    """FWD1, FWD2 or FWDN: how the forward of `rule` is called."""
-    code = _KINDS.get(rule)
-    if code is None:
-        op_code = getattr(OPS.get(rule.name), "__code__", None)
-        if op_code is _UNARY_CODE or op_code is _VIEW_CODE:
-            code = FWD1
-        else:
-            code = FWD2 if op_code is _BINARY_CODE else FWDN
-        _KINDS[rule] = code
-    return code
-
-
-_KINDS: dict = {}
-_PARTS: dict = {}  # a rule's VJP -> its per-input formulas (None: one function)
 
 
 class Tracer:
@@ -333,9 +314,7 @@ class Tracer:
             else:
                 s = self.const(x)
             ins.append(s)
-        kind = _KINDS.get(rule)
-        if kind is None:
-            kind = call_kind(rule)
+        kind = _CALLS[rule.form]
         xp = results[0]._xp
         if p is not None:
             p, p_reads = self.params(p)
@@ -721,9 +700,7 @@ class Tracer:
         params = node.params
         gins = vjp(xp, g_value, saved, params, needs)
         # Rules declared by formula (one per input) are replayed by calling the formulas.
-        parts = _PARTS.get(vjp, _PARTS)
-        if parts is _PARTS:
-            parts = _PARTS[vjp] = getattr(vjp, "parts", None)
+        parts = node.rule.vjp_formulas
         form = 0 if parts is None or multi else len(parts)
         fit = node.fit
         outs = []

@@ -306,9 +306,7 @@ def _lean(rule, x, y, xd, yd, out, p, res, level) -> None:
         _tensor._features(rule, xs, (out,), p, (res,))
         return
     ns = _RAW_NAMESPACES.get(id(xp)) or _rules.raw_namespace(xp)
-    parts = _PARTS.get(rule)
-    if parts is None:
-        parts = _PARTS[rule] = getattr(jvp, "parts", ())
+    parts = rule.jvp_formulas
     if y is None and yd is None:
         t = parts[0](ns, tx, xd, out, p) if parts else jvp(ns, (tx,), (xd,), (out,), p)
     elif not parts:
@@ -329,9 +327,6 @@ def _lean(rule, x, y, xd, yd, out, p, res, level) -> None:
 
 
 _GENERIC = object()  # a tangent that something differentiates: the generic path
-
-# rule -> its JVP's formulas (Rule.jvp's `parts`; () for a rule without): for _lean.
-_PARTS: dict = {}
 
 
 def _fw_of(x: Tensor):
