@@ -21,17 +21,18 @@ import chainrule as cr
 from chainrule import _backend, func
 from chainrule.autograd import gradcheck, gradgradcheck
 from conftest import BACKEND, N, T, examples, fails_on, skip_on
-from test_ops import (
+from helpers import (
     AWAY_FROM_ZERO,
-    BINARY,
     SHAPES,
+    SIGNED,
     arrays,
     assert_values,
+    axes_for,
     check_grads,
     grads_of,
     leaf,
 )
-from test_ops_reductions import SIGNED, axes_for
+from test_ops import BINARY
 
 GRADCHECKED = {"reciprocal", "cumulative_sum", "cumulative_prod"}
 

@@ -15,16 +15,7 @@ import chainrule as cr
 from chainrule import _backend
 from chainrule._rules import OPS
 from conftest import BACKEND, N, T, fails_on
-from test_ops import (
-    GRID,
-    SHAPES,
-    arrays,
-    assert_values,
-    broadcastable,
-    check_grads,
-    grads_of,
-    leaf,
-)
+from helpers import GRID, SHAPES, arrays, assert_values, broadcastable, check_grads, grads_of, leaf
 from test_ops_shape import check_unary
 
 GRADCHECKED = {"repeat", "roll", "tile", "unstack", "take_along_axis", "take_along_add"}

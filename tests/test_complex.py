@@ -19,6 +19,7 @@ from chainrule._rules import OPS, RULES
 from chainrule.autograd import forward_ad as fwad
 from chainrule.autograd import gradcheck, gradgradcheck
 from conftest import N, T, examples, failing_on_dask, skip_on
+from helpers import SHAPES, arrays, leaf
 from test_fft import TRANSFORMS
 from test_forward_rules import (
     SAMPLES,
@@ -28,7 +29,6 @@ from test_forward_rules import (
     assert_jvp_matches_vjp,
 )
 from test_linalg import positive_definite, symmetric_distinct
-from test_ops import SHAPES, arrays, leaf
 from test_special import GRADCHECKED as SPECIAL
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures" / "complex_torch.json"

@@ -20,6 +20,7 @@ from chainrule.autograd import forward_ad as fwad
 from chainrule.autograd import gradcheck, gradgradcheck
 from chainrule.func import vmap
 from conftest import LIBRARY, N, T, failing_on_dask
+from helpers import SHAPES, arrays, axes_for, broadcastable, leaf
 from test_api_manipulation import along_axis
 from test_fft import TRANSFORMS
 from test_linalg import (
@@ -32,9 +33,9 @@ from test_linalg import (
     symmetric_distinct,
     symmetrized,
 )
-from test_ops import BINARY, SHAPES, UNARY, arrays, broadcastable, leaf
+from test_ops import BINARY, UNARY
 from test_ops_linalg import MATMUL_SHAPES
-from test_ops_reductions import REDUCTIONS, SOFTMAXES, axes_for
+from test_ops_reductions import REDUCTIONS, SOFTMAXES
 from test_ops_shape import DASK_INDEX_ADD_LIMITS, INDEX_ADD_KEYS, backend_key
 from test_special import SPECIAL_SAMPLES
 

@@ -12,7 +12,7 @@ import chainrule as cr
 from chainrule import linalg as LA
 from chainrule.autograd import gradcheck, gradgradcheck
 from conftest import DASK_LINALG, LIBRARY, N, T, examples, fails_on
-from test_ops import assert_values, check_grads, floats, grads_of, leaf
+from helpers import assert_values, check_grads, floats, grads_of, leaf
 
 GRADCHECKED = {
     "linalg_diagonal", "linalg_diagonal_embed", "linalg_inv", "linalg_det", "linalg_slogdet",

@@ -6,7 +6,7 @@ import pytest
 
 import chainrule as cr
 from conftest import N
-from test_ops import leaf
+from helpers import leaf
 
 CREATIONS = {
     "zeros": lambda xp: xp.zeros((2, 3)),

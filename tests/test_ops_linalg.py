@@ -13,7 +13,7 @@ from hypothesis.extra import numpy as hnp
 
 import chainrule as cr
 from conftest import T, examples
-from test_ops import MAX_SIZE, SHAPES, arrays, assert_values, check_grads, grads_of, leaf
+from helpers import MAX_SIZE, SHAPES, arrays, assert_values, check_grads, grads_of, leaf
 
 GRADCHECKED = {"matmul"}
 

@@ -12,26 +12,25 @@ import chainrule as cr
 import chainrule.nn.functional as F
 from chainrule.autograd import grad, gradcheck, gradgradcheck
 from conftest import N, T, examples, fails_on
-from test_ops import POSITIVE, SHAPES, arrays, assert_values, check_grads, grads_of, leaf
+from helpers import (
+    SHAPES,
+    SIGNED,
+    arrays,
+    assert_values,
+    axes_for,
+    check_grads,
+    grads_of,
+    leaf,
+)
 
 GRADCHECKED = {"sum", "prod", "mean", "max", "min", "logsumexp", "softmax", "log_softmax"}
 
 # Distinct values, at least 0.25 apart: no ties, and a variance away from zero.
 DISTINCT = st.integers(-24, 24).map(lambda k: k / 4)
-SIGNED = st.one_of(POSITIVE, POSITIVE.map(lambda v: -v))
 
 
 def distinct_arrays(shape):
     return hnp.arrays(np.float64, shape, elements=DISTINCT, unique=True)
-
-
-def axes_for(ndim):
-    """An `axis` argument for a tensor of ndim dimensions: None, an int or a tuple."""
-    if ndim == 0:
-        return st.sampled_from([None, ()])
-    one = st.integers(-ndim, ndim - 1)
-    several = st.lists(one, max_size=ndim, unique_by=lambda a: a % ndim).map(tuple)
-    return st.none() | one | several
 
 
 def reduced_count(shape, axis):

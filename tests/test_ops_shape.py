@@ -13,7 +13,7 @@ from hypothesis.extra import numpy as hnp
 import chainrule as cr
 from chainrule._rules import OPS
 from conftest import BACKEND, T, examples, fails_on, skip_on
-from test_ops import (
+from helpers import (
     MAX_SIZE,
     SHAPES,
     arrays,

@@ -14,7 +14,7 @@ import chainrule as cr
 from chainrule import autograd
 from chainrule.autograd import Function
 from conftest import BACKEND, N, T
-from test_ops import assert_values
+from helpers import assert_values
 
 # ----------------------------------------------------------------------------- threads
 
