@@ -19,7 +19,7 @@ from chainrule import CompileWarning, ConcretizationError, func, nn, optim
 from chainrule._compile import _EAGER, _program
 from conftest import LIBRARY, N, T, fails_on
 from helpers import arrays
-from test_ops import BINARY, UNARY
+from test_elementwise import BINARY, UNARY
 
 RNG = np.random.default_rng(2026)
 

@@ -186,7 +186,7 @@ def test_every_complex_rule_has_a_complex_sample():
     assert sorted(set(COMPLEX_SAMPLES) - set(COMPLEX_RULES)) == [], "samples of no complex rule"
 
 
-# The rules whose gradients test_ops' table check finds tested here (they compute on complex
+# The rules whose gradients test_rule_table's check finds tested here (they compute on complex
 # values only, or are the transforms).
 GRADCHECKED = {"real", "imag", "conj", "angle", "fft", "linalg_eig"}
 

@@ -22,6 +22,7 @@ from chainrule.func import vmap
 from conftest import LIBRARY, N, T, failing_on_dask
 from helpers import SHAPES, arrays, axes_for, broadcastable, leaf
 from test_api_manipulation import along_axis
+from test_elementwise import BINARY, UNARY
 from test_fft import TRANSFORMS
 from test_linalg import (
     SOLVE_SHAPES,
@@ -33,10 +34,9 @@ from test_linalg import (
     symmetric_distinct,
     symmetrized,
 )
-from test_ops import BINARY, UNARY
 from test_ops_linalg import MATMUL_SHAPES
-from test_ops_reductions import REDUCTIONS, SOFTMAXES
 from test_ops_shape import DASK_INDEX_ADD_LIMITS, INDEX_ADD_KEYS, backend_key
+from test_reductions import REDUCTIONS, SOFTMAXES
 from test_special import SPECIAL_SAMPLES
 
 NONEMPTY = SHAPES.filter(lambda s: len(s) > 0)
