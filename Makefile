@@ -54,8 +54,8 @@ $(STAMP): pyproject.toml | $(VENV)/bin/python
 # change's own loop (under two minutes; 25 s of CPU time on the 2-core development machine).
 # Left out: the million-operation chain and the check that every rule has a gradient test
 # (which imports every test module): make test runs everything.
-QUICK_TESTS := $(addprefix tests/test_, tensor engine elementwise ops_shape reductions dtypes ops_creation \
-  api_creation api_manipulation inplace graph_api function functional \
+QUICK_TESTS := $(addprefix tests/test_, tensor engine elementwise ops_shape reductions dtypes \
+  creation api_manipulation inplace graph_api function functional \
   forward_ad func nn nn_functional optim random tree checkpoint)
 QUICK_TESTS := $(addsuffix .py, $(QUICK_TESTS))
 
