@@ -38,6 +38,7 @@ DIVISOR = st.sampled_from([-2.0, -1.0, -0.5, 0.5, 1.0, 2.0])
 SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=3).filter(
     lambda s: math.prod(s) <= MAX_SIZE
 )
+NONEMPTY = SHAPES.filter(lambda s: len(s) > 0)
 
 
 def broadcastable(n):
@@ -57,6 +58,13 @@ def axes_for(ndim):
     one = st.integers(-ndim, ndim - 1)
     several = st.lists(one, max_size=ndim, unique_by=lambda a: a % ndim).map(tuple)
     return st.none() | one | several
+
+
+def axes_of(ndim, min_size=0):
+    """Distinct axes of a tensor of `ndim` dimensions, negative ones included, in any order."""
+    return st.lists(
+        st.integers(-ndim, ndim - 1), min_size=min_size, max_size=ndim, unique_by=lambda a: a % ndim
+    ).map(tuple)
 
 
 def arrays(shape, elements=WIDE):
@@ -84,3 +92,18 @@ def grads_of(fn, *inputs):
     """The gradients of sum(fn(*inputs)) by backward, one per input."""
     cr.sum(fn(*inputs)).backward()
     return [x.grad for x in inputs]
+
+
+def assert_float32_in_and_out(fn, a):
+    """fn keeps float32 values float32, and their gradient too."""
+    x = leaf(a, "float32")
+    assert fn(x).dtype == cr.float32
+    (g,) = grads_of(fn, x)
+    assert (g.dtype, g.shape) == (cr.float32, x.shape)
+
+
+def check_unary(fn, np_fn, a):
+    """Values against NumPy, both derivatives, and float32 in and out."""
+    assert_values(fn(T(a)), np_fn(a))
+    check_grads(fn, leaf(a))
+    assert_float32_in_and_out(fn, a)

@@ -18,6 +18,7 @@ import chainrule.nn.functional as F
 from chainrule.autograd import grad, gradcheck, gradgradcheck
 from conftest import N, T, examples, fails_on
 from helpers import (
+    NONEMPTY,
     SHAPES,
     SIGNED,
     arrays,
@@ -34,7 +35,6 @@ GRADCHECKED = {
 }  # fmt: skip
 
 FEW = examples(15)
-NONEMPTY = SHAPES.filter(lambda s: len(s) > 0)
 
 # Distinct values, at least 0.25 apart: no ties, and a variance away from zero.
 DISTINCT = st.integers(-24, 24).map(lambda k: k / 4)
