@@ -57,7 +57,7 @@ $(STAMP): pyproject.toml | $(VENV)/bin/python
 # (which imports every test module): make test runs everything.
 QUICK_TESTS := $(addprefix tests/test_, tensor engine elementwise manipulation reductions dtypes \
   creation searching_and_sorting inplace graph_api custom_function autograd_functional \
-  forward_ad func_transforms nn nn_functional optim random tree checkpoint)
+  forward_ad func_transforms nn_module nn_layers nn_functional optim random tree checkpoint)
 QUICK_TESTS := $(addsuffix .py, $(QUICK_TESTS))
 
 $(DEMO_STAMP): pyproject.toml | $(VENV)/bin/python
