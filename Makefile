@@ -9,11 +9,12 @@ DOCS_STAMP := $(VENV)/.installed-docs
 BACKENDS_STAMP := $(VENV)/.installed-backends
 GPU_STAMP := $(VENV)/.installed-gpu
 # The smoke run on other backends: the test files that gradcheck rules (they name them in
-# GRADCHECKED), the data types', searching and sorting functions' (integer results of the
-# library's kernels) and chainrule.compile's (a replay calls the same rules on that library's
-# arrays), each Hypothesis test on at most 3 drawn examples.
-SMOKE = $(shell grep -l '^GRADCHECKED' tests/test_*.py) tests/test_dtypes.py \
-  tests/test_searching_and_sorting.py tests/test_compile.py
+# GRADCHECKED), the rule table's (the library's own derivative kernels), the data types',
+# the searching and sorting functions' (integer results of the library's kernels) and
+# chainrule.compile's (a replay calls the same rules on that library's arrays), each
+# Hypothesis test on at most 3 drawn examples.
+SMOKE = $(shell grep -l '^GRADCHECKED' tests/test_*.py) tests/test_rule_table.py \
+  tests/test_dtypes.py tests/test_searching_and_sorting.py tests/test_compile.py
 # The quick run on Dask and JAX (slow per operation: JAX compiles each new shape, Dask builds
 # and computes a task graph per finite difference): the tests that gradcheck the elementwise,
 # reduction, shape, indexing, matmul, cumulative, activation and item-assignment rules, each
