@@ -53,6 +53,8 @@ def np_logsumexp(a, axis, keepdims):
     return np.log(np.sum(np.exp(a), axis=axis, keepdims=keepdims))
 
 
+# ----------------------------------------------------------------------------- over drawn axes
+
 REDUCTIONS = {
     "sum": (cr.sum, np.sum, arrays),
     "prod": (cr.prod, np.prod, lambda shape: arrays(shape, SIGNED)),
@@ -372,7 +374,7 @@ def test_all_and_any_over_drawn_axes(name, data):
     np.testing.assert_array_equal(N(out), getattr(np, name)(a, axis=axis, keepdims=keepdims))
 
 
-# ----------------------------------------------------------------------------- reductions
+# --------------------------------------------------------- the standard's signatures and dtypes
 
 
 STANDARD_SIGNATURES = [
