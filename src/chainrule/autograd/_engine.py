@@ -15,6 +15,7 @@ from .._node import (
     RELEASED,
     ZERO,
     AccumulateGrad,
+    ComplexFit,
     Packed,
     Port,
     inplace_writes,
@@ -280,7 +281,8 @@ def apply(node, g, backend, xp, create_graph: bool):
     """Run `node`'s VJP on gradient g: on raw arrays of `backend` with namespace `xp`, or
     (create_graph: the backward runs on tensors, see runs_on_tensors) on tensors with
     chainrule's namespace `xp`."""
-    if node.meets_complex:
+    fit = node.fit
+    if fit is not None and fit.__class__ is ComplexFit:  # (Node.meets_complex)
         return apply_complex(node, g, backend, xp, create_graph)
     saved = node.saved
     if saved.__class__ is Packed:
@@ -288,7 +290,6 @@ def apply(node, g, backend, xp, create_graph: bool):
     if create_graph and saved is not None:
         saved = _rewrap(node, saved, backend)
     grads = node.rule.vjp(xp, g, saved, node.params, node.edges)
-    fit = node.fit
     return grads if fit is None else _fit(xp, grads, fit)
 
 
