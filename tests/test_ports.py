@@ -12,13 +12,14 @@ import re
 import numpy as np
 import pytest
 
+import chainrule as cr
 from conftest import LIBRARY
 
 ROOT = pathlib.Path(__file__).parent.parent
 PORTS = ROOT / "examples" / "ports"
 RECORD = json.loads((ROOT / "tests" / "fixtures" / "ports_torch.json").read_text())
 NAMES = ("digits_cnn", "transformer", "oscillator_lbfgs")
-pytestmark = pytest.mark.skipif(LIBRARY != "numpy", reason="the ports run on NumPy storage")
+on_numpy = pytest.mark.skipif(LIBRARY != "numpy", reason="the ports run on NumPy storage")
 
 
 def _run(name: str, **kwargs) -> dict:
@@ -43,6 +44,7 @@ def test_a_port_differs_from_its_pytorch_form_in_its_imports_only(name):
     assert not [line for line in ours if re.match(r"(import|from) torch\b", line)]
 
 
+@on_numpy
 def test_the_digits_cnn_reproduces_pytorchs_losses():
     pytest.importorskip("sklearn")
     got = _run("digits_cnn", size="small", dropout=0.0)
@@ -54,6 +56,7 @@ def test_the_digits_cnn_reproduces_pytorchs_losses():
     assert got["accuracy"] == pytest.approx(want["accuracy"], abs=1e-6)
 
 
+@on_numpy
 def test_the_transformer_reproduces_pytorchs_losses_and_gradient_norms():
     got = _run("transformer", size="small")
     want = RECORD["transformer"]
@@ -62,6 +65,7 @@ def test_the_transformer_reproduces_pytorchs_losses_and_gradient_norms():
     assert got["accuracy"] == pytest.approx(want["accuracy"], abs=1e-6)
 
 
+@on_numpy
 def test_the_lbfgs_fit_reproduces_pytorchs_evaluations():
     got = _run("oscillator_lbfgs", size="small")
     want = RECORD["oscillator_lbfgs"]
@@ -72,3 +76,16 @@ def test_the_lbfgs_fit_reproduces_pytorchs_evaluations():
     assert got["fitted"].keys() == want["fitted"].keys()
     for name, value in want["fitted"].items():
         assert got["fitted"][name] == pytest.approx(value, rel=1e-11)
+
+
+@on_numpy
+def test_the_digits_cnn_trains_with_dropout_on():
+    # Dropout's masks come from chainrule's generator (PyTorch's draws differ): the run is not
+    # PyTorch's, but the layer acts, and the network still learns.
+    pytest.importorskip("sklearn")
+    cr.random.manual_seed(0)
+    got = _run("digits_cnn", size="small", dropout=0.5)
+    losses = np.array(got["losses"])
+    assert np.all(np.isfinite(losses)) and len(losses) == len(RECORD["digits_cnn"]["losses"])
+    assert not np.allclose(losses, RECORD["digits_cnn"]["losses"], rtol=1e-3)
+    assert losses[-4:].mean() < losses[:4].mean()
