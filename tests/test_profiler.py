@@ -307,3 +307,60 @@ def test_a_range_left_open_by_an_exception_ends_with_the_profile():
         raise KeyError
     (outer,) = [e for e in prof.events() if e.cpu_parent is None]
     assert outer.name == "open" and outer.cpu_time_total >= outer.cpu_children[0].cpu_time_total
+
+
+class _Square(cr.autograd.Function):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return a * a
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        return 2.0 * a * g
+
+
+class _Fails(cr.autograd.Function):
+    @staticmethod
+    def forward(ctx, a):
+        a * 2.0
+        raise ValueError("forward failed")
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+
+def test_a_custom_function_is_a_range_linked_to_its_backward_node():
+    x = T([1.0, 2.0, 3.0], requires_grad=True)
+    with profile() as prof:
+        _Square.apply(x).sum().backward()
+    events = {e.name: e for e in prof.events() if e.cpu_parent is None}
+    function, backward = events["_Square"], events["_SquareBackward"]
+    assert [c.name for c in function.cpu_children] == ["multiply"]
+    assert function.sequence_nr == backward.sequence_nr >= 0
+    np.testing.assert_allclose(N(x.grad), [2.0, 4.0, 6.0])
+
+
+def test_a_custom_function_that_raises_closes_its_range():
+    x = T([1.0], requires_grad=True)
+    with profile() as prof:
+        with pytest.raises(ValueError, match="forward failed"):
+            _Fails.apply(x)
+        cr.exp(x)
+    assert [(e.name, e.cpu_parent is None) for e in prof.events()] == [
+        ("_Fails", True),
+        ("multiply", False),
+        ("exp", True),
+    ]
+
+
+def test_an_in_place_write_is_an_event_linked_to_its_backward_node():
+    x = T([1.0, 2.0], requires_grad=True)
+    with profile() as prof:
+        y = x * 1.0
+        y.add_(2.0)
+        y.sum().backward()
+    seq = {e.name: e.sequence_nr for e in prof.events()}
+    assert seq["add"] == seq["AddBackward0"] >= 0

@@ -279,6 +279,7 @@ class profile:
         self._thread = threading.get_ident()
         self._origin = self._mark = 0
         self._running = False
+        self._entering = False
 
     def __enter__(self) -> profile:
         if not self.enabled:
@@ -370,6 +371,33 @@ class profile:
             return gins
 
         return timed
+
+    def entering(self) -> bool:
+        """Whether Function.apply is called by `function` (once: the flag is then reset)."""
+        entering = self._entering
+        self._entering = False
+        return entering
+
+    def function(self, cls, args: tuple) -> Any:
+        """`cls.apply(*args)` for a custom autograd.Function, as a range named by the class
+        that holds the operations of its forward, sharing a sequence number with the node it
+        records (as PyTorch's profiler shows a Function)."""
+        e = self._open(cls.__name__, "cpu_op")
+        self._entering = True
+        try:
+            result = cls.apply(*args)
+        finally:
+            self._entering = False
+            self._close(e, perf_counter_ns())
+        for out in result if isinstance(result, tuple) else (result,):
+            edge = getattr(out, "_edge", None) if out.__class__ is Tensor else None
+            if edge is not None:
+                node = node_of(edge)
+                if node.name() == cls.__name__ + "Backward" and node not in self._node_seq:
+                    e.sequence_nr = seq = next(self._seqs)
+                    self._node_seq[node] = seq
+                break
+        return result
 
     # ------------------------------------------------------------------ results
 
