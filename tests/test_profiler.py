@@ -296,6 +296,8 @@ def test_stacks_flops_and_devices_are_not_implemented():
         profile(with_stack=True)
     with pytest.raises(NotImplementedError, match="host only"):
         profile(use_device="cuda")
+    with pytest.raises(NotImplementedError, match="host only"):
+        profile(use_cuda=True)
 
 
 def test_a_range_left_open_by_an_exception_ends_with_the_profile():

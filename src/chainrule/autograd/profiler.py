@@ -77,6 +77,7 @@ class FunctionEvent:
         self.input_shapes: list = []
         self.sequence_nr = -1
         self.self_cpu_memory_usage = 0
+        self.cpu_memory_usage = 0  # its children's included: set when the profile ends
         self.cpu_parent: FunctionEvent | None = None
         self.cpu_children: list[FunctionEvent] = []
         self.time_range = Interval(0.0, 0.0)
@@ -110,11 +111,6 @@ class FunctionEvent:
     def self_cpu_time_total(self) -> float:
         """The event's duration less its children's, in microseconds."""
         return self.cpu_time_total - sum(c.cpu_time_total for c in self.cpu_children)
-
-    @property
-    def cpu_memory_usage(self) -> int:
-        """Bytes the event's arrays took, its children's included."""
-        return self.self_cpu_memory_usage + sum(c.cpu_memory_usage for c in self.cpu_children)
 
     def __repr__(self) -> str:
         return (
@@ -239,6 +235,7 @@ class profile:
         gradients. Memory freed is not counted.
     :param with_stack: not implemented (True raises NotImplementedError).
     :param with_flops: not implemented (True raises NotImplementedError).
+    :param use_cuda: not implemented (True raises NotImplementedError).
     :param use_device: None or "cpu": the profiler times the host.
 
     >>> import chainrule as cr
@@ -257,8 +254,11 @@ class profile:
         profile_memory: bool = False,
         with_stack: bool = False,
         with_flops: bool = False,
+        use_cuda: bool = False,
         use_device: str | None = None,
     ) -> None:
+        if use_cuda:
+            use_device = "cuda"
         if with_stack or with_flops:
             raise NotImplementedError(
                 "chainrule's profiler does not record stacks or FLOPs (with_stack, with_flops)"
@@ -300,9 +300,13 @@ class profile:
         end = perf_counter_ns()
         while self._stack:  # ranges left open by an exception end here
             self._close(self._stack[-1], end)
-        for e in self._events:
+        # A range comes before the events inside it: read backwards, children come first.
+        for e in reversed(self._events):
             e.time_range = Interval(
                 (e._start_ns - self._origin) / 1000, (e._end_ns - self._origin) / 1000
+            )
+            e.cpu_memory_usage = e.self_cpu_memory_usage + sum(
+                c.cpu_memory_usage for c in e.cpu_children
             )
         self.function_events = EventList(self._events, self.profile_memory)
 
