@@ -366,3 +366,17 @@ def test_an_in_place_write_is_an_event_linked_to_its_backward_node():
         y.sum().backward()
     seq = {e.name: e.sequence_nr for e in prof.events()}
     assert seq["add"] == seq["AddBackward0"] >= 0
+
+
+def test_a_compiled_function_runs_eagerly_inside_a_profile_and_shows_its_operations():
+    x = T([1.0, 2.0], requires_grad=True)
+
+    @cr.compile
+    def step(x):
+        return (cr.sin(x) * 2.0).sum()
+
+    with profile() as prof:
+        for _ in range(2):
+            step(x)
+    assert step.traces == 0
+    assert [e.name for e in prof.events()] == ["sin", "multiply", "sum"] * 2
