@@ -276,7 +276,7 @@ class profile:
         self._ids = itertools.count()
         self._seqs = itertools.count()
         self._node_seq: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        self._thread = threading.get_ident()
+        self._thread = threading.get_native_id()
         self._origin = self._mark = 0
         self._running = False
         self._entering = False
@@ -286,7 +286,7 @@ class profile:
             return self
         if grad_mode.profiler is not None:
             raise RuntimeError("Profiler is already enabled on this thread")
-        self._thread = threading.get_ident()
+        self._thread = threading.get_native_id()
         self._origin = self._mark = perf_counter_ns()
         self._running = True
         set_feature("profiler", self)
