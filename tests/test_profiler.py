@@ -380,3 +380,11 @@ def test_a_compiled_function_runs_eagerly_inside_a_profile_and_shows_its_operati
             step(x)
     assert step.traces == 0
     assert [e.name for e in prof.events()] == ["sin", "multiply", "sum"] * 2
+
+
+def test_memory_under_vmap_counts_every_sample():
+    x = T(np.ones((4, 3)))
+    with profile(profile_memory=True) as prof:
+        cr.func.vmap(cr.sin)(x)
+    (sin,) = [e for e in prof.events() if e.name == "sin"]
+    assert sin.self_cpu_memory_usage == 4 * 3 * 8
