@@ -460,6 +460,9 @@ def _extended(rule: Rule, xs, xp, outs, p) -> tuple:
 def _features(rule: Rule, xs, outs, p, results) -> None:
     """The part of each feature that is on (see _mode.FEATURES), for an operation on `xs`
     that made `results`."""
+    profiler = grad_mode.profiler
+    if profiler is not None:  # first: its time for the operation ends here
+        profiler.operation(rule, xs, outs, p, results)
     if grad_mode.vmap:
         VMAP[0](rule, xs, results)
     levels = grad_mode.forward

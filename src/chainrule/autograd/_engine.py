@@ -418,7 +418,11 @@ def _execute(roots, targets, retain_graph, create_graph, backend, accumulate):
     # A gradient with a single consumer skips the dict: it waits in `carry` for its node.
     carry_node = carry = None
     captured = {}
-    check_nan = grad_mode.anomaly
+    # What runs a node's VJP, chosen once: apply, or detect_anomaly's or the profiler's
+    # wrapping of it.
+    run_vjp = _apply_noted if grad_mode.anomaly else apply
+    if grad_mode.profiler is not None:
+        run_vjp = grad_mode.profiler.backward_node(run_vjp)
     with enable_grad() if create_graph else no_grad() if tensors else nullcontext():
         for node in reversed(order):
             if node is carry_node:
@@ -456,10 +460,7 @@ def _execute(roots, targets, retain_graph, create_graph, backend, accumulate):
                         captured[node] = g
                     if node not in run:
                         continue
-                if check_nan:
-                    gins = _apply_noted(node, g, backend, xp, tensors)
-                else:
-                    gins = apply(node, g, backend, xp, tensors)
+                gins = run_vjp(node, g, backend, xp, tensors)
                 if hooks is not None and hooks.post:
                     gins = _post_hooks(node, hooks, gins, g, backend, tensors)
             if not retain_graph and node.saved is not None:
