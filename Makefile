@@ -65,9 +65,13 @@ $(DEMO_STAMP): pyproject.toml | $(VENV)/bin/python
 	$(PY) -m pip install -q -e '.[demo]'
 	touch $(DEMO_STAMP)
 
-# Trains on scikit-learn's bundled digits; pictures go to demo-output/.
+# Trains on scikit-learn's bundled digits; pictures go to demo-output/. Then the three
+# PyTorch ports of examples/ports, at their small size (seconds each).
 demo: $(DEMO_STAMP)
 	$(PY) examples/demo.py demo-output
+	$(PY) examples/ports/digits_cnn.py --size small
+	$(PY) examples/ports/transformer.py --size small
+	$(PY) examples/ports/oscillator_lbfgs.py --size small
 
 # SCIPY_ARRAY_API=1: SciPy's Array API support, read when SciPy is first imported (the
 # third-party tests need it; tests/conftest.py sets it too, for pytest run by hand).

@@ -320,6 +320,13 @@ def test_cumulative_dtypes_axis_and_zero_dimensions(fn):
 # ----------------------------------------------------------------------------- diff
 
 
+@pytest.mark.regression
+def test_diff_past_the_length_of_the_axis_is_empty():
+    # array_api_strict refused the slice from 1 of an empty axis (found by the smoke profile).
+    assert_values(cr.diff(T([0.0]), n=2), np.diff(np.array([0.0]), n=2))
+    assert_values(cr.diff(T(np.ones((2, 3))), axis=0, n=3), np.zeros((0, 3)))
+
+
 @FEW
 @given(data=st.data())
 def test_diff_values_and_derivatives_with_prepend_and_append(data):

@@ -4,7 +4,7 @@ gathers them; each lives in a module of its own."""
 
 from __future__ import annotations
 
-from . import forward_ad, functional, graph
+from . import forward_ad, functional, graph, profiler
 from ._anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from ._backward import backward, grad
 from ._gradcheck import GradcheckError, gradcheck, gradgradcheck
@@ -22,6 +22,7 @@ __all__ = [
     "forward_ad",
     "graph",
     "functional",
+    "profiler",
     "Function",
     "FunctionCtx",
 ]
