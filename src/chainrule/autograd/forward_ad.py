@@ -268,7 +268,7 @@ def _tangents(rule, xs, outs, p, results) -> None:
             keep_saved_tangents(node, xs)
 
 
-_RAW_NAMESPACES = _rules._raw_namespaces
+_RAW_NAMESPACES = _rules.RAW_NAMESPACES
 
 
 def _lean(rule, x, y, xd, yd, out, p, res, level) -> None:
