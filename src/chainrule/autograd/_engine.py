@@ -1,6 +1,7 @@
 """The backward engine: one walk from the roots, each node run once with the sum of its
 incoming gradients, then gradients handed to leaves' `.grad` (backward) or returned (grad).
-Gradients live in a dict for one call, keyed by node; never on nodes. No recursion."""
+Gradients live in a dict for one call, keyed by node; never on nodes. No recursion. The
+invariants every function here relies on are written out below the imports."""
 
 from __future__ import annotations
 
@@ -31,6 +32,37 @@ _FREED = (
     "backward through the graph a second time or if you need to access saved tensors after "
     "calling backward. (The freed node: {name}.)"
 )
+
+# ----------------------------------------------------------------------------- invariants
+# One backward call (`execute`) keeps these:
+# - Order. `_topological` lists every reachable inner node after all the nodes its edges
+#   lead to (post-order); the walk runs that list reversed, so a node runs only after every
+#   consumer of its output ran: its gradient is complete when the walk reaches it. Each
+#   node runs at most once per call.
+# - Edges and keys. An edge is a Node (its one output), a Port (a node and an output index,
+#   for a node with several outputs), an AccumulateGrad (a leaf), or None (an input that
+#   needs no gradient). Gradients are keyed by edge; a Port's gradients collect on their
+#   node's key, in a list with one slot per output (None where none arrived).
+# - Fan-in. `shared` holds every node that may get gradients from more than one place
+#   (several consumers, a root, a leaf's accumulator, a node met twice in the walk): its
+#   gradients are summed in the dict `grads`. Any other node has exactly one consumer: its
+#   gradient skips the dict and waits in `carry` until the walk reaches the node (a chain,
+#   the common case, never touches the dict). One gradient at most is carried; another one
+#   meanwhile (a node with several single-consumer inputs) goes into `grads` as it is.
+# - Values. A walk carries one kind of gradient: raw arrays of the backend (first order:
+#   VJPs run with the raw namespace and no Tensor or Node is made), or tensors (create_graph,
+#   or a dual level active: VJPs run with GRAPH_NAMESPACE, recorded under create_graph).
+#   ZERO stands for a gradient known to be zero: no VJP or hook runs on it and it is handed
+#   on as it is; zeros are made only where a user sees a gradient (zeros_for).
+# - Release. Without retain_graph, a node's saved values become RELEASED right after its
+#   VJP ran. A walk that needs a released node, or a node whose saved tensor was written in
+#   place since, raises before any VJP runs (_check_runnable): a refused backward changes
+#   no gradient.
+# - Pruning. With `targets` (grad, backward's inputs), only the nodes that lead to a target
+#   (`run`) run their VJPs, and only edges into `reach` get gradients.
+# - The cyclic GC is paused while a walk runs: a graph holds no reference cycles (reference
+#   counting frees it), and the many short-lived arrays of a walk would otherwise set off
+#   collections whose cost grows with everything alive.
 
 
 # ----------------------------------------------------------------------------- roots
@@ -136,6 +168,9 @@ def _topological(roots, with_leaves: bool):
             continue
         if node.saved is RELEASED:
             freed.append(node)
+        # The node goes back on the stack under a _DONE marker, its inputs above both: when
+        # the marker surfaces, every input is ordered, and the node follows them. (An explicit
+        # stack in place of recursion: a chain of a million nodes is walked.)
         stack.append(node)
         stack.append(_DONE)
         edges = node.edges
@@ -365,6 +400,8 @@ def execute(roots, targets, retain_graph: bool, create_graph: bool, backend, acc
 
 
 def _execute(roots, targets, retain_graph, create_graph, backend, accumulate):
+    """The walk itself (see the invariants above); `execute`'s arguments."""
+    # Read once: while no hook is registered anywhere, no node is asked for its hooks.
     hooked = STATE.live_hooks > 0
     order, leaves, freed, shared = _topological(roots, hooked)
     if targets is None:
@@ -394,6 +431,8 @@ def _execute(roots, targets, retain_graph, create_graph, backend, accumulate):
     run_vjp = _apply_noted if grad_mode.anomaly else apply
     if grad_mode.profiler is not None:
         run_vjp = grad_mode.profiler.backward_node(run_vjp)
+    # create_graph records the VJPs; VJPs run on tensors without it (under a dual level) must
+    # record nothing; VJPs on raw arrays record nothing anyway.
     with enable_grad() if create_graph else no_grad() if tensors else nullcontext():
         for node in reversed(order):
             if node is carry_node:
@@ -436,6 +475,7 @@ def _execute(roots, targets, retain_graph, create_graph, backend, accumulate):
                     gins = _post_hooks(node, hooks, gins, g, backend, tensors)
             if not retain_graph and node.saved is not None:
                 node.saved = RELEASED
+            # Hand each input's gradient on: summed where several may arrive, else carried.
             for e, gi in zip(node.edges, gins):
                 if e is None or gi is None:
                     continue
