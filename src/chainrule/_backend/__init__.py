@@ -4,6 +4,8 @@ dtypes (_dtypes), array helpers that rules share (_helpers), and each library's 
 functions (_special). The only package of the library that imports NumPy (gradcheck aside,
 whose finite differences run in NumPy float64) or names a backend's functions."""
 
+import numpy as np
+
 from ._dask import dask_array_attribute, dask_token, is_lazy, layout, lazy_summary, settle
 from ._dtypes import (
     DTYPE_NAMES,
@@ -74,7 +76,6 @@ from ._namespaces import (
     namespace_named,
     ndarray,
     normalize,
-    np,
     register_namespace,
 )
 from ._special import special_function
