@@ -36,8 +36,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from types import ModuleType
 
+    from . import _interop, _numpy_methods, _torch_methods
     from ._typing import ArrayLike, Axis, Device, DTypeLike, IndexKey
-    from .random import Generator
 
 __all__ = [
     "Tensor",
@@ -1169,11 +1169,14 @@ class Tensor:
         return t
 
     # -- bound from the table in _methods, declared here for type checkers only
-    # The operators are the primitives themselves, bound onto Tensor by setattr from one
-    # table when chainrule is imported (no wrapper on the hot path), which a type checker
-    # cannot follow. Their signatures are declared in this block, which does not exist at run
-    # time: the table stays the one definition, and a name bound there and missing here is
-    # only untyped (tests/test_typing.py checks that both list the same names).
+    # Operators and methods are bound onto Tensor by setattr from one table when chainrule is
+    # imported (the operators are the primitives themselves: no wrapper on the hot path),
+    # which a type checker cannot follow. This block, which does not exist at run time,
+    # declares them: a method that is a function of _torch_methods, _numpy_methods or
+    # _interop as that very function (its signature and docstring are written there, once);
+    # the others (primitives, methods made by factories, methods with both PyTorch's and
+    # NumPy's meaning) by a signature here. A name bound there and missing here is only
+    # untyped (tests/test_typing.py checks that both list the same names).
     if TYPE_CHECKING:
 
         def __add__(self, other: ArrayLike, /) -> Tensor: ...
@@ -1246,10 +1249,6 @@ class Tensor:
         ) -> Any: ...
         def __dlpack_device__(self, /) -> Any: ...
         # The named methods repeat their docstrings for editors, which read these declarations.
-        def to_device(self, device: Device, /, *, stream: Any = None) -> Tensor:
-            """The tensor on `device`: itself when it is there already (so it stays
-            differentiable); the backend rejects devices it does not know (ValueError)."""
-
         def backward(
             self,
             gradient: Tensor | None = None,
@@ -1265,35 +1264,6 @@ class Tensor:
             at 0."""
 
         # PyTorch's named methods (the table in _torch_methods)
-        def sum(
-            self,
-            dim: Axis = None,
-            keepdim: bool = False,
-            *,
-            dtype: DTypeLike = None,
-            axis: Axis = None,
-            keepdims: bool | None = None,
-        ) -> Tensor:
-            """The sum over `dim` (all dimensions when None); `axis`/`keepdims` are accepted as
-            PyTorch accepts them (see chainrule.sum)."""
-
-        def mean(
-            self,
-            dim: Axis = None,
-            keepdim: bool = False,
-            *,
-            dtype: DTypeLike = None,
-            axis: Axis = None,
-            keepdims: bool | None = None,
-        ) -> Tensor:
-            """The mean over `dim` (all dimensions when None), computed in `dtype` if given (see
-            chainrule.mean)."""
-
-        def prod(
-            self, dim: int | None = None, keepdim: bool = False, *, dtype: DTypeLike = None
-        ) -> Tensor:
-            """The product over `dim` (all elements when None) (see chainrule.prod)."""
-
         def std(
             self,
             dim: Axis | bool = None,
@@ -1394,75 +1364,10 @@ class Tensor:
             """Whether any elements are true over `dim` (all dimensions when None). With NumPy's
             keywords (axis=, ddof=, keepdims=, out=) and none of PyTorch's, NumPy's method."""
 
-        def cumsum(self, dim: int, *, dtype: DTypeLike = None) -> Tensor:
-            """Running sums along `dim` (see chainrule.cumulative_sum)."""
-
-        def norm(
-            self,
-            p: float | str = "fro",
-            dim: Axis = None,
-            keepdim: bool = False,
-            dtype: DTypeLike = None,
-        ) -> Tensor:
-            """The p-norm over `dim` (all elements when None): 'fro' is the 2-norm of the elements;
-            'nuc' the nuclear norm of matrices over `dim` (two dimensions)."""
-
-        def view(self, *shape: Any) -> Tensor:
-            """This tensor in a new shape (-1 for one size inferred), as reshape. Reinterpreting the
-            bytes as another dtype (`view(dtype)`) is not supported."""
-
-        def view_as(self, other: Tensor) -> Tensor:
-            """This tensor in `other`'s shape."""
-
-        def reshape(self, *shape: int | Sequence[int]) -> Tensor:
-            """This tensor in a new shape (`t.reshape(2, 3)` or `t.reshape((2, 3))`)."""
-
-        def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
-            """The dimensions from `start_dim` to `end_dim` (inclusive) merged into one; a 0-d
-            tensor becomes 1-d."""
-
         def squeeze(self, dim: int | Sequence[int] | None = None, *, axis: Axis = None) -> Tensor:
             """This tensor without its dimensions of size 1 (only those in `dim`, when given; a
             dimension in `dim` of another size is kept, as PyTorch). With NumPy's keywords
             (axis=, ddof=, keepdims=, out=) and none of PyTorch's, NumPy's method."""
-
-        def unsqueeze(self, dim: int) -> Tensor:
-            """This tensor with a dimension of size 1 inserted at `dim`."""
-
-        def permute(self, *dims: int | Sequence[int]) -> Tensor:
-            """This tensor with its dimensions in the order `dims`."""
-
-        def transpose(self, dim0: int, dim1: int) -> Tensor:
-            """This tensor with dimensions `dim0` and `dim1` swapped."""
-
-        def t(self) -> Tensor:
-            """The transpose of a matrix; a tensor of fewer than 2 dimensions as it is."""
-
-        def contiguous(self, memory_format: Any = None) -> Tensor:
-            """This tensor: chainrule keeps no strides of its own."""
-
-        def expand(self, *sizes: int | Sequence[int]) -> Tensor:
-            """This tensor broadcast to `sizes` (-1 keeps a dimension's size; new dimensions go
-            first)."""
-
-        def expand_as(self, other: Tensor) -> Tensor:
-            """This tensor broadcast to `other`'s shape."""
-
-        def repeat(self, *sizes: int | Sequence[int]) -> Tensor:
-            """This tensor tiled `sizes[i]` times along dimension i (PyTorch's repeat, NumPy's tile;
-            `sizes` may add leading dimensions)."""
-
-        def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
-            """`chunks` pieces along `dim`, each of ceil(size / chunks) but the last (fewer pieces
-            when the size runs out first)."""
-
-        def split(self, split_size_or_sections: int | Sequence[int], dim: int = 0) -> tuple:
-            """Pieces along `dim`: of `split_size_or_sections` each (the last smaller), or of the
-            sizes listed (which must add up to the dimension's size)."""
-
-        def gather(self, dim: int, index: Tensor) -> Tensor:
-            """The elements at `index` along `dim`: out[i][j] = self[index[i][j]][j] for dim 0, and
-            so on; index has self's number of dimensions and sizes no larger in the others."""
 
         def exp(self) -> Tensor:
             """Elementwise exp of x (as the Array API standard); differentiable."""
@@ -1482,21 +1387,6 @@ class Tensor:
         def sqrt(self) -> Tensor:
             """Elementwise sqrt of x (as the Array API standard); differentiable."""
 
-        def sigmoid(self) -> Tensor:
-            """1 / (1 + exp(-x))."""
-
-        def relu(self) -> Tensor:
-            """max(x, 0), with gradient 0 at 0 (as PyTorch)."""
-
-        def softmax(self, dim: int, *, dtype: DTypeLike = None) -> Tensor:
-            """exp(x) normalised to sum to 1 along `dim` (see chainrule.softmax)."""
-
-        def log_softmax(self, dim: int, *, dtype: DTypeLike = None) -> Tensor:
-            """log(softmax(x)) along `dim`, computed without overflow."""
-
-        def pow(self, exponent: ArrayLike) -> Tensor:
-            """This tensor to the power `exponent`."""
-
         def add(self, other: ArrayLike, *, alpha: float = 1) -> Tensor:
             """self + alpha * other."""
 
@@ -1509,26 +1399,11 @@ class Tensor:
         def div(self, other: ArrayLike) -> Tensor:
             """self / other."""
 
-        def masked_fill(self, mask: Tensor, value: ArrayLike) -> Tensor:
-            """This tensor with `value` where `mask` holds (no gradient flows there to self)."""
-
-        def where(self, condition: Tensor, other: ArrayLike) -> Tensor:
-            """Elements of this tensor where `condition` holds, else of `other`."""
-
-        def clamp(self, min: ArrayLike = None, max: ArrayLike = None) -> Tensor:
-            """This tensor limited to [min, max] (see chainrule.clip)."""
-
         def clip(self, min: ArrayLike = None, max: ArrayLike = None) -> Tensor:
             """This tensor limited to [min, max] (see chainrule.clip)."""
 
         def matmul(self, other: ArrayLike, /) -> Tensor:
             """The matrix product of x1 and x2 (as the Array API standard); differentiable."""
-
-        def mm(self, mat2: Tensor) -> Tensor:
-            """The product of two matrices."""
-
-        def bmm(self, mat2: Tensor) -> Tensor:
-            """The products of two batches of matrices (3-D tensors)."""
 
         def add_(self, other: ArrayLike, *, alpha: float = 1) -> Tensor:
             """self += alpha * other, in place (as the operator)."""
@@ -1541,40 +1416,6 @@ class Tensor:
 
         def div_(self, other: ArrayLike) -> Tensor:
             """self /= other, in place (as the operator)."""
-
-        def zero_(self) -> Tensor:
-            """Fill this tensor with zeros, in place."""
-
-        def fill_(self, value: ArrayLike) -> Tensor:
-            """Fill this tensor with `value`, in place (a tensor value's gradient is the sum of the
-            filled elements' gradient)."""
-
-        def copy_(self, src: ArrayLike, non_blocking: bool = False) -> Tensor:
-            """Write `src` (broadcast to this tensor's shape, cast to its dtype) into this tensor;
-            the gradient flows to src."""
-
-        def clamp_(self, min: ArrayLike = None, max: ArrayLike = None) -> Tensor:
-            """Limit this tensor to [min, max], in place."""
-
-        def normal_(
-            self, mean: float = 0.0, std: float = 1.0, *, generator: Generator | None = None
-        ) -> Tensor:
-            """Fill this tensor with normal numbers of mean `mean` and standard deviation `std`, in
-            place, from `generator` (default: chainrule.random's)."""
-
-        def uniform_(
-            self, low: float = 0.0, high: float = 1.0, *, generator: Generator | None = None
-        ) -> Tensor:
-            """Fill this tensor with numbers uniform in [low, high), in place (PyTorch names the
-            bounds `from` and `to`)."""
-
-        def to(self, *args: Any, **kwargs: Any) -> Tensor:
-            """This tensor in another dtype and/or on another device: `to(dtype)`, `to(device)`,
-            `to(device, dtype)`, `to(other)` (other's dtype and device), `dtype=`, `device=`,
-            `copy=`. Itself when nothing changes and no copy is asked for (as PyTorch)."""
-
-        def clone(self, *, memory_format: Any = None) -> Tensor:
-            """A copy of this tensor that keeps its history (the gradient flows back to it)."""
 
         def float(self) -> Tensor:
             """This tensor as float32 (itself if it is already)."""
@@ -1593,15 +1434,6 @@ class Tensor:
 
         def bool(self) -> Tensor:
             """This tensor as bool (itself if it is already)."""
-
-        def dim(self) -> int:
-            """The number of dimensions (ndim)."""
-
-        def numel(self) -> int:
-            """The number of elements."""
-
-        def element_size(self) -> int:
-            """The size of one element in bytes."""
 
         def new_zeros(
             self,
@@ -1623,50 +1455,7 @@ class Tensor:
             """A new tensor of ones of `size`, in this tensor's library, dtype and device unless
             `dtype`/`device` say otherwise."""
 
-        def new_full(
-            self,
-            size: Sequence[int],
-            fill_value: Any,
-            *,
-            dtype: DTypeLike = None,
-            device: Device = None,
-            requires_grad: bool = False,
-        ) -> Tensor:
-            """A new tensor of `size` filled with `fill_value`, in this tensor's library, dtype and
-            device unless `dtype`/`device` say otherwise."""
-
-        def new_tensor(
-            self,
-            data: ArrayLike,
-            *,
-            dtype: DTypeLike = None,
-            device: Device = None,
-            requires_grad: bool = False,
-        ) -> Tensor:
-            """A new leaf holding a copy of `data`, in this tensor's library, dtype (unless `dtype`)
-            and device (unless `device`)."""
-
-        # NumPy's ndarray methods (_numpy_methods).
-        def ravel(self, order: str = "C") -> Tensor:
-            """The elements as a 1-D tensor (NumPy's ravel)."""
-
-        def astype(self, dtype: DTypeLike, copy: bool = True) -> Tensor:
-            """This tensor in `dtype` (see chainrule.astype)."""
-
-        def conj(self) -> Tensor:
-            """The complex conjugate (see chainrule.conj)."""
-
-        def dot(self, b: ArrayLike) -> Tensor:
-            """numpy.dot(self, b): a product with a scalar, matmul up to a 2-D `b`, else the
-            sum over the last axis of self and the second-to-last of b."""
-
-        def copy(self) -> Tensor:
-            """A copy of this tensor that keeps its history (the gradient flows back to it)."""
-
-        def fill(self, value: ArrayLike) -> None:
-            """Fill this tensor with `value`, in place (NumPy's fill; written as item
-            assignment)."""
-
+        # The transposes, and Dask's compute and persist (chainrule._lazy).
         @property
         def T(self) -> Tensor:
             """This tensor with its axes reversed (the transpose of a matrix)."""
@@ -1701,6 +1490,59 @@ class Tensor:
         def __dask_scheduler__(dsk: Any, keys: Any, **kwargs: Any) -> Any: ...
         @staticmethod
         def __dask_optimize__(dsk: Any, keys: Any, **kwargs: Any) -> Any: ...
+
+        # The named methods that are functions of the layers above, declared as those
+        # functions: type checkers and editors take their signatures and docstrings.
+        to_device = _interop.to_device
+        sum = _torch_methods.sum
+        mean = _torch_methods.mean
+        prod = _torch_methods.prod
+        cumsum = _torch_methods.cumsum
+        norm = _torch_methods.norm
+        view = _torch_methods.view
+        view_as = _torch_methods.view_as
+        reshape = _torch_methods.reshape
+        flatten = _torch_methods.flatten
+        unsqueeze = _torch_methods.unsqueeze
+        permute = _torch_methods.permute
+        transpose = _torch_methods.transpose
+        t = _torch_methods.t
+        contiguous = _torch_methods.contiguous
+        expand = _torch_methods.expand
+        expand_as = _torch_methods.expand_as
+        repeat = _torch_methods.repeat
+        chunk = _torch_methods.chunk
+        split = _torch_methods.split
+        gather = _torch_methods.gather
+        sigmoid = _torch_methods.sigmoid
+        relu = _torch_methods.relu
+        softmax = _torch_methods.softmax
+        log_softmax = _torch_methods.log_softmax
+        pow = _torch_methods.pow
+        masked_fill = _torch_methods.masked_fill
+        where = _torch_methods.where
+        clamp = _torch_methods.clamp
+        mm = _torch_methods.mm
+        bmm = _torch_methods.bmm
+        zero_ = _torch_methods.zero_
+        fill_ = _torch_methods.fill_
+        copy_ = _torch_methods.copy_
+        clamp_ = _torch_methods.clamp_
+        normal_ = _torch_methods.normal_
+        uniform_ = _torch_methods.uniform_
+        to = _torch_methods.to
+        clone = _torch_methods.clone
+        dim = _torch_methods.dim
+        numel = _torch_methods.numel
+        element_size = _torch_methods.element_size
+        new_full = _torch_methods.new_full
+        new_tensor = _torch_methods.new_tensor
+        ravel = _numpy_methods.ravel
+        astype = _numpy_methods.astype
+        conj = _numpy_methods.conj
+        dot = _numpy_methods.dot
+        copy = _numpy_methods.copy
+        fill = _numpy_methods.fill
 
 
 def _forget_retained() -> None:
