@@ -9,30 +9,31 @@ DOCS_STAMP := $(VENV)/.installed-docs
 BACKENDS_STAMP := $(VENV)/.installed-backends
 GPU_STAMP := $(VENV)/.installed-gpu
 # The smoke run on other backends: the test files that gradcheck rules (they name them in
-# GRADCHECKED) and chainrule.compile's (a replay calls the same rules on that library's
-# arrays), each Hypothesis test on at most 3 drawn examples.
-SMOKE = $(shell grep -l '^GRADCHECKED' tests/test_*.py) tests/test_compile.py
+# GRADCHECKED), the rule table's (the library's own derivative kernels), the data types',
+# the searching and sorting functions' (integer results of the library's kernels) and
+# chainrule.compile's (a replay calls the same rules on that library's arrays), each
+# Hypothesis test on at most 3 drawn examples.
+SMOKE = $(shell grep -l '^GRADCHECKED' tests/test_*.py) tests/test_rule_table.py \
+  tests/test_dtypes.py tests/test_searching_and_sorting.py tests/test_compile.py
 # The quick run on Dask and JAX (slow per operation: JAX compiles each new shape, Dask builds
 # and computes a task graph per finite difference): the tests that gradcheck the elementwise,
 # reduction, shape, indexing, matmul, cumulative, activation and item-assignment rules, each
 # Hypothesis test on one drawn example (profile "quick"). Linear algebra and conv2d are left
 # to make test-backends (see the README).
-QUICK_SMOKE := $(addprefix tests/test_ops.py::test_, unary_values_and_derivatives \
-    binary_values_and_derivatives_with_broadcasting where_values_and_derivatives_with_broadcasting) \
-  $(addprefix tests/test_ops_reductions.py::test_, reduction_values_and_derivatives_over_drawn_axes \
-    softmax_values_and_derivatives_over_a_drawn_axis) \
-  $(addprefix tests/test_ops_shape.py::test_, reshape permute_dims broadcast_to \
+QUICK_SMOKE := $(addprefix tests/test_elementwise.py::test_, unary_values_and_derivatives \
+    binary_values_and_derivatives_with_broadcasting where_values_and_derivatives_with_broadcasting \
+    reciprocal_values_and_derivatives) \
+  $(addprefix tests/test_reductions.py::test_, reduction_values_and_derivatives_over_drawn_axes \
+    softmax_values_and_derivatives_over_a_drawn_axis cumulative_values_and_derivatives) \
+  $(addprefix tests/test_manipulation.py::test_, reshape permute_dims broadcast_to \
     flip_over_drawn_axes concat_along_a_drawn_axis stack_along_a_drawn_axis \
     take_with_repeated_indices_along_a_drawn_axis take_add_values_and_derivatives \
     astype_between_float64_and_float32 basic_indexing_with_slices_integers_ellipsis_and_newaxis \
-    integer_array_indexing_with_repeated_indices index_add_values_and_derivatives) \
-  $(addprefix tests/test_api_manipulation.py::test_, repeat_by_a_count roll tile unstack \
-    take_along_axis_with_broadcasting_and_negative_indices take_along_add_values_and_derivatives) \
-  $(addprefix tests/test_api_elementwise.py::test_, reciprocal_values_and_derivatives \
-    cumulative_values_and_derivatives) \
-  $(addprefix tests/test_linalg.py::test_, diagonal_and_trace_values_and_derivatives \
-    outer_values_and_derivatives) \
-  tests/test_ops_linalg.py::test_matmul_values_and_derivatives \
+    integer_array_indexing_with_repeated_indices index_add_values_and_derivatives \
+    repeat_by_a_count roll tile unstack take_along_axis_with_broadcasting_and_negative_indices \
+    take_along_add_values_and_derivatives) \
+  $(addprefix tests/test_linalg.py::test_, matmul_values_and_derivatives \
+    diagonal_and_trace_values_and_derivatives outer_values_and_derivatives) \
   tests/test_inplace.py::test_setitem_gradients_first_and_second_order \
   tests/test_nn_functional.py::test_activation_first_and_second_derivatives
 # Backends beyond NumPy and array_api_strict that install on the development machines; make
@@ -55,18 +56,22 @@ $(STAMP): pyproject.toml | $(VENV)/bin/python
 # change's own loop (under two minutes; 25 s of CPU time on the 2-core development machine).
 # Left out: the million-operation chain and the check that every rule has a gradient test
 # (which imports every test module): make test runs everything.
-QUICK_TESTS := $(addprefix tests/test_, tensor engine ops ops_shape ops_reductions ops_creation \
-  api_creation api_elementwise api_manipulation inplace graph_api function functional \
-  forward_ad func nn nn_functional optim random tree checkpoint)
+QUICK_TESTS := $(addprefix tests/test_, tensor engine elementwise manipulation reductions dtypes \
+  creation searching_and_sorting inplace graph_api custom_function autograd_functional \
+  forward_ad func_transforms nn_module nn_layers nn_functional optim random tree checkpoint)
 QUICK_TESTS := $(addsuffix .py, $(QUICK_TESTS))
 
 $(DEMO_STAMP): pyproject.toml | $(VENV)/bin/python
 	$(PY) -m pip install -q -e '.[demo]'
 	touch $(DEMO_STAMP)
 
-# Trains on scikit-learn's bundled digits; pictures go to demo-output/.
+# Trains on scikit-learn's bundled digits; pictures go to demo-output/. Then the three
+# PyTorch ports of examples/ports, at their small size (seconds each).
 demo: $(DEMO_STAMP)
 	$(PY) examples/demo.py demo-output
+	$(PY) examples/ports/digits_cnn.py --size small
+	$(PY) examples/ports/transformer.py --size small
+	$(PY) examples/ports/oscillator_lbfgs.py --size small
 
 # SCIPY_ARRAY_API=1: SciPy's Array API support, read when SciPy is first imported (the
 # third-party tests need it; tests/conftest.py sets it too, for pytest run by hand).
@@ -91,8 +96,7 @@ test: $(STAMP) $(BACKENDS_STAMP)
 
 test-quick: $(STAMP)
 	SCIPY_ARRAY_API=1 $(PY) -m pytest -q -n 2 --hypothesis-profile=smoke $(QUICK_TESTS) \
-	  --deselect tests/test_engine.py::test_chain_of_a_million_ops_differentiates_and_is_freed \
-	  --deselect tests/test_ops.py::test_every_rule_has_a_gradient_test
+	  --deselect tests/test_engine.py::test_chain_of_a_million_ops_differentiates_and_is_freed
 
 $(BACKENDS_STAMP): pyproject.toml | $(VENV)/bin/python
 	$(PY) -m pip install -q -e '.[test,dev,docs,backends]'

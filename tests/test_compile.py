@@ -18,7 +18,8 @@ import chainrule.nn.functional as F
 from chainrule import CompileWarning, ConcretizationError, func, nn, optim
 from chainrule._compile import _EAGER, _program
 from conftest import LIBRARY, N, T, fails_on
-from test_ops import BINARY, UNARY, arrays
+from helpers import arrays
+from test_elementwise import BINARY, UNARY
 
 RNG = np.random.default_rng(2026)
 

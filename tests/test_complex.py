@@ -18,7 +18,8 @@ import chainrule.linalg as LA
 from chainrule._rules import OPS, RULES
 from chainrule.autograd import forward_ad as fwad
 from chainrule.autograd import gradcheck, gradgradcheck
-from conftest import N, T, examples, failing_on_dask, skip_on
+from conftest import BACKEND, N, T, examples, failing_on_dask, skip_on
+from helpers import SHAPES, arrays, assert_values, leaf
 from test_fft import TRANSFORMS
 from test_forward_rules import (
     SAMPLES,
@@ -28,7 +29,6 @@ from test_forward_rules import (
     assert_jvp_matches_vjp,
 )
 from test_linalg import positive_definite, symmetric_distinct
-from test_ops import SHAPES, arrays, leaf
 from test_special import GRADCHECKED as SPECIAL
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures" / "complex_torch.json"
@@ -186,7 +186,7 @@ def test_every_complex_rule_has_a_complex_sample():
     assert sorted(set(COMPLEX_SAMPLES) - set(COMPLEX_RULES)) == [], "samples of no complex rule"
 
 
-# The rules whose gradients test_ops' table check finds tested here (they compute on complex
+# The rules whose gradients test_rule_table's check finds tested here (they compute on complex
 # values only, or are the transforms).
 GRADCHECKED = {"real", "imag", "conj", "angle", "fft", "linalg_eig"}
 
@@ -427,6 +427,24 @@ def test_compile_runs_gradients_through_complex_values_eagerly():
 def test_func_grad_of_a_complex_input():
     f = cr.func.grad(lambda z: cr.sum(cr.abs(z) ** 2))
     np.testing.assert_allclose(N(f(T(np.array([1 + 2j])))), [2 + 4j])
+
+
+@pytest.mark.regression
+def test_a_real_tensor_that_requires_grad_times_a_complex_gets_a_real_gradient():
+    # sum |x (1 + 2i)| = sqrt(5) sum |x|: the gradient is sqrt(5) sign(x), real, as PyTorch.
+    for scale in (lambda x: x * (1 + 2j), lambda x: (1 + 2j) * x):
+        x = T([1.0, -2.0], requires_grad=True)
+        out = scale(x)
+        assert out.dtype == cr.complex128
+        cr.sum(cr.abs(out)).backward()
+        assert x.grad.dtype == cr.float64
+        assert_values(x.grad, [2.2360679774997898, -2.2360679774997898])
+    x = T([1.0, 2.0], requires_grad=True)
+    (g,) = cr.autograd.grad(
+        cr.sum(cr.imag(x * cr.asarray(BACKEND.asarray(np.asarray([1j, 2j]))))), x
+    )
+    assert g.dtype == cr.float64
+    assert_values(g, [1.0, 2.0])
 
 
 # ----------------------------------------------------------------------------- PyTorch fixtures

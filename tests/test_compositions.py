@@ -11,7 +11,7 @@ import pytest
 import chainrule as cr
 from chainrule import func
 from conftest import N, T
-from test_ops import leaf
+from helpers import leaf
 
 RNG = np.random.default_rng(18)
 X = RNG.uniform(-1.0, 1.0, 6)  # one input: every family function maps (6,) -> (k,)

@@ -1,5 +1,6 @@
 """Engine semantics of autograd.backward, autograd.grad and Tensor.backward (PyTorch's), grad
-mode, anomaly detection, and the iterative walk of very long graphs."""
+mode, anomaly detection, the iterative walk of very long graphs, and backward from several
+threads into one leaf."""
 
 import gc
 import threading
@@ -11,7 +12,7 @@ import pytest
 import chainrule as cr
 from chainrule import autograd
 from chainrule._rules import RULES
-from conftest import N, T
+from conftest import BACKEND, N, T
 
 FREED = r"(?s)(?=.*backward through the graph a second time)(?=.*retain_graph=True)"
 IMPLICIT = "grad can be implicitly created only for scalar outputs"
@@ -256,6 +257,15 @@ def test_grad_of_an_output_that_does_not_require_grad_raises():
         autograd.grad(T([1.0]).sum(), x)
 
 
+@pytest.mark.regression
+def test_a_complex_gradient_for_a_real_output_raises():
+    x = T([1.0, 2.0], requires_grad=True)
+    y = cr.sum(x * 2.0)
+    with pytest.raises(RuntimeError, match="dtype"):
+        y.backward(cr.asarray(BACKEND.asarray(np.asarray(1 + 2j))))
+    assert x.grad is None
+
+
 # ----------------------------------------------------------------------------- retain_graph
 
 
@@ -399,6 +409,23 @@ def test_a_grad_stored_as_a_broadcast_gradient_accumulates_out_of_place():
     np.testing.assert_array_equal(N(x.grad), [3.0, 5.0, 7.0])
 
 
+@pytest.mark.regression
+@pytest.mark.parametrize("how", ["concat", "stack", "setitem"])
+def test_create_graph_gives_a_float32_leaf_a_float32_grad_whatever_float64_data_it_met(how):
+    x = T([1.0, 2.0], dtype="float32", requires_grad=True)
+    other = T([3.0, 4.0])
+    if how == "concat":
+        y = cr.concat([x, other])
+    elif how == "stack":
+        y = cr.stack([x, other])
+    else:
+        y = other * 1.0
+        y[...] = x
+    cr.sum(y * y).backward(create_graph=True)
+    assert x.grad.dtype == cr.float32
+    np.testing.assert_allclose(N(x.grad), [2.0, 4.0])
+
+
 # ----------------------------------------------------------------------------- unused inputs
 
 
@@ -451,6 +478,16 @@ def test_grad_with_integer_tensors_raises():
         autograd.grad(integers.sum(), [x])
     with pytest.raises(RuntimeError):
         integers.sum().backward()
+
+
+@pytest.mark.regression
+def test_backward_of_no_tensors_does_nothing_and_grad_of_no_outputs_finds_nothing_used():
+    x = T([1.0], requires_grad=True)
+    autograd.backward([])
+    assert x.grad is None
+    with pytest.raises(RuntimeError, match="appears to not have been used"):
+        autograd.grad([], [x])
+    assert autograd.grad([], [x], allow_unused=True) == (None,)
 
 
 # ----------------------------------------------------------------------------- shapes, dtypes
@@ -760,3 +797,40 @@ def test_one_backward_over_outputs_of_two_libraries_is_a_type_error():
     with pytest.raises(TypeError, match="array_api_strict"):
         autograd.backward([a.sum(), b.sum()])
     assert a.grad is None and b.grad is None
+
+
+# --------------------------------------------------------------------- threads and accumulation
+
+
+@pytest.mark.regression
+def test_backward_in_several_threads_accumulates_every_gradient_exactly():
+    # Large enough that NumPy releases the GIL inside its additions.
+    x = T(np.ones(200_000), requires_grad=True)
+    rounds, threads = 100, 4
+    barrier = threading.Barrier(threads)
+
+    def work():
+        barrier.wait()
+        for _ in range(rounds):
+            cr.sum(x * 1.0).backward()
+
+    pool = [threading.Thread(target=work) for _ in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    np.testing.assert_array_equal(N(x.grad), np.full(200_000, float(rounds * threads)))
+
+
+@pytest.mark.regression
+@pytest.mark.skipif(BACKEND is not np, reason="read-only arrays are NumPy's")
+def test_a_read_only_grad_is_replaced_and_every_leaf_gets_its_gradient():
+    a = T([1.0, 2.0], requires_grad=True)
+    b = T([3.0], requires_grad=True)
+    frozen = np.zeros(2)
+    frozen.flags.writeable = False
+    a.grad = cr.asarray(frozen)
+    (cr.sum(a * 2.0) + cr.sum(b * 3.0)).backward()
+    np.testing.assert_array_equal(N(a.grad), [2.0, 2.0])
+    np.testing.assert_array_equal(N(b.grad), [3.0])
+    np.testing.assert_array_equal(frozen, [0.0, 0.0])

@@ -10,7 +10,7 @@ import pytest
 import chainrule as cr
 from chainrule._backend import from_backend_dtype
 from conftest import BACKEND, N, T, fails_on
-from test_ops import assert_values, check_grads, leaf
+from helpers import assert_values, check_grads, leaf
 
 RNG = np.random.default_rng(0)
 REAL = RNG.standard_normal((3, 4))

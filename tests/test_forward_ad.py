@@ -15,7 +15,7 @@ import chainrule.nn.functional as F
 from chainrule.autograd import Function, gradcheck
 from chainrule.autograd import forward_ad as fwad
 from conftest import BACKEND, DASK_LINALG, N, T, fails_on
-from test_ops import assert_values, leaf
+from helpers import assert_values, leaf
 
 
 def tangent_of(fn, x, v):

@@ -20,9 +20,18 @@ from chainrule.autograd import forward_ad as fwad
 from chainrule.autograd import gradcheck, gradgradcheck
 from chainrule.func import vmap
 from conftest import LIBRARY, N, T, failing_on_dask
-from test_api_manipulation import along_axis
+from helpers import (
+    NONEMPTY,
+    SHAPES,
+    arrays,
+    axes_for,
+    broadcastable,
+    leaf,
+)
+from test_elementwise import BINARY, UNARY
 from test_fft import TRANSFORMS
 from test_linalg import (
+    MATMUL_SHAPES,
     SOLVE_SHAPES,
     _sign_free,
     distinct_singular,
@@ -32,14 +41,9 @@ from test_linalg import (
     symmetric_distinct,
     symmetrized,
 )
-from test_ops import BINARY, SHAPES, UNARY, arrays, broadcastable, leaf
-from test_ops_linalg import MATMUL_SHAPES
-from test_ops_reductions import REDUCTIONS, SOFTMAXES, axes_for
-from test_ops_shape import DASK_INDEX_ADD_LIMITS, INDEX_ADD_KEYS, backend_key
+from test_manipulation import DASK_INDEX_ADD_LIMITS, INDEX_ADD_KEYS, along_axis, backend_key
+from test_reductions import REDUCTIONS, SOFTMAXES
 from test_special import SPECIAL_SAMPLES
-
-NONEMPTY = SHAPES.filter(lambda s: len(s) > 0)
-
 
 # ----------------------------------------------------------------------------- samples
 # SAMPLES[rule]: a strategy of (fn, arrays): fn of tensors, whose graph holds the rule.

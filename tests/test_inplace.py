@@ -9,7 +9,7 @@ import chainrule as cr
 from chainrule.autograd import forward_ad as fwAD
 from chainrule.autograd import grad, gradcheck, gradgradcheck
 from conftest import N, T, fails_on
-from test_ops import assert_values, leaf
+from helpers import assert_values, leaf
 
 GRADCHECKED = {"setitem"}
 

@@ -14,7 +14,7 @@ import chainrule.nn.functional as F
 from chainrule import nn
 from chainrule.autograd import gradcheck, gradgradcheck
 from conftest import N, T
-from test_ops import assert_values
+from helpers import assert_values
 
 RECORD = json.loads(
     (pathlib.Path(__file__).parent / "fixtures" / "batchnorm_torch.json").read_text()

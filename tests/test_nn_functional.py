@@ -19,7 +19,7 @@ from chainrule import _backend
 from chainrule.autograd import grad
 from chainrule.random import Generator
 from conftest import BACKEND, N, T, examples
-from test_ops import SHAPES, arrays, assert_values, check_grads, floats, leaf
+from helpers import SHAPES, arrays, assert_values, check_grads, floats, leaf
 
 REF = np.load(pathlib.Path(__file__).parent / "fixtures" / "torch_reference.npz")
 GRADCHECKED = {"conv2d"}

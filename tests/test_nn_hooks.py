@@ -7,7 +7,7 @@ import numpy as np
 import chainrule as cr
 from chainrule import nn
 from conftest import T
-from test_ops import assert_values
+from helpers import assert_values
 
 
 def _linear():

@@ -14,7 +14,7 @@ from chainrule import nn
 from chainrule.autograd import grad, gradgradcheck
 from conftest import T
 from fixtures.loss_cases import CASES, inputs
-from test_ops import assert_values
+from helpers import assert_values
 
 RECORD = json.loads((pathlib.Path(__file__).parent / "fixtures" / "losses_torch.json").read_text())
 INTEGERS = ("labels", "ignored", "padded")

@@ -15,7 +15,7 @@ from chainrule.nn.utils import (
     vector_to_parameters,
 )
 from conftest import N, T
-from test_ops import assert_values
+from helpers import assert_values
 
 
 def _params():

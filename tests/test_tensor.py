@@ -1,6 +1,9 @@
-"""Tensor: construction, attributes, conversions, operators and indexing, and their gradients.
-The engine's semantics (backward, grad, grad mode) are tested in test_engine.py."""
+"""Tensor: construction, attributes (assignment to .grad), conversions, operators and
+indexing, and their gradients; copying, pickling and formatting. The engine's semantics
+(backward, grad, grad mode) are tested in test_engine.py."""
 
+import copy
+import pickle
 import re
 
 import array_api_compat
@@ -126,6 +129,26 @@ def test_detach_keeps_values_and_drops_history():
     d = (x * 3.0).detach()
     assert not d.requires_grad and d.is_leaf and d.grad_fn is None
     assert N(d).tolist() == [3.0, 6.0]
+
+
+@pytest.mark.regression
+def test_assigning_a_grad_of_another_dtype_shape_or_type_raises_at_assignment():
+    x = T([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="dtype"):
+        x.grad = T([1.0, 2.0], dtype="float32")
+    with pytest.raises(RuntimeError, match="size"):
+        x.grad = T([1.0, 2.0, 3.0])
+    with pytest.raises(TypeError, match="expected to be a Tensor or None"):
+        x.grad = [1.0, 2.0]
+    assert x.grad is None
+
+
+@pytest.mark.regression
+def test_assigning_a_grad_of_another_array_library_raises():
+    other = np if BACKEND is not np else array_api_strict
+    x = T([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="library"):
+        x.grad = cr.asarray(other.asarray([1.0, 2.0]))
 
 
 # ----------------------------------------------------------------------------- conversions
@@ -441,3 +464,63 @@ def test_boolean_mask_indexing_values_and_gradient():
     np.testing.assert_array_equal(N(picked), M[M > 4.0])
     (picked * picked).sum().backward()
     np.testing.assert_array_equal(N(x.grad), np.where(M > 4.0, 2 * M, 0.0))
+
+
+# ---------------------------------------------------------------------- copy, pickle and format
+
+
+@pytest.mark.regression
+def test_a_leaf_pickles_with_its_values_requires_grad_and_grad():
+    x = T([1.0, 2.0], requires_grad=True)
+    cr.sum(x * 3.0).backward()
+    y = pickle.loads(pickle.dumps(x))
+    assert y.is_leaf and y.requires_grad
+    np.testing.assert_array_equal(N(y), [1.0, 2.0])
+    np.testing.assert_array_equal(N(y.grad), [3.0, 3.0])
+    assert type(y._xp) is type(x._xp) and y._xp is x._xp
+
+
+@pytest.mark.regression
+def test_containers_of_tensors_pickle_and_deepcopy():
+    state = {"w": T([1.0], requires_grad=True), "b": [T([2, 3])]}
+    for clone in (pickle.loads(pickle.dumps(state)), copy.deepcopy(state)):
+        assert clone["w"].requires_grad and clone["w"] is not state["w"]
+        assert N(clone["b"][0]).tolist() == [2, 3]
+
+
+@pytest.mark.regression
+def test_deepcopy_of_a_leaf_copies_values_and_grad_and_refuses_a_non_leaf():
+    x = T([1.0, 2.0], requires_grad=True)
+    cr.sum(x * 3.0).backward()
+    y = copy.deepcopy(x)
+    assert y.requires_grad and y.is_leaf
+    np.testing.assert_array_equal(N(y.grad), [3.0, 3.0])
+    y.grad = None
+    assert x.grad is not None
+    with pytest.raises(RuntimeError, match="graph leaves"):
+        copy.deepcopy(x * 2.0)
+
+
+@pytest.mark.regression
+def test_copy_of_a_leaf_is_an_independent_leaf():
+    x = T([1.0, 2.0], requires_grad=True)
+    y = copy.copy(x)
+    assert y is not x and y.is_leaf and y.requires_grad and y.grad is None
+    cr.sum(y * 2.0).backward()
+    assert x.grad is None
+    np.testing.assert_array_equal(N(y.grad), [2.0, 2.0])
+
+
+@pytest.mark.regression
+def test_format_of_a_one_element_tensor_formats_its_value():
+    assert format(T(1.23456), ".3f") == "1.235"
+    assert f"{T([2.5]):.1f}" == "2.5"
+    assert f"{T([1.0, 2.0])}" == repr(T([1.0, 2.0]))
+    with pytest.raises(TypeError, match="format"):
+        format(T([1.0, 2.0]), ".3f")
+
+
+@pytest.mark.regression
+def test_repr_of_an_empty_tensor_shows_its_shape():
+    assert "size=(0, 3)" in repr(cr.zeros((0, 3)))
+    assert repr(cr.zeros((0,))).startswith("tensor([]")

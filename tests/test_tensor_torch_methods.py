@@ -10,7 +10,7 @@ import pytest
 import chainrule as cr
 from chainrule.autograd import gradcheck, gradgradcheck
 from conftest import LIBRARY, N, T, skip_on
-from test_ops import assert_values
+from helpers import assert_values
 
 RNG = np.random.default_rng(0)
 A = RNG.normal(size=(3, 4))

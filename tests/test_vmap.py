@@ -18,8 +18,8 @@ from chainrule import _batching, func
 from chainrule.autograd import functional, gradcheck, gradgradcheck
 from chainrule.func import grad, vmap
 from conftest import BACKEND, N, T, examples, failing_on_dask, fails_on, skip_on
+from helpers import assert_values, leaf
 from test_forward_rules import DIFFERENTIABLE, SAMPLES, _outputs
-from test_ops import assert_values, leaf
 
 # The batch and unbatch rules (vmap's boundary) are gradchecked here.
 GRADCHECKED = {"batch", "unbatch"}

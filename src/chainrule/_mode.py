@@ -34,6 +34,7 @@ class _GradMode(threading.local):
     tracer = None  # chainrule.compile's trace in progress: it follows every operation
     forward: tuple = ()  # forward mode: the dual levels operations see, innermost last
     vmap: tuple = ()  # vmap: (level, batch size, randomness) of the active levels, innermost last
+    profiler = None  # autograd.profiler's profile in progress: it times every operation
     # The one dual level while forward mode, at one level, is the only feature on (else 0):
     # operations on dual tensors then take forward mode's lean path.
     dual = 0
@@ -42,7 +43,7 @@ class _GradMode(threading.local):
 grad_mode = _GradMode()
 
 # The attributes of grad_mode that make operations run the features' parts when truthy.
-FEATURES = ("anomaly", "inference", "saved_hooks", "tracer", "forward", "vmap")
+FEATURES = ("anomaly", "inference", "saved_hooks", "tracer", "forward", "vmap", "profiler")
 
 
 def set_feature(name: str, value: Any) -> None:

@@ -16,6 +16,9 @@ __all__ = [
     "RELEASED",
     "Packed",
     "AccumulateGrad",
+    "COMPLEX_ONE",
+    "COMPLEX_TWO",
+    "ComplexFit",
     "Alias",
     "GradNode",
     "Hooks",
@@ -363,6 +366,17 @@ class GradNode:
         return RemovableHandle(hooks_of(self).post, fn)
 
 
+class ComplexFit(tuple):
+    """Node.fit of a node that meets complex values (see Node.meets_complex): per input, the
+    (shape, dtype) to sum and cast its gradient to, or None, as a plain fit."""
+
+    __slots__ = ()
+
+
+# The fits of one- and two-input nodes that meet complex values and need nothing else.
+COMPLEX_ONE, COMPLEX_TWO = ComplexFit((None,)), ComplexFit((None, None))
+
+
 class Node(GradNode):
     """One recorded primitive.
 
@@ -377,17 +391,20 @@ class Node(GradNode):
     cast its gradient to (None where nothing to do), when inputs were broadcast or promoted.
     versions: None, or (slot, VersionCounter, version) for saved tensors that need no grad
     (they may be written in place; the engine refuses a stale one). n_out: outputs.
-    meets_complex: an input or output of a rule not "own" for complex values was complex
-    when recorded: the engine runs the node by PyTorch's convention for complex gradients
-    (`autograd._engine.apply_complex`); decided per node, never by what else ran before.
-    (Every such rule of the table makes a complex result of a complex input, or refuses it:
-    the one- and two-input fast paths look at the result's dtype only.)
+    meets_complex (a property kept in `fit`): an input or output of a rule not "own" for
+    complex values was complex when recorded: the engine runs the node by PyTorch's
+    convention for complex gradients (`autograd._engine.apply_complex`); decided per node,
+    never by what else ran before. (Every such rule of the table makes a complex result of a
+    complex input, or refuses it: the one- and two-input fast paths look at the result's dtype
+    only.) It lives in `fit`, as a ComplexFit, because the engine reads `fit` of every node
+    anyway: a slot of its own cost W1 about 180 instructions per operation (its store in
+    __init__ and the engine's test).
     hooks: unset until a hook, retain_grad or metadata asks for a Hooks. fw: unset unless
     recorded while inputs had tangents (forward mode): what the saved values' tangents are
     made of (see autograd.forward_ad.keep_saved_tangents)."""
 
     __slots__ = (
-        "rule", "edges", "saved", "params", "fit", "versions", "n_out", "meets_complex", "trace",
+        "rule", "edges", "saved", "params", "fit", "versions", "n_out", "trace",
         "hooks", "fw", "__weakref__",
     )  # fmt: skip
 
@@ -408,7 +425,18 @@ class Node(GradNode):
         self.fit = fit
         self.versions = versions
         self.n_out = n_out
-        self.meets_complex = False
+
+    @property
+    def meets_complex(self) -> bool:
+        return self.fit.__class__ is ComplexFit
+
+    @meets_complex.setter
+    def meets_complex(self, value: bool) -> None:
+        fit = self.fit
+        if value and fit.__class__ is not ComplexFit:
+            self.fit = ComplexFit((None,) * len(self.edges) if fit is None else fit)
+        elif not value and fit.__class__ is ComplexFit:
+            self.fit = None if all(f is None for f in fit) else tuple(fit)
 
     def name(self) -> str:
         """The node's name: PyTorch's where PyTorch has the op (MulBackward0, SumBackward1),

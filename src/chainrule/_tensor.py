@@ -17,8 +17,11 @@ from . import _backend
 from ._backend import ARRAY_TYPES, FLOAT32, FLOAT64, IS_COMPLEX, ndarray
 from ._mode import enable_grad, grad_mode, is_grad_enabled, no_grad, set_grad_enabled
 from ._node import (
+    COMPLEX_ONE,
+    COMPLEX_TWO,
     AccumulateGrad,
     Alias,
+    ComplexFit,
     Node,
     Packed,
     Port,
@@ -182,12 +185,13 @@ def unary_primitive(rule: Rule):
             res = _unrecorded(out, xp)
         else:
             saved = (xd if save_x else None, out if save_out else None) if saves else None
-            node = Node(rule, (e,), saved, p)
-            if not own:  # (see Node.meets_complex: the result's dtype tells)
-                od = out.dtype
-                if od is not FLOAT64 and od is not FLOAT32 and IS_COMPLEX[od]:
-                    node.meets_complex = True
-            res = Tensor(out, xp, node)
+            # Node.meets_complex, in fit: the result's dtype tells (for the usual real ones,
+            # by identity).
+            od = out.dtype
+            if od is not FLOAT64 and od is not FLOAT32 and not own and IS_COMPLEX[od]:
+                res = Tensor(out, xp, Node(rule, (e,), saved, p, COMPLEX_ONE))
+            else:
+                res = Tensor(out, xp, Node(rule, (e,), saved, p))
         if grad_mode.extended:
             level = grad_mode.dual
             if level:
@@ -221,12 +225,11 @@ def _view_primitive(rule: Rule):
         elif not grad_mode.enabled:
             res = _unrecorded(out, xp)
         else:
-            node = Node(rule, (e,), None, p)
-            if not own:  # (see Node.meets_complex: the result's dtype tells)
-                od = out.dtype
-                if od is not FLOAT64 and od is not FLOAT32 and IS_COMPLEX[od]:
-                    node.meets_complex = True
-            res = Tensor(out, xp, node)
+            od = out.dtype  # (Node.meets_complex, as unary_primitive's)
+            if od is not FLOAT64 and od is not FLOAT32 and not own and IS_COMPLEX[od]:
+                res = Tensor(out, xp, Node(rule, (e,), None, p, COMPLEX_ONE))
+            else:
+                res = Tensor(out, xp, Node(rule, (e,), None, p))
         _view_of(x, res, rule, p)
         if grad_mode.extended:
             level = grad_mode.dual
@@ -312,33 +315,35 @@ def binary_primitive(rule: Rule):
                 versions = _saved_version(0, x)
         elif ey is None and sy and y.__class__ is Tensor:
             versions = _saved_version(1, y)
-        # Whether complex values meet the node (see Node.meets_complex): the result's dtype
-        # tells, known here by identity for the usual real ones.
+        # Whether complex values meet the node (Node.meets_complex, kept in fit): the result's
+        # dtype tells, known here by identity for the usual real ones.
         fit = None
         if scalar:
             if xd.__class__ is complex or yd.__class__ is complex:
                 # A real tensor's gradient through a complex result: its real part.
-                cx = True
                 fit = _scalar_fit(xd, yd, out)
+                if not own:
+                    fit = ComplexFit(fit or (None, None))
             else:
                 od = out.dtype
-                cx = od is not FLOAT64 and od is not FLOAT32 and IS_COMPLEX[od]
+                if od is not FLOAT64 and od is not FLOAT32 and not own and IS_COMPLEX[od]:
+                    fit = COMPLEX_TWO
         else:
             xdt = xd.dtype
             ydt = yd.dtype
             if xdt is not ydt and xdt != ydt:
-                cx = IS_COMPLEX[out.dtype]
                 fit = (
                     (xd.shape if elementwise else None, xdt),
                     (yd.shape if elementwise else None, ydt),
                 )
+                if not own and IS_COMPLEX[out.dtype]:
+                    fit = ComplexFit(fit)
             else:  # the result has the operands' dtype
-                cx = xdt is not FLOAT64 and xdt is not FLOAT32 and IS_COMPLEX[xdt]
                 if elementwise and xd.shape != yd.shape:
                     fit = ((xd.shape, None), (yd.shape, None))
+                if xdt is not FLOAT64 and xdt is not FLOAT32 and not own and IS_COMPLEX[xdt]:
+                    fit = ComplexFit(fit or (None, None))
         node = Node(rule, (ex, ey), saved, None, fit, versions)
-        if cx and not own:
-            node.meets_complex = True
         res = Tensor(out, xp, node)
         if grad_mode.extended:
             _features(rule, (x, y), (out,), None, (res,))
@@ -455,6 +460,9 @@ def _extended(rule: Rule, xs, xp, outs, p) -> tuple:
 def _features(rule: Rule, xs, outs, p, results) -> None:
     """The part of each feature that is on (see _mode.FEATURES), for an operation on `xs`
     that made `results`."""
+    profiler = grad_mode.profiler
+    if profiler is not None:  # first: its time for the operation ends here
+        profiler.operation(rule, xs, outs, p, results)
     if grad_mode.vmap:
         VMAP[0](rule, xs, results)
     levels = grad_mode.forward

@@ -12,7 +12,7 @@ from .. import _backend, _batching, _namespace, _rules
 from .._mode import set_feature
 from .._node import ZERO, Port, inplace_writes, node_of
 from .._tensor import Tensor, as_tensor, grad_mode
-from . import _batched, forward_ad, functional, graph
+from . import _batched, forward_ad, functional, graph, profiler
 from ._engine import _root_grads, execute, runs_on_tensors, zeros_for
 from ._gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .function import Function, FunctionCtx
@@ -29,6 +29,7 @@ __all__ = [
     "forward_ad",
     "graph",
     "functional",
+    "profiler",
     "Function",
     "FunctionCtx",
 ]

@@ -15,6 +15,7 @@ from .._node import (
     RELEASED,
     ZERO,
     AccumulateGrad,
+    ComplexFit,
     Packed,
     Port,
     inplace_writes,
@@ -280,7 +281,8 @@ def apply(node, g, backend, xp, create_graph: bool):
     """Run `node`'s VJP on gradient g: on raw arrays of `backend` with namespace `xp`, or
     (create_graph: the backward runs on tensors, see runs_on_tensors) on tensors with
     chainrule's namespace `xp`."""
-    if node.meets_complex:
+    fit = node.fit
+    if fit is not None and fit.__class__ is ComplexFit:  # (Node.meets_complex)
         return apply_complex(node, g, backend, xp, create_graph)
     saved = node.saved
     if saved.__class__ is Packed:
@@ -288,7 +290,6 @@ def apply(node, g, backend, xp, create_graph: bool):
     if create_graph and saved is not None:
         saved = _rewrap(node, saved, backend)
     grads = node.rule.vjp(xp, g, saved, node.params, node.edges)
-    fit = node.fit
     return grads if fit is None else _fit(xp, grads, fit)
 
 
@@ -417,7 +418,11 @@ def _execute(roots, targets, retain_graph, create_graph, backend, accumulate):
     # A gradient with a single consumer skips the dict: it waits in `carry` for its node.
     carry_node = carry = None
     captured = {}
-    check_nan = grad_mode.anomaly
+    # What runs a node's VJP, chosen once: apply, or detect_anomaly's or the profiler's
+    # wrapping of it.
+    run_vjp = _apply_noted if grad_mode.anomaly else apply
+    if grad_mode.profiler is not None:
+        run_vjp = grad_mode.profiler.backward_node(run_vjp)
     with enable_grad() if create_graph else no_grad() if tensors else nullcontext():
         for node in reversed(order):
             if node is carry_node:
@@ -455,10 +460,7 @@ def _execute(roots, targets, retain_graph, create_graph, backend, accumulate):
                         captured[node] = g
                     if node not in run:
                         continue
-                if check_nan:
-                    gins = _apply_noted(node, g, backend, xp, tensors)
-                else:
-                    gins = apply(node, g, backend, xp, tensors)
+                gins = run_vjp(node, g, backend, xp, tensors)
                 if hooks is not None and hooks.post:
                     gins = _post_hooks(node, hooks, gins, g, backend, tensors)
             if not retain_graph and node.saved is not None:

@@ -172,6 +172,9 @@ class Function:
     def apply(cls, *args: Any) -> Any:
         """Run forward (not recorded, no tangents) and record one node whose VJP is backward;
         in forward mode, jvp gives the outputs' tangents."""
+        profiler = grad_mode.profiler
+        if profiler is not None and not profiler.entering():  # a range around this call
+            return profiler.function(cls, args)
         if grad_mode.extended and grad_mode.tracer is not None:
             grad_mode.tracer.unsupported(f"the custom autograd.Function {cls.__name__}")
         ctx = FunctionCtx()

@@ -1,5 +1,6 @@
-"""Custom operations with autograd.Function: first and second derivatives, several outputs,
-saved tensors, and the errors for a backward that returns the wrong gradients."""
+"""Custom operations with autograd.Function: first and second derivatives, several outputs
+(non-tensor ones pass through), saved tensors, the output gradient's dtype, and the errors for
+a backward that returns the wrong gradients."""
 
 import gc
 import weakref
@@ -160,3 +161,42 @@ def test_a_function_node_keeps_no_reference_cycle():
         assert node() is None
     finally:
         gc.enable()
+
+
+@pytest.mark.regression
+def test_a_function_may_return_non_tensors_which_pass_through_without_gradient():
+    class WithCount(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2.0, 7, "label"
+
+        @staticmethod
+        def backward(ctx, g, g_count, g_label):
+            assert g_count is None and g_label is None
+            return g * 2.0
+
+    x = T([1.0, 2.0], requires_grad=True)
+    y, count, label = WithCount.apply(x)
+    assert (count, label) == (7, "label")
+    cr.sum(y).backward()
+    np.testing.assert_array_equal(N(x.grad), [2.0, 2.0])
+
+
+@pytest.mark.regression
+def test_a_function_receives_its_output_gradient_in_the_output_dtype():
+    seen = []
+
+    class Identity(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1.0
+
+        @staticmethod
+        def backward(ctx, g):
+            seen.append(g.dtype)
+            return g
+
+    x = T([1.0, 2.0], dtype="float32", requires_grad=True)
+    y = cr.concat([Identity.apply(x), T([5.0])])
+    cr.sum(y * y).backward(create_graph=True)
+    assert seen == [cr.float32]

@@ -1,12 +1,10 @@
-"""Elementwise ops and Tensor operators: values against NumPy, first and second derivatives
-against finite differences, dtypes, broadcasting, and the conventions at non-differentiable
-points. Shared helpers for the other test_ops_* files, and the check that every rule in the
-rule table has a gradient test."""
+"""Elementwise functions, where, clip and Tensor's arithmetic operators: values against NumPy,
+first and second derivatives against finite differences, dtypes, broadcasting, Python scalars
+as weak operands, the conventions at non-differentiable points (PyTorch's), and the standard's
+special cases that NumPy misses."""
 
-import importlib
 import math
 import operator
-import pathlib
 
 import numpy as np
 import pytest
@@ -16,72 +14,28 @@ from hypothesis.extra import numpy as hnp
 
 import chainrule as cr
 import chainrule.nn.functional as F
-from chainrule._rules import KERNELS, RULES, raw_namespace
-from chainrule.autograd import gradcheck, gradgradcheck
-from conftest import BACKEND, N, T, examples, fails_on
-
-# ----------------------------------------------------------------------------- shared helpers
-
-MAX_SIZE = 12
-
-
-def floats(lo, hi):
-    return st.floats(lo, hi, allow_nan=False, allow_infinity=False)
-
-
-WIDE = floats(-2, 2)
-POSITIVE = floats(0.5, 3)
-UNIT = floats(-0.8, 0.8)
-AWAY_FROM_ZERO = st.one_of(floats(-3, -0.1), floats(0.1, 3))
-# Away from integers and half-integers: where sign, floor, ceil, trunc and round jump.
-AWAY_FROM_JUMPS = st.builds(operator.add, st.integers(-3, 2), floats(0.1, 0.4))
-# Two grids a quarter apart: a value of one never equals a value of the other.
-GRID = st.integers(-4, 4).map(lambda k: k / 2)
-OFF_GRID = st.integers(-4, 4).map(lambda k: k / 2 + 0.25)
-# x / y stays at least 0.15 from an integer: floor_divide and remainder are smooth there.
-DIVIDEND = st.builds(operator.add, st.integers(-3, 3), floats(0.3, 0.45))
-DIVISOR = st.sampled_from([-2.0, -1.0, -0.5, 0.5, 1.0, 2.0])
-
-SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=3).filter(
-    lambda s: math.prod(s) <= MAX_SIZE
+from conftest import N, T, examples, fails_on
+from helpers import (
+    AWAY_FROM_JUMPS,
+    AWAY_FROM_ZERO,
+    DIVIDEND,
+    DIVISOR,
+    GRID,
+    OFF_GRID,
+    POSITIVE,
+    SHAPES,
+    UNIT,
+    WIDE,
+    arrays,
+    assert_values,
+    broadcastable,
+    check_grads,
+    floats,
+    grads_of,
+    leaf,
 )
 
-
-def broadcastable(n):
-    """n shapes that broadcast together and with result_shape, which has at most MAX_SIZE
-    elements (drawn around a base shape, for a mix of sizes)."""
-    return SHAPES.flatmap(
-        lambda base: hnp.mutually_broadcastable_shapes(
-            num_shapes=n, base_shape=base, min_dims=0, max_dims=3, min_side=1, max_side=3
-        )
-    ).filter(lambda b: math.prod(b.result_shape) <= MAX_SIZE)
-
-
-def arrays(shape, elements=WIDE):
-    return hnp.arrays(np.float64, shape, elements=elements)
-
-
-def leaf(values, dtype=None):
-    return T(values, dtype, requires_grad=True)
-
-
-def assert_values(t, expected, rtol=1e-12, atol=1e-14):
-    """Tensor t holds `expected` (same shape, values within tolerance)."""
-    expected = np.asarray(expected)
-    assert N(t).shape == expected.shape
-    np.testing.assert_allclose(N(t), expected, rtol=rtol, atol=atol)
-
-
-def check_grads(fn, *inputs, eps=1e-6):
-    """First and second derivatives of fn at inputs agree with finite differences."""
-    assert gradcheck(fn, inputs, eps=eps)
-    assert gradgradcheck(fn, inputs, eps=eps)
-
-
-def grads_of(fn, *inputs):
-    """The gradients of sum(fn(*inputs)) by backward, one per input."""
-    cr.sum(fn(*inputs)).backward()
-    return [x.grad for x in inputs]
+FEW = examples(15)
 
 
 # ----------------------------------------------------------------------------- one input
@@ -346,6 +300,94 @@ def test_clip_with_tensor_bounds_broadcast_to_x(data):
     assert (gx.shape, glo.shape, ghi.shape) == (a.shape, lo_shape, hi_shape)
 
 
+# ------------------------------------------------- hypot, reciprocal, signbit, complex parts
+
+
+@pytest.mark.parametrize("name", BINARY)
+@examples(5)
+@given(data=st.data())
+def test_binary_python_scalars_are_weak_on_either_side(name, data):
+    fn, np_fn, x_elements, y_elements = BINARY[name]
+    shape = data.draw(SHAPES)
+    a = data.draw(arrays(shape, x_elements)).astype(np.float32)
+    b = data.draw(arrays(shape, y_elements)).astype(np.float32)
+    s, r = data.draw(x_elements), data.draw(y_elements)
+    x, y = leaf(a, "float32"), leaf(b, "float32")
+    for out, expected in ((fn(x, r), np_fn(a, r)), (fn(s, y), np_fn(s, b))):
+        assert out.dtype == cr.float32
+        assert_values(out, expected, rtol=1e-6, atol=1e-7)
+    gx, gy = grads_of(lambda x, y: fn(x, r) + fn(s, y), x, y)
+    assert (gx.dtype, gy.dtype) == (cr.float32, cr.float32)
+    check_grads(lambda t: fn(t, r), leaf(a))
+    check_grads(lambda t: fn(s, t), leaf(b))
+
+
+def test_nextafter_steps_one_float32_place():
+    a = np.array([1.0, -2.0, 0.0], dtype=np.float32)
+    b = np.array([2.0, -3.0, -1.0], dtype=np.float32)
+    out = cr.nextafter(T(a), T(b))
+    assert out.dtype == cr.float32
+    np.testing.assert_array_equal(N(out), np.nextafter(a, b))
+
+
+def test_hypot_has_gradient_zero_at_the_origin():
+    gx, gy = grads_of(cr.hypot, leaf([0.0, 3.0]), leaf([0.0, -4.0]))
+    assert_values(gx, [0.0, 0.6])
+    assert_values(gy, [0.0, -0.8])
+
+
+def test_copysign_gradient_is_the_sign_agreement_and_zero_in_y():
+    x, y = leaf([1.5, 1.5, -2.0, -2.0, 0.0]), leaf([3.0, -3.0, 1.0, -1.0, -1.0])
+    gx, gy = grads_of(cr.copysign, x, y)
+    assert_values(gx, [1.0, -1.0, -1.0, 1.0, 0.0], atol=0)
+    assert_values(gy, np.zeros(5), atol=0)
+
+
+@given(a=arrays(SHAPES, AWAY_FROM_ZERO))
+@FEW
+def test_reciprocal_values_and_derivatives(a):
+    assert_values(cr.reciprocal(T(a)), 1 / a)
+    check_grads(cr.reciprocal, leaf(a))
+    x = leaf(a, "float32")
+    (g,) = grads_of(cr.reciprocal, x)
+    assert (cr.reciprocal(x).dtype, g.dtype) == (cr.float32, cr.float32)
+
+
+def test_signbit_sees_negative_zero_and_carries_no_gradient():
+    a = np.array([-0.0, 0.0, -1.5, 2.0, -np.inf, np.inf])
+    out = cr.signbit(leaf(a))
+    assert out.dtype == cr.bool
+    assert not out.requires_grad
+    np.testing.assert_array_equal(N(out), np.signbit(a))
+
+
+def test_real_imag_conj_of_complex_tensors():
+    z = np.array([1 + 2j, -3 - 0.5j, 0j], dtype=np.complex64)
+    t = T(z)
+    for fn, np_fn in ((cr.real, np.real), (cr.imag, np.imag), (cr.conj, np.conj)):
+        out = fn(t)
+        assert out.dtype == np_fn(z).dtype
+        np.testing.assert_array_equal(N(out), np_fn(z))
+
+
+def test_parts_of_complex_tensors_carry_a_gradient_where_the_tensor_requires_one():
+    z = T(np.array([1 + 2j]))
+    for fn, want in ((cr.real, 1.0), (cr.imag, 2.0), (cr.conj, 1 - 2j)):
+        assert N(fn(z))[0] == want and not fn(z).requires_grad
+    z = T(np.array([1 + 2j]), requires_grad=True)
+    for fn in (cr.real, cr.imag, cr.conj):
+        assert fn(z).requires_grad
+
+
+@given(a=arrays(SHAPES))
+@examples(5)
+def test_real_and_conj_of_a_real_tensor_are_differentiable_identities(a):
+    for fn in (cr.real, cr.conj):
+        assert_values(fn(T(a)), a, atol=0, rtol=0)
+        assert fn(T(a, "float32")).dtype == cr.float32
+        check_grads(fn, leaf(a))
+
+
 # ------------------------------------------------------------------- non-differentiable points
 # PyTorch's conventions: the subgradient of least norm, ties split evenly.
 
@@ -416,27 +458,72 @@ def test_pow_at_zero_base_with_python_scalars_has_finite_gradients():
     assert_values(gy, [0.0, 0.0, 0.0], atol=0)
 
 
-# ----------------------------------------------------------------------------- registry coverage
+# ----------------------------------------------------------------------------- special cases
+# The standard's special cases that NumPy misses; chainrule gets them right on every backend.
+
+INF, NAN = math.inf, math.nan
+
+
+def same_value(got, expected):
+    """Equal values, NaN matching NaN and zeros matching in sign, for each real part."""
+    for g, e in zip(np.ravel(got).view(np.float64), np.ravel(expected).view(np.float64)):
+        assert (math.isnan(g) and math.isnan(e)) or (
+            g == e and math.copysign(1, g) == math.copysign(1, e)
+        ), (got, expected)
+
+
+@pytest.mark.filterwarnings("ignore:invalid value|divide by zero")
+def test_floor_divide_with_infinite_operands_is_ieee_division():
+    x = [INF, -INF, INF, -INF, 1.5, -1.5, 1.5, -1.5, INF, 7.0, -7.0]
+    y = [2.0, 2.0, -2.0, -2.0, INF, INF, -INF, -INF, INF, 2.0, 0.0]
+    expected = [INF, -INF, -INF, INF, 0.0, -0.0, -0.0, 0.0, NAN, 3.0, -INF]
+    same_value(N(cr.floor_divide(T(x), T(y))), expected)
+    same_value(N(T(x) // T(y)), expected)
+    same_value(N(T([INF, 3.0]) // 2.0), [INF, 1.0])
+    same_value(N(-1.0 // T([INF, -INF])), [-0.0, 0.0])
+    assert N(cr.floor_divide(T([7, -7]), T([2, 2]))).tolist() == [3, -4]
+
+
+@pytest.mark.filterwarnings("ignore:invalid value")
+def test_in_place_floor_divide_with_infinite_operands():
+    x = T([INF, 1.5, -1.5])
+    x //= T([2.0, -INF, INF])
+    same_value(N(x), [INF, -0.0, -0.0])
+
+
+@pytest.mark.filterwarnings("ignore:invalid value")
+def test_complex_expm1_special_cases():
+    cases = [  # (input, result); a dict would merge the signed zeros
+        (complex(0.0, 0.0), complex(0.0, 0.0)),
+        (complex(-0.0, 0.0), complex(0.0, 0.0)),
+        (complex(0.0, -0.0), complex(0.0, -0.0)),
+        (complex(INF, 0.0), complex(INF, 0.0)),
+        (complex(INF, INF), complex(INF, NAN)),
+        (complex(INF, NAN), complex(INF, NAN)),
+        (complex(-INF, INF), complex(-1.0, 0.0)),
+        (complex(-INF, NAN), complex(-1.0, 0.0)),
+        (complex(NAN, 0.0), complex(NAN, 0.0)),
+        (complex(NAN, 2.0), complex(NAN, NAN)),
+        (complex(1.0, INF), complex(NAN, NAN)),
+    ]
+    got = N(cr.expm1(T([z for z, _ in cases], "complex128")))
+    same_value(got, np.array([r for _, r in cases]))
+    z = np.array([0.5 + 0.25j, -1e-10 + 1e-10j])
+    np.testing.assert_allclose(N(cr.expm1(T(z))), np.expm1(z), rtol=1e-15)
+
+
+def test_complex_tanh_at_infinite_real_part():
+    z = [complex(INF, 0.5), complex(INF, 2.0), complex(INF, -2.0), complex(-INF, 2.0)]
+    same_value(
+        N(cr.tanh(T(z, "complex128"))), np.array([1 + 0j, 1 + 0j, complex(1, -0.0), -1 + 0j])
+    )
+    w = np.array([0.3 + 0.2j, -2 + 1j])
+    np.testing.assert_allclose(N(cr.tanh(T(w, "complex64"))), np.tanh(w.astype(np.complex64)))
+
+
+# ------------------------------------------------------------------- rules gradchecked here
 
 # The rules that the gradient tests of this file check (each name of UNARY and BINARY is
-# gradchecked by name above); the other test_ops_* files name theirs in GRADCHECKED.
-GRADCHECKED = set(UNARY) | set(BINARY) | {"where"}
-
-
-def test_every_rule_has_a_gradient_test():
-    # Every test module may declare the rules it gradchecks in a GRADCHECKED set.
-    checked = set()
-    for path in sorted(pathlib.Path(__file__).parent.glob("test_*.py")):
-        checked |= getattr(importlib.import_module(path.stem), "GRADCHECKED", set())
-    differentiable = {name for name, rule in RULES.items() if rule.vjp is not None}
-    assert sorted(differentiable - checked) == [], "rules without a gradient test"
-    assert sorted(checked - set(RULES)) == [], "gradient tests of rules that do not exist"
-
-
-@pytest.mark.parametrize("name", sorted(KERNELS))
-def test_a_library_kernel_for_a_derivative_formula_gives_the_formula_values(name):
-    # raw_namespace serves a library's own kernel (PyTorch's tanh_backward) where it has one.
-    g, out = np.linspace(-2.0, 2.0, 12).reshape(3, 4), np.linspace(-0.9, 0.9, 12).reshape(3, 4)
-    kernel = getattr(raw_namespace(BACKEND), name)
-    result = kernel(BACKEND.asarray(g), BACKEND.asarray(out))
-    np.testing.assert_allclose(N(cr.asarray(result)), KERNELS[name](g, out), rtol=1e-14)
+# gradchecked by name above); each test file names its own in GRADCHECKED (see
+# test_rule_table.py).
+GRADCHECKED = set(UNARY) | set(BINARY) | {"where", "reciprocal"}

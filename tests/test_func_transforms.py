@@ -11,7 +11,7 @@ import chainrule as cr
 from chainrule import func, nn
 from chainrule.autograd import functional, gradcheck
 from conftest import N, T, fails_on, skip_on
-from test_ops import SHAPES, arrays, assert_values, leaf
+from helpers import SHAPES, arrays, assert_values, leaf
 
 FEW = settings(max_examples=10)
 

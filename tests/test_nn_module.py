@@ -1,7 +1,7 @@
-"""chainrule.nn: Module registration and traversal order, state dicts, train/eval, zero_grad,
-and the layers' shapes, default initialisations and gradients (PyTorch's semantics)."""
+"""chainrule.nn.Module with PyTorch's semantics: registration and traversal order, state
+dicts, train/eval, zero_grad, requires_grad, repr; and `import chainrule` alone reaches nn,
+optim, random and optimize. The layers are tested in test_nn_layers.py."""
 
-import math
 import subprocess
 import sys
 
@@ -9,9 +9,7 @@ import numpy as np
 import pytest
 
 import chainrule as cr
-import chainrule.nn.functional as F
 from chainrule import nn
-from chainrule.autograd import gradcheck, gradgradcheck
 from conftest import N, T, of_backend
 
 
@@ -169,128 +167,6 @@ def test_repr_shows_the_tree():
     assert repr(net) == (
         "Sequential(\n  (0): Linear(in_features=2, out_features=3, bias=True)\n  (1): ReLU()\n)"
     )
-
-
-# ----------------------------------------------------------------------------- layers
-
-
-def test_linear_default_init_is_uniform_within_one_over_sqrt_fan_in():
-    cr.random.manual_seed(0)
-    lin = nn.Linear(25, 400)
-    bound = 1 / math.sqrt(25)
-    for p in (lin.weight, lin.bias):
-        v = N(p)
-        assert p.dtype == cr.float64 and v.min() >= -bound and v.max() <= bound
-        assert v.max() > 0.9 * bound and v.min() < -0.9 * bound
-    assert lin.weight.shape == (400, 25) and lin.bias.shape == (400,)
-    assert nn.Linear(2, 3, bias=False).bias is None
-    assert nn.Linear(2, 3, dtype=cr.float32).weight.dtype == cr.float32
-
-
-def test_linear_given_an_input_of_the_wrong_width_names_itself_and_the_shape():
-    lin = nn.Linear(3, 16)
-    with pytest.raises(ValueError, match=r"Linear\(3, 16\) got input of shape \(64, 5\)"):
-        lin(T(np.ones((64, 5))))
-    with pytest.raises(ValueError, match=r"got input of shape \(\)"):
-        lin(T(1.0))
-    assert lin(T(np.ones((2, 4, 3)))).shape == (2, 4, 16)
-
-
-def test_conv2d_layer_init_shapes_and_output():
-    cr.random.manual_seed(0)
-    conv = nn.Conv2d(3, 8, 3, stride=2, padding=1)
-    bound = 1 / math.sqrt(3 * 3 * 3)
-    assert conv.weight.shape == (8, 3, 3, 3) and conv.bias.shape == (8,)
-    for p in (conv.weight, conv.bias):
-        assert N(p).min() >= -bound and N(p).max() <= bound
-    assert conv(T(np.ones((2, 3, 7, 6)))).shape == (2, 8, 4, 3)
-    assert nn.Conv2d(1, 2, (3, 1), bias=False).bias is None
-    assert nn.Conv2d(1, 2, (3, 1)).weight.shape == (2, 1, 3, 1)
-    assert repr(conv) == (
-        "Conv2d(3, 8, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), bias=True)"
-    )
-
-
-def test_initialisation_is_reproducible_from_the_seed():
-    cr.random.manual_seed(42)
-    a = N(nn.Linear(3, 3).weight)
-    cr.random.manual_seed(42)
-    assert np.array_equal(a, N(nn.Linear(3, 3).weight))
-
-
-def test_embedding_starts_standard_normal_and_looks_up_rows():
-    cr.random.manual_seed(0)
-    emb = nn.Embedding(200, 50)
-    w = N(emb.weight)
-    assert abs(w.mean()) < 0.02 and abs(w.std() - 1.0) < 0.02
-    idx = T([[1, 0], [1, 3]], np.int64)
-    out = emb(idx)
-    assert out.shape == (2, 2, 50)
-    np.testing.assert_array_equal(N(out)[1, 1], w[3])
-    cr.sum(out).backward()
-    counts = np.zeros(200)
-    counts[[0, 1, 3]] = [1, 2, 1]
-    np.testing.assert_array_equal(N(emb.weight.grad)[:, 0], counts)
-
-
-def test_layer_norm_starts_at_ones_and_zeros_and_normalises():
-    ln = nn.LayerNorm((2, 3))
-    assert N(ln.weight).tolist() == [[1.0] * 3] * 2 and N(ln.bias).tolist() == [[0.0] * 3] * 2
-    x = np.arange(12.0).reshape(2, 2, 3) ** 2
-    y = N(ln(T(x)))
-    np.testing.assert_allclose(y.reshape(2, -1).mean(axis=1), 0.0, atol=1e-12)
-    np.testing.assert_allclose(y.reshape(2, -1).var(axis=1), 1.0, rtol=1e-3)
-    assert nn.LayerNorm(3, elementwise_affine=False).weight is None
-    assert list(dict(nn.LayerNorm(3, bias=False).named_parameters())) == ["weight"]
-
-
-def test_activation_modules_apply_their_functions():
-    x = T([-1.0, 0.5, 2.0])
-    for module, fn in [
-        (nn.ReLU(), F.relu),
-        (nn.Tanh(), cr.tanh),
-        (nn.Sigmoid(), F.sigmoid),
-        (nn.GELU(), F.gelu),
-        (nn.GELU("tanh"), lambda v: F.gelu(v, approximate="tanh")),
-    ]:
-        np.testing.assert_array_equal(N(module(x)), N(fn(x)))
-
-
-def test_flatten_and_sequential():
-    x = T(np.ones((2, 3, 4, 5)))
-    assert nn.Flatten()(x).shape == (2, 60)
-    assert nn.Flatten(0, 1)(x).shape == (6, 4, 5)
-    seq = nn.Sequential(nn.Flatten(), nn.Linear(60, 4), nn.Tanh())
-    assert seq(x).shape == (2, 4) and len(seq) == 3 and isinstance(seq[1], nn.Linear)
-    assert [type(m).__name__ for m in seq] == ["Flatten", "Linear", "Tanh"]
-    seq.append(nn.ReLU())
-    assert [n for n, _ in seq.named_children()][-1] == "3"
-
-
-def test_dropout_module_scales_in_training_and_is_identity_in_eval():
-    drop = nn.Dropout(0.5)
-    x = T(np.ones(1000))
-    y = N(drop(x))
-    assert set(np.unique(y)) == {0.0, 2.0}
-    assert drop.eval()(x) is x
-    with pytest.raises(ValueError, match="between 0 and 1"):
-        nn.Dropout(-0.1)
-
-
-def test_a_network_differentiates_twice_through_its_parameters():
-    cr.random.manual_seed(1)
-    net = nn.Sequential(nn.Linear(2, 3), nn.GELU(), nn.LayerNorm(3), nn.Linear(3, 1))
-    x = T(np.array([[0.3, -0.2], [1.0, 0.4]]))
-
-    def fn(*ps):
-        w0, b0, w2, b2, w3, b3 = ps
-        h = F.linear(x, w0, b0)
-        h = F.layer_norm(F.gelu(h), 3, w2, b2)
-        return F.linear(h, w3, b3)
-
-    params = [p.detach().requires_grad_(True) for p in net.parameters()]
-    assert gradcheck(fn, params)
-    assert gradgradcheck(fn, params)
 
 
 def test_import_chainrule_alone_reaches_the_toolkit():

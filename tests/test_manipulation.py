@@ -1,9 +1,12 @@
-"""Shape and order ops (reshape, permute_dims, expand_dims, squeeze, broadcast_to, concat,
-stack, flip), take, astype and indexing `x[...]`: values against NumPy, first and second
-derivatives against finite differences, float32."""
+"""Manipulation functions: shape and order (reshape, permute_dims, expand_dims, squeeze,
+broadcast_to, broadcast_arrays, moveaxis, concat, stack, unstack, flip, repeat, roll, tile),
+take, take_along_axis, astype and indexing `x[...]`: values against NumPy (array_api_strict
+where NumPy lacks the option), first and second derivatives against finite differences,
+float32, and the gradients of repeated indices."""
 
 import math
 
+import array_api_strict as xs
 import numpy as np
 import pytest
 from hypothesis import given
@@ -11,15 +14,19 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import chainrule as cr
+from chainrule import _backend
 from chainrule._rules import OPS
-from conftest import BACKEND, T, examples, fails_on, skip_on
-from test_ops import (
+from conftest import BACKEND, N, T, examples, fails_on, skip_on
+from helpers import (
     MAX_SIZE,
+    NONEMPTY,
     SHAPES,
     arrays,
     assert_values,
+    axes_of,
     broadcastable,
     check_grads,
+    check_unary,
     grads_of,
     leaf,
 )
@@ -27,24 +34,10 @@ from test_ops import (
 GRADCHECKED = {
     "reshape", "permute_dims", "broadcast_to", "flip", "concat", "stack", "astype",
     "take", "take_add", "getitem", "index_add",
+    "repeat", "roll", "tile", "unstack", "take_along_axis", "take_along_add",
 }  # fmt: skip
 
-NONEMPTY = SHAPES.filter(lambda s: len(s) > 0)
-
-
-def assert_float32_in_and_out(fn, a):
-    """fn keeps float32 values float32, and their gradient too."""
-    x = leaf(a, "float32")
-    assert fn(x).dtype == cr.float32
-    (g,) = grads_of(fn, x)
-    assert (g.dtype, g.shape) == (cr.float32, x.shape)
-
-
-def check_unary(fn, np_fn, a):
-    """Values against NumPy, both derivatives, and float32 in and out."""
-    assert_values(fn(T(a)), np_fn(a))
-    check_grads(fn, leaf(a))
-    assert_float32_in_and_out(fn, a)
+DASK_REPEAT = "Dask's repeat takes one integer count, not an array of counts"
 
 
 # ----------------------------------------------------------------------------- shape and order
@@ -173,6 +166,153 @@ def test_concat_and_stack_send_each_part_its_own_gradient():
     assert_values(gy, [2.0, 2.0], atol=0)
 
 
+# ---------------------------------- broadcast_arrays, moveaxis, repeat, roll, tile, unstack
+
+
+@given(data=st.data())
+def test_broadcast_arrays(data):
+    shapes = data.draw(broadcastable(data.draw(st.integers(1, 3))))
+    parts = [data.draw(arrays(s)) for s in shapes.input_shapes]
+    out = cr.broadcast_arrays(*(T(p) for p in parts))
+    assert isinstance(out, tuple)  # a tuple in 2025.12, a list before
+    for t, expected in zip(out, np.broadcast_arrays(*parts)):
+        assert_values(t, expected)
+    check_grads(lambda *xs: cr.broadcast_arrays(*xs), *(leaf(p) for p in parts))
+
+
+def test_broadcast_arrays_and_broadcast_to_keep_bool_and_integer_dtypes():
+    b, i = T([True, False]), T([[1], [2]], "int64")
+    out_b, out_i = cr.broadcast_arrays(b, i)
+    assert (out_b.dtype, out_i.dtype) == (cr.bool, cr.int64)
+    assert N(out_b).tolist() == [[True, False], [True, False]]
+    assert N(cr.broadcast_to(b, (2,))).tolist() == [True, False]
+    assert cr.broadcast_arrays() == ()
+
+
+@given(shapes=broadcastable(4).map(lambda b: b.input_shapes))
+def test_broadcast_shapes(shapes):
+    assert cr.broadcast_shapes(*shapes) == np.broadcast_shapes(*shapes)
+
+
+def test_broadcast_shapes_of_nothing_unknown_sizes_and_mismatches():
+    assert cr.broadcast_shapes() == ()
+    assert cr.broadcast_shapes((0, 1), (3,)) == (0, 3)
+    assert cr.broadcast_shapes((None, 1), (2, 4)) == (None, 4)
+    assert cr.broadcast_shapes((2, None), (1,)) == (2, None)
+    with pytest.raises(ValueError, match="do not broadcast"):
+        cr.broadcast_shapes((2, 3), (4, 3))
+
+
+@given(data=st.data())
+def test_moveaxis(data):
+    a = data.draw(arrays(data.draw(NONEMPTY)))
+    source = data.draw(axes_of(a.ndim))
+    destination = data.draw(axes_of(a.ndim, len(source)).filter(lambda d: len(d) == len(source)))
+    if len(source) == 1 and data.draw(st.booleans()):
+        source, destination = source[0], destination[0]
+    check_unary(
+        lambda x: cr.moveaxis(x, source, destination),
+        lambda v: np.moveaxis(v, source, destination),
+        a,
+    )
+
+
+def test_moveaxis_rejects_unmatched_or_repeated_axes():
+    x = T(np.zeros((2, 3, 4)))
+    with pytest.raises(ValueError):
+        cr.moveaxis(x, (0, 1), (2,))
+    with pytest.raises(ValueError):
+        cr.moveaxis(x, (0, -3), (1, 2))
+    with pytest.raises(IndexError):
+        cr.moveaxis(x, 3, 0)
+
+
+@given(data=st.data())
+def test_repeat_by_a_count(data):
+    a = data.draw(arrays(data.draw(SHAPES)))
+    axis = data.draw(st.none() | st.integers(-a.ndim, a.ndim - 1)) if a.ndim else None
+    repeats = data.draw(st.integers(0, 2))
+    check_unary(
+        lambda x: cr.repeat(x, repeats, axis=axis), lambda v: np.repeat(v, repeats, axis=axis), a
+    )
+
+
+@fails_on("dask", reason=DASK_REPEAT)
+@given(data=st.data())
+def test_repeat_by_an_array_of_counts(data):
+    a = data.draw(arrays(data.draw(SHAPES)))
+    axis = data.draw(st.none() | st.integers(-a.ndim, a.ndim - 1)) if a.ndim else None
+    n = a.size if axis is None else a.shape[axis]
+    counts = np.asarray(data.draw(st.lists(st.integers(0, 2), min_size=1, max_size=1) | (
+        st.lists(st.integers(0, 2), min_size=n, max_size=n)
+    )))  # fmt: skip
+    c = T(counts, "int64")
+    check_unary(lambda x: cr.repeat(x, c, axis=axis), lambda v: np.repeat(v, counts, axis=axis), a)
+
+
+@fails_on("dask", reason=DASK_REPEAT)
+def test_repeat_sums_the_gradients_of_the_copies():
+    (g,) = grads_of(
+        lambda x: cr.repeat(x, T([3, 0, 1], "int64")) * T([1.0, 2, 3, 4]), leaf([1.0, 2, 3])
+    )
+    assert_values(g, [6.0, 0.0, 4.0], atol=0)
+
+
+@given(data=st.data())
+def test_roll(data):
+    a = data.draw(arrays(data.draw(SHAPES)))
+    shifts = st.integers(-4, 4)
+    if a.ndim and data.draw(st.booleans()):
+        axis = data.draw(axes_of(a.ndim, 1))
+        shift = data.draw(
+            shifts | st.lists(shifts, min_size=len(axis), max_size=len(axis)).map(tuple)
+        )
+        if len(axis) == 1 and data.draw(st.booleans()):
+            axis = axis[0]
+    else:
+        axis, shift = None, data.draw(shifts)
+    check_unary(lambda x: cr.roll(x, shift, axis=axis), lambda v: np.roll(v, shift, axis=axis), a)
+
+
+def test_roll_rejects_shifts_that_do_not_match_the_axes():
+    x = T(np.zeros((2, 3)))
+    with pytest.raises(ValueError):
+        cr.roll(x, (1, 2), axis=(0,))
+    with pytest.raises(ValueError):
+        cr.roll(x, (1, 2))
+
+
+@given(data=st.data())
+def test_tile(data):
+    a = data.draw(arrays(data.draw(SHAPES.filter(lambda s: math.prod(s) <= 4))))
+    reps = tuple(data.draw(st.lists(st.integers(0, 2), max_size=3)))
+    check_unary(lambda x: cr.tile(x, reps), lambda v: np.tile(v, reps), a)
+
+
+@given(data=st.data())
+def test_unstack(data):
+    a = data.draw(arrays(data.draw(NONEMPTY)))
+    axis = data.draw(st.integers(-a.ndim, a.ndim - 1))
+    out = cr.unstack(T(a), axis=axis)
+    expected = np.unstack(a, axis=axis)
+    assert isinstance(out, tuple) and len(out) == len(expected)
+    for t, e in zip(out, expected):
+        assert_values(t, e)
+    check_grads(lambda x: cr.unstack(x, axis=axis), leaf(a))
+    # Only some outputs used: the others contribute zeros, to every order.
+    check_grads(lambda x: cr.unstack(x, axis=axis)[-1] ** 2, leaf(a))
+
+
+def test_unstack_is_one_node_and_unused_slices_get_zero_gradient():
+    x = leaf([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    parts = cr.unstack(x, axis=0)
+    assert len({p.grad_fn for p in parts}) == 1
+    (g,) = grads_of(lambda t: cr.unstack(t, axis=1)[1] * T([1.0, 2.0, 3.0]), x)
+    assert_values(g, [[0.0, 1.0], [0.0, 2.0], [0.0, 3.0]], atol=0)
+    with pytest.raises(IndexError):
+        cr.unstack(T(1.0))
+
+
 # ----------------------------------------------------------------------------- take and astype
 
 
@@ -220,6 +360,94 @@ def test_astype_between_float64_and_float32(a):
     assert (g64.dtype, g32.dtype) == (cr.float64, cr.float32)
     assert_values(g64, np.full(a.shape, 2.0), atol=0)
     assert_values(g32, np.full(a.shape, 2.0), atol=0)
+
+
+# ----------------------------------------------------------------------------- take_along_axis
+
+
+@st.composite
+def along_axis(draw):
+    """(x shape, indices, axis): off the axis each of x and the indices has the broadcast
+    size or 1; indices in [-n, n) with repeats."""
+    base = draw(NONEMPTY.filter(lambda s: math.prod(s) <= 6))
+    axis = draw(st.integers(0, len(base) - 1))
+    n = base[axis]
+    x_shape = tuple(k if d == axis or draw(st.booleans()) else 1 for d, k in enumerate(base))
+    m = draw(st.integers(1, 3))
+    i_shape = tuple(
+        m if d == axis else (k if draw(st.booleans()) else 1) for d, k in enumerate(base)
+    )
+    indices = draw(hnp.arrays(np.int64, i_shape, elements=st.integers(-n, n - 1)))
+    return x_shape, indices, axis
+
+
+@given(data=st.data())
+def test_take_along_axis_with_broadcasting_and_negative_indices(data):
+    x_shape, indices, axis = data.draw(along_axis())
+    a = data.draw(arrays(x_shape))
+    negative_axis = data.draw(st.booleans())
+    ax = axis - a.ndim if negative_axis else axis
+    idx = T(indices)
+    check_unary(
+        lambda x: cr.take_along_axis(x, idx, axis=ax),
+        lambda v: np.take_along_axis(v, indices, axis=ax),
+        a,
+    )
+
+
+def test_take_along_axis_adds_the_gradients_of_repeated_indices():
+    x = leaf([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    (g,) = grads_of(lambda t: cr.take_along_axis(t, T([[2, 2, -1], [0, 1, 0]], "int64")), x)
+    assert_values(g, [[0.0, 0.0, 3.0], [2.0, 1.0, 0.0]], atol=0)
+    with pytest.raises(ValueError):
+        cr.take_along_axis(x, T([0, 1], "int64"), axis=1)
+
+
+def gathered_shape(x_shape, indices, axis):
+    """The shape of take_along_axis's result."""
+    return tuple(
+        indices.shape[axis] if d == axis else max(k, indices.shape[d])
+        for d, k in enumerate(x_shape)
+    )
+
+
+def scatter_expected(g, indices, axis, x_shape):
+    """take_along_add by NumPy: add g at indices along axis, then sum x's broadcast axes."""
+    out = np.zeros(g.shape[:axis] + (x_shape[axis],) + g.shape[axis + 1 :])
+    grid = list(np.indices(g.shape, sparse=True))
+    grid[axis] = np.broadcast_to(indices % x_shape[axis], g.shape)
+    np.add.at(out, tuple(grid), g)
+    summed = tuple(d for d, k in enumerate(x_shape) if k == 1 and out.shape[d] != 1)
+    return out.sum(axis=summed, keepdims=True)
+
+
+@given(data=st.data())
+def test_take_along_add_values_and_derivatives(data):
+    x_shape, indices, axis = data.draw(along_axis())
+    g = data.draw(arrays(gathered_shape(x_shape, indices, axis)))
+    p = (T(indices % x_shape[axis])._data, axis, x_shape, BACKEND.float64)
+    expected = scatter_expected(g, indices, axis, x_shape)
+    assert_values(OPS["take_along_add"](T(g), p), expected)
+    check_grads(lambda t: OPS["take_along_add"](t, p), leaf(g))
+
+
+@given(data=st.data())
+def test_scatter_along_axis_is_the_same_on_numpy_and_generic_backends(data):
+    x_shape, indices, axis = data.draw(along_axis())
+    g = data.draw(arrays(gathered_shape(x_shape, indices, axis)))
+    idx = indices % x_shape[axis]
+    on_numpy = _backend.take_along_add(np, g, (idx, axis, x_shape, np.float64))
+    generic = _backend.take_along_add(
+        xs, xs.asarray(g), (xs.asarray(idx), axis, x_shape, xs.float64)
+    )
+    expected = scatter_expected(g, indices, axis, x_shape)
+    np.testing.assert_allclose(on_numpy, expected, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(np.asarray(generic), expected, rtol=1e-12, atol=1e-14)
+
+
+def test_take_with_negative_indices_sends_their_gradient_back():
+    (g,) = grads_of(lambda x: cr.take(x, T([-1, 0, -1], "int64")), leaf([1.0, 2.0, 3.0]))
+    assert_values(g, [1.0, 0.0, 2.0], atol=0)
 
 
 # ----------------------------------------------------------------------------- indexing
