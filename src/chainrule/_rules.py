@@ -32,9 +32,9 @@ from typing import Any
 
 from . import _backend, _batching, _special_cases
 from ._backend import count, expand_reduced, sum_to
+from ._factories import binary_primitive, crossing_primitive, primitive, unary_primitive
 from ._grad_fn_names import TORCH_NAMES
 from ._node import OUT, ZERO, Rule
-from ._tensor import binary_primitive, crossing_primitive, primitive, unary_primitive
 
 __all__ = ["OPS", "RULES", "EXTRAS", "KERNELS", "raw_namespace", "argsort"]
 

@@ -11,10 +11,11 @@ import sys
 import weakref
 
 from .. import _backend
+from .._factories import binary_primitive, unary_primitive
 from .._mode import grad_mode, set_feature
 from .._node import RELEASED, ZERO, AccumulateGrad, Node, Port, live_hooks, node_of
 from .._rules import RULES, raw_namespace
-from .._tensor import Tensor, binary_primitive, unary_primitive
+from .._tensor import Tensor
 from ..autograd import _engine
 from ._instructions import (
     ACC,

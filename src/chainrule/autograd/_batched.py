@@ -8,7 +8,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from .. import _rules, _tensor
+from .. import _factories, _rules, _tensor
 from .._batching import level_of
 from .._mode import set_feature
 from .._node import node_of
@@ -59,7 +59,7 @@ def _lift_constant(obj: Tensor, xp: Any) -> Tensor | None:
 
 
 def _reroute(rule, xs, results) -> None:
-    """vmap's part of every operation (_tensor.VMAP): an input that requires grad and is of a
+    """vmap's part of every operation (_factories.VMAP): an input that requires grad and is of a
     level below the result's reaches the node through a lift, so that its gradient is summed
     over the result's batch instead of arriving batched."""
     r = results[0]
@@ -80,4 +80,4 @@ def _reroute(rule, xs, results) -> None:
 
 _BATCH = _rules.RULES["batch"]
 _tensor.LIFT[0] = _lift_constant
-_tensor.VMAP[0] = _reroute
+_factories.VMAP[0] = _reroute

@@ -11,6 +11,7 @@ from contextlib import nullcontext
 
 from .. import _backend, _batching, _namespace, _rules, fft, linalg
 from .._batching import Batched
+from .._factories import batched_nodes
 from .._node import (
     RELEASED,
     ZERO,
@@ -22,7 +23,7 @@ from .._node import (
     live_hooks,
     node_of,
 )
-from .._tensor import _SCALARS, Tensor, as_tensor, batched_nodes, enable_grad, grad_mode, no_grad
+from .._tensor import _SCALARS, Tensor, as_tensor, enable_grad, grad_mode, no_grad
 
 _FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors "

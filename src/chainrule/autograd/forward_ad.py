@@ -9,7 +9,7 @@ import itertools
 from collections import namedtuple
 from typing import Any
 
-from .. import _backend, _namespace, _rules, _tensor
+from .. import _backend, _factories, _namespace, _rules, _tensor
 from .._backend import ndarray
 from .._batching import NAMESPACE, Batched, level_of
 from .._mode import set_feature
@@ -185,7 +185,7 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
 
 
 def _tangents(rule, xs, xp, outs, results, p, levels) -> None:
-    """Forward mode's part of every operation (installed in `_tensor.FORWARD`): the results'
+    """Forward mode's part of every operation (installed in `_factories.FORWARD`): the results'
     tangents at the visible `levels`, and on a recorded node what a VJP run on tensors needs
     to carry tangents on. One level and raw arrays (nothing differentiates the tangent) has
     a path of its own: every operation of a JVP takes it (benchmarks/jvp.py)."""
@@ -269,7 +269,7 @@ _RAW_NAMESPACES = _rules._raw_namespaces
 
 
 def _lean(rule, x, y, xd, yd, out, p, res, level) -> None:
-    """Forward mode's lean path (`_tensor.DUAL`) for the result `res` of a one-input (y, yd
+    """Forward mode's lean path (`_factories.DUAL`) for the result `res` of a one-input (y, yd
     None) or two-input fast path: one level, no other feature on, a result not recorded and
     tangents that nothing differentiates; anything else takes `_tangents`. The chains of tiny
     operations of benchmarks/jvp.py (W1, W3) need it: the generic path's tuples, dispatch and
@@ -300,7 +300,7 @@ def _lean(rule, x, y, xd, yd, out, p, res, level) -> None:
         ty = ty._data if ty._edge is None else _GENERIC
     if res._edge is not None or tx is _GENERIC or ty is _GENERIC or xp is NAMESPACE:
         xs = (x,) if y is None and yd is None else (x, y)
-        _tensor._features(rule, xs, (out,), p, (res,))
+        _factories._features(rule, xs, (out,), p, (res,))
         return
     ns = _RAW_NAMESPACES.get(id(xp)) or _rules.raw_namespace(xp)
     parts = _PARTS.get(rule)
@@ -591,5 +591,5 @@ def function_tangents(cls, ctx, args, outputs) -> None:
             fw[level] = _fitted(t, o, True)
 
 
-_tensor.FORWARD[0] = _tangents
-_tensor.DUAL[0] = _lean
+_factories.FORWARD[0] = _tangents
+_factories.DUAL[0] = _lean

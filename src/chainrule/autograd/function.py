@@ -12,8 +12,9 @@ from contextlib import nullcontext
 from typing import Any
 
 from .. import _backend
+from .._factories import pack_saved
 from .._node import Node, Port, Rule, inplace_writes, remember
-from .._tensor import Tensor, enable_grad, grad_mode, no_grad, pack_saved, version_counter
+from .._tensor import Tensor, enable_grad, grad_mode, no_grad, version_counter
 from . import forward_ad
 from ._engine import graph_namespace
 
