@@ -15,7 +15,7 @@ LAYERS = [
     # arrays and process state: which library, dtypes, array helpers, modes
     ["_backend", "_state", "_mode", "_typing", "_grad_fn_names", "_special_cases", "_batching"],
     # the graph: the one Node, Tensor and the factories that record nodes
-    ["_node", "_tensor"],
+    ["_node", "_tensor", "_factories"],
     # the one table of derivative rules
     ["_rules"],
     # the public functions (an Array API namespace), NumPy's protocols, in-place writes

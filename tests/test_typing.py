@@ -2,6 +2,7 @@
 the code runs, and Tensor's type-only declarations match the method table bound at import."""
 
 import ast
+import importlib
 import inspect
 import pathlib
 import runpy
@@ -50,7 +51,8 @@ def _declared_for_type_checkers() -> dict[str, ast.FunctionDef]:
         for n in cls.body
         if isinstance(n, ast.If) and isinstance(n.test, ast.Name) and n.test.id == "TYPE_CHECKING"
     )
-    return {n.name: n for n in block.body if isinstance(n, ast.FunctionDef)}
+    functions = {n.name: n for n in block.body if isinstance(n, ast.FunctionDef)}
+    return functions | {n.targets[0].id: n for n in block.body if isinstance(n, ast.Assign)}
 
 
 def test_tensor_declares_the_type_of_every_method_bound_from_the_table():
@@ -61,9 +63,23 @@ def test_the_declared_docstrings_are_those_of_the_bound_methods():
     declared = {
         name: ast.get_docstring(node)
         for name, node in _declared_for_type_checkers().items()
-        if not name.startswith("_")
+        if not name.startswith("_") and isinstance(node, ast.FunctionDef)
     }
     assert None not in declared.values()
     for name, doc in declared.items():
         bound = inspect.getdoc(getattr(_tensor.Tensor, name))
         assert " ".join(doc.split()) == " ".join(bound.split()), name
+
+
+def test_methods_declared_as_functions_are_the_bound_functions_themselves():
+    # `sum = _torch_methods.sum` in the block: the function that the table binds, so its
+    # signature and docstring are those the type checker reads.
+    assigned = {
+        name: node.value
+        for name, node in _declared_for_type_checkers().items()
+        if isinstance(node, ast.Assign)
+    }
+    assert len(assigned) >= 40
+    for name, value in assigned.items():
+        module = importlib.import_module(f"chainrule.{value.value.id}")
+        assert getattr(module, value.attr) is getattr(_tensor.Tensor, name), name

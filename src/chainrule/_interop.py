@@ -8,6 +8,7 @@ from __future__ import annotations
 import inspect
 import sys
 import types
+from typing import Any
 
 from . import _backend
 from ._dtypes import __array_namespace_info__
@@ -15,6 +16,7 @@ from ._numpy_composites import TABLES
 from ._numpy_composites import UFUNCS as COMPOSITE_UFUNCS
 from ._numpy_functions import VALUE_FUNCTIONS, _chainrule, _fn, _Missing
 from ._tensor import Tensor, converted, dual, grad_mode
+from ._typing import Device
 
 np = _backend.np
 
@@ -255,7 +257,7 @@ def _from_dlpack(xp, a, kwargs):
     return _backend.normalize(xp.from_dlpack(a, **kwargs), xp)
 
 
-def to_device(self, device, /, *, stream=None):
+def to_device(self: Tensor, device: Device, /, *, stream: Any = None) -> Tensor:
     """The tensor on `device`: itself when it is there already (so it stays differentiable);
     the backend rejects devices it does not know (ValueError)."""
     if device == self.device:

@@ -10,7 +10,7 @@ import numbers as _numbers
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, NamedTuple, cast
 
-from . import _backend, _tensor
+from . import _backend, _factories, _tensor
 from ._backend import normalize_axes, to_backend_dtype
 from ._dtypes import (  # noqa: F401 - public
     __array_namespace_info__,
@@ -942,7 +942,7 @@ def _dtype(xp: Any, dtype: DTypeLike) -> Any:
 def _new(data: Any, xp: Any) -> Tensor:
     t = Tensor(_backend.normalize(data, xp), xp, None)
     if _tensor.grad_mode.inference:
-        _tensor.mark_inference((t,))
+        _factories.mark_inference((t,))
     return t
 
 

@@ -53,13 +53,15 @@ def conj(self: Tensor) -> Tensor:
     return ops.conj(self)
 
 
-def _logical(name: str) -> Any:
+def _reduction(name: str, doc: str) -> Any:
+    """NumPy's method `name` (all, any, max, min): chainrule's function over `axis`."""
+
     def method(self: Tensor, axis: Axis = None, out: Any = None, keepdims: bool = False) -> Tensor:
         _no_out(out, name)
         return getattr(ops, name)(self, axis=axis, keepdims=keepdims)
 
     method.__name__ = name
-    method.__doc__ = f"Whether {name} elements are true over `axis` (all axes when None)."
+    method.__doc__ = doc
     return method
 
 
@@ -81,16 +83,6 @@ def _spread(name: str) -> Any:
         f"The {'standard deviation' if name == 'std' else 'variance'} over `axis` (all axes "
         "when None), with NumPy's default `ddof=0` (the population one)."
     )
-    return method
-
-
-def _extreme(name: str) -> Any:
-    def method(self: Tensor, axis: Axis = None, out: Any = None, keepdims: bool = False) -> Tensor:
-        _no_out(out, name)
-        return getattr(ops, name)(self, axis=axis, keepdims=keepdims)
-
-    method.__name__ = name
-    method.__doc__ = f"The {name}imum over `axis` (all axes when None); ties share the gradient."
     return method
 
 
@@ -128,12 +120,16 @@ NUMPY_METHODS = {
     "squeeze": squeeze,
     "astype": astype,
     "conj": conj,
-    "all": _logical("all"),
-    "any": _logical("any"),
+    "all": _reduction("all", "Whether all elements are true over `axis` (all axes when None)."),
+    "any": _reduction("any", "Whether any elements are true over `axis` (all axes when None)."),
     "std": _spread("std"),
     "var": _spread("var"),
-    "max": _extreme("max"),
-    "min": _extreme("min"),
+    "max": _reduction(
+        "max", "The maximum over `axis` (all axes when None); ties share the gradient."
+    ),
+    "min": _reduction(
+        "min", "The minimum over `axis` (all axes when None); ties share the gradient."
+    ),
     "dot": dot,
     "copy": copy,
     "fill": fill,

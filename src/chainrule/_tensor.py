@@ -1,5 +1,5 @@
-"""Tensor, defined here once, and the primitive factories that run a rule's forward on raw
-arrays and record its Node.
+"""Tensor, defined here once, and the conversion of Python data and arrays to tensors (the
+recording factories that make operations of the rules are in _factories).
 
 A tensor holds a raw backend array, its namespace, and `_edge`: None when it needs no
 gradient, else where its gradient goes: the node that made it (a Port for output i of a node
@@ -14,24 +14,18 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 from . import _backend
-from ._backend import ARRAY_TYPES, FLOAT32, FLOAT64, IS_COMPLEX, ndarray
+from ._backend import ndarray
 from ._mode import enable_grad, grad_mode, is_grad_enabled, no_grad, set_grad_enabled
 from ._node import (
-    COMPLEX_ONE,
-    COMPLEX_TWO,
     AccumulateGrad,
     Alias,
-    ComplexFit,
     Node,
-    Packed,
     Port,
     RemovableHandle,
-    Rule,
     VersionCounter,
     View,
     hooks_of,
     node_of,
-    remember,
 )
 from ._state import STATE
 
@@ -39,28 +33,27 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from types import ModuleType
 
+    from . import _interop, _numpy_methods, _torch_methods
     from ._typing import ArrayLike, Axis, Device, DTypeLike, IndexKey
-    from .random import Generator
 
 __all__ = [
     "Tensor",
     "alias_group",
     "as_tensor",
     "as_tensors",
-    "binary_primitive",
     "constant",
-    "crossing_primitive",
+    "converted",
     "dual",
     "enable_grad",
     "grad_mode",
     "is_grad_enabled",
+    "lift",
     "mixed_error",
     "no_grad",
-    "primitive",
+    "operand",
     "raw",
     "set_grad_enabled",
     "share",
-    "unary_primitive",
     "version_counter",
     "view_of",
 ]
@@ -77,14 +70,6 @@ def version_counter(t: Tensor) -> VersionCounter:
     if vc is None:
         vc = t._vc = VersionCounter()
     return vc
-
-
-def _plain(out, xp, source: Tensor | None) -> Tensor:
-    """The result of an op on tensors that need no grad; a view shares its source's counter."""
-    t = Tensor(out, xp, None)
-    if source is not None:
-        t._vc = version_counter(source)
-    return t
 
 
 # ----------------------------------------------------------------------------- aliases
@@ -122,394 +107,6 @@ def share(source: Tensor, t: Tensor, step: tuple = ()) -> None:
     group.add(t, path + step)
 
 
-def _view_of(x: Tensor, res: Tensor, rule: Rule, p) -> None:
-    """Make res, the result of view rule `rule` on x, a view of x where it is one: it shares
-    x's counter and alias group, and records its base and the steps that make it."""
-    view = rule.view
-    if view is not True and not view(p):
-        return
-    kind = _backend.aliasing(x._xp)
-    if kind == "memory" and res.size and not _backend.shares_memory(res._data, x._data):
-        return  # a copy (a reshape that no view can make); an empty result is a view
-    res._vc = version_counter(x)
-    if kind is None:
-        return
-    fit = None
-    if res._data.dtype != x._data.dtype:  # real and imag of complex values
-        fit = ((None, x._data.dtype),)
-    step = ((rule, p, fit),)
-    made = view_of(x)
-    res._view = View(x, step) if made is None else View(made.base, made.steps + step)
-    share(x, res, step)
-
-
-def _unrecorded(out, xp) -> Tensor:
-    """The result of an op that recorded nothing although an input needs grad (grad mode
-    off): it may share memory with the graph's values, so it is never written in place."""
-    t = Tensor(out, xp, None)
-    t._vc = VersionCounter(0, True)
-    return t
-
-
-# ----------------------------------------------------------------------------- factories
-# Three factories record the same Node: a one-input and a two-input fast path (W1, W3 and W5
-# of benchmarks/ are chains of such ops; the dispatch and tuple work of the generic path
-# costs them measurably), and the generic path for every other rule. While a feature of
-# _mode.FEATURES is on, every operation then runs the features' parts (_features) on its
-# results: the fast paths read one flag for them, after making their result (a trace by
-# chainrule.compile pays twice an eager step if every operation takes the generic path).
-
-
-def unary_primitive(rule: Rule):
-    """The op function `op(x, p)` of a one-input rule; `p` holds static parameters."""
-    fwd = rule.fwd
-    (save_x,), save_out = rule.plan((True,))
-    saves = save_x or save_out
-    if rule.view:
-        return _view_primitive(rule)
-    own = rule.complex == "own"  # complex values need nothing of the engine (Node.meets_complex)
-
-    def op(x, p=None):
-        if x.__class__ is not Tensor:
-            x = as_tensor(x)
-        xp = x._xp
-        xd = x._data
-        out = fwd(xp, xd, p)
-        if out.__class__ is not ndarray and out.__class__ not in ARRAY_TYPES:
-            out = _backend.normalize(out, xp)
-        e = x._edge
-        if e is None:
-            res = Tensor(out, xp, None)
-        elif not grad_mode.enabled:
-            res = _unrecorded(out, xp)
-        else:
-            saved = (xd if save_x else None, out if save_out else None) if saves else None
-            # Node.meets_complex, in fit: the result's dtype tells (for the usual real ones,
-            # by identity).
-            od = out.dtype
-            if od is not FLOAT64 and od is not FLOAT32 and not own and IS_COMPLEX[od]:
-                res = Tensor(out, xp, Node(rule, (e,), saved, p, COMPLEX_ONE))
-            else:
-                res = Tensor(out, xp, Node(rule, (e,), saved, p))
-        if grad_mode.extended:
-            level = grad_mode.dual
-            if level:
-                STATE.forward_lean(rule, x, None, xd, None, out, p, res, level)
-            else:
-                _features(rule, (x,), (out,), p, (res,))
-        return res
-
-    op.__name__ = op.__qualname__ = rule.name
-    return op
-
-
-def _view_primitive(rule: Rule):
-    """The op function `op(x, p)` of a one-input view rule (reshape, getitem, ...): as
-    unary_primitive's, its result made a view of x (_view_of). Such a rule saves nothing."""
-    fwd = rule.fwd
-    if rule.saves != ((),):
-        raise ValueError(f"view rule {rule.name!r} must save nothing")
-    own = rule.complex == "own"  # complex values need nothing of the engine (Node.meets_complex)
-
-    def op(x, p=None):
-        if x.__class__ is not Tensor:
-            x = as_tensor(x)
-        xp = x._xp
-        out = fwd(xp, x._data, p)
-        if out.__class__ is not ndarray and out.__class__ not in ARRAY_TYPES:
-            out = _backend.normalize(out, xp)
-        e = x._edge
-        if e is None:
-            res = Tensor(out, xp, None)
-        elif not grad_mode.enabled:
-            res = _unrecorded(out, xp)
-        else:
-            od = out.dtype  # (Node.meets_complex, as unary_primitive's)
-            if od is not FLOAT64 and od is not FLOAT32 and not own and IS_COMPLEX[od]:
-                res = Tensor(out, xp, Node(rule, (e,), None, p, COMPLEX_ONE))
-            else:
-                res = Tensor(out, xp, Node(rule, (e,), None, p))
-        _view_of(x, res, rule, p)
-        if grad_mode.extended:
-            level = grad_mode.dual
-            if level:
-                STATE.forward_lean(rule, x, None, x._data, None, out, p, res, level)
-            else:
-                _features(rule, (x,), (out,), p, (res,))
-        return res
-
-    op.__name__ = op.__qualname__ = rule.name
-    return op
-
-
-def binary_primitive(rule: Rule):
-    """The op function `op(x, y)` of a two-input rule without parameters. Python scalars are
-    constants: no edge, no broadcasting, saved as they are."""
-    fwd = rule.fwd
-    plans = tuple(rule.plan(needs) for needs in ((False, False), (True, False), (False, True)))
-    plans += (rule.plan((True, True)),)
-    elementwise = rule.elementwise
-    own = rule.complex == "own"  # complex values need nothing of the engine (Node.meets_complex)
-
-    def op(x, y):
-        scalar = False  # one side is a Python scalar: no edge, no broadcasting, no version
-        if x.__class__ is Tensor:
-            xp = x._xp
-            xd = x._data
-            ex = x._edge
-            if y.__class__ is Tensor:
-                if y._xp is not xp:
-                    return op(*lift(rule.name, (x, y)))
-                yd = y._data
-                ey = y._edge
-            elif y.__class__ in _SCALARS:
-                yd = y
-                ey = None
-                scalar = True
-            else:
-                y = operand(y, xp, rule.name)
-                if y._xp is not xp:
-                    return op(*lift(rule.name, (x, y)))
-                yd = y._data
-                ey = None
-        elif y.__class__ is Tensor:
-            xp = y._xp
-            yd = y._data
-            ey = y._edge
-            ex = None
-            if x.__class__ in _SCALARS:
-                xd = x
-                scalar = True
-            else:
-                x = operand(x, xp, rule.name)
-                if x._xp is not xp:
-                    return op(*lift(rule.name, (x, y)))
-                xd = x._data
-        else:
-            return op(as_tensor(x), y)
-        out = fwd(xp, xd, yd)
-        if out.__class__ is not ndarray and out.__class__ not in ARRAY_TYPES:
-            out = _backend.normalize(out, xp)
-        if ex is None and ey is None:
-            res = Tensor(out, xp, None)
-            if grad_mode.extended:
-                level = grad_mode.dual
-                if level:
-                    STATE.forward_lean(rule, x, y, xd, yd, out, None, res, level)
-                else:
-                    _features(rule, (x, y), (out,), None, (res,))
-            return res
-        if not grad_mode.enabled:
-            res = _unrecorded(out, xp)
-            if grad_mode.extended:
-                _features(rule, (x, y), (out,), None, (res,))
-            return res
-        (sx, sy), so = plans[(ex is not None) + 2 * (ey is not None)]
-        saved = (xd if sx else None, yd if sy else None, out if so else None)
-        if not (sx or sy or so):
-            saved = None
-        versions = None  # one side at most is a saved tensor that needs no grad
-        if ex is None:
-            if sx and x.__class__ is Tensor:
-                versions = _saved_version(0, x)
-        elif ey is None and sy and y.__class__ is Tensor:
-            versions = _saved_version(1, y)
-        # Whether complex values meet the node (Node.meets_complex, kept in fit): the result's
-        # dtype tells, known here by identity for the usual real ones.
-        fit = None
-        if scalar:
-            if xd.__class__ is complex or yd.__class__ is complex:
-                # A real tensor's gradient through a complex result: its real part.
-                fit = _scalar_fit(xd, yd, out)
-                if not own:
-                    fit = ComplexFit(fit or (None, None))
-            else:
-                od = out.dtype
-                if od is not FLOAT64 and od is not FLOAT32 and not own and IS_COMPLEX[od]:
-                    fit = COMPLEX_TWO
-        else:
-            xdt = xd.dtype
-            ydt = yd.dtype
-            if xdt is not ydt and xdt != ydt:
-                fit = (
-                    (xd.shape if elementwise else None, xdt),
-                    (yd.shape if elementwise else None, ydt),
-                )
-                if not own and IS_COMPLEX[out.dtype]:
-                    fit = ComplexFit(fit)
-            else:  # the result has the operands' dtype
-                if elementwise and xd.shape != yd.shape:
-                    fit = ((xd.shape, None), (yd.shape, None))
-                if xdt is not FLOAT64 and xdt is not FLOAT32 and not own and IS_COMPLEX[xdt]:
-                    fit = ComplexFit(fit or (None, None))
-        node = Node(rule, (ex, ey), saved, None, fit, versions)
-        res = Tensor(out, xp, node)
-        if grad_mode.extended:
-            _features(rule, (x, y), (out,), None, (res,))
-        return res
-
-    op.__name__ = op.__qualname__ = rule.name
-    return op
-
-
-def _scalar_fit(xd, yd, out) -> tuple | None:
-    """Node.fit of a binary op of a tensor and a Python complex: the tensor's dtype, where
-    the result's differs from it."""
-    d = yd.dtype if xd.__class__ is complex else xd.dtype
-    if d == out.dtype:
-        return None
-    return (None, (None, d)) if xd.__class__ is complex else ((None, d), None)
-
-
-def primitive(rule: Rule):
-    """The op function `op(xs, p)` of a rule over a sequence of inputs (tensors, arrays or
-    Python scalars); a rule with several outputs returns a tuple of tensors."""
-    fwd = rule.fwd
-    multi = rule.multi
-
-    def op(xs, p=None):
-        xs, xp = as_tensors(xs, rule.name)
-        out = fwd(xp, tuple(raw(x) for x in xs), p)
-        outs = (
-            tuple(_backend.normalize(o, xp) for o in out)
-            if multi
-            else (_backend.normalize(out, xp),)
-        )
-        if grad_mode.extended:
-            results = _extended(rule, xs, xp, outs, p)
-        else:
-            results = _results(rule, xs, xp, outs, p)
-        return results if multi else results[0]
-
-    op.__name__ = op.__qualname__ = rule.name
-    return op
-
-
-def crossing_primitive(rule: Rule):
-    """The op function `op(x, p)` of a one-input rule whose result belongs to another array
-    library than its input (vmap's boundary: batch and unbatch): the generic path, the
-    result in its own namespace. While such nodes live, backward walks compute with vmap's
-    namespace (`STATE.batched_nodes`)."""
-    fwd = rule.fwd
-
-    def op(x, p=None):
-        if x.__class__ is not Tensor:
-            x = as_tensor(x)
-        out = fwd(x._xp, x._data, p)
-        oxp = _backend.namespace(out)
-        if grad_mode.extended:
-            result = _extended(rule, (x,), oxp, (out,), p)[0]
-        else:
-            result = _results(rule, (x,), oxp, (out,), p)[0]
-        if result._edge is not None:
-            STATE.batched_nodes += 1
-            weakref.finalize(result._edge, _forget_batched)
-        return result
-
-    op.__name__ = op.__qualname__ = rule.name
-    return op
-
-
-def _forget_batched() -> None:
-    STATE.batched_nodes -= 1
-
-
-def _results(rule: Rule, xs, xp, outs, p) -> tuple:
-    """The output tensors of an operation on inputs `xs` (tensors or Python scalars) whose
-    forward returned `outs`, with its node recorded where grad mode and the inputs ask."""
-    recorded = False
-    if rule.vjp is not None:
-        for x in xs:
-            if x.__class__ is Tensor and x._edge is not None:
-                recorded = True
-                break
-    if not recorded:  # loops, not comprehensions: forward mode's path, on every operation
-        if rule.view:
-            return tuple([_plain(o, xp, xs[0]) for o in outs])
-        if len(outs) == 1:
-            return (Tensor(outs[0], xp, None),)
-        return tuple([Tensor(o, xp, None) for o in outs])
-    if not grad_mode.enabled:
-        return tuple([_unrecorded(o, xp) for o in outs])
-    edges = tuple([x._edge if x.__class__ is Tensor else None for x in xs])
-    return _record(rule, xs, xp, edges, tuple([e is not None for e in edges]), outs, p)
-
-
-def _extended(rule: Rule, xs, xp, outs, p) -> tuple:
-    """_results, then the part of each feature that is on (see _mode.FEATURES)."""
-    results = _results(rule, xs, xp, outs, p)
-    _features(rule, xs, outs, p, results)
-    return results
-
-
-def _features(rule: Rule, xs, outs, p, results) -> None:
-    """The part of each feature that is on (see _mode.FEATURES), for an operation on `xs`
-    that made `results`."""
-    profiler = grad_mode.profiler
-    if profiler is not None:  # first: its time for the operation ends here
-        profiler.operation(rule, xs, outs, p, results)
-    if grad_mode.vmap:
-        STATE.vmap(rule, xs, outs, p, results)
-    levels = grad_mode.forward
-    if levels:  # first: the tensors saved_tensors_hooks see carry their tangents
-        STATE.forward(rule, xs, outs, p, results)
-    edge = results[0]._edge
-    if edge is not None:
-        node = node_of(edge)
-        if grad_mode.anomaly:
-            remember(node)
-        if grad_mode.saved_hooks and node.saved is not None:
-            pack_saved(node, (*xs, *results))
-    if grad_mode.inference:
-        mark_inference(results)
-    tracer = grad_mode.tracer
-    if tracer is not None:
-        if levels and _dual_results(results):
-            # A replay runs no JVPs: compile falls back to eager, saying why.
-            tracer.unsupported("forward-mode AD (an operation on dual tensors)")
-        elif grad_mode.vmap:  # nor vmap's Batched arrays
-            tracer.unsupported("vmap (an operation on batched tensors)")
-        else:
-            tracer.record(rule, xs, outs, p, results)
-
-
-def _dual_results(results) -> bool:
-    for r in results:
-        if getattr(r, "_fw", None):
-            return True
-    return False
-
-
-def mark_inference(tensors) -> None:
-    """Make tensors made under inference_mode inference tensors (keeping an alias mark and
-    group)."""
-    for t in tensors:
-        vc = getattr(t, "_vc", None)
-        if vc is None:
-            t._vc = VersionCounter(0, False, True)
-        else:
-            t._vc = VersionCounter(0, vc.alias, True, vc.group)
-
-
-def pack_saved(node: Node, tensors) -> None:
-    """Pass node's saved arrays through the innermost saved_tensors_hooks: `tensors` are the
-    tensors of its slots (inputs, outputs, extras). An output packed as itself is kept as a
-    plain alias of its values: the node must not hold its own output (a cycle)."""
-    pack, unpack = grad_mode.saved_hooks[-1]
-    slots, packed = [], []
-    for d, t in zip(node.saved, tensors):
-        if d is None or d.__class__ in _SCALARS:
-            slots.append(d)
-            packed.append(False)
-            continue
-        value = pack(t)
-        if value is t and t._edge is not None and node_of(t._edge) is node:
-            value = _unrecorded(t._data, t._xp)
-        slots.append(value)
-        packed.append(True)
-    node.saved = Packed(tuple(slots), tuple(packed), unpack)
-
-
 def dual(t: Tensor) -> bool:
     """Whether t may carry a tangent that forward mode sees: functions that compute a result
     outside the rule table when nothing needs a gradient must take the recorded path then."""
@@ -524,74 +121,6 @@ def _has_tangent(t: Tensor) -> bool:
             if fw.get(level) is not None:
                 return True
     return False
-
-
-def _record(rule: Rule, xs, xp, edges, needs, outs, p) -> tuple:
-    """Record the node of a generic primitive and return its output tensors."""
-    save_in, save_out = rule.plan(needs)
-    saved = None
-    if save_out or True in save_in:
-        saved = tuple(raw(x) if s else None for x, s in zip(xs, save_in))
-        saved += outs if save_out else (None,) * len(outs)
-    versions = None
-    if True in (s and not n for s, n in zip(save_in, needs)):
-        versions = _versions(xs, edges, save_in)
-    # Gradients go back in each input's dtype, and shape (elementwise rules broadcast).
-    ref = outs[0]
-    fit = None
-    elementwise = rule.elementwise
-    for x, e in zip(xs, edges):
-        if e is not None and (
-            x._data.dtype != ref.dtype or (elementwise and x._data.shape != ref.shape)
-        ):
-            fit = tuple(
-                None if e is None else (x._data.shape if elementwise else None, x._data.dtype)
-                for x, e in zip(xs, edges)
-            )
-            break
-    node = Node(rule, edges, saved, p, fit, versions, len(outs))
-    if rule.complex != "own" and _meets_complex(xs, outs):
-        node.meets_complex = True
-    if not rule.multi:
-        return (Tensor(outs[0], xp, node),)
-    return tuple(Tensor(o, xp, Port(node, i)) for i, o in enumerate(outs))
-
-
-def _meets_complex(xs, outs) -> bool:
-    """Whether an input (a tensor or a Python scalar) or an output (a raw array) is complex."""
-    for o in outs:
-        if IS_COMPLEX[o.dtype]:
-            return True
-    for x in xs:
-        if x.__class__ is Tensor:
-            if IS_COMPLEX[x._data.dtype]:
-                return True
-        elif x.__class__ is complex:
-            return True
-    return False
-
-
-def _saved_version(i: int, x: Tensor) -> tuple | None:
-    """`Node.versions` for input i, a saved tensor that needs no grad: it may be written in
-    place, unless it aliases a graph's memory."""
-    vc = version_counter(x)
-    if vc.inference:
-        raise RuntimeError(
-            "Inference tensors cannot be saved for backward. Please do not use Tensors created "
-            "in inference mode in computation tracked by autograd. To work around this, you "
-            "can make a clone to get a normal tensor and use it in autograd, or use "
-            "`no_grad()` instead of `inference_mode()`."
-        )
-    return None if vc.alias else ((i, vc, vc.value),)
-
-
-def _versions(xs, edges, save_in) -> tuple | None:
-    """`Node.versions` for the saved inputs that are tensors needing no grad."""
-    out = ()
-    for i, (x, e, s) in enumerate(zip(xs, edges, save_in)):
-        if s and e is None and x.__class__ is Tensor:
-            out += _saved_version(i, x) or ()
-    return out or None
 
 
 # ----------------------------------------------------------------------------- conversion
@@ -1151,11 +680,14 @@ class Tensor:
         return t
 
     # -- bound from the table in _methods, declared here for type checkers only
-    # The operators are the primitives themselves, bound onto Tensor by setattr from one
-    # table when chainrule is imported (no wrapper on the hot path), which a type checker
-    # cannot follow. Their signatures are declared in this block, which does not exist at run
-    # time: the table stays the one definition, and a name bound there and missing here is
-    # only untyped (tests/test_typing.py checks that both list the same names).
+    # Operators and methods are bound onto Tensor by setattr from one table when chainrule is
+    # imported (the operators are the primitives themselves: no wrapper on the hot path),
+    # which a type checker cannot follow. This block, which does not exist at run time,
+    # declares them: a method that is a function of _torch_methods, _numpy_methods or
+    # _interop as that very function (its signature and docstring are written there, once);
+    # the others (primitives, methods made by factories, methods with both PyTorch's and
+    # NumPy's meaning) by a signature here. A name bound there and missing here is only
+    # untyped (tests/test_typing.py checks that both list the same names).
     if TYPE_CHECKING:
 
         def __add__(self, other: ArrayLike, /) -> Tensor: ...
@@ -1228,10 +760,6 @@ class Tensor:
         ) -> Any: ...
         def __dlpack_device__(self, /) -> Any: ...
         # The named methods repeat their docstrings for editors, which read these declarations.
-        def to_device(self, device: Device, /, *, stream: Any = None) -> Tensor:
-            """The tensor on `device`: itself when it is there already (so it stays
-            differentiable); the backend rejects devices it does not know (ValueError)."""
-
         def backward(
             self,
             gradient: Tensor | None = None,
@@ -1247,35 +775,6 @@ class Tensor:
             at 0."""
 
         # PyTorch's named methods (the table in _torch_methods)
-        def sum(
-            self,
-            dim: Axis = None,
-            keepdim: bool = False,
-            *,
-            dtype: DTypeLike = None,
-            axis: Axis = None,
-            keepdims: bool | None = None,
-        ) -> Tensor:
-            """The sum over `dim` (all dimensions when None); `axis`/`keepdims` are accepted as
-            PyTorch accepts them (see chainrule.sum)."""
-
-        def mean(
-            self,
-            dim: Axis = None,
-            keepdim: bool = False,
-            *,
-            dtype: DTypeLike = None,
-            axis: Axis = None,
-            keepdims: bool | None = None,
-        ) -> Tensor:
-            """The mean over `dim` (all dimensions when None), computed in `dtype` if given (see
-            chainrule.mean)."""
-
-        def prod(
-            self, dim: int | None = None, keepdim: bool = False, *, dtype: DTypeLike = None
-        ) -> Tensor:
-            """The product over `dim` (all elements when None) (see chainrule.prod)."""
-
         def std(
             self,
             dim: Axis | bool = None,
@@ -1376,75 +875,10 @@ class Tensor:
             """Whether any elements are true over `dim` (all dimensions when None). With NumPy's
             keywords (axis=, ddof=, keepdims=, out=) and none of PyTorch's, NumPy's method."""
 
-        def cumsum(self, dim: int, *, dtype: DTypeLike = None) -> Tensor:
-            """Running sums along `dim` (see chainrule.cumulative_sum)."""
-
-        def norm(
-            self,
-            p: float | str = "fro",
-            dim: Axis = None,
-            keepdim: bool = False,
-            dtype: DTypeLike = None,
-        ) -> Tensor:
-            """The p-norm over `dim` (all elements when None): 'fro' is the 2-norm of the elements;
-            'nuc' the nuclear norm of matrices over `dim` (two dimensions)."""
-
-        def view(self, *shape: Any) -> Tensor:
-            """This tensor in a new shape (-1 for one size inferred), as reshape. Reinterpreting the
-            bytes as another dtype (`view(dtype)`) is not supported."""
-
-        def view_as(self, other: Tensor) -> Tensor:
-            """This tensor in `other`'s shape."""
-
-        def reshape(self, *shape: int | Sequence[int]) -> Tensor:
-            """This tensor in a new shape (`t.reshape(2, 3)` or `t.reshape((2, 3))`)."""
-
-        def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
-            """The dimensions from `start_dim` to `end_dim` (inclusive) merged into one; a 0-d
-            tensor becomes 1-d."""
-
         def squeeze(self, dim: int | Sequence[int] | None = None, *, axis: Axis = None) -> Tensor:
             """This tensor without its dimensions of size 1 (only those in `dim`, when given; a
             dimension in `dim` of another size is kept, as PyTorch). With NumPy's keywords
             (axis=, ddof=, keepdims=, out=) and none of PyTorch's, NumPy's method."""
-
-        def unsqueeze(self, dim: int) -> Tensor:
-            """This tensor with a dimension of size 1 inserted at `dim`."""
-
-        def permute(self, *dims: int | Sequence[int]) -> Tensor:
-            """This tensor with its dimensions in the order `dims`."""
-
-        def transpose(self, dim0: int, dim1: int) -> Tensor:
-            """This tensor with dimensions `dim0` and `dim1` swapped."""
-
-        def t(self) -> Tensor:
-            """The transpose of a matrix; a tensor of fewer than 2 dimensions as it is."""
-
-        def contiguous(self, memory_format: Any = None) -> Tensor:
-            """This tensor: chainrule keeps no strides of its own."""
-
-        def expand(self, *sizes: int | Sequence[int]) -> Tensor:
-            """This tensor broadcast to `sizes` (-1 keeps a dimension's size; new dimensions go
-            first)."""
-
-        def expand_as(self, other: Tensor) -> Tensor:
-            """This tensor broadcast to `other`'s shape."""
-
-        def repeat(self, *sizes: int | Sequence[int]) -> Tensor:
-            """This tensor tiled `sizes[i]` times along dimension i (PyTorch's repeat, NumPy's tile;
-            `sizes` may add leading dimensions)."""
-
-        def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
-            """`chunks` pieces along `dim`, each of ceil(size / chunks) but the last (fewer pieces
-            when the size runs out first)."""
-
-        def split(self, split_size_or_sections: int | Sequence[int], dim: int = 0) -> tuple:
-            """Pieces along `dim`: of `split_size_or_sections` each (the last smaller), or of the
-            sizes listed (which must add up to the dimension's size)."""
-
-        def gather(self, dim: int, index: Tensor) -> Tensor:
-            """The elements at `index` along `dim`: out[i][j] = self[index[i][j]][j] for dim 0, and
-            so on; index has self's number of dimensions and sizes no larger in the others."""
 
         def exp(self) -> Tensor:
             """Elementwise exp of x (as the Array API standard); differentiable."""
@@ -1464,21 +898,6 @@ class Tensor:
         def sqrt(self) -> Tensor:
             """Elementwise sqrt of x (as the Array API standard); differentiable."""
 
-        def sigmoid(self) -> Tensor:
-            """1 / (1 + exp(-x))."""
-
-        def relu(self) -> Tensor:
-            """max(x, 0), with gradient 0 at 0 (as PyTorch)."""
-
-        def softmax(self, dim: int, *, dtype: DTypeLike = None) -> Tensor:
-            """exp(x) normalised to sum to 1 along `dim` (see chainrule.softmax)."""
-
-        def log_softmax(self, dim: int, *, dtype: DTypeLike = None) -> Tensor:
-            """log(softmax(x)) along `dim`, computed without overflow."""
-
-        def pow(self, exponent: ArrayLike) -> Tensor:
-            """This tensor to the power `exponent`."""
-
         def add(self, other: ArrayLike, *, alpha: float = 1) -> Tensor:
             """self + alpha * other."""
 
@@ -1491,26 +910,11 @@ class Tensor:
         def div(self, other: ArrayLike) -> Tensor:
             """self / other."""
 
-        def masked_fill(self, mask: Tensor, value: ArrayLike) -> Tensor:
-            """This tensor with `value` where `mask` holds (no gradient flows there to self)."""
-
-        def where(self, condition: Tensor, other: ArrayLike) -> Tensor:
-            """Elements of this tensor where `condition` holds, else of `other`."""
-
-        def clamp(self, min: ArrayLike = None, max: ArrayLike = None) -> Tensor:
-            """This tensor limited to [min, max] (see chainrule.clip)."""
-
         def clip(self, min: ArrayLike = None, max: ArrayLike = None) -> Tensor:
             """This tensor limited to [min, max] (see chainrule.clip)."""
 
         def matmul(self, other: ArrayLike, /) -> Tensor:
             """The matrix product of x1 and x2 (as the Array API standard); differentiable."""
-
-        def mm(self, mat2: Tensor) -> Tensor:
-            """The product of two matrices."""
-
-        def bmm(self, mat2: Tensor) -> Tensor:
-            """The products of two batches of matrices (3-D tensors)."""
 
         def add_(self, other: ArrayLike, *, alpha: float = 1) -> Tensor:
             """self += alpha * other, in place (as the operator)."""
@@ -1523,40 +927,6 @@ class Tensor:
 
         def div_(self, other: ArrayLike) -> Tensor:
             """self /= other, in place (as the operator)."""
-
-        def zero_(self) -> Tensor:
-            """Fill this tensor with zeros, in place."""
-
-        def fill_(self, value: ArrayLike) -> Tensor:
-            """Fill this tensor with `value`, in place (a tensor value's gradient is the sum of the
-            filled elements' gradient)."""
-
-        def copy_(self, src: ArrayLike, non_blocking: bool = False) -> Tensor:
-            """Write `src` (broadcast to this tensor's shape, cast to its dtype) into this tensor;
-            the gradient flows to src."""
-
-        def clamp_(self, min: ArrayLike = None, max: ArrayLike = None) -> Tensor:
-            """Limit this tensor to [min, max], in place."""
-
-        def normal_(
-            self, mean: float = 0.0, std: float = 1.0, *, generator: Generator | None = None
-        ) -> Tensor:
-            """Fill this tensor with normal numbers of mean `mean` and standard deviation `std`, in
-            place, from `generator` (default: chainrule.random's)."""
-
-        def uniform_(
-            self, low: float = 0.0, high: float = 1.0, *, generator: Generator | None = None
-        ) -> Tensor:
-            """Fill this tensor with numbers uniform in [low, high), in place (PyTorch names the
-            bounds `from` and `to`)."""
-
-        def to(self, *args: Any, **kwargs: Any) -> Tensor:
-            """This tensor in another dtype and/or on another device: `to(dtype)`, `to(device)`,
-            `to(device, dtype)`, `to(other)` (other's dtype and device), `dtype=`, `device=`,
-            `copy=`. Itself when nothing changes and no copy is asked for (as PyTorch)."""
-
-        def clone(self, *, memory_format: Any = None) -> Tensor:
-            """A copy of this tensor that keeps its history (the gradient flows back to it)."""
 
         def float(self) -> Tensor:
             """This tensor as float32 (itself if it is already)."""
@@ -1575,15 +945,6 @@ class Tensor:
 
         def bool(self) -> Tensor:
             """This tensor as bool (itself if it is already)."""
-
-        def dim(self) -> int:
-            """The number of dimensions (ndim)."""
-
-        def numel(self) -> int:
-            """The number of elements."""
-
-        def element_size(self) -> int:
-            """The size of one element in bytes."""
 
         def new_zeros(
             self,
@@ -1605,50 +966,7 @@ class Tensor:
             """A new tensor of ones of `size`, in this tensor's library, dtype and device unless
             `dtype`/`device` say otherwise."""
 
-        def new_full(
-            self,
-            size: Sequence[int],
-            fill_value: Any,
-            *,
-            dtype: DTypeLike = None,
-            device: Device = None,
-            requires_grad: bool = False,
-        ) -> Tensor:
-            """A new tensor of `size` filled with `fill_value`, in this tensor's library, dtype and
-            device unless `dtype`/`device` say otherwise."""
-
-        def new_tensor(
-            self,
-            data: ArrayLike,
-            *,
-            dtype: DTypeLike = None,
-            device: Device = None,
-            requires_grad: bool = False,
-        ) -> Tensor:
-            """A new leaf holding a copy of `data`, in this tensor's library, dtype (unless `dtype`)
-            and device (unless `device`)."""
-
-        # NumPy's ndarray methods (_numpy_methods).
-        def ravel(self, order: str = "C") -> Tensor:
-            """The elements as a 1-D tensor (NumPy's ravel)."""
-
-        def astype(self, dtype: DTypeLike, copy: bool = True) -> Tensor:
-            """This tensor in `dtype` (see chainrule.astype)."""
-
-        def conj(self) -> Tensor:
-            """The complex conjugate (see chainrule.conj)."""
-
-        def dot(self, b: ArrayLike) -> Tensor:
-            """numpy.dot(self, b): a product with a scalar, matmul up to a 2-D `b`, else the
-            sum over the last axis of self and the second-to-last of b."""
-
-        def copy(self) -> Tensor:
-            """A copy of this tensor that keeps its history (the gradient flows back to it)."""
-
-        def fill(self, value: ArrayLike) -> None:
-            """Fill this tensor with `value`, in place (NumPy's fill; written as item
-            assignment)."""
-
+        # The transposes, and Dask's compute and persist (chainrule._lazy).
         @property
         def T(self) -> Tensor:
             """This tensor with its axes reversed (the transpose of a matrix)."""
@@ -1683,6 +1001,59 @@ class Tensor:
         def __dask_scheduler__(dsk: Any, keys: Any, **kwargs: Any) -> Any: ...
         @staticmethod
         def __dask_optimize__(dsk: Any, keys: Any, **kwargs: Any) -> Any: ...
+
+        # The named methods that are functions of the layers above, declared as those
+        # functions: type checkers and editors take their signatures and docstrings.
+        to_device = _interop.to_device
+        sum = _torch_methods.sum
+        mean = _torch_methods.mean
+        prod = _torch_methods.prod
+        cumsum = _torch_methods.cumsum
+        norm = _torch_methods.norm
+        view = _torch_methods.view
+        view_as = _torch_methods.view_as
+        reshape = _torch_methods.reshape
+        flatten = _torch_methods.flatten
+        unsqueeze = _torch_methods.unsqueeze
+        permute = _torch_methods.permute
+        transpose = _torch_methods.transpose
+        t = _torch_methods.t
+        contiguous = _torch_methods.contiguous
+        expand = _torch_methods.expand
+        expand_as = _torch_methods.expand_as
+        repeat = _torch_methods.repeat
+        chunk = _torch_methods.chunk
+        split = _torch_methods.split
+        gather = _torch_methods.gather
+        sigmoid = _torch_methods.sigmoid
+        relu = _torch_methods.relu
+        softmax = _torch_methods.softmax
+        log_softmax = _torch_methods.log_softmax
+        pow = _torch_methods.pow
+        masked_fill = _torch_methods.masked_fill
+        where = _torch_methods.where
+        clamp = _torch_methods.clamp
+        mm = _torch_methods.mm
+        bmm = _torch_methods.bmm
+        zero_ = _torch_methods.zero_
+        fill_ = _torch_methods.fill_
+        copy_ = _torch_methods.copy_
+        clamp_ = _torch_methods.clamp_
+        normal_ = _torch_methods.normal_
+        uniform_ = _torch_methods.uniform_
+        to = _torch_methods.to
+        clone = _torch_methods.clone
+        dim = _torch_methods.dim
+        numel = _torch_methods.numel
+        element_size = _torch_methods.element_size
+        new_full = _torch_methods.new_full
+        new_tensor = _torch_methods.new_tensor
+        ravel = _numpy_methods.ravel
+        astype = _numpy_methods.astype
+        conj = _numpy_methods.conj
+        dot = _numpy_methods.dot
+        copy = _numpy_methods.copy
+        fill = _numpy_methods.fill
 
 
 def _forget_retained() -> None:

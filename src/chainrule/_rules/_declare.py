@@ -11,9 +11,9 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import _backend
+from .._factories import binary_primitive, crossing_primitive, primitive, unary_primitive
 from .._grad_fn_names import TORCH_NAMES
 from .._node import OUT, Rule
-from .._tensor import binary_primitive, crossing_primitive, primitive, unary_primitive
 
 __all__ = [
     "EXTRAS", "KERNELS", "OPS", "RAW_NAMESPACES", "RULES", "binary", "crossing", "elementwise",

@@ -9,7 +9,7 @@ import itertools
 from collections import namedtuple
 from typing import Any
 
-from .. import _backend, _namespace, _rules, _tensor
+from .. import _backend, _factories, _namespace, _rules, _tensor
 from .._backend import ndarray
 from .._batching import NAMESPACE, Batched, level_of
 from .._mode import set_feature
@@ -303,7 +303,7 @@ def _lean(rule, x, y, xd, yd, out, p, res, level) -> None:
         ty = ty._data if ty._edge is None else _GENERIC
     if res._edge is not None or tx is _GENERIC or ty is _GENERIC or xp is NAMESPACE:
         xs = (x,) if y is None and yd is None else (x, y)
-        _tensor._features(rule, xs, (out,), p, (res,))
+        _factories._features(rule, xs, (out,), p, (res,))
         return
     ns = _RAW_NAMESPACES.get(id(xp)) or _rules.raw_namespace(xp)
     parts = rule.jvp_formulas

@@ -12,9 +12,10 @@ from contextlib import nullcontext
 from typing import Any
 
 from .. import _backend
+from .._factories import pack_saved
 from .._node import Node, Port, Rule, remember
 from .._state import STATE
-from .._tensor import Tensor, enable_grad, grad_mode, no_grad, pack_saved, version_counter
+from .._tensor import Tensor, enable_grad, grad_mode, no_grad, version_counter
 from . import forward_ad
 from ._namespaces import GRAPH_NAMESPACE
 

@@ -39,6 +39,20 @@ def _uniform_parameter(shape: tuple[int, ...], bound: float, dtype: Any) -> Tens
     return Parameter(_random.uniform(-bound, bound, shape, dtype=dtype))
 
 
+def _weight_and_bias(
+    layer: Module, shape: tuple[int, ...], fan_in: int, bias: bool, dtype: Any
+) -> None:
+    """PyTorch's default initialisation of a layer's `weight` (of `shape`) and `bias` (of
+    shape[0], or None where `bias` is false): both uniform in +-1/sqrt(fan_in), drawn in that
+    order."""
+    bound = 1 / math.sqrt(fan_in) if fan_in else 0.0
+    layer.weight = _uniform_parameter(shape, bound, dtype)
+    if bias:
+        layer.bias = _uniform_parameter(shape[:1], bound, dtype)
+    else:
+        layer.register_parameter("bias", None)
+
+
 class Linear(Module):
     """y = x W^T + b, W of shape (out_features, in_features); W and b start uniform in
     +-1/sqrt(in_features)."""
@@ -49,12 +63,7 @@ class Linear(Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        bound = 1 / math.sqrt(in_features) if in_features else 0.0
-        self.weight = _uniform_parameter((out_features, in_features), bound, dtype)
-        if bias:
-            self.bias = _uniform_parameter((out_features,), bound, dtype)
-        else:
-            self.register_parameter("bias", None)
+        _weight_and_bias(self, (out_features, in_features), in_features, bias, dtype)
 
     def forward(self, x: Tensor) -> Tensor:
         """x W^T + b."""
@@ -101,12 +110,8 @@ class Conv2d(Module):
         self.stride = F._pair(stride, "stride")
         self.padding = F._pair(padding, "padding")
         kh, kw = self.kernel_size
-        bound = 1 / math.sqrt(in_channels * kh * kw)
-        self.weight = _uniform_parameter((out_channels, in_channels, kh, kw), bound, dtype)
-        if bias:
-            self.bias = _uniform_parameter((out_channels,), bound, dtype)
-        else:
-            self.register_parameter("bias", None)
+        shape = (out_channels, in_channels, kh, kw)
+        _weight_and_bias(self, shape, in_channels * kh * kw, bias, dtype)
 
     def forward(self, x: Tensor) -> Tensor:
         """The convolution of x (N, C, H, W)."""
@@ -155,37 +160,35 @@ class Sequential(Module):
         return self
 
 
-class ReLU(Module):
+class _Elementwise(Module):
+    """A layer without parameters that applies its class's function `fn` to its input."""
+
+    fn: staticmethod[[Tensor], Tensor]
+
+    def forward(self, x: Tensor) -> Tensor:
+        """fn(x), as the class's docstring says."""
+        return self.fn(x)
+
+    if TYPE_CHECKING:
+        __call__ = forward
+
+
+class ReLU(_Elementwise):
     """max(x, 0)."""
 
-    def forward(self, x: Tensor) -> Tensor:
-        """max(x, 0)."""
-        return F.relu(x)
-
-    if TYPE_CHECKING:
-        __call__ = forward
+    fn = staticmethod(F.relu)
 
 
-class Tanh(Module):
+class Tanh(_Elementwise):
     """tanh(x)."""
 
-    def forward(self, x: Tensor) -> Tensor:
-        """tanh(x)."""
-        return F.tanh(x)
-
-    if TYPE_CHECKING:
-        __call__ = forward
+    fn = staticmethod(F.tanh)
 
 
-class Sigmoid(Module):
+class Sigmoid(_Elementwise):
     """1 / (1 + exp(-x))."""
 
-    def forward(self, x: Tensor) -> Tensor:
-        """1 / (1 + exp(-x))."""
-        return F.sigmoid(x)
-
-    if TYPE_CHECKING:
-        __call__ = forward
+    fn = staticmethod(F.sigmoid)
 
 
 class GELU(Module):
@@ -424,12 +427,8 @@ class Conv1d(Module):
         self.kernel_size = kernel_size
         self.stride = stride
         self.padding = padding
-        bound = 1 / math.sqrt(in_channels * kernel_size)
-        self.weight = _uniform_parameter((out_channels, in_channels, kernel_size), bound, dtype)
-        if bias:
-            self.bias = _uniform_parameter((out_channels,), bound, dtype)
-        else:
-            self.register_parameter("bias", None)
+        shape = (out_channels, in_channels, kernel_size)
+        _weight_and_bias(self, shape, in_channels * kernel_size, bias, dtype)
 
     def forward(self, x: Tensor) -> Tensor:
         """The convolution of x (N, C, L)."""
@@ -447,6 +446,10 @@ class Conv1d(Module):
 
 
 class _Pool2d(Module):
+    """Pooling of each kernel window by the class's function `pool`."""
+
+    pool: staticmethod[..., Tensor]
+
     def __init__(
         self,
         kernel_size: int | Sequence[int],
@@ -462,27 +465,24 @@ class _Pool2d(Module):
         """Kernel size, stride and padding."""
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
+    def forward(self, x: Tensor) -> Tensor:
+        """The pooled x."""
+        return self.pool(x, self.kernel_size, self.stride, self.padding)
+
+    if TYPE_CHECKING:
+        __call__ = forward
+
 
 class MaxPool2d(_Pool2d):
     """The maximum of each kernel window (see functional.max_pool2d)."""
 
-    def forward(self, x: Tensor) -> Tensor:
-        """The pooled x."""
-        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding)
-
-    if TYPE_CHECKING:
-        __call__ = forward
+    pool = staticmethod(F.max_pool2d)
 
 
 class AvgPool2d(_Pool2d):
     """The mean of each kernel window (see functional.avg_pool2d)."""
 
-    def forward(self, x: Tensor) -> Tensor:
-        """The pooled x."""
-        return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding)
-
-    if TYPE_CHECKING:
-        __call__ = forward
+    pool = staticmethod(F.avg_pool2d)
 
 
 class AdaptiveAvgPool2d(Module):

@@ -1,5 +1,5 @@
 """Adam (with AMSGrad and L2 weight decay) and AdamW (decoupled weight decay), step for step
-as PyTorch's."""
+as PyTorch's; `_AdamLike` holds what they share with NAdam and RAdam."""
 
 from __future__ import annotations
 
@@ -7,25 +7,44 @@ from typing import Any
 
 from .. import _namespace as ops
 from .._tensor import Tensor
-from .optimizer import (
-    Optimizer,
-    ParamsT,
-    _check,
-    _check_betas,
-    _lerp_state,
-    _scale_add_state,
-    _set_state,
-)
+from .optimizer import Optimizer, ParamsT, _check, _decayed, _Update
 
 __all__ = ["Adam", "AdamW"]
 
 
-class Adam(Optimizer):
+class _AdamLike(Optimizer):
+    """What the Adam family shares: its state (a step count and the moments exp_avg and
+    exp_avg_sq), weight decay as L2 or decoupled, and the moments' update. Its `_scalars`
+    begin with (wd, 1 - lr wd, 1 - beta1, beta1, beta2, 1 - beta2)."""
+
+    def _init(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        state["step"] = 0
+        state["exp_avg"] = ops.zeros_like(p)
+        state["exp_avg_sq"] = ops.zeros_like(p)
+
+    def _decoupled(self, group: dict[str, Any]) -> bool:
+        """Whether weight decay scales the parameter (AdamW's) rather than adding to g."""
+        return group["decoupled_weight_decay"]
+
+    def _flags(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
+        near = 1 - group["betas"][0] < 0.5
+        return bool(group["weight_decay"]), self._decoupled(group), near
+
+    def _moments(self, p: Tensor, g: Tensor, u: _Update) -> tuple[Tensor, Tensor, Tensor]:
+        """Weight decay, then m = lerp(m, g, 1 - beta1) and v = beta2 v + (1 - beta2) g^2:
+        (g after weight decay, m, v)."""
+        wd, decay, w1, rest, beta2, w2 = u.numbers[:6]
+        g = _decayed(p, g, u.group, wd, decay if self._decoupled(u.group) else None)
+        exp_avg = u.lerp("exp_avg", g, w1, rest, 1 - u.group["betas"][0] < 0.5)
+        return g, exp_avg, u.scale_add("exp_avg_sq", beta2, w2 * (g * g))
+
+
+class Adam(_AdamLike):
     """m = lerp(m, g, 1 - beta1), v = beta2 v + (1 - beta2) g^2 (g = grad + weight_decay p),
     p = p - lr / (1 - beta1^t) m / (sqrt(v) / sqrt(1 - beta2^t) + eps); with amsgrad the
     running maximum of v is used."""
 
-    _decoupled = False
+    _DECOUPLED = False
 
     def __init__(
         self,
@@ -38,10 +57,7 @@ class Adam(Optimizer):
         *,
         maximize: bool = False,
     ) -> None:
-        _check("learning rate", lr)
-        _check("epsilon value", eps)
-        _check("weight_decay value", weight_decay)
-        _check_betas(betas)
+        _check(lr=lr, eps=eps, weight_decay=weight_decay, betas=betas)
         defaults = dict(
             lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
             maximize=maximize,
@@ -49,44 +65,30 @@ class Adam(Optimizer):
         super().__init__(params, defaults)
 
     def _init(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
-        state["step"] = 0
-        state["exp_avg"] = ops.zeros_like(p)
-        state["exp_avg_sq"] = ops.zeros_like(p)
+        super()._init(p, state, group)
         if group["amsgrad"]:
             state["max_exp_avg_sq"] = ops.zeros_like(p)
+
+    def _decoupled(self, group: dict[str, Any]) -> bool:
+        return self._DECOUPLED
 
     def _scalars(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
         lr, (beta1, beta2), wd = group["lr"], group["betas"], group["weight_decay"]
         state["step"] += 1
         step = state["step"]
         return (
-            1 - beta1, 1 - (1 - beta1), beta2, 1 - beta2, wd, 1 - lr * wd,
+            wd, 1 - lr * wd, 1 - beta1, 1 - (1 - beta1), beta2, 1 - beta2,
             lr / (1 - beta1**step), (1 - beta2**step) ** 0.5, group["eps"],
         )  # fmt: skip
 
-    def _layout(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> tuple:
-        flags = (bool(group["weight_decay"]), group["amsgrad"], 1 - group["betas"][0] < 0.5)
-        return super()._layout(p, state, group) + flags
+    def _flags(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
+        return super()._flags(state, group) + (group["amsgrad"],)
 
-    def _update(
-        self,
-        p: Tensor,
-        g: Tensor,
-        state: dict[str, Any],
-        group: dict[str, Any],
-        s: tuple,
-        traced: bool,
-    ) -> None:
-        w1, rest, beta2, w2, wd, decay, step_size, bias2, eps = s
-        if group["weight_decay"]:
-            if self._decoupled:
-                p *= decay
-            else:
-                g = g + wd * p
-        exp_avg = _lerp_state(state, "exp_avg", g, w1, rest, 1 - group["betas"][0] < 0.5, traced)
-        v = _scale_add_state(state, "exp_avg_sq", beta2, w2 * (g * g), traced)
-        if group["amsgrad"]:
-            v = _set_state(state, "max_exp_avg_sq", ops.maximum(state["max_exp_avg_sq"], v), traced)
+    def _update(self, p: Tensor, g: Tensor, u: _Update) -> None:
+        g, exp_avg, v = self._moments(p, g, u)
+        step_size, bias2, eps = u.numbers[6:]
+        if u.group["amsgrad"]:
+            v = u.set("max_exp_avg_sq", ops.maximum(u.state["max_exp_avg_sq"], v))
         denom = ops.sqrt(v) / bias2 + eps
         p -= step_size * (exp_avg / denom)
 
@@ -95,7 +97,7 @@ class AdamW(Adam):
     """Adam with decoupled weight decay: p = p (1 - lr weight_decay) before the Adam step;
     weight_decay defaults to 0.01."""
 
-    _decoupled = True
+    _DECOUPLED = True
 
     def __init__(
         self,

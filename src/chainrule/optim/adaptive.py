@@ -10,15 +10,8 @@ from typing import Any
 
 from .. import _namespace as ops
 from .._tensor import Tensor
-from .optimizer import (
-    Optimizer,
-    ParamsT,
-    _check,
-    _check_betas,
-    _lerp_state,
-    _scale_add_state,
-    _set_state,
-)
+from .adam import _AdamLike
+from .optimizer import Optimizer, ParamsT, _check, _decayed, _Update
 
 __all__ = ["Adagrad", "Adamax", "NAdam", "RAdam"]
 
@@ -38,11 +31,10 @@ class Adagrad(Optimizer):
         *,
         maximize: bool = False,
     ) -> None:
-        _check("learning rate", lr)
-        _check("lr_decay value", lr_decay)
-        _check("weight_decay value", weight_decay)
-        _check("initial_accumulator_value value", initial_accumulator_value)
-        _check("epsilon value", eps)
+        _check(
+            lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+            initial_accumulator_value=initial_accumulator_value, eps=eps,
+        )  # fmt: skip
         defaults = dict(
             lr=lr, lr_decay=lr_decay, weight_decay=weight_decay, eps=eps,
             initial_accumulator_value=initial_accumulator_value, maximize=maximize,
@@ -58,22 +50,13 @@ class Adagrad(Optimizer):
         clr = group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"])
         return group["weight_decay"], clr, group["eps"]
 
-    def _layout(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> tuple:
-        return super()._layout(p, state, group) + (bool(group["weight_decay"]),)
+    def _flags(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
+        return (bool(group["weight_decay"]),)
 
-    def _update(
-        self,
-        p: Tensor,
-        g: Tensor,
-        state: dict[str, Any],
-        group: dict[str, Any],
-        s: tuple,
-        traced: bool,
-    ) -> None:
-        wd, clr, eps = s
-        if group["weight_decay"]:
-            g = g + wd * p
-        total = _scale_add_state(state, "sum", 1, g * g, traced)
+    def _update(self, p: Tensor, g: Tensor, u: _Update) -> None:
+        wd, clr, eps = u.numbers
+        g = _decayed(p, g, u.group, wd)
+        total = u.scale_add("sum", 1, g * g)
         p -= clr * (g / (ops.sqrt(total) + eps))
 
 
@@ -91,10 +74,7 @@ class Adamax(Optimizer):
         *,
         maximize: bool = False,
     ) -> None:
-        _check("learning rate", lr)
-        _check("epsilon value", eps)
-        _check("weight_decay value", weight_decay)
-        _check_betas(betas)
+        _check(lr=lr, eps=eps, weight_decay=weight_decay, betas=betas)
         defaults = dict(
             lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, maximize=maximize
         )
@@ -111,31 +91,18 @@ class Adamax(Optimizer):
         clr = group["lr"] / (1 - beta1 ** state["step"])
         return group["weight_decay"], 1 - beta1, 1 - (1 - beta1), beta2, group["eps"], clr
 
-    def _layout(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> tuple:
-        flags = (bool(group["weight_decay"]), 1 - group["betas"][0] < 0.5)
-        return super()._layout(p, state, group) + flags
+    def _flags(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
+        return bool(group["weight_decay"]), 1 - group["betas"][0] < 0.5
 
-    def _update(
-        self,
-        p: Tensor,
-        g: Tensor,
-        state: dict[str, Any],
-        group: dict[str, Any],
-        s: tuple,
-        traced: bool,
-    ) -> None:
-        wd, w1, rest, beta2, eps, clr = s
-        if group["weight_decay"]:
-            g = g + wd * p
-        near = 1 - group["betas"][0] < 0.5
-        exp_avg = _lerp_state(state, "exp_avg", g, w1, rest, near, traced)
-        u = _set_state(
-            state, "exp_inf", ops.maximum(state["exp_inf"] * beta2, ops.abs(g) + eps), traced
-        )
-        p -= clr * (exp_avg / u)
+    def _update(self, p: Tensor, g: Tensor, u: _Update) -> None:
+        wd, w1, rest, beta2, eps, clr = u.numbers
+        g = _decayed(p, g, u.group, wd)
+        exp_avg = u.lerp("exp_avg", g, w1, rest, 1 - u.group["betas"][0] < 0.5)
+        exp_inf = u.set("exp_inf", ops.maximum(u.state["exp_inf"] * beta2, ops.abs(g) + eps))
+        p -= clr * (exp_avg / exp_inf)
 
 
-class NAdam(Optimizer):
+class NAdam(_AdamLike):
     """Adam with Nesterov momentum and momentum decay: mu_t = beta1 (1 - 0.5 0.96^(t
     momentum_decay)); p = p - lr (1 - mu_t) / (1 - prod mu) g / d - lr mu_{t+1} / (1 - prod
     mu mu_{t+1}) m / d, d = sqrt(v / (1 - beta2^t)) + eps; weight decay as L2 or decoupled."""
@@ -152,11 +119,8 @@ class NAdam(Optimizer):
         *,
         maximize: bool = False,
     ) -> None:
-        _check("learning rate", lr)
-        _check("epsilon value", eps)
-        _check("weight_decay value", weight_decay)
-        _check("momentum_decay value", momentum_decay)
-        _check_betas(betas)
+        _check(lr=lr, eps=eps, weight_decay=weight_decay, momentum_decay=momentum_decay)
+        _check(betas=betas)
         defaults = dict(
             lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
             momentum_decay=momentum_decay, decoupled_weight_decay=decoupled_weight_decay,
@@ -184,37 +148,15 @@ class NAdam(Optimizer):
             -lr * mu_next / (1.0 - mu_product * mu_next),
         )  # fmt: skip
 
-    def _layout(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> tuple:
-        flags = (
-            bool(group["weight_decay"]), group["decoupled_weight_decay"],
-            1 - group["betas"][0] < 0.5,
-        )  # fmt: skip
-        return super()._layout(p, state, group) + flags
-
-    def _update(
-        self,
-        p: Tensor,
-        g: Tensor,
-        state: dict[str, Any],
-        group: dict[str, Any],
-        s: tuple,
-        traced: bool,
-    ) -> None:
-        wd, decay, w1, rest, beta2, w2, inv_bias_correction2, eps, step_g, step_m = s
-        if group["weight_decay"]:
-            if group["decoupled_weight_decay"]:
-                p *= decay
-            else:
-                g = g + wd * p
-        near = 1 - group["betas"][0] < 0.5
-        exp_avg = _lerp_state(state, "exp_avg", g, w1, rest, near, traced)
-        v = _scale_add_state(state, "exp_avg_sq", beta2, w2 * (g * g), traced)
+    def _update(self, p: Tensor, g: Tensor, u: _Update) -> None:
+        g, exp_avg, v = self._moments(p, g, u)
+        inv_bias_correction2, eps, step_g, step_m = u.numbers[6:]
         denom = ops.sqrt(v * inv_bias_correction2) + eps  # a product: see RAdam's _scalars
         p += step_g * (g / denom)
         p += step_m * (exp_avg / denom)
 
 
-class RAdam(Optimizer):
+class RAdam(_AdamLike):
     """Rectified Adam: while the variance of the adaptive rate is intractable (rho_t <= 5)
     an SGD-with-momentum step, p = p - lr m / (1 - beta1^t); after, Adam's step scaled by the
     rectification r_t; weight decay as L2 or decoupled."""
@@ -230,20 +172,12 @@ class RAdam(Optimizer):
         *,
         maximize: bool = False,
     ) -> None:
-        _check("learning rate", lr)
-        _check("epsilon value", eps)
-        _check("weight_decay value", weight_decay)
-        _check_betas(betas)
+        _check(lr=lr, eps=eps, weight_decay=weight_decay, betas=betas)
         defaults = dict(
             lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
             decoupled_weight_decay=decoupled_weight_decay, maximize=maximize,
         )  # fmt: skip
         super().__init__(params, defaults)
-
-    def _init(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
-        state["step"] = 0
-        state["exp_avg"] = ops.zeros_like(p)
-        state["exp_avg_sq"] = ops.zeros_like(p)
 
     def _scalars(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
         lr, (beta1, beta2), wd = group["lr"], group["betas"], group["weight_decay"]
@@ -264,34 +198,15 @@ class RAdam(Optimizer):
             step_size * rect * bias_correction2**0.5, group["eps"],
         )  # fmt: skip
 
-    def _layout(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> tuple:
+    def _flags(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
         # Whether the coming step is rectified: a Python branch on the step count.
         rectified = _rho(group["betas"][1], state["step"] + 1)[1] > 5.0
-        flags = (
-            bool(group["weight_decay"]), group["decoupled_weight_decay"],
-            1 - group["betas"][0] < 0.5, rectified,
-        )  # fmt: skip
-        return super()._layout(p, state, group) + flags
+        return super()._flags(state, group) + (rectified,)
 
-    def _update(
-        self,
-        p: Tensor,
-        g: Tensor,
-        state: dict[str, Any],
-        group: dict[str, Any],
-        s: tuple,
-        traced: bool,
-    ) -> None:
-        wd, decay, w1, rest, beta2, w2, step_size, rectified_size, eps = s
-        if group["weight_decay"]:
-            if group["decoupled_weight_decay"]:
-                p *= decay
-            else:
-                g = g + wd * p
-        near = 1 - group["betas"][0] < 0.5
-        exp_avg = _lerp_state(state, "exp_avg", g, w1, rest, near, traced)
-        v = _scale_add_state(state, "exp_avg_sq", beta2, w2 * (g * g), traced)
-        if _rho(group["betas"][1], state["step"])[1] > 5.0:  # rectified (see _layout)
+    def _update(self, p: Tensor, g: Tensor, u: _Update) -> None:
+        g, exp_avg, v = self._moments(p, g, u)
+        step_size, rectified_size, eps = u.numbers[6:]
+        if _rho(u.group["betas"][1], u.state["step"])[1] > 5.0:  # rectified (see _layout)
             p -= (exp_avg * rectified_size) / (ops.sqrt(v) + eps)
         else:
             p -= exp_avg * step_size

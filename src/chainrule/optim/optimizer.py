@@ -90,7 +90,7 @@ class Optimizer:
                     if not state:
                         self._init(p, state, group)
                     if tracer is None:
-                        self._update(p, g, state, group, self._scalars(state, group), False)
+                        self._update(p, g, _Update(state, group, self._scalars(state, group)))
                         if _backend.is_lazy(p._data):
                             lazy += (
                                 p,
@@ -104,7 +104,7 @@ class Optimizer:
                     where = (self, p, state, index, group, self._layout(p, state, group))
                     tracer.guard((id(self), id(p)), functools.partial(_same_layout, where))
                     numbers = tracer.host(self._scalars, (state, group), p)
-                    self._update(p, g, state, group, tuple(numbers), True)
+                    self._update(p, g, _Update(state, group, tuple(numbers), traced=True))
         if lazy:
             # On a lazy library (Dask) each update is a task graph on top of the last one:
             # left lazy, step k would carry the graphs of all k steps. Settled, the next step
@@ -123,24 +123,19 @@ class Optimizer:
         and its state (advancing a step count kept there). No tensor is read."""
         raise NotImplementedError(f"{type(self).__name__} must define _scalars")
 
-    def _update(
-        self,
-        p: Tensor,
-        g: Tensor,
-        state: dict[str, Any],
-        group: dict[str, Any],
-        s: tuple,
-        traced: bool,
-    ) -> None:
-        """Update p in place from its gradient g; `s`: what `_scalars` returned (Python
-        numbers, or 0-d tensors under compile). `traced`: under compile, the tensors of the
-        state are written in place (a replay carries them), else replaced (cheaper)."""
+    def _update(self, p: Tensor, g: Tensor, u: _Update) -> None:
+        """Update p in place from its gradient g; `u` holds p's state, its group and the
+        numbers `_scalars` returned, and writes the state's tensors."""
         raise NotImplementedError(f"{type(self).__name__} must define _update")
 
     def _layout(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> tuple:
         """What `_update` branches on (besides the numbers it is given): its state's entries,
-        the flags and signs of its hyperparameters."""
-        return (tuple(state), bool(group.get("maximize", False)))
+        the flags and signs of its hyperparameters (`_flags`)."""
+        return (tuple(state), bool(group.get("maximize", False))) + self._flags(state, group)
+
+    def _flags(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
+        """The flags and signs of p's hyperparameters and state that `_update` branches on."""
+        return ()
 
     def state_dict(self) -> dict[str, Any]:
         """{'state': {index: per-parameter state}, 'param_groups': [group with 'params' as
@@ -231,50 +226,77 @@ def _same_layout(where: tuple, leaves: Any) -> bool:
     )
 
 
-def _lerp_state(
-    state: dict[str, Any], key: str, end: Tensor, weight: Any, rest: Any, near: bool, traced: bool
-) -> Tensor:
-    """state[key] = lerp(state[key], end, weight), computed from the nearer end (as
-    PyTorch's lerp): near when weight < 0.5; rest = 1 - weight. In place when traced."""
-    start = state[key]
-    if near:
-        if traced:
-            start += weight * (end - start)
-            return start
-        out = state[key] = start + weight * (end - start)
+class _Update:
+    """One parameter's update in progress: its state, its group's hyperparameters, the numbers
+    `_scalars` returned (Python numbers, or 0-d tensors under compile), and whether compile
+    traces it. State tensors are written by `set`, `lerp` and `scale_add`: in place when traced
+    (compile's replay carries them), else replaced (cheaper, and graphs that saved the old
+    ones stay valid)."""
+
+    __slots__ = ("state", "group", "numbers", "traced")
+
+    def __init__(
+        self, state: dict[str, Any], group: dict[str, Any], numbers: tuple, traced: bool = False
+    ) -> None:
+        self.state = state
+        self.group = group
+        self.numbers = numbers
+        self.traced = traced
+
+    def set(self, key: str, value: Tensor) -> Tensor:
+        """state[key] = value."""
+        state = self.state
+        if self.traced:
+            state[key][...] = value
+            return state[key]
+        state[key] = value
+        return value
+
+    def lerp(self, key: str, end: Tensor, weight: Any, rest: Any, near: bool) -> Tensor:
+        """state[key] = lerp(state[key], end, weight), computed from the nearer end (as
+        PyTorch's lerp): near when weight < 0.5; rest = 1 - weight."""
+        start = self.state[key]
+        if near:
+            if self.traced:
+                start += weight * (end - start)
+                return start
+            out = self.state[key] = start + weight * (end - start)
+            return out
+        return self.set(key, end - (end - start) * rest)
+
+    def scale_add(self, key: str, scale: Any, add: Tensor) -> Tensor:
+        """state[key] = state[key] * scale + add."""
+        t = self.state[key]
+        if self.traced:
+            t *= scale
+            t += add
+            return t
+        out = self.state[key] = t * scale + add
         return out
-    return _set_state(state, key, end - (end - start) * rest, traced)
 
 
-def _set_state(state: dict[str, Any], key: str, value: Tensor, traced: bool) -> Tensor:
-    """state[key] = value: written into the state's tensor when traced (compile's replay
-    carries it), else a new tensor (graphs that saved the old one stay valid)."""
-    if traced:
-        state[key][...] = value
-        return state[key]
-    state[key] = value
-    return value
+def _decayed(p: Tensor, g: Tensor, group: dict[str, Any], wd: Any, decay: Any = None) -> Tensor:
+    """The gradient under the group's weight decay, where its weight_decay is not 0: g + wd p
+    (L2); or, given `decay` (1 - lr wd), g as it is and p scaled by decay in place (decoupled,
+    as AdamW's)."""
+    if group["weight_decay"]:
+        if decay is None:
+            return g + wd * p
+        p *= decay
+    return g
 
 
-def _scale_add_state(
-    state: dict[str, Any], key: str, scale: Any, add: Tensor, traced: bool
-) -> Tensor:
-    """state[key] = state[key] * scale + add, in place when traced."""
-    t = state[key]
-    if traced:
-        t *= scale
-        t += add
-        return t
-    out = state[key] = t * scale + add
-    return out
+# The words of PyTorch's message for an invalid hyperparameter, where they are not its name's.
+_WORDS = {"lr": "learning rate", "eps": "epsilon value"}
 
 
-def _check_betas(betas: tuple[float, float]) -> None:
-    for i, beta in enumerate(betas):
-        if not 0.0 <= beta < 1.0:
-            raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
-
-
-def _check(name: str, value: float, low: float = 0.0) -> None:
-    if not value >= low:
-        raise ValueError(f"Invalid {name}: {value}")
+def _check(**values: Any) -> None:
+    """ValueError, in PyTorch's words, for the first of the hyperparameters given that is
+    negative (each of `betas` must lie in [0, 1))."""
+    for name, value in values.items():
+        if name == "betas":
+            for i, beta in enumerate(value):
+                if not 0.0 <= beta < 1.0:
+                    raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+        elif not value >= 0.0:
+            raise ValueError(f"Invalid {_WORDS.get(name, f'{name} value')}: {value}")

@@ -6,7 +6,7 @@ from typing import Any
 
 from .. import _namespace as ops
 from .._tensor import Tensor
-from .optimizer import Optimizer, ParamsT, _check, _lerp_state, _scale_add_state
+from .optimizer import Optimizer, ParamsT, _check, _decayed, _Update
 
 __all__ = ["RMSprop"]
 
@@ -28,11 +28,7 @@ class RMSprop(Optimizer):
         *,
         maximize: bool = False,
     ) -> None:
-        _check("learning rate", lr)
-        _check("epsilon value", eps)
-        _check("momentum value", momentum)
-        _check("weight_decay value", weight_decay)
-        _check("alpha value", alpha)
+        _check(lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay, alpha=alpha)
         defaults = dict(
             lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
             centered=centered, maximize=maximize,
@@ -55,32 +51,23 @@ class RMSprop(Optimizer):
             group["momentum"], group["lr"],
         )  # fmt: skip
 
-    def _layout(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> tuple:
-        flags = (
+    def _flags(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
+        return (
             bool(group["weight_decay"]), group["momentum"] > 0, group["centered"],
             1 - group["alpha"] < 0.5,
         )  # fmt: skip
-        return super()._layout(p, state, group) + flags
 
-    def _update(
-        self,
-        p: Tensor,
-        g: Tensor,
-        state: dict[str, Any],
-        group: dict[str, Any],
-        s: tuple,
-        traced: bool,
-    ) -> None:
-        alpha, w, rest, eps, weight_decay, momentum, lr = s
-        if group["weight_decay"]:
-            g = g + weight_decay * p
-        v = _scale_add_state(state, "square_avg", alpha, w * (g * g), traced)
+    def _update(self, p: Tensor, g: Tensor, u: _Update) -> None:
+        alpha, w, rest, eps, weight_decay, momentum, lr = u.numbers
+        group = u.group
+        g = _decayed(p, g, group, weight_decay)
+        v = u.scale_add("square_avg", alpha, w * (g * g))
         if group["centered"]:
-            a = _lerp_state(state, "grad_avg", g, w, rest, 1 - group["alpha"] < 0.5, traced)
+            a = u.lerp("grad_avg", g, w, rest, 1 - group["alpha"] < 0.5)
             v = v - a * a
         denom = ops.sqrt(v) + eps
         if group["momentum"] > 0:
-            buf = _scale_add_state(state, "momentum_buffer", momentum, g / denom, traced)
+            buf = u.scale_add("momentum_buffer", momentum, g / denom)
             p -= lr * buf
         else:
             p -= lr * (g / denom)

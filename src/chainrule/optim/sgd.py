@@ -7,7 +7,7 @@ from typing import Any
 
 from .. import _namespace as ops
 from .._tensor import Tensor
-from .optimizer import Optimizer, ParamsT, _check
+from .optimizer import Optimizer, ParamsT, _check, _decayed, _Update
 
 __all__ = ["SGD"]
 
@@ -28,9 +28,7 @@ class SGD(Optimizer):
         *,
         maximize: bool = False,
     ) -> None:
-        _check("learning rate", lr)
-        _check("momentum value", momentum)
-        _check("weight_decay value", weight_decay)
+        _check(lr=lr, momentum=momentum, weight_decay=weight_decay)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         defaults = dict(
@@ -42,26 +40,17 @@ class SGD(Optimizer):
     def _scalars(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
         return group["lr"], group["momentum"], 1 - group["dampening"], group["weight_decay"]
 
-    def _layout(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> tuple:
-        flags = (bool(group["weight_decay"]), bool(group["momentum"]), group["nesterov"])
-        return super()._layout(p, state, group) + flags
+    def _flags(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
+        return bool(group["weight_decay"]), bool(group["momentum"]), group["nesterov"]
 
-    def _update(
-        self,
-        p: Tensor,
-        g: Tensor,
-        state: dict[str, Any],
-        group: dict[str, Any],
-        s: tuple,
-        traced: bool,
-    ) -> None:
-        lr, momentum, undamped, weight_decay = s
-        if group["weight_decay"]:
-            g = g + weight_decay * p
+    def _update(self, p: Tensor, g: Tensor, u: _Update) -> None:
+        lr, momentum, undamped, weight_decay = u.numbers
+        group = u.group
+        g = _decayed(p, g, group, weight_decay)
         if group["momentum"]:
-            buf = state.get("momentum_buffer")
+            buf = u.state.get("momentum_buffer")
             if buf is None:
-                buf = state["momentum_buffer"] = ops.asarray(g, copy=True)
+                buf = u.state["momentum_buffer"] = ops.asarray(g, copy=True)
             else:
                 # In place, as PyTorch: chainrule.compile replays a training step that
                 # updates state kept outside it only when the state is written in place.
