@@ -56,6 +56,22 @@ __all__ = ["RETRACE", "Replay", "Rerun"]
 
 np = _backend.np
 
+# What both tiers keep true (on top of the recording's invariants, see _trace):
+# - Guards first: every check (guards on Python state, tensors from outside still alive and
+#   of the same kind, .grad and hooks as traced) runs before any instruction, so a replay
+#   that returns RETRACE has changed nothing and the call can be traced again.
+# - An instruction runs only if a later one (or the end: outputs, write-backs, the shared
+#   node) reads what it makes, or if it acts outside (ACC, SETGRAD, WRITE, HOST): `_analyze`.
+# - A value is let go after its last read (`_frees`, or the source's variable reuse), so a
+#   replay holds no more memory than the eager call held.
+# - The loop's list has a place per slot, then places for the tensors it touches and for
+#   the node that outputs with a live graph share (`_LoopPlan.place`); the source has a
+#   local variable per live value instead. Both run the same instructions in the same
+#   order, with the same kernels and the same casts, so they agree bit for bit.
+# - Outputs are new tensors at each call; an array baked into the recording (made inside
+#   from nothing the call passes) is copied before it is handed out, so that a caller
+#   writing into an output can't change the next replay.
+
 # When a program becomes source: by default once the loop's time adds up to what compiling
 # the source is expected to cost (a rent-or-buy rule: at most twice the best choice in
 # hindsight); the expected cost per instruction is measured at each compilation. A number
