@@ -292,6 +292,7 @@ class Tracer:
                 return s
             if self.values[ext.slot] is t._data:  # its slot, taken by a tensor sharing it
                 return ext.slot
+        self._numpy_view(t._data)
         i = len(self.externals)
         self.held.append(t)
         self.external_of[id(t)] = i
@@ -321,7 +322,29 @@ class Tracer:
         if v.__class__ in _PLAIN:
             return self.const(v)
         s = self.slot_of.get(id(v))
-        return self.const(v) if s is None else s
+        if s is None:
+            self._numpy_view(v)
+            return self.const(v)
+        return s
+
+    def _numpy_view(self, a) -> None:
+        """Abandon the trace if array `a`, met for the first time, is a view that NumPy made
+        of a raw array argument (a.T, a[0], a.reshape(...)): it would be baked as a
+        constant, but it changes with the argument. (NumPy functions that compute a new
+        array from one, np.sum(a), run unseen: see docs/compile.md.)"""
+        if a.__class__ is not np.ndarray:
+            return
+        base = a.base
+        while base is not None:
+            s = self.slot_of.get(id(base))
+            if s is not None and self.kinds.get(s) == INPUT:
+                self.abandon(
+                    "a view of a raw NumPy array argument made by NumPy (a.T, a[0], "
+                    "a.reshape(...)) can't be followed; pass a tensor (cr.asarray(a)) and "
+                    "take the view of the tensor"
+                )
+                return
+            base = base.base if base.__class__ is np.ndarray else None
 
     def params(self, p) -> tuple:
         """(p, ()) when p holds no slot value; else (a template with Slot markers, the slots
@@ -418,6 +441,7 @@ class Tracer:
         else:
             s = self.slot_of.get(id(src))
             if s is None:  # a constant
+                self._numpy_view(src)
                 return
         data = out._data
         if data is self.values[s]:  # no copy: the same values
