@@ -173,3 +173,16 @@ def test_create_graph_after_a_tensor_from_outside_was_replaced_raises():
     state["w"] = T(np.full(2, 2.0), requires_grad=True)
     with pytest.raises(RuntimeError, match="replaced"):
         autograd.grad(y, (x,), create_graph=True)
+
+
+def test_create_graph_after_a_tensor_from_outside_was_written_in_place_raises():
+    """A function of no tensor argument: the tensor it reads from outside holds the first
+    slot of its recording."""
+    w = T(np.array([1.0, 2.0]), requires_grad=True)
+    compiled = cr.compile(lambda: cr.sum(w**3))
+    for _ in range(2):
+        y = compiled()
+    with cr.no_grad():
+        w.mul_(2.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        autograd.grad(y, (w,), create_graph=True)

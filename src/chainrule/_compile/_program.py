@@ -235,7 +235,9 @@ class Rerun:
         self.externals = [ext.ref for ext in rec.externals]
         # The tensors from outside whose values the call reads: the same at the run again.
         self.reads = [
-            ext.ref for i, ext in enumerate(rec.externals) if rec.persistent[i] and ext.slot
+            ext.ref
+            for i, ext in enumerate(rec.externals)
+            if rec.persistent[i] and ext.slot is not None
         ]
         self.guards = rec.guards
         self.reason = _side_effect(rec, keep)
