@@ -13,9 +13,10 @@ from typing import Any
 
 from .. import _backend
 from .._mode import grad_mode, set_feature
+from .._node import node_of
 from .._tensor import Tensor
 from ._guards import path_guard
-from ._program import RETRACE, Replay
+from ._program import RETRACE, Replay, Rerun
 from ._trace import ConcretizationError, Tracer, Unsupported, _edge_kind
 
 __all__ = ["CompileWarning", "CompiledFunction", "ConcretizationError", "compile"]
@@ -140,6 +141,26 @@ def _aliasing(leaves: list) -> tuple | None:
 
 # ----------------------------------------------------------------------------- compiled functions
 
+
+class _Call:
+    """A replayed call whose outputs have a live graph, kept as the parameters of the node
+    they share: what running it again eagerly needs, for create_graph through those outputs
+    (see _program.Rerun)."""
+
+    __slots__ = ("fn", "args", "kwargs", "leaves", "tensors", "versions")
+
+    @staticmethod
+    def attach(rerun: Rerun, out, fn: Callable, args: tuple, kwargs: dict, leaves: list) -> None:
+        call = _Call()
+        call.fn, call.args, call.kwargs, call.leaves = fn, args, kwargs, leaves
+        call.tensors, call.versions = rerun.snapshot(leaves)
+        node_of(_flatten(out)[0][rerun.positions[0]]._edge).params = call
+
+    def outputs(self) -> list:
+        """The flattened outputs of the call run again (eagerly: its operations recorded)."""
+        return _flatten(self.fn(*self.args, **self.kwargs))[0]
+
+
 _EAGER = object()  # a cache entry: this signature runs eagerly
 _RETRIES = 3  # traces of one signature that may fail for a transient reason
 _PROGRAMS = 4  # programs kept per signature
@@ -184,6 +205,8 @@ class CompiledFunction:
                     return self.fn(*args, **kwargs)
                 out = program(leaves)
                 if out is not RETRACE:
+                    if program.rerun is not None:
+                        _Call.attach(program.rerun, out, self.fn, args, kwargs, leaves)
                     return out
         return self._trace(key, leaves, args, kwargs)
 

@@ -23,6 +23,7 @@ from .._node import (
 from .._state import STATE
 from .._tensor import Tensor, version_counter
 from ..autograd._backward import _ACCUMULATE, _accumulate
+from ..autograd._backward import grad as autograd_grad
 from ..autograd._engine import _cast
 from ..autograd._namespaces import GRAPH_NAMESPACE
 from ._instructions import (
@@ -51,9 +52,25 @@ from ._trace import (
     rebuild,
 )
 
-__all__ = ["RETRACE", "Replay"]
+__all__ = ["RETRACE", "Replay", "Rerun"]
 
 np = _backend.np
+
+# What both tiers keep true (on top of the recording's invariants, see _trace):
+# - Guards first: every check (guards on Python state, tensors from outside still alive and
+#   of the same kind, .grad and hooks as traced) runs before any instruction, so a replay
+#   that returns RETRACE has changed nothing and the call can be traced again.
+# - An instruction runs only if a later one (or the end: outputs, write-backs, the shared
+#   node) reads what it makes, or if it acts outside (ACC, SETGRAD, WRITE, HOST): `_analyze`.
+# - A value is let go after its last read (`_frees`, or the source's variable reuse), so a
+#   replay holds no more memory than the eager call held.
+# - The loop's list has a place per slot, then places for the tensors it touches and for
+#   the node that outputs with a live graph share (`_LoopPlan.place`); the source has a
+#   local variable per live value instead. Both run the same instructions in the same
+#   order, with the same kernels and the same casts, so they agree bit for bit.
+# - Outputs are new tensors at each call; an array baked into the recording (made inside
+#   from nothing the call passes) is copied before it is handed out, so that a caller
+#   writing into an output can't change the next replay.
 
 # When a program becomes source: by default once the loop's time adds up to what compiling
 # the source is expected to cost (a rent-or-buy rule: at most twice the best choice in
@@ -77,14 +94,17 @@ class Replay:
     guard fails. Starts as a loop over the instructions; becomes compiled source once that
     pays (see SOURCE_AFTER)."""
 
-    __slots__ = ("run", "calls", "spent", "cost", "_pending")
+    __slots__ = ("run", "calls", "spent", "cost", "_pending", "rerun")
 
     def __init__(self, rec: Recording, treedef, unflatten) -> None:
+        keep, last = _analyze(rec)
+        # What create_graph through the outputs with a live graph needs (None: none has one).
+        self.rerun = None
         if rec.graph is not None:
             sub, saved, refs, outputs = rec.graph
+            self.rerun = Rerun(rec, keep, refs)
             spec = ((tuple, len(refs)),) + (None,) * len(refs)
-            rec.graph = (_graph_rule(sub, spec, unflatten, outputs), saved, refs)
-        keep, last = _analyze(rec)
+            rec.graph = (_graph_rule(sub, spec, unflatten, outputs, self.rerun), saved, refs)
         self.run = _loop(rec, keep, last, treedef, unflatten)
         rec.strip()
         self.calls = 0
@@ -168,19 +188,18 @@ def _rebind(t: Tensor, data, copied: bool) -> None:
         _inplace._bump(t)
 
 
-def _graph_rule(rec: Recording, treedef, unflatten, outputs: list) -> Rule:
+def _graph_rule(rec: Recording, treedef, unflatten, outputs: list, rerun: Rerun) -> Rule:
     """The rule of the node that the outputs of a replay with a live graph share: its VJP
     runs the recorded backward of those outputs (first order), in the namespace the engine
     gives it: the recorded one, or vmap's over batched gradients (func.jacrev,
-    is_grads_batched), for which the same formulas are replayed in that namespace."""
+    is_grads_batched), for which the same formulas are replayed in that namespace. Under
+    create_graph (chainrule's namespace, on tensors) the call is run again eagerly (see
+    Rerun); the node's parameters are that call (see CompiledFunction.__call__)."""
     programs: dict = {}  # id(namespace) -> the program that runs in it
 
     def vjp(xp, g, saved, p, needs):
         if xp is GRAPH_NAMESPACE:
-            raise NotImplementedError(
-                "create_graph through the outputs of a compiled function: differentiate "
-                "inside it (autograd.grad(..., create_graph=True)) or call it uncompiled"
-            )
+            return rerun.grads(p, g if multi else (g,), needs)
         program = programs.get(id(xp))
         if program is None:
             program = programs[id(xp)] = Replay(_in_namespace(rec, xp), treedef, unflatten)
@@ -193,6 +212,107 @@ def _graph_rule(rec: Recording, treedef, unflatten, outputs: list) -> Rule:
 
     multi = len(outputs) > 1
     return Rule("compiled", None, vjp, ((),), variadic=True, multi=multi)
+
+
+class Rerun:
+    """create_graph through the outputs of a replay: the recorded backward is first-order
+    formulas on raw arrays, with no history, so the call is run again eagerly (the function
+    on the same arguments, reading the same tensors from outside at the same versions: the
+    same values, bit for bit) and its eager graph differentiated with create_graph, as
+    torch.utils.checkpoint recomputes a forward. Only for a call without side effects that
+    running it again would repeat (in-place writes to tensors it did not make, .grad,
+    an optimizer's step); Python side effects (printing) do happen again."""
+
+    __slots__ = ("positions", "refs", "externals", "reads", "guards", "reason")
+
+    def __init__(self, rec: Recording, keep: list, refs: list) -> None:
+        # The positions of the outputs with a live graph among the flattened outputs, by
+        # their index at the shared node.
+        graph = sorted((spec[3], k) for k, spec in enumerate(rec.outputs) if spec[0] == "graph")
+        self.positions = [k for _, k in graph]
+        self.refs = refs  # how the tensors at the node's edges are found
+        self.externals = [ext.ref for ext in rec.externals]
+        # The tensors from outside whose values the call reads: the same at the run again.
+        self.reads = [
+            ext.ref
+            for i, ext in enumerate(rec.externals)
+            if rec.persistent[i] and ext.slot is not None
+        ]
+        self.guards = rec.guards
+        self.reason = _side_effect(rec, keep)
+
+    def snapshot(self, leaves: list) -> tuple[list, list]:
+        """The tensors that a call with arguments `leaves` reads, and their versions."""
+        tensors = [x for x in leaves if x.__class__ is Tensor]
+        tensors += [ref() for ref in self.reads]
+        return tensors, [t._version for t in tensors]
+
+    def grads(self, call, g: tuple, needs: tuple) -> tuple:
+        """The gradients (tensors with a history) of the node's edges: the call run again
+        eagerly, differentiated with create_graph from its outputs' gradients g."""
+        if self.reason is not None:
+            raise NotImplementedError(
+                f"create_graph through the outputs of a compiled function that {self.reason}: "
+                "running it again to record its graph would repeat that; take the derivatives "
+                "inside the compiled function (autograd.grad(..., create_graph=True)) or call "
+                "it uncompiled"
+            )
+        leaves = call.leaves
+        for t, version in zip(call.tensors, call.versions):
+            if t is None or t._version != version:
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified "
+                    "by an inplace operation: a tensor that a compiled function read was "
+                    "written since the call (create_graph through its outputs runs it again)"
+                )
+        for guard in self.guards:
+            if not guard(leaves):
+                raise RuntimeError(
+                    "create_graph through the outputs of a compiled function: the function "
+                    "now finds other tensors or Python state than at the call (replaced "
+                    "since), so running it again would not give the outputs differentiated"
+                )
+        outs = call.outputs()
+        roots, grads = [], []
+        for k, gi in zip(self.positions, g):
+            t = outs[k] if k < len(outs) else None
+            if t.__class__ is not Tensor or t._edge is None:
+                raise RuntimeError(
+                    "create_graph through the outputs of a compiled function: running it "
+                    "again did not return the same outputs"
+                )
+            if gi is not None:  # an output that received no gradient adds none
+                roots.append(t)
+                grads.append(gi)
+        inputs = []
+        for ref, e in zip(self.refs, needs):
+            if e is not None:
+                inputs.append(leaves[ref[1]] if ref[0] == "arg" else self.externals[ref[1]]())
+        found = iter(
+            autograd_grad(roots, inputs, grads, create_graph=True, allow_unused=True)
+            if inputs
+            else ()
+        )
+        return tuple([None if e is None else next(found) for e in needs])
+
+
+def _side_effect(rec: Recording, keep: list) -> str | None:
+    """What a call does beyond computing its outputs, that running it again would repeat
+    (None: nothing)."""
+    effects = {ACC: "accumulates into .grad", SETGRAD: "assigns .grad", HOST: "steps an optimizer"}
+    for ins, kept in zip(rec.code, keep):
+        if not kept:
+            continue
+        if ins.op in effects:
+            return effects[ins.op]
+        if ins.op == WRITE and (ins.target[0] != "ext" or rec.persistent[ins.target[1]]):
+            return "writes in place into a tensor it did not make"
+    for i, ext in enumerate(rec.externals):
+        if rec.persistent[i] and (ext.writeback is not None or ext.delta or ext.replace):
+            return "changes a tensor from outside"
+    if rec.arg_changes:
+        return "changes an argument"
+    return None
 
 
 def _in_namespace(rec: Recording, xp) -> Recording:

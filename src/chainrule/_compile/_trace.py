@@ -59,6 +59,28 @@ np = _backend.np
 # Slot kinds: a value passed in, read from a tensor outside, a constant, or computed.
 INPUT, EXTERNAL, CONST, COMPUTED = range(4)
 
+# What the tracer keeps true, and the replay builders (_program) rely on:
+# - A slot is written once. An in-place write makes a new slot for the written array
+#   (Write.out); `slot_of` maps an array's id to the latest slot that holds it, so an
+#   operation reads the values its operand has at that point of the program.
+# - Every value and every node met is held until the end of the trace (`values`, `held`):
+#   ids are looked up in `slot_of` and `nodes`, and an id is unique only while its object
+#   lives.
+# - An INPUT slot is loaded from the call's arguments and an EXTERNAL one from a tensor from
+#   outside (found by weak reference, its shape, dtype, library and grad flag checked) at
+#   each replay; a CONST is baked; a COMPUTED one is made by exactly one instruction. An
+#   EXTERNAL slot stands for its tensor alone (see _stands_for).
+# - `code`, `reads` and `writes` are parallel lists in the order things ran: what the replay
+#   runs is that order (less what nothing needs), with the same kernels, so it computes
+#   what the eager call computed, bit for bit.
+# - What a replay could not reproduce is never left out: `abandon` records the reason, the
+#   call finishes eagerly and `finish` raises Unsupported (the function runs eagerly).
+# - Versions: the writes that a replay makes itself (rebound arrays, accumulation into
+#   .grad) are counted by it as the eager write counted; the rest of a tensor's version
+#   change is added at the end of the replay, once per version counter (views share one).
+# - Nothing computed inside is kept outside unless returned (`_unexplained`): a replay
+#   updates only the outputs, the tensors from outside it writes, and leaves' .grad.
+
 # How a rule's forward is called (Rule.form): the instruction that replays it.
 _CALLS = {"unary": FWD1, "binary": FWD2, "sequence": FWDN}
 _PLAIN = frozenset((int, float, bool, complex, str, type(None), slice, type(Ellipsis)))
@@ -250,6 +272,7 @@ class Tracer:
                 return s
             if self.values[ext.slot] is t._data:  # its slot, taken by a tensor sharing it
                 return ext.slot
+        self._numpy_view(t._data)
         i = len(self.externals)
         self.held.append(t)
         self.external_of[id(t)] = i
@@ -279,7 +302,29 @@ class Tracer:
         if v.__class__ in _PLAIN:
             return self.const(v)
         s = self.slot_of.get(id(v))
-        return self.const(v) if s is None else s
+        if s is None:
+            self._numpy_view(v)
+            return self.const(v)
+        return s
+
+    def _numpy_view(self, a) -> None:
+        """Abandon the trace if array `a`, met for the first time, is a view that NumPy made
+        of a raw array argument (a.T, a[0], a.reshape(...)): it would be baked as a
+        constant, but it changes with the argument. (NumPy functions that compute a new
+        array from one, np.sum(a), run unseen: see docs/compile.md.)"""
+        if a.__class__ is not np.ndarray:
+            return
+        base = a.base
+        while base is not None:
+            s = self.slot_of.get(id(base))
+            if s is not None and self.kinds.get(s) == INPUT:
+                self.abandon(
+                    "a view of a raw NumPy array argument made by NumPy (a.T, a[0], "
+                    "a.reshape(...)) can't be followed; pass a tensor (cr.asarray(a)) and "
+                    "take the view of the tensor"
+                )
+                return
+            base = base.base if base.__class__ is np.ndarray else None
 
     def params(self, p) -> tuple:
         """(p, ()) when p holds no slot value; else (a template with Slot markers, the slots
@@ -374,6 +419,7 @@ class Tracer:
         else:
             s = self.slot_of.get(id(src))
             if s is None:  # a constant
+                self._numpy_view(src)
                 return
         data = out._data
         if data is self.values[s]:  # no copy: the same values
@@ -525,10 +571,11 @@ class Tracer:
         return {node: self._captured(g) for node, g in captured.items()}
 
     def _walk(self, roots, targets, retain_graph, backend, main: bool) -> dict:
-        """The walk on slots: roots are (edge, slot); returns {node: slot (or a list)}. Tensor
-        hooks run as the engine runs them, recorded (see _tensor_hooks); in the backward of
-        outputs with a live graph (not `main`) the hooks of the tensors it ends at are left
-        to the engine that runs it."""
+        """The engine's walk (autograd._engine.walk) on slots, each step recorded (see
+        _Recorded): roots are (edge, slot); returns {node: slot (or a list)}. Tensor hooks
+        run as the engine runs them, recorded (see _tensor_hooks); in the backward of outputs
+        with a live graph (not `main`) the hooks of the tensors it ends at are left to the
+        engine that runs it."""
         order, leaves, freed, shared = _engine._topological(roots, False)
         if targets is None:
             run = reach = None
@@ -537,11 +584,38 @@ class Tracer:
             run, reach = _engine._needed(order, targets)
             wanted = targets
         _engine._check_runnable(order, run, freed)
-        nodes = self.nodes
         # As the engine: no node is looked at for hooks while none is registered anywhere.
         hooked = STATE.live_hooks > 0
-        for node in order if run is None else run:
-            if id(node) not in nodes:
+        self._check_walk(order if run is None else run, targets if main else None, hooked)
+        if main:
+            for leaf in leaves:
+                if hooked:
+                    _check_hooks(leaf)
+                self.hooked_leaves[id(leaf)] = leaf.leaf
+        grads: dict = {}
+        for e, g in roots:
+            self._add(grads, e, g)
+        steps = _Recorded(self, backend, reach, hooked, retain_graph)
+        captured = _engine.walk(order, grads, run, reach, targets, shared, steps)
+        for node in wanted:
+            if node not in captured and node in grads:
+                g = grads[node]
+                hooks = getattr(node, "hooks", None) if hooked else None
+                if main and node.__class__ is AccumulateGrad and hooks is not None:
+                    g = self._tensor_hooks(node, hooks, g, backend)
+                captured[node] = g
+        # Saved values are released once the walk is done: a walk that stops on Unsupported
+        # leaves the graph whole for the engine to run.
+        for node in steps.released:
+            node.saved = RELEASED
+        return captured
+
+    def _check_walk(self, nodes, targets, hooked: bool) -> None:
+        """Raise Unsupported for what a replay of a walk over `nodes` (ending at `targets`)
+        could not reproduce."""
+        recorded = self.nodes
+        for node in nodes:
+            if id(node) not in recorded:
                 raise Unsupported("a backward into a graph recorded outside the function")
             saved = node.saved
             if saved is not None and saved.__class__ is not tuple:
@@ -553,64 +627,13 @@ class Tracer:
                 # (apply_complex); a replay runs the formulas as written.
                 if _engine._holds_complex(saved):
                     raise Unsupported("gradients through complex values")
-        for node in targets if hooked and main and targets is not None else ():
-            if node.__class__ is not AccumulateGrad and id(node) not in nodes and hooks_key(node):
+        for node in targets if hooked and targets is not None else ():
+            if (
+                node.__class__ is not AccumulateGrad
+                and id(node) not in recorded
+                and hooks_key(node)
+            ):
                 raise Unsupported("hooks on a tensor from outside the function with a history")
-        if main:
-            for leaf in leaves:
-                if hooked:
-                    _check_hooks(leaf)
-                self.hooked_leaves[id(leaf)] = leaf.leaf
-        xp = raw_namespace(backend)
-        grads: dict = {}
-        for e, g in roots:
-            self._add(grads, e, g)
-        carry_node = carry = None
-        captured = {}
-        # Saved values are released once the walk is done: a walk that stops on Unsupported
-        # leaves the graph whole for the engine to run.
-        released = []
-        for node in reversed(order):
-            if node is carry_node:
-                g = carry
-                carry_node = carry = None
-            else:
-                g = grads.pop(node, None)
-                if g is None:
-                    continue
-            hooks = getattr(node, "hooks", None) if hooked else None
-            if hooks is not None and hooks.tensor and id(node) in nodes:
-                g = self._tensor_hooks(node, hooks, g, backend)
-            if run is not None:
-                if node in targets:
-                    captured[node] = g
-                if node not in run:
-                    continue
-            gins = self._vjp(node, g, xp, reach)
-            if not retain_graph and node.saved is not None:
-                released.append(node)
-            for e, gi in zip(node.edges, gins):
-                if e is None or gi is None:
-                    continue
-                if reach is not None and node_of(e) not in reach:
-                    continue
-                if e in shared or e.__class__ is Port:
-                    self._add(grads, e, gi)
-                elif carry_node is None:
-                    carry_node = e
-                    carry = gi
-                else:
-                    grads[e] = gi
-        for node in wanted:
-            if node not in captured and node in grads:
-                g = grads[node]
-                hooks = getattr(node, "hooks", None) if hooked else None
-                if main and node.__class__ is AccumulateGrad and hooks is not None:
-                    g = self._tensor_hooks(node, hooks, g, backend)
-                captured[node] = g
-        for node in released:
-            node.saved = RELEASED
-        return captured
 
     def _tensor_hooks(self, node, hooks, g, backend):
         """The hooks registered on the tensors of node's outputs, run on gradient slot(s) g:
@@ -1030,6 +1053,34 @@ class Tracer:
             if sys.getrefcount(v) - beyond > expected[id(v)]:
                 out.append(k)
         return out
+
+
+class _Recorded:
+    """The tracer's hand on the engine's walk (autograd._engine.walk): gradients are slots,
+    each VJP and sum is recorded (Tracer._vjp, Tracer._add), tensor hooks on the nodes made
+    inside run recorded (the rest was refused by Tracer._check_walk), and the nodes whose
+    saved values the walk frees are listed, released once it is done."""
+
+    __slots__ = ("tracer", "backend", "xp", "reach", "hooked", "retain", "released", "add")
+
+    def __init__(self, tracer: Tracer, backend, reach, hooked: bool, retain: bool) -> None:
+        self.tracer, self.backend, self.reach = tracer, backend, reach
+        self.xp = raw_namespace(backend)
+        self.hooked, self.retain = hooked, retain
+        self.released: list = []
+        self.add = tracer._add
+
+    def pre(self, node, hooks, g):
+        if hooks.tensor and id(node) in self.tracer.nodes:
+            return self.tracer._tensor_hooks(node, hooks, g, self.backend)
+        return g
+
+    def vjp(self, node, g) -> list:
+        return self.tracer._vjp(node, g, self.xp, self.reach)
+
+    def done(self, node) -> None:
+        if not self.retain and node.saved is not None:
+            self.released.append(node)
 
 
 def host_arrays(fn, args: tuple, dtype, xp, which: tuple | None = None) -> tuple:

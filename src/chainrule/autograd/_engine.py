@@ -423,75 +423,156 @@ def _execute(roots, targets, retain_graph, create_graph, backend, accumulate):
     grads: dict = {}
     for e, g in roots:
         _add(grads, e, g)
-    # A gradient with a single consumer skips the dict: it waits in `carry` for its node.
-    carry_node = carry = None
-    captured = {}
-    # What runs a node's VJP, chosen once: apply, or detect_anomaly's or the profiler's
-    # wrapping of it.
-    run_vjp = _apply_noted if grad_mode.anomaly else apply
-    if grad_mode.profiler is not None:
-        run_vjp = grad_mode.profiler.backward_node(run_vjp)
-    # create_graph records the VJPs; VJPs run on tensors without it (under a dual level) must
-    # record nothing; VJPs on raw arrays record nothing anyway.
     with enable_grad() if create_graph else no_grad() if tensors else nullcontext():
-        for node in reversed(order):
-            if node is carry_node:
-                g = carry
-                carry_node = carry = None
-            else:
-                g = grads.pop(node, None)
-                if g is None:
-                    continue
-            hooks = getattr(node, "hooks", None) if hooked else None
-            if hooked and node.__class__ is AccumulateGrad:
-                if g is ZERO:
-                    g = zeros_for(node.leaf(), tensors)
-                if hooks is not None:
-                    g = _tensor_hooks(node, hooks, g, backend, tensors)
-                if accumulate is not None and hooks is not None and hooks.accumulated:
-                    accumulate(node, g)
-                else:
-                    captured[node] = g
-                continue
-            if g is ZERO:
-                # Known to be zero (see _node.ZERO): no hook and no VJP runs; the node's
-                # inputs get it as it is.
-                if run is not None:
-                    if node in targets:
-                        captured[node] = g
-                    if node not in run:
-                        continue
-                gins = (ZERO,) * len(node.edges)
-            else:
-                if hooks is not None:
-                    g = _pre_hooks(node, hooks, g, backend, tensors)
-                if run is not None:
-                    if node in targets:
-                        captured[node] = g
-                    if node not in run:
-                        continue
-                gins = run_vjp(node, g, backend, xp, tensors)
-                if hooks is not None and hooks.post:
-                    gins = _post_hooks(node, hooks, gins, g, backend, tensors)
-            if not retain_graph and node.saved is not None:
-                node.saved = RELEASED
-            # Hand each input's gradient on: summed where several may arrive, else carried.
-            for e, gi in zip(node.edges, gins):
-                if e is None or gi is None:
-                    continue
-                if reach is not None and node_of(e) not in reach:
-                    continue
-                if e in shared or e.__class__ is Port:
-                    _add(grads, e, gi)
-                elif carry_node is None:
-                    carry_node = e
-                    carry = gi
-                else:
-                    grads[e] = gi
+        # The loop is chosen once per backward: the lean one unless a hook is registered
+        # somewhere, anomaly mode is on or the profiler times the nodes.
+        if hooked or grad_mode.anomaly or grad_mode.profiler is not None:
+            steps = _Steps(backend, xp, tensors, accumulate, hooked, retain_graph)
+            captured = walk(order, grads, run, reach, targets, shared, steps)
+        else:
+            captured = _lean(
+                order, grads, run, reach, targets, shared, backend, xp, tensors, retain_graph
+            )
     for node in wanted:
         if node not in captured and node in grads:
             captured[node] = grads[node]
     return captured
+
+
+def _lean(order, grads, run, reach, targets, shared, backend, xp, tensors, retain_graph) -> dict:
+    """The walk of the common case (no hook anywhere, no anomaly mode, no profiler): `walk`
+    without the hands on its steps. Runs the nodes of `order` (those in `run`, when given)
+    from the last, each on the sum of its incoming gradients in `grads`, handing each node's
+    input gradients on (to the nodes in `reach`, when given: those that lead to a target); returns
+    the gradients reaching `targets` (the rest stay in `grads`)."""
+    # A gradient with a single consumer skips the dict: it waits in `carry` for its node.
+    carry_node = carry = None
+    captured = {}
+    for node in reversed(order):
+        if node is carry_node:
+            g = carry
+            carry_node = carry = None
+        else:
+            g = grads.pop(node, None)
+            if g is None:
+                continue
+        if run is not None:
+            if node in targets:
+                captured[node] = g
+            if node not in run:
+                continue
+        if g is ZERO:
+            # Known to be zero (see _node.ZERO): no VJP runs; the node's inputs get it.
+            gins = (ZERO,) * len(node.edges)
+        else:
+            gins = apply(node, g, backend, xp, tensors)
+        if not retain_graph and node.saved is not None:
+            node.saved = RELEASED
+        for e, gi in zip(node.edges, gins):
+            if e is None or gi is None:
+                continue
+            if reach is not None and node_of(e) not in reach:
+                continue
+            if e in shared or e.__class__ is Port:
+                _add(grads, e, gi)
+            elif carry_node is None:
+                carry_node = e
+                carry = gi
+            else:
+                grads[e] = gi
+    return captured
+
+
+def walk(order, grads, run, reach, targets, shared, steps) -> dict:
+    """The walk with a hand on each of its steps, shared by the engine (hooks, anomaly mode:
+    see _Steps) and compile's tracer (which records each step on slots). As `_lean`, with
+    `steps` giving: hooked (whether nodes may hold hooks), add(grads, edge, g), pre(node,
+    hooks, g) (before a node runs), vjp(node, g), post(node, hooks, gins, g), done(node)
+    (after it ran), leaf(node, hooks, g, captured) (a leaf's accumulator, in `order` when
+    hooked)."""
+    hooked = steps.hooked
+    add = steps.add
+    carry_node = carry = None
+    captured = {}
+    for node in reversed(order):
+        if node is carry_node:
+            g = carry
+            carry_node = carry = None
+        else:
+            g = grads.pop(node, None)
+            if g is None:
+                continue
+        hooks = getattr(node, "hooks", None) if hooked else None
+        if hooked and node.__class__ is AccumulateGrad:
+            steps.leaf(node, hooks, g, captured)
+            continue
+        if g is not ZERO and hooks is not None:
+            # No hook runs on a gradient known to be zero (see _node.ZERO).
+            g = steps.pre(node, hooks, g)
+        if run is not None:
+            if node in targets:
+                captured[node] = g
+            if node not in run:
+                continue
+        if g is ZERO:
+            gins = (ZERO,) * len(node.edges)
+        else:
+            gins = steps.vjp(node, g)
+            if hooks is not None and hooks.post:
+                gins = steps.post(node, hooks, gins, g)
+        steps.done(node)
+        for e, gi in zip(node.edges, gins):
+            if e is None or gi is None:
+                continue
+            if reach is not None and node_of(e) not in reach:
+                continue
+            if e in shared or e.__class__ is Port:
+                add(grads, e, gi)
+            elif carry_node is None:
+                carry_node = e
+                carry = gi
+            else:
+                grads[e] = gi
+    return captured
+
+
+class _Steps:
+    """The engine's hand on `walk`: hooks run, anomaly mode's checks, saved values released
+    as the walk goes (unless retain_graph)."""
+
+    __slots__ = ("backend", "xp", "tensors", "accumulate", "hooked", "retain", "apply", "add")
+
+    def __init__(self, backend, xp, tensors, accumulate, hooked, retain) -> None:
+        self.add = _add
+        self.backend, self.xp, self.tensors = backend, xp, tensors
+        self.accumulate, self.hooked, self.retain = accumulate, hooked, retain
+        # What runs a node's VJP: apply, or detect_anomaly's or the profiler's wrapping of it.
+        self.apply = _apply_noted if grad_mode.anomaly else apply
+        if grad_mode.profiler is not None:
+            self.apply = grad_mode.profiler.backward_node(self.apply)
+
+    def leaf(self, node, hooks, g, captured) -> None:
+        if g is ZERO:
+            g = zeros_for(node.leaf(), self.tensors)
+        if hooks is not None:
+            g = _tensor_hooks(node, hooks, g, self.backend, self.tensors)
+        if self.accumulate is not None and hooks is not None and hooks.accumulated:
+            self.accumulate(node, g)
+        else:
+            captured[node] = g
+
+    def pre(self, node, hooks, g):
+        return _pre_hooks(node, hooks, g, self.backend, self.tensors)
+
+    def vjp(self, node, g):
+        return self.apply(node, g, self.backend, self.xp, self.tensors)
+
+    def post(self, node, hooks, gins, g):
+        return _post_hooks(node, hooks, gins, g, self.backend, self.tensors)
+
+    def done(self, node) -> None:
+        if not self.retain and node.saved is not None:
+            node.saved = RELEASED
 
 
 # ----------------------------------------------------------------------------- hooks

@@ -1,0 +1,123 @@
+"""The cost of chainrule.compile's first call (the trace) against one eager step of W1, W3 and
+W5, in instructions (callgrind, as benchmarks/instructions.py counts) and in CPU time.
+
+Three runs per workload under callgrind: a warm-up eager step alone, then followed by one
+eager step, then followed by the first call of the step compiled; the differences are the
+eager step's and the trace's cost, with start-up and imports cancelled out. CPU time: the
+least of a few tries of each, in this process. Needs valgrind.
+
+    python benchmarks/compile_trace.py --src src --workloads W1 W5
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SIZES = {"W1": 2000, "W3": 10_000, "W5": 1000}
+
+# The measured program: a warm-up step, then nothing, one eager step, or one traced call.
+STEP = """
+import gc
+import sys
+import chainrule as cr
+import workloads as w
+
+key, size, what = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+work = w.get(f"{key}@{size}") if key != "W5" else w.get("W5")
+data = w.make_data(work)
+x = cr.tensor(data["x"], requires_grad=True)
+if work.kind == "chain":
+    c = cr.tensor(data["c"])
+    def step():
+        x.grad = None
+        loss = w.chain(x, c, data["n_ops"], cr)
+        loss.backward()
+        return loss.detach()
+else:
+    def step():
+        x.grad = None
+        loss = w.fanout(x, data["a"], data["b"], cr)
+        loss.backward()
+        return loss.detach()
+step()  # the warm-up step
+compiled = cr.compile(step)
+gc.collect()
+gc.freeze()
+if what == "eager":
+    step()
+elif what == "trace":
+    compiled()
+"""
+
+
+def count(src: Path, key: str, what: str) -> int:
+    """Total instructions of one run of the measured program under callgrind."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "callgrind.out"
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(src), str(HERE)]),
+            "PYTHONHASHSEED": "0",
+            "OPENBLAS_NUM_THREADS": "1",
+            "OMP_NUM_THREADS": "1",
+        }
+        subprocess.run(
+            ["setarch", "-R", "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+             sys.executable, "-c", STEP, key, str(SIZES[key]), what],
+            env=env, check=True, capture_output=True,
+        )  # fmt: skip
+        summary = re.search(r"^summary:\s+(\d+)", out.read_text(), re.MULTILINE)
+        return int(summary.group(1))
+
+
+def cpu_times(src: Path, key: str, tries: int) -> tuple[float, float]:
+    """(eager step, traced call) in CPU seconds, the least of `tries` of each."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(src), str(HERE)])}
+    code = STEP.replace("step()  # the warm-up step", "step()").split("if what ==")[0]
+    code += f"""
+import time
+def cpu(fn):
+    start = time.process_time()
+    fn()
+    return time.process_time() - start
+eager = min(cpu(step) for _ in range({tries}))
+traced = min(cpu(cr.compile(step)) for _ in range({tries}))
+print(eager, traced)
+"""
+    run = subprocess.run(
+        [sys.executable, "-c", code, key, str(SIZES[key]), "none"],
+        env=env, check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    eager, traced = map(float, run.stdout.split())
+    return eager, traced
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--src", type=Path, default=HERE.parent / "src")
+    parser.add_argument("--workloads", nargs="+", default=list(SIZES), choices=list(SIZES))
+    parser.add_argument("--tries", type=int, default=5)
+    parser.add_argument("--no-callgrind", action="store_true")
+    args = parser.parse_args()
+    for key in args.workloads:
+        line = f"{key}:"
+        if not args.no_callgrind:
+            base = count(args.src, key, "none")
+            eager = count(args.src, key, "eager") - base
+            trace = count(args.src, key, "trace") - base
+            line += f" instructions eager {eager:,}, trace {trace:,} ({trace / eager:.2f}x);"
+        eager_s, trace_s = cpu_times(args.src, key, args.tries)
+        line += f" CPU eager {eager_s * 1e3:.1f} ms, trace {trace_s * 1e3:.1f} ms"
+        line += f" ({trace_s / eager_s:.2f}x)"
+        print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()
