@@ -76,8 +76,9 @@ def train_chainrule(x, y, steps: int, seconds: list, cpu: list, tasks: list, on_
 
 
 def hand_gradients(x, y, params):
-    """The loss and the gradients of the MLP, written by hand in Dask (lazy)."""
-    w1, b1, w2, b2, w3, b3 = params
+    """The loss and the gradients of the MLP, written by hand in Dask (lazy). The parameters
+    become Dask arrays of one chunk first: one task each, not a NumPy array in every task."""
+    w1, b1, w2, b2, w3, b3 = (da.from_array(p) for p in params)
     z1 = x @ w1 + b1
     h1 = da.maximum(z1, 0)
     z2 = h1 @ w2 + b2
