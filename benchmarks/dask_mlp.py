@@ -79,14 +79,14 @@ def hand_gradients(x, y, params):
     """The loss and the gradients of the MLP, written by hand in Dask (lazy). The parameters
     become Dask arrays of one chunk first: one task each, not a NumPy array in every task."""
     w1, b1, w2, b2, w3, b3 = (da.from_array(p) for p in params)
-    z1 = x @ w1 + b1
-    h1 = da.maximum(z1, 0)
-    z2 = h1 @ w2 + b2
-    h2 = da.maximum(z2, 0)
+    h1 = da.maximum(x @ w1 + b1, 0)
+    h2 = da.maximum(h1 @ w2 + b2, 0)
     r = h2 @ w3 + b3 - y
     d = r * np.float32(2 / x.shape[0])
-    dh2 = (d @ w3.T) * (z2 > 0)
-    dh1 = (dh2 @ w2.T) * (z1 > 0)
+    # relu's derivative from its output: the pre-activation then has one consumer, and Dask
+    # fuses it into the relu's task (masks from it kept it as a task and an array of its own).
+    dh2 = (d @ w3.T) * (h2 > 0)
+    dh1 = (dh2 @ w2.T) * (h1 > 0)
     grads = [x.T @ dh1, dh1.sum(0), h1.T @ dh2, dh2.sum(0), h2.T @ d, d.sum(0)]
     return (r * r).mean(), grads
 
