@@ -72,7 +72,8 @@ class Optimizer:
         On a lazy library (Dask), the parameters, their gradients, the optimizer's state and
         the closure's loss are then computed, in one pass: brought here and wrapped back in
         their chunks when together at most 1 MiB, else persisted on the workers (see
-        docs/dask.md). So step k's task graph is the size of step 1's."""
+        docs/dask.md). So step k's task graph is the size of step 1's. Under chainrule.compile
+        they are settled after each call of the compiled function, with its outputs."""
         loss = None
         if closure is not None:
             with enable_grad():
