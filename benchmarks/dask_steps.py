@@ -1,5 +1,5 @@
-"""Steps of SGD and Adam on Dask parameters on a LocalCluster: tasks and time per step, step 1
-to the last (optimizer steps settle the parameters, so both should stay flat).
+"""Steps of SGD and Adam on Dask parameters on a LocalCluster, eager and compiled: tasks and time
+per step, step 1 to the last (optimizer steps settle the parameters, so both should stay flat).
 
     python benchmarks/dask_steps.py [--steps 50] [--rows 2000000] [--chunks 10] [--md FILE]
 """
@@ -7,6 +7,7 @@ to the last (optimizer steps settle the parameters, so both should stay flat).
 from __future__ import annotations
 
 import argparse
+import itertools
 import statistics
 import time
 import warnings
@@ -16,12 +17,15 @@ import numpy as np
 from dask.distributed import Client, LocalCluster
 
 import chainrule as cr
+from chainrule import _backend
 
 D = 20
 
 
-def train(x, signs, make_optimizer, steps):
-    """Logistic regression with the ordinary loop; tasks and seconds of each step."""
+def train(x, signs, make_optimizer, steps, compiled):
+    """Logistic regression with the ordinary loop (its step compiled or not); tasks and seconds
+    of each step (tasks: of the largest graph among the arrays the step settles, the updated
+    parameter's, which holds the forward and the backward)."""
     w = cr.asarray(da.zeros(D, chunks=D), requires_grad=True)
     opt = make_optimizer([w])
     x, signs = cr.asarray(x), cr.asarray(signs)
@@ -31,13 +35,26 @@ def train(x, signs, make_optimizer, steps):
         opt.zero_grad()
         loss = cr.mean(cr.logaddexp(0.0, -signs * (x @ w)))
         loss.backward()
-        tasks.append(len(dict(w.grad.__dask_graph__())))
         return loss
 
-    for _ in range(steps):
-        start = time.perf_counter()
-        float(opt.step(closure))  # the loss of the step, computed with its gradient
-        seconds.append(time.perf_counter() - start)
+    def step():
+        return opt.step(closure)
+
+    settle = _backend.settle
+
+    def counted(arrays, small):
+        tasks.append(max(len(dict(a.__dask_graph__())) for a in arrays))
+        return settle(arrays, small)
+
+    run = cr.compile(step) if compiled else step
+    _backend.settle = counted
+    try:
+        for _ in range(steps):
+            start = time.perf_counter()
+            float(run())  # the loss of the step, computed with its gradient
+            seconds.append(time.perf_counter() - start)
+    finally:
+        _backend.settle = settle
     return tasks, seconds
 
 
@@ -71,8 +88,9 @@ def main() -> None:
         x = rng.standard_normal((args.rows, D), chunks=(args.rows // args.chunks, D))
         signs = da.sign(x @ np.linspace(-1.0, 1.0, D) + rng.logistic(size=args.rows))
         x, signs = client.persist([x, signs])
-        for name, make in optimizers.items():
-            tasks, seconds = train(x, signs, make, args.steps)
+        for (name, make), compiled in itertools.product(optimizers.items(), (False, True)):
+            tasks, seconds = train(x, signs, make, args.steps, compiled)
+            name = f"{name}, compiled" if compiled else name
             first = statistics.median(seconds[1:11])
             last = statistics.median(seconds[-10:])
             lines.append(

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from importlib import import_module
 
+import numpy as np
+
 from ._namespaces import library
 
 
@@ -22,8 +24,18 @@ def broadcast_to(xp, a, shape, layout=None):
         }
         if own:
             a = a.rechunk(own)
-        return import_module("dask.array").broadcast_to(a, shape, chunks=layout)
+        # Each chunk a broadcast view of a's block, shaped by a block of zeros that nothing
+        # writes (calloc'd pages): one blockwise layer, fused by Dask with the elementwise
+        # tasks that read it (Dask's broadcast_to is a task per chunk that nothing fuses).
+        dar = import_module("dask.array")
+        axes = tuple(range(len(shape)))
+        zeros = dar.zeros(shape, dtype=a.dtype, chunks=layout)
+        return dar.blockwise(_broadcast_block, axes, a, axes[lead:], zeros, axes, dtype=a.dtype)
     return xp.broadcast_to(a, shape)
+
+
+def _broadcast_block(a, zeros):
+    return np.broadcast_to(a, zeros.shape)
 
 
 def cholesky(xp, x):

@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from .. import _backend
+from .. import _backend, _lazy
 from .._mode import grad_mode, set_feature
 from .._node import node_of
 from .._tensor import Tensor
@@ -207,6 +207,8 @@ class CompiledFunction:
                 if out is not RETRACE:
                     if program.rerun is not None:
                         _Call.attach(program.rerun, out, self.fn, args, kwargs, leaves)
+                    if program.settles:
+                        _settle(program.settles, _flatten(out)[0])
                     return out
         return self._trace(key, leaves, args, kwargs)
 
@@ -281,10 +283,13 @@ class CompiledFunction:
                 else:
                     self._warn(f"{self._name()} runs eagerly: {e}")
                     program = _EAGER
+            settles = tracer.settles
             del tracer
         finally:
             if gc_was_enabled:
                 gc.enable()
+        if settles:
+            _settle(settles, outputs)
         if program is not None:
             # A signature keeps a few programs, for Python values that change back and forth
             # (train() and eval()); one that can't be replayed runs eagerly once the others'
@@ -310,6 +315,16 @@ class CompiledFunction:
     def source(self) -> list[str]:
         """The generated source of each cached trace (for inspection)."""
         return [p.source() for ps in self._cache.values() for p in ps if p is not _EAGER]
+
+
+def _settle(settles: list, outputs: list) -> None:
+    """After a call that ran an optimizer step on a lazy library (Dask): its parameters,
+    gradients and state, with the call's tensor outputs (the loss), settled in one
+    computation as the eager step settles them, so that the next replay's task graph starts
+    from their values (left lazy, call k would carry the graphs of all k calls)."""
+    tensors = [t for tensors in settles for t in tensors()]
+    tensors += [t for t in outputs if t.__class__ is Tensor]
+    _lazy.settle([t for t in tensors if t.__class__ is Tensor])
 
 
 def compile(  # noqa: A001 - chainrule.compile, as torch.compile and jax.jit's role

@@ -92,9 +92,9 @@ RETRACE = _Retrace()  # a replay's guards failed: trace again
 class Replay:
     """The replay of a recording: `replay(leaves)` returns the outputs, or RETRACE when a
     guard fails. Starts as a loop over the instructions; becomes compiled source once that
-    pays (see SOURCE_AFTER)."""
+    pays (see SOURCE_AFTER). `settles`: what to settle after it (see Tracer.settle_after)."""
 
-    __slots__ = ("run", "calls", "spent", "cost", "_pending", "rerun")
+    __slots__ = ("run", "calls", "spent", "cost", "settles", "_pending", "rerun")
 
     def __init__(self, rec: Recording, treedef, unflatten) -> None:
         keep, last = _analyze(rec)
@@ -110,6 +110,7 @@ class Replay:
         self.calls = 0
         self.spent = 0.0
         self.cost = sum(keep) * STATE.source_cost
+        self.settles = rec.settles
         self._pending = (rec, keep, last, treedef, unflatten)
 
     def __call__(self, leaves):

@@ -9,6 +9,7 @@ import collections
 import gc
 import sys
 import weakref
+from collections.abc import Callable
 
 from .. import _backend
 from .._mode import grad_mode, set_feature
@@ -215,6 +216,9 @@ class Tracer:
         # What Python code branched on, checked before each replay: key -> guard(leaves)
         # (true while the trace holds; see guard).
         self.guards: dict = {}
+        # Each returns tensors on a lazy library to settle after the call and each replay
+        # (an optimizer step's parameters, gradients and state: see settle_after).
+        self.settles: list = []
         self._pending = -1  # the slot an in-place write is about to change
         self._target: tuple = ()  # and how the replay finds the tensor written (see _locate)
         for i, x in enumerate(inputs):
@@ -397,6 +401,12 @@ class Tracer:
         layout): check(leaves) must hold at a replay, else the call traces again. One guard
         per key."""
         self.guards.setdefault(key, check)
+
+    def settle_after(self, tensors: Callable[[], list]) -> None:
+        """An optimizer step on a lazy library (Dask), which settles what it updated when run
+        eagerly: tensors() gives them after the call and after each replay, to be settled
+        then with the call's tensor outputs, in one computation."""
+        self.settles.append(tensors)
 
     def host(self, fn, args: tuple, like: Tensor) -> list[Tensor]:
         """Python numbers that fn(*args) computes from state kept outside tensors (an
@@ -801,6 +811,7 @@ class Tracer:
         )  # fmt: skip
         rec.arg_edges = self.arg_edges
         rec.guards = list(self.guards.values())
+        rec.settles = self.settles
         return rec
 
     def _holders(self, outputs: list, externals: list) -> list:
@@ -1140,6 +1151,8 @@ class Recording:
         self.arg_edges: list[int] = [-1] * len(input_tensor)
         # guard(leaves) -> bool, each checked before a replay (see _guards).
         self.guards: list = []
+        # What to settle after a replay (see Tracer.settle_after).
+        self.settles: list = []
 
     def strip(self) -> None:
         """Let go of the values of the traced call that a replay does not use (everything

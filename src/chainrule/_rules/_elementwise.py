@@ -295,10 +295,14 @@ binary(
     (lambda xp, g, x, y, out: g * x / _nonzero(xp, out), "x out"),
     (lambda xp, g, x, y, out: g * y / _nonzero(xp, out), "y out"),
 )  # fmt: skip
+# logaddexp: d/dx = sigmoid(x - y), from the inputs as PyTorch, not as exp(x - out): right at
+# an infinite input (exp(inf - inf) was NaN), and a gradient computed without the loss (Dask's
+# lazy graphs) needs no logaddexp, the costliest kernel of a logistic regression's gradient.
+# exp overflows where the inputs differ by more than ~709 (NumPy warns), giving the limit 0.
 binary(
     "logaddexp", lambda xp, x, y: xp.logaddexp(x, y),
-    (lambda xp, g, x, y, out: g * xp.exp(x - out), "x out"),
-    (lambda xp, g, x, y, out: g * xp.exp(y - out), "y out"),
+    (lambda xp, g, x, y, out: g / (1 + xp.exp(y - x)), "x y"),
+    (lambda xp, g, x, y, out: g / (1 + xp.exp(x - y)), "x y"),
 )  # fmt: skip
 # copysign: |x| with the sign of y. d/dx is out / x (+1 or -1), 0 at x == 0 as abs; d/dy is 0
 # (a jump at y == 0).

@@ -5,6 +5,7 @@ and gets a new array, so graphs that saved the old values stay valid."""
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -71,7 +72,8 @@ class Optimizer:
         On a lazy library (Dask), the parameters, their gradients, the optimizer's state and
         the closure's loss are then computed, in one pass: brought here and wrapped back in
         their chunks when together at most 1 MiB, else persisted on the workers (see
-        docs/dask.md). So step k's task graph is the size of step 1's."""
+        docs/dask.md). So step k's task graph is the size of step 1's. Under chainrule.compile
+        they are settled after each call of the compiled function, with its outputs."""
         loss = None
         if closure is not None:
             with enable_grad():
@@ -92,12 +94,12 @@ class Optimizer:
                     if tracer is None:
                         self._update(p, g, _Update(state, group, self._scalars(state, group)))
                         if _backend.is_lazy(p._data):
-                            lazy += (
-                                p,
-                                p.grad,
-                                *(v for v in state.values() if v.__class__ is Tensor),
-                            )
+                            lazy += _step_tensors(p, state)
                         continue
+                    if _backend.is_lazy(p._data):
+                        # Settled after each replay, as here (see chainrule.compile).
+                        refs = (weakref.ref(self), weakref.ref(p))
+                        tracer.settle_after(functools.partial(_traced_step_tensors, refs))
                     # Traced by chainrule.compile: the numbers are computed in Python at each
                     # replay (a scheduler may change lr between steps; a step count grows);
                     # what the update branched on is checked before it.
@@ -191,6 +193,19 @@ class Optimizer:
             lines.append(f"Parameter Group {i}")
             lines += [f"    {k}: {v}" for k, v in sorted(group.items()) if k != "params"]
         return "\n".join(lines + [")"])
+
+
+def _step_tensors(p: Tensor, state: dict[str, Any]) -> list[Tensor]:
+    """What a step on a lazy library settles of one parameter: it, its gradient, its state."""
+    return [p, p.grad, *(v for v in state.values() if v.__class__ is Tensor)]
+
+
+def _traced_step_tensors(refs: tuple) -> list[Tensor]:
+    """_step_tensors of a compiled step's parameter (none once it or its optimizer is gone)."""
+    opt, p = refs[0](), refs[1]()
+    if opt is None or p is None:
+        return []
+    return _step_tensors(p, opt.state.get(p, {}))
 
 
 def _state_value(value: Any, p: Tensor) -> Any:
