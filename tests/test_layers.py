@@ -14,7 +14,8 @@ SRC = pathlib.Path(__file__).resolve().parent.parent / "src"
 LAYERS = [
     # arrays and process state: which library, dtypes, array helpers, modes
     ["_backend", "_state", "_mode", "_typing", "_grad_fn_names", "_special_cases", "_batching"],
-    # the graph: the one Node, Tensor and the factories that record nodes
+    # the graph: the one Node, Tensor, and the factories that record nodes (_factories: the
+    # recording half of _tensor once it is split)
     ["_node", "_tensor", "_factories"],
     # the one table of derivative rules
     ["_rules"],
