@@ -87,6 +87,13 @@ def test_rand_randn_take_varargs_sizes_and_draw_as_chainrule_random():
     assert c.requires_grad and c.is_leaf
 
 
+def test_rand_randn_take_pytorchs_size_keyword():
+    assert cr.rand(size=(2, 3)).shape == (2, 3)
+    assert cr.randn(size=(4,)).shape == (4,)
+    with pytest.raises(TypeError, match="both positionally and as size="):
+        cr.rand(2, size=(2,))
+
+
 def test_manual_seed_repeats_the_draws_and_returns_the_default_generator():
     assert cr.manual_seed(11) is cr.random.default_generator
     first = N(cr.randn(5))

@@ -23,6 +23,15 @@ __all__ = [
 _COMPLEX_OF = {float16: complex64, float32: complex64, float64: complex128}
 
 
+def _sizes(sizes: tuple, size: Sequence[int] | None, name: str) -> tuple:
+    """The sizes given as varargs, one sequence, or PyTorch's `size=` keyword."""
+    if size is None:
+        return sizes
+    if sizes:
+        raise TypeError(f"{name}() got the sizes both positionally and as size=")
+    return (tuple(size),)
+
+
 def manual_seed(seed: int) -> _random.Generator:
     """Restart chainrule's default generator (layers, dropout, `rand`...) from `seed`; returns
     it. The numbers drawn differ from PyTorch's for the same seed."""
@@ -30,28 +39,34 @@ def manual_seed(seed: int) -> _random.Generator:
 
 
 def rand(
-    *size: int | Sequence[int],
+    *sizes: int | Sequence[int],
+    size: Sequence[int] | None = None,
     generator: _random.Generator | None = None,
     dtype: DTypeLike = None,
     device: Device = None,
     requires_grad: bool = False,
 ) -> Tensor:
-    """Uniform numbers in [0, 1) of `size` (`rand(2, 3)` or `rand((2, 3))`), in the default
-    floating dtype unless `dtype`."""
-    out = _random.rand(*size, dtype=dtype, device=device, generator=generator)
+    """Uniform numbers in [0, 1) of the sizes (`rand(2, 3)`, `rand((2, 3))` or
+    `rand(size=(2, 3))`), in the default floating dtype unless `dtype`."""
+    out = _random.rand(
+        *_sizes(sizes, size, "rand"), dtype=dtype, device=device, generator=generator
+    )
     return out.requires_grad_(requires_grad)
 
 
 def randn(
-    *size: int | Sequence[int],
+    *sizes: int | Sequence[int],
+    size: Sequence[int] | None = None,
     generator: _random.Generator | None = None,
     dtype: DTypeLike = None,
     device: Device = None,
     requires_grad: bool = False,
 ) -> Tensor:
-    """Standard normal numbers of `size` (`randn(2, 3)` or `randn((2, 3))`), in the default
-    floating dtype unless `dtype`."""
-    out = _random.randn(*size, dtype=dtype, device=device, generator=generator)
+    """Standard normal numbers of the sizes (`randn(2, 3)`, `randn((2, 3))` or
+    `randn(size=(2, 3))`), in the default floating dtype unless `dtype`."""
+    out = _random.randn(
+        *_sizes(sizes, size, "randn"), dtype=dtype, device=device, generator=generator
+    )
     return out.requires_grad_(requires_grad)
 
 
