@@ -1,8 +1,8 @@
 """A small CNN on scikit-learn's digits (8x8 images of handwritten digits), written as a
-PyTorch user writes it: Conv2d, BatchNorm2d, MaxPool2d, Dropout, a DataLoader, SGD with
-OneCycleLR. digits_cnn_torch.py runs it on PyTorch, digits_cnn.py on chainrule: the two files
-differ in their imports only, and from the same weights and batches they give the same
-losses (tests/test_ports.py checks it against the PyTorch run's).
+PyTorch user writes it: Conv2d, BatchNorm2d, MaxPool2d, Dropout, a DataLoader with a
+Sampler, SGD with OneCycleLR. digits_cnn_torch.py runs it on PyTorch, digits_cnn.py on
+chainrule: the two files differ in their imports only, and from the same weights and batches
+they give the same losses (tests/test_ports.py checks it against the PyTorch run's).
 
     python examples/ports/digits_cnn.py [--size small|full] [--dropout P]
 """
@@ -15,7 +15,7 @@ from sklearn.datasets import load_digits
 import chainrule as torch
 import chainrule.nn.functional as F
 from chainrule import nn
-from chainrule.utils.data import DataLoader, TensorDataset
+from chainrule.utils.data import DataLoader, Sampler, TensorDataset
 
 SIZES = {"small": {"train": 256, "epochs": 2}, "full": {"train": 1500, "epochs": 10}}
 
@@ -39,6 +39,20 @@ class Net(nn.Module):
         return self.classifier(self.features(x))
 
 
+class NumpyShuffle(Sampler):
+    """The indices of a dataset in a new order at each epoch, drawn by NumPy: the PyTorch and
+    the chainrule runs see the same batches."""
+
+    def __init__(self, n: int, rng: np.random.Generator):
+        self.n, self.rng = n, rng
+
+    def __iter__(self):
+        return iter(self.rng.permutation(self.n).tolist())
+
+    def __len__(self):
+        return self.n
+
+
 def init_weights(model, seed: int) -> None:
     """Draw each convolution's and linear layer's weights from one NumPy generator (uniform,
     within PyTorch's default bounds): the PyTorch and the chainrule runs start alike."""
@@ -48,7 +62,7 @@ def init_weights(model, seed: int) -> None:
             if isinstance(m, (nn.Conv2d, nn.Linear)):
                 bound = 1 / np.sqrt(m.weight[0].numel())
                 for p in (m.weight, m.bias):
-                    p.copy_(torch.tensor(rng.uniform(-bound, bound, tuple(p.shape)), dtype=p.dtype))
+                    p.copy_(torch.from_numpy(rng.uniform(-bound, bound, tuple(p.shape))))
 
 
 def run(size: str = "small", dropout: float = 0.25, seed: int = 0) -> dict:
@@ -69,12 +83,14 @@ def run(size: str = "small", dropout: float = 0.25, seed: int = 0) -> dict:
     sched = torch.optim.lr_scheduler.OneCycleLR(
         opt, max_lr=0.05, epochs=config["epochs"], steps_per_epoch=len(train) // batch_size
     )
+    data = TensorDataset(torch.from_numpy(images[train]), torch.from_numpy(labels[train]))
+    loader = DataLoader(
+        data, batch_size=batch_size, sampler=NumpyShuffle(len(train), rng), drop_last=True
+    )
     losses = []
     for _ in range(config["epochs"]):
         model.train()
-        shuffled = rng.permutation(train)  # shuffled by NumPy: both runs see the same batches
-        data = TensorDataset(torch.tensor(images[shuffled]), torch.tensor(labels[shuffled]))
-        for x, y in DataLoader(data, batch_size=batch_size, drop_last=True):
+        for x, y in loader:
             opt.zero_grad()
             loss = F.cross_entropy(model(x), y)
             loss.backward()
@@ -84,7 +100,7 @@ def run(size: str = "small", dropout: float = 0.25, seed: int = 0) -> dict:
 
     model.eval()
     with torch.no_grad():
-        x, y = torch.tensor(images[test]), torch.tensor(labels[test])
+        x, y = torch.from_numpy(images[test]), torch.from_numpy(labels[test])
         logits = model(x)
         test_loss = F.cross_entropy(logits, y).item()
         accuracy = (logits.argmax(dim=1) == y).float().mean().item()

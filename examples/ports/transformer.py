@@ -1,5 +1,5 @@
 """A small Transformer encoder that learns to reverse sequences of tokens (a synthetic task),
-written as a PyTorch user writes it: Embedding, MultiheadAttention, LayerNorm, AdamW and
+written as a PyTorch user writes it: Embedding, TransformerEncoderLayer, AdamW and
 clip_grad_norm_. transformer_torch.py runs it on PyTorch, transformer.py on chainrule: the two
 files differ in their imports only, and from the same weights and data they give the same
 losses (tests/test_ports.py checks it against the PyTorch run's).
@@ -20,27 +20,20 @@ VOCAB, LENGTH, WIDTH, HEADS = 10, 8, 32, 4
 
 
 class Encoder(nn.Module):
-    """One post-norm encoder block (attention, then a feed-forward network) and a head that
-    reads a token at every position."""
+    """One post-norm encoder block (attention, then a feed-forward network) over a learned
+    position embedding, and a head that reads a token at every position."""
 
     def __init__(self):
         super().__init__()
         self.embed = nn.Embedding(VOCAB, WIDTH)
-        self.position = nn.Parameter(torch.zeros((LENGTH, WIDTH)))
-        self.attention = nn.MultiheadAttention(WIDTH, HEADS, batch_first=True)
-        self.norm1 = nn.LayerNorm(WIDTH)
-        self.feedforward = nn.Sequential(
-            nn.Linear(WIDTH, 4 * WIDTH), nn.ReLU(), nn.Linear(4 * WIDTH, WIDTH)
+        self.position = nn.Parameter(torch.zeros(LENGTH, WIDTH))
+        self.block = nn.TransformerEncoderLayer(
+            WIDTH, HEADS, dim_feedforward=4 * WIDTH, dropout=0.0, batch_first=True
         )
-        self.norm2 = nn.LayerNorm(WIDTH)
         self.head = nn.Linear(WIDTH, VOCAB)
 
     def forward(self, tokens):
-        x = self.embed(tokens) + self.position
-        attended, _ = self.attention(x, x, x, need_weights=False)
-        x = self.norm1(x + attended)
-        x = self.norm2(x + self.feedforward(x))
-        return self.head(x)
+        return self.head(self.block(self.embed(tokens) + self.position))
 
 
 def init_weights(model, seed: int) -> None:
@@ -50,7 +43,7 @@ def init_weights(model, seed: int) -> None:
     rng = np.random.default_rng(seed)
 
     def fill(p, values):
-        p.copy_(torch.tensor(values, dtype=p.dtype))
+        p.copy_(torch.from_numpy(values))
 
     with torch.no_grad():
         fill(model.embed.weight, rng.normal(0.0, 1.0, (VOCAB, WIDTH)))
@@ -76,7 +69,8 @@ def run(size: str = "small", seed: int = 0) -> dict:
     losses, norms = [], []
     for _ in range(SIZES[size]["steps"]):
         sequences = rng.integers(0, VOCAB, (32, LENGTH))
-        tokens, target = torch.tensor(sequences), torch.tensor(sequences[:, ::-1].copy())
+        tokens = torch.from_numpy(sequences)
+        target = tokens.flip(1)
         opt.zero_grad()
         loss = F.cross_entropy(model(tokens).reshape(-1, VOCAB), target.reshape(-1))
         loss.backward()
@@ -86,9 +80,9 @@ def run(size: str = "small", seed: int = 0) -> dict:
 
     model.eval()
     with torch.no_grad():
-        sequences = rng.integers(0, VOCAB, (256, LENGTH))
-        predicted = model(torch.tensor(sequences)).argmax(dim=-1)
-        accuracy = (predicted == torch.tensor(sequences[:, ::-1].copy())).float().mean().item()
+        tokens = torch.from_numpy(rng.integers(0, VOCAB, (256, LENGTH)))
+        predicted = model(tokens).argmax(dim=-1)
+        accuracy = (predicted == tokens.flip(1)).float().mean().item()
     return {"losses": losses, "grad_norms": norms, "accuracy": accuracy}
 
 

@@ -23,6 +23,8 @@ from ._namespace import *  # noqa: F403
 from ._namespace import __all__ as _NAMESPACE
 from ._namespace import __array_namespace_info__  # noqa: F401 - public
 from ._tensor import Tensor, enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from ._torch_functions import *  # noqa: F403
+from ._torch_functions import __all__ as _TORCH_FUNCTIONS
 from .serialization import load, save
 
 __version__ = "0.1.0"
@@ -30,6 +32,7 @@ __array_api_version__ = "2025.12"
 
 __all__ = [
     *_NAMESPACE,
+    *_TORCH_FUNCTIONS,
     "Tensor", "DType", "autograd", "fft", "func", "linalg", "nn", "optim", "optimize", "random",
     "special", "utils",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",

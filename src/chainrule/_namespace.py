@@ -13,6 +13,7 @@ from typing import Any, Literal, NamedTuple, cast
 from . import _backend, _factories, _tensor
 from ._backend import normalize_axes, to_backend_dtype
 from ._dtypes import (  # noqa: F401 - public
+    DEFAULT_FLOAT,
     __array_namespace_info__,
     bool,
     can_cast,
@@ -1036,6 +1037,12 @@ def _convert(
         if values.dtype == np.uint64:
             values = values.astype(np.uint64)  # NumPy infers C's ulonglong: PyTorch refuses it
         out = xp.asarray(values, dtype=_dtype(xp, dtype), copy=copy, **_on(device))
+    if dtype is None and DEFAULT_FLOAT.real is not float64 and not _backend.is_array(obj):
+        # Python floats (and complex numbers) take the default floating dtype, as PyTorch's.
+        if out.dtype == to_backend_dtype(xp, float64):
+            out = xp.astype(out, to_backend_dtype(xp, DEFAULT_FLOAT.real))
+        elif out.dtype == to_backend_dtype(xp, complex128):
+            out = xp.astype(out, to_backend_dtype(xp, DEFAULT_FLOAT.complex))
     try:
         return _backend.checked(out)
     except TypeError:
@@ -1069,36 +1076,53 @@ def _on(device: Device) -> dict:
     return {} if device is None else {"device": device}
 
 
-def _default(dtype: DTypeLike) -> tuple[Any, Any]:
+def _default(dtype: DTypeLike, floating: builtins.bool = False) -> tuple[Any, Any]:
+    """The default backend, and the backend dtype for `dtype`; for None, the default floating
+    dtype where the result is `floating` and that default is not the backend's own (float64),
+    else None (the backend's choice)."""
     xp = _backend.default_namespace()
+    if dtype is None and floating and DEFAULT_FLOAT.real is not float64:
+        dtype = DEFAULT_FLOAT.real
     return xp, _dtype(xp, dtype)
 
 
-def zeros(shape: Shape, *, dtype: DTypeLike = None, device: Device = None) -> Tensor:
-    """A new tensor of `shape` filled with zeros, in the default backend (float64 by
-    default)."""
-    xp, dt = _default(dtype)
-    return _new(xp.zeros(shape, dtype=dt, **_on(device)), xp)
+def _size(shape: Shape, more: tuple[int, ...], name: str) -> Shape:
+    """A shape given as the standard's `f((2, 3))` or as PyTorch's varargs `f(2, 3)`."""
+    if not more:
+        return shape
+    sizes = (shape, *more)
+    if not builtins.all(isinstance(n, _numbers.Integral) for n in sizes):
+        raise TypeError(f"{name}(): a shape is one tuple of ints or several ints, got {sizes!r}")
+    return tuple(builtins.int(n) for n in sizes)
 
 
-def ones(shape: Shape, *, dtype: DTypeLike = None, device: Device = None) -> Tensor:
-    """A new tensor of `shape` filled with ones, in the default backend (float64 by
-    default)."""
-    xp, dt = _default(dtype)
-    return _new(xp.ones(shape, dtype=dt, **_on(device)), xp)
+def zeros(shape: Shape, *size: int, dtype: DTypeLike = None, device: Device = None) -> Tensor:
+    """A new tensor of `shape` filled with zeros, in the default backend (the default floating
+    dtype, float64 unless set_default_dtype changed it). `zeros(2, 3)` is `zeros((2, 3))`."""
+    xp, dt = _default(dtype, True)
+    return _new(xp.zeros(_size(shape, size, "zeros"), dtype=dt, **_on(device)), xp)
 
 
-def empty(shape: Shape, *, dtype: DTypeLike = None, device: Device = None) -> Tensor:
-    """A new tensor of `shape` with unspecified values, in the default backend."""
-    xp, dt = _default(dtype)
-    return _new(xp.empty(shape, dtype=dt, **_on(device)), xp)
+def ones(shape: Shape, *size: int, dtype: DTypeLike = None, device: Device = None) -> Tensor:
+    """A new tensor of `shape` filled with ones, in the default backend (the default floating
+    dtype unless `dtype`). `ones(2, 3)` is `ones((2, 3))`."""
+    xp, dt = _default(dtype, True)
+    return _new(xp.ones(_size(shape, size, "ones"), dtype=dt, **_on(device)), xp)
+
+
+def empty(shape: Shape, *size: int, dtype: DTypeLike = None, device: Device = None) -> Tensor:
+    """A new tensor of `shape` with unspecified values, in the default backend (the default
+    floating dtype unless `dtype`). `empty(2, 3)` is `empty((2, 3))`."""
+    xp, dt = _default(dtype, True)
+    return _new(xp.empty(_size(shape, size, "empty"), dtype=dt, **_on(device)), xp)
 
 
 def full(
     shape: Shape, fill_value: Scalar, *, dtype: DTypeLike = None, device: Device = None
 ) -> Tensor:
-    """A new tensor of `shape` filled with `fill_value`, in the default backend."""
-    xp, dt = _default(dtype)
+    """A new tensor of `shape` filled with `fill_value`, in the default backend (a float
+    `fill_value`: the default floating dtype unless `dtype`)."""
+    xp, dt = _default(dtype, isinstance(fill_value, builtins.float))
     return _new(xp.full(shape, fill_value, dtype=dt, **_on(device)), xp)
 
 
@@ -1113,7 +1137,8 @@ def arange(
 ) -> Tensor:
     """Evenly spaced values in [start, stop) with spacing `step` (from 0 to start when stop
     is None), in the default backend; a leaf that needs no grad."""
-    xp, dt = _default(dtype)
+    floating = builtins.any(isinstance(v, builtins.float) for v in (start, stop, step))
+    xp, dt = _default(dtype, floating)
     return _new(xp.arange(start, stop, step, dtype=dt, **_on(device)), xp)
 
 
@@ -1129,7 +1154,8 @@ def linspace(
 ) -> Tensor:
     """`num` evenly spaced values from start to stop (included if `endpoint`), in the
     default backend."""
-    xp, dt = _default(dtype)
+    floating = not isinstance(start, builtins.complex) and not isinstance(stop, builtins.complex)
+    xp, dt = _default(dtype, floating)
     return _new(xp.linspace(start, stop, num, dtype=dt, endpoint=endpoint, **_on(device)), xp)
 
 
@@ -1144,7 +1170,7 @@ def eye(
 ) -> Tensor:
     """A matrix of n_rows by n_cols (default: square) with ones on diagonal `k`, zeros
     elsewhere."""
-    xp, dt = _default(dtype)
+    xp, dt = _default(dtype, True)
     return _new(_backend.eye(xp, n_rows, n_cols, k, dtype=dt, **_on(device)), xp)
 
 

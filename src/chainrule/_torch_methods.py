@@ -367,6 +367,20 @@ def split(self: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 
     return tuple(pieces)
 
 
+def flip(self: Tensor, *dims: int | Sequence[int], **keywords: Any) -> Tensor:
+    """This tensor with its elements in reverse order along `dims` (`x.flip(0)`,
+    `x.flip(0, 1)`, `x.flip(dims=(0, 1))`); differentiable."""
+    if keywords.keys() - {"dims"} or (dims and keywords):
+        raise TypeError(f"flip() takes dims once, positionally or as dims=, got {keywords}")
+    if not dims and not keywords:
+        raise TypeError('flip() missing 1 required positional arguments: "dims"')
+    axes = [_dim(d, self.ndim) for d in _sizes(dims or (keywords["dims"],))]
+    for d in axes:
+        if axes.count(d) > 1:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    return ops.flip(self, axis=tuple(axes))
+
+
 def gather(self: Tensor, dim: int, index: Tensor) -> Tensor:
     """The elements at `index` along `dim`: out[i][j] = self[index[i][j]][j] for dim 0, and
     so on; index has self's number of dimensions and sizes no larger in the others."""
@@ -699,6 +713,7 @@ TORCH_METHODS = {
     "chunk": chunk,
     "split": split,
     "gather": gather,
+    "flip": flip,
     # elementwise and products
     "exp": ops.exp,
     "log": ops.log,

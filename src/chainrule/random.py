@@ -14,7 +14,8 @@ import numpy as np
 
 from . import _backend
 from ._batching import NAMESPACE, Batched
-from ._namespace import asarray, float64, int64
+from ._dtypes import DEFAULT_FLOAT
+from ._namespace import asarray, int64
 from ._tensor import Tensor, grad_mode
 from ._typing import Device, DTypeLike
 
@@ -93,7 +94,7 @@ class Generator:
         return out if dtype is None or out.dtype == dtype else asarray(out, dtype=dtype)
 
     def _floats(self, kind: str, shape: tuple[int, ...], dtype: DTypeLike) -> Any:
-        dt = np.dtype(float64 if dtype is None else dtype)
+        dt = np.dtype(DEFAULT_FLOAT.real if dtype is None else dtype)
         if dt.kind != "f":
             raise TypeError(f"{kind}: dtype must be a real floating dtype, not {dt}")
         draw = self._rng.random if kind == "rand" else self._rng.standard_normal
@@ -104,14 +105,14 @@ class Generator:
     def rand(
         self, *shape: int | Sequence[int], dtype: DTypeLike = None, device: Device = None
     ) -> Tensor:
-        """Uniform numbers in [0, 1) of `shape` (default dtype float64)."""
+        """Uniform numbers in [0, 1) of `shape` (default: the default floating dtype)."""
         s, different = _per_sample(_shape(shape))
         return self._wrap(self._floats("rand", s, dtype), dtype, device, different)
 
     def randn(
         self, *shape: int | Sequence[int], dtype: DTypeLike = None, device: Device = None
     ) -> Tensor:
-        """Standard normal numbers of `shape` (default dtype float64)."""
+        """Standard normal numbers of `shape` (default: the default floating dtype)."""
         s, different = _per_sample(_shape(shape))
         return self._wrap(self._floats("randn", s, dtype), dtype, device, different)
 
@@ -171,8 +172,9 @@ class Generator:
     def bernoulli(
         self, p: float | Tensor, shape: Shape | None = None, *, dtype: DTypeLike = None
     ) -> Tensor:
-        """1 with probability `p`, else 0 (default dtype float64). `p` is a number (then
-        `shape` is needed) or a tensor of probabilities (the result has its shape)."""
+        """1 with probability `p`, else 0 (default: the default floating dtype). `p` is a
+        number (then `shape` is needed) or a tensor of probabilities (the result has its
+        shape)."""
         if isinstance(p, Tensor):
             s = p.shape if shape is None else _shape((shape,))
             u = self.rand(s, dtype=p.dtype if dtype is None else dtype, device=p.device)

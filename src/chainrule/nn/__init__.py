@@ -35,6 +35,7 @@ from .loss import (
     SmoothL1Loss,
 )
 from .module import Module, Parameter
+from .transformer import TransformerEncoder, TransformerEncoderLayer
 
 __all__ = [
     "functional",
@@ -60,6 +61,8 @@ __all__ = [
     "AvgPool2d",
     "AdaptiveAvgPool2d",
     "MultiheadAttention",
+    "TransformerEncoderLayer",
+    "TransformerEncoder",
     "Identity",
     "ModuleList",
     "ModuleDict",

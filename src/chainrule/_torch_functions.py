@@ -1,0 +1,134 @@
+"""PyTorch's top-level functions that the Array API lacks: seeding and random tensors drawn
+from chainrule's default generator (`manual_seed`, `rand`, `randn`, `randint`, `randperm`),
+`from_numpy`, and the default floating dtype (`get_default_dtype`, `set_default_dtype`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from . import random as _random
+from ._backend import DType, from_backend_dtype
+from ._dtypes import DEFAULT_FLOAT, complex64, complex128, float16, float32, float64
+from ._namespace import asarray, int64
+from ._tensor import Tensor
+from ._typing import Device, DTypeLike
+
+__all__ = [
+    "manual_seed", "rand", "randn", "randint", "randperm", "from_numpy",
+    "get_default_dtype", "set_default_dtype",
+]  # fmt: skip
+
+_COMPLEX_OF = {float16: complex64, float32: complex64, float64: complex128}
+
+
+def _sizes(sizes: tuple, size: Sequence[int] | None, name: str) -> tuple:
+    """The sizes given as varargs, one sequence, or PyTorch's `size=` keyword."""
+    if size is None:
+        return sizes
+    if sizes:
+        raise TypeError(f"{name}() got the sizes both positionally and as size=")
+    return (tuple(size),)
+
+
+def manual_seed(seed: int) -> _random.Generator:
+    """Restart chainrule's default generator (layers, dropout, `rand`...) from `seed`; returns
+    it. The numbers drawn differ from PyTorch's for the same seed."""
+    return _random.manual_seed(seed)
+
+
+def rand(
+    *sizes: int | Sequence[int],
+    size: Sequence[int] | None = None,
+    generator: _random.Generator | None = None,
+    dtype: DTypeLike = None,
+    device: Device = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Uniform numbers in [0, 1) of the sizes (`rand(2, 3)`, `rand((2, 3))` or
+    `rand(size=(2, 3))`), in the default floating dtype unless `dtype`."""
+    out = _random.rand(
+        *_sizes(sizes, size, "rand"), dtype=dtype, device=device, generator=generator
+    )
+    return out.requires_grad_(requires_grad)
+
+
+def randn(
+    *sizes: int | Sequence[int],
+    size: Sequence[int] | None = None,
+    generator: _random.Generator | None = None,
+    dtype: DTypeLike = None,
+    device: Device = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Standard normal numbers of the sizes (`randn(2, 3)`, `randn((2, 3))` or
+    `randn(size=(2, 3))`), in the default floating dtype unless `dtype`."""
+    out = _random.randn(
+        *_sizes(sizes, size, "randn"), dtype=dtype, device=device, generator=generator
+    )
+    return out.requires_grad_(requires_grad)
+
+
+def randint(
+    *args: int | Sequence[int],
+    size: Sequence[int] | None = None,
+    generator: _random.Generator | None = None,
+    dtype: DTypeLike = None,
+    device: Device = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Integers uniform in [low, high), as PyTorch's `randint(high, size)` or
+    `randint(low, high, size)` (int64 unless `dtype`)."""
+    if size is None:
+        if not args:
+            raise TypeError("randint() missing 1 required argument: 'size'")
+        *args, size = args
+    if len(args) not in (1, 2):
+        raise TypeError(
+            "randint() takes (high, size) or (low, high, size), got "
+            f"{len(args) + 1} positional arguments"
+        )
+    low, high = (0, args[0]) if len(args) == 1 else args
+    if isinstance(size, int):
+        raise TypeError(f"randint(): size must be a tuple of ints, not int ({size})")
+    out = _random.randint(
+        int(low), int(high), tuple(size), dtype=dtype, device=device, generator=generator
+    )
+    return out.requires_grad_(requires_grad)
+
+
+def randperm(
+    n: int,
+    *,
+    generator: _random.Generator | None = None,
+    dtype: DTypeLike = int64,
+    device: Device = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """A random permutation of 0, ..., n - 1 (int64 unless `dtype`)."""
+    out = _random.permutation(n, dtype=dtype, device=device, generator=generator)
+    return out.requires_grad_(requires_grad)
+
+
+def from_numpy(ndarray: np.ndarray) -> Tensor:
+    """A NumPy tensor that shares memory with `ndarray`, of its dtype: a write to either is
+    seen by the other (whatever the default backend)."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    return asarray(ndarray)
+
+
+def get_default_dtype() -> DType:
+    """The floating dtype new tensors get from Python floats, creation functions, random
+    numbers and new layers when no dtype is given (float64 unless set)."""
+    return DEFAULT_FLOAT.real
+
+
+def set_default_dtype(d: DTypeLike) -> None:
+    """Make `d` (float16, float32 or float64) the default floating dtype; complex numbers
+    then get the complex dtype of its precision."""
+    dtype = from_backend_dtype(d)
+    if dtype not in _COMPLEX_OF:
+        raise TypeError(f"only floating-point types are supported as the default type, got {dtype}")
+    DEFAULT_FLOAT.real, DEFAULT_FLOAT.complex = dtype, _COMPLEX_OF[dtype]

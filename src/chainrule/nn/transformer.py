@@ -1,0 +1,135 @@
+"""The Transformer encoder with PyTorch's parameters, arguments and numbers:
+TransformerEncoderLayer (self-attention and a feedforward block, post- or pre-norm, relu or
+gelu, dropout) and TransformerEncoder (copies of one layer, then an optional norm)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .._tensor import Tensor
+from . import functional as F
+from .attention import MultiheadAttention
+from .containers import ModuleList
+from .layers import Dropout, LayerNorm, Linear
+from .module import Module
+
+__all__ = ["TransformerEncoder", "TransformerEncoderLayer"]
+
+_ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {"relu": F.relu, "gelu": F.gelu}
+
+
+def _check_causal(is_causal: bool, mask: Tensor | None) -> None:
+    # As PyTorch, is_causal is a hint that `mask` is the causal mask, never a mask itself.
+    if is_causal and mask is None:
+        raise RuntimeError(
+            "Need attn_mask if specifying the is_causal hint. You may use the Transformer "
+            "module method `generate_square_subsequent_mask` to create this mask."
+        )
+
+
+class TransformerEncoderLayer(Module):
+    """Self-attention then a feedforward block (linear1, activation, dropout, linear2), each
+    added to its input with dropout: post-norm (`norm1(x + attention)`) by default, pre-norm
+    (`x + attention(norm1(x))`) with `norm_first`. `activation` is "relu", "gelu" or a
+    callable; inputs are (S, N, E), or (N, S, E) with `batch_first`, or unbatched (S, E)."""
+
+    def __init__(
+        self,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: str | Callable[[Tensor], Tensor] = F.relu,
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        *,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        if isinstance(activation, str):
+            if activation not in _ACTIVATIONS:
+                raise RuntimeError(f"activation should be relu/gelu, not {activation}")
+            activation = _ACTIVATIONS[activation]
+        self.self_attn = MultiheadAttention(
+            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, dtype=dtype
+        )
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        self.activation = activation
+
+    def _attention(self, x: Tensor, mask: Tensor | None, padding: Tensor | None) -> Tensor:
+        out, _ = self.self_attn(
+            x, x, x, attn_mask=mask, key_padding_mask=padding, need_weights=False
+        )
+        return self.dropout1(out)
+
+    def _feedforward(self, x: Tensor) -> Tensor:
+        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+    def forward(
+        self,
+        src: Tensor,
+        src_mask: Tensor | None = None,
+        src_key_padding_mask: Tensor | None = None,
+        is_causal: bool = False,
+    ) -> Tensor:
+        """The layer applied to `src`; `src_mask` (S, S) or (N nhead, S, S) and
+        `src_key_padding_mask` (N, S) as MultiheadAttention's masks (True: not attended);
+        `is_causal` only says that `src_mask` is the causal mask."""
+        _check_causal(is_causal, src_mask)
+        x = src
+        if self.norm_first:
+            x = x + self._attention(self.norm1(x), src_mask, src_key_padding_mask)
+            return x + self._feedforward(self.norm2(x))
+        x = self.norm1(x + self._attention(x, src_mask, src_key_padding_mask))
+        return self.norm2(x + self._feedforward(x))
+
+    if TYPE_CHECKING:
+        __call__ = forward
+
+
+class TransformerEncoder(Module):
+    """`num_layers` copies of `encoder_layer` (each with its own parameters, starting equal
+    to the given layer's) applied in turn, then `norm` if given."""
+
+    def __init__(
+        self,
+        encoder_layer: TransformerEncoderLayer,
+        num_layers: int,
+        norm: Module | None = None,
+        enable_nested_tensor: bool = True,
+        mask_check: bool = True,
+    ) -> None:
+        super().__init__()
+        # enable_nested_tensor and mask_check choose PyTorch's fast paths; there are none here.
+        self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def forward(
+        self,
+        src: Tensor,
+        mask: Tensor | None = None,
+        src_key_padding_mask: Tensor | None = None,
+        is_causal: bool | None = None,
+    ) -> Tensor:
+        """The layers applied to `src` in turn, with the same masks, then the norm."""
+        causal = bool(is_causal)
+        _check_causal(causal, mask)
+        x = src
+        for layer in self.layers:
+            x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask, is_causal=causal)
+        return x if self.norm is None else self.norm(x)
+
+    if TYPE_CHECKING:
+        __call__ = forward
