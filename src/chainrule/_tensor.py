@@ -1022,6 +1022,7 @@ class Tensor:
         expand = _torch_methods.expand
         expand_as = _torch_methods.expand_as
         repeat = _torch_methods.repeat
+        flip = _torch_methods.flip
         chunk = _torch_methods.chunk
         split = _torch_methods.split
         gather = _torch_methods.gather
