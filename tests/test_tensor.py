@@ -220,6 +220,7 @@ def test_numpy_conversion_of_a_tensor_with_a_tangent_raises_as_reverse_mode_does
     np.testing.assert_array_equal(np.asarray(d), [1.0, 2.0])  # its level has exited
 
 
+@skip_on("dask", reason="a lazy tensor's repr shows no values (test_backend_dask checks it)")
 def test_repr_shows_values_dtype_and_grad_fn():
     assert re.search(r"1\.5.*2\.5", repr(T([1.5, 2.5])))
     assert "dtype" not in repr(T([1.5, 2.5]))
@@ -521,6 +522,7 @@ def test_format_of_a_one_element_tensor_formats_its_value():
 
 
 @pytest.mark.regression
+@skip_on("dask", reason="a lazy tensor's repr shows no values (test_backend_dask checks it)")
 def test_repr_of_an_empty_tensor_shows_its_shape():
     assert "size=(0, 3)" in repr(cr.zeros((0, 3)))
     assert repr(cr.zeros((0,))).startswith("tensor([]")
