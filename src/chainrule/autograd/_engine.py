@@ -227,7 +227,14 @@ def _rewrap(node, saved, xp) -> tuple:
         if d is None or d.__class__ in _SCALARS:
             out.append(d)
         else:
-            dxp = _batching.NAMESPACE if d.__class__ is _batching.Batched else xp
+            if d.__class__ is _batching.Batched:
+                dxp = _batching.NAMESPACE
+            elif xp is _batching.NAMESPACE:
+                # A node recorded on plain arrays in a graph that vmap's values reach (a
+                # Function's vmap staticmethod): its values are of their own library.
+                dxp = _backend.namespace(d)
+            else:
+                dxp = xp
             if i < n:
                 out.append(Tensor(d, dxp, edges[i]))
             elif i < n + n_out:

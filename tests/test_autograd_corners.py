@@ -1,0 +1,181 @@
+"""The corners of PyTorch's autograd that library authors reach (issue 23, section 3), each
+against PyTorch's documented behaviour: autograd.Function under vmap (its vmap staticmethod,
+generate_vmap_rule), backward's trailing Nones and its alias vjp."""
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+from chainrule import func
+from chainrule.autograd import Function, gradcheck, gradgradcheck
+from conftest import N, T
+from test_ops import assert_values, leaf
+
+X = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
+
+
+class NumpyExp(Function):
+    """exp computed by NumPy (the forward leaves chainrule), its backward in chainrule's
+    operations; under vmap, its vmap staticmethod runs it on the whole batch at once."""
+
+    seen: list = []
+
+    @staticmethod
+    def forward(ctx, x):
+        y = x.new_tensor(np.exp(x.numpy()))  # in x's library
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g * y
+
+    @staticmethod
+    def vmap(info, in_dims, x):
+        NumpyExp.seen.append((info.batch_size, info.randomness, in_dims, x.shape))
+        return NumpyExp.apply(x), in_dims[0]
+
+
+class LoopedExp(NumpyExp):
+    """The same, with chainrule generating the vmap rule (one forward per sample)."""
+
+    generate_vmap_rule = True
+    vmap = Function.vmap
+
+
+class PlainExp(NumpyExp):
+    vmap = Function.vmap
+
+
+@pytest.mark.parametrize("cls", [NumpyExp, LoopedExp])
+def test_a_function_whose_forward_leaves_chainrule_is_vmapped(cls):
+    x = leaf(X)
+    y = func.vmap(cls.apply)(x)
+    assert_values(y, np.exp(X))
+    cr.sum(y * y).backward()
+    assert_values(x.grad, 2 * np.exp(2 * X), rtol=1e-12)
+    # Nested vmap and per-sample gradients (vmap of grad), with x requiring grad outside.
+    assert_values(func.vmap(func.vmap(cls.apply))(x), np.exp(X))
+    per_sample = func.vmap(func.grad(lambda v: cr.sum(cls.apply(v))))(x)
+    assert_values(per_sample, np.exp(X), rtol=1e-12)
+
+
+@pytest.mark.parametrize("cls", [NumpyExp, LoopedExp])
+def test_a_vmapped_numpy_function_passes_gradcheck_to_second_order(cls):
+    x = leaf(X)
+    assert gradcheck(func.vmap(cls.apply), (x,))
+    assert gradgradcheck(func.vmap(cls.apply), (x,))
+
+
+def test_the_vmap_staticmethod_gets_the_batch_and_the_in_dims():
+    NumpyExp.seen.clear()
+    func.vmap(NumpyExp.apply, in_dims=1, randomness="same")(T(X))
+    # Batched along axis 1 (size 3): the staticmethod sees the batch first.
+    assert NumpyExp.seen == [(3, "same", (0,), (3, 2))]
+
+
+def test_without_a_vmap_rule_a_forward_that_leaves_chainrule_cannot_be_vmapped():
+    with pytest.raises(RuntimeError, match="vmap"):
+        func.vmap(PlainExp.apply)(T(X))
+
+
+class Scale(Function):
+    """x * s with s a Python number, two outputs; the vmap staticmethod returns out_dims."""
+
+    @staticmethod
+    def forward(ctx, x, s):
+        ctx.s = s
+        return x * s, x * (2 * s)
+
+    @staticmethod
+    def backward(ctx, g1, g2):
+        return g1 * ctx.s + g2 * (2 * ctx.s), None
+
+    @staticmethod
+    def vmap(info, in_dims, x, s):
+        assert in_dims == (0, None)
+        a, b = Scale.apply(cr.moveaxis(x, 0, 1), s)
+        return (a, b), (1, 1)
+
+
+def test_a_vmap_staticmethod_with_several_outputs_and_out_dims():
+    x = leaf(X)
+    a, b = func.vmap(Scale.apply, in_dims=(0, None))(x, 3.0)
+    assert_values(a, 3 * X)
+    assert_values(b, 6 * X)
+    cr.sum(a + b).backward()
+    assert_values(x.grad, np.full(X.shape, 9.0))
+
+
+def test_a_vmap_staticmethod_and_generate_vmap_rule_together_raise_as_pytorch():
+    class Both(NumpyExp):
+        generate_vmap_rule = True
+
+    with pytest.raises(RuntimeError, match="has both generate_vmap_rule=True and an overridden"):
+        func.vmap(Both.apply)(T(X))
+
+
+def test_out_dims_that_do_not_match_the_outputs_raise():
+    class Bad(NumpyExp):
+        @staticmethod
+        def vmap(info, in_dims, x):
+            return NumpyExp.apply(x), (0,)
+
+    with pytest.raises(RuntimeError, match="incompatible \\(output, out_dims\\)"):
+        func.vmap(Bad.apply)(T(X))
+
+
+# ----------------------------------------------------------------------------- backward
+
+
+class Double(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2, None, None
+
+
+def test_a_backward_may_return_trailing_nones_beyond_its_inputs():
+    x = leaf([1.0, 2.0])
+    cr.sum(Double.apply(x)).backward()
+    assert_values(x.grad, [2.0, 2.0])
+
+
+def test_a_trailing_gradient_that_is_not_none_still_raises_as_pytorch():
+    class Extra(Double):
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2, g
+
+    with pytest.raises(RuntimeError, match="ExtraBackward returned an incorrect number of"):
+        cr.sum(Extra.apply(leaf([1.0]))).backward()
+
+
+def test_vjp_is_the_alias_of_backward():
+    assert Function.vjp is Function.backward
+
+    class Triple(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 3
+
+        @staticmethod
+        def vjp(ctx, g):
+            return g * 3
+
+    x = leaf([1.0, 2.0])
+    cr.sum(Triple.apply(x)).backward()
+    assert_values(x.grad, [3.0, 3.0])
+
+    class Twice(Triple):
+        @staticmethod
+        def backward(ctx, g):
+            return g * 3
+
+    with pytest.raises(RuntimeError, match="Implementing both 'backward' and 'vjp'"):
+        cr.sum(Twice.apply(leaf([1.0]))).backward()
+    assert N(Twice.apply(T([1.0]))) == 3.0
