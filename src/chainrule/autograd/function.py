@@ -13,7 +13,7 @@ from contextlib import nullcontext
 from typing import Any, NamedTuple
 
 from .. import _backend, _namespace, _rules
-from .._batching import level_of
+from .._batching import NAMESPACE, Batched, level_of
 from .._mode import set_feature
 from .._node import Node, Port, Rule, inplace_writes, remember
 from .._tensor import Tensor, enable_grad, grad_mode, no_grad, pack_saved, version_counter
@@ -99,7 +99,8 @@ def _function_vjp(xp, g, saved, p, needs):
                 gi = Tensor(backend.zeros(shape, dtype=dtype), backend, None)
         else:
             if gi.__class__ is not Tensor:
-                gi = Tensor(gi, backend, None)
+                # A batch of gradients (is_grads_batched, jacrev) computes as vmap's values.
+                gi = Tensor(gi, NAMESPACE if gi.__class__ is Batched else backend, None)
             if gi._data.dtype != dtype:
                 gi = (
                     xp.astype(gi, dtype)
