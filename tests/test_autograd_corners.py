@@ -179,3 +179,39 @@ def test_vjp_is_the_alias_of_backward():
     with pytest.raises(RuntimeError, match="Implementing both 'backward' and 'vjp'"):
         cr.sum(Twice.apply(leaf([1.0]))).backward()
     assert N(Twice.apply(T([1.0]))) == 3.0
+
+
+# ----------------------------------------------------------------------------- anomaly mode
+
+
+def test_detect_anomaly_without_check_nan_lets_nan_through_but_still_notes_errors():
+    z = leaf([0.0, 1.0])
+    with np.errstate(invalid="ignore"), cr.autograd.detect_anomaly(check_nan=False):
+        assert cr.autograd.is_anomaly_enabled()
+        assert not cr.autograd.is_anomaly_check_nan_enabled()
+        (cr.sqrt(z) * 0.0).sum().backward()
+        y = cr.exp(z).sum()
+        y.backward()
+        with pytest.raises(RuntimeError) as freed:
+            y.backward()
+    assert np.isnan(N(z.grad)[0])
+    assert "ExpBackward0 was created by" in str(freed.value)
+    assert cr.autograd.is_anomaly_check_nan_enabled() and not cr.autograd.is_anomaly_enabled()
+    with np.errstate(invalid="ignore"), cr.autograd.detect_anomaly(check_nan=True):
+        with pytest.raises(RuntimeError, match="returned nan values"):
+            (cr.sqrt(z) * 0.0).sum().backward()
+
+
+def test_set_detect_anomaly_takes_check_nan_and_restores_both():
+    z = leaf([0.0])
+    with cr.autograd.set_detect_anomaly(True, check_nan=False):
+        with np.errstate(invalid="ignore"):
+            (cr.sqrt(z) * 0.0).sum().backward()
+        assert not cr.autograd.is_anomaly_check_nan_enabled()
+    assert cr.autograd.is_anomaly_check_nan_enabled() and not cr.autograd.is_anomaly_enabled()
+
+    @cr.autograd.detect_anomaly(check_nan=False)
+    def run():
+        return cr.autograd.is_anomaly_check_nan_enabled()
+
+    assert run() is False

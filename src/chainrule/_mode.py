@@ -28,6 +28,7 @@ class _GradMode(threading.local):
     enabled = True
     extended = False  # a feature of FEATURES is on: operations run the features' parts
     anomaly = False  # detect_anomaly: nodes remember where they were created
+    anomaly_check_nan = True  # detect_anomaly(check_nan=): a NaN gradient raises
     inference = False  # inference_mode: results are inference tensors
     saved_hooks: tuple = ()  # saved_tensors_hooks: (pack, unpack) pairs, innermost last
     saved_hooks_refused: str | None = None  # disable_saved_tensors_hooks' message

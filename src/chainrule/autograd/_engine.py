@@ -626,6 +626,8 @@ def _apply_noted(node, g, backend, xp, create_graph):
     except Exception as e:
         e.add_note(f"raised by {node.name()}" + node.created())
         raise
+    if not grad_mode.anomaly_check_nan:
+        return gins
     for i, gi in enumerate(gins):
         if gi is None or gi is ZERO:
             continue
