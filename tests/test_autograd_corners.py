@@ -1,6 +1,7 @@
 """The corners of PyTorch's autograd that library authors reach (issue 23, section 3), each
 against PyTorch's documented behaviour: autograd.Function under vmap (its vmap staticmethod,
-generate_vmap_rule), backward's trailing Nones and its alias vjp."""
+generate_vmap_rule), backward's trailing Nones and its alias vjp; anomaly mode's check_nan;
+gradient edges, version bumps and mutation of saved tensors."""
 
 import numpy as np
 import pytest
@@ -8,6 +9,12 @@ import pytest
 import chainrule as cr
 from chainrule import func
 from chainrule.autograd import Function, gradcheck, gradgradcheck
+from chainrule.autograd.graph import (
+    GradientEdge,
+    allow_mutation_on_saved_tensors,
+    get_gradient_edge,
+    increment_version,
+)
 from conftest import N, T
 from test_ops import assert_values, leaf
 
@@ -215,3 +222,73 @@ def test_set_detect_anomaly_takes_check_nan_and_restores_both():
         return cr.autograd.is_anomaly_check_nan_enabled()
 
     assert run() is False
+
+
+# ----------------------------------------------------------------------------- graph
+
+
+def test_grad_by_a_gradient_edge_is_grad_by_its_tensor():
+    x = leaf([0.5, -1.0, 2.0])
+    h = cr.exp(x)
+    a, b, c = cr.unstack(h * 2.0)  # b: output 1 of a node with three outputs
+    edge_h, edge_x, edge_b = get_gradient_edge(h), get_gradient_edge(x), get_gradient_edge(b)
+    assert isinstance(edge_h, GradientEdge) and edge_h.node is h.grad_fn
+    assert edge_h.output_nr == 0 and len(edge_h) == 2 and edge_b.output_nr == 1
+    loss = a**2 + b**3 + c
+    by_tensor = cr.autograd.grad(loss, [h, x, b], retain_graph=True)
+    by_edge = cr.autograd.grad(loss, [edge_h, edge_x, edge_b], retain_graph=True)
+    for t, e in zip(by_tensor, by_edge):
+        assert_values(e, N(t))
+    # One edge alone, as PyTorch: the tensor itself may be gone.
+    del h
+    (g,) = cr.autograd.grad(loss, edge_h)
+    assert_values(g, N(by_tensor[0]))
+    with pytest.raises(RuntimeError, match="not possible to get the gradient edge"):
+        get_gradient_edge(T([1.0]))
+
+
+def test_backward_into_a_leafs_gradient_edge_fills_its_grad():
+    x, w = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    cr.sum(x * w).backward(inputs=[get_gradient_edge(x)])
+    assert_values(x.grad, [3.0, 4.0])
+    assert w.grad is None
+
+
+def test_increment_version_makes_backward_refuse_a_value_saved_before():
+    x = leaf([1.0, 2.0])
+    y = T([3.0, 4.0])
+    v = y._version
+    out = cr.sum(x * y)  # saves y
+    increment_version(y)
+    increment_version([y])
+    assert y._version == v + 2
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.backward()
+
+
+def test_allow_mutation_on_saved_tensors_lets_backward_use_the_saved_values():
+    x, y = leaf([1.0, 2.0]), T([3.0, 4.0])
+    with allow_mutation_on_saved_tensors():
+        out = cr.sum(x * y)  # saves y
+        y[0] = 10.0  # written after it was saved
+        out.backward()
+    assert_values(x.grad, [3.0, 4.0])
+    with pytest.raises(RuntimeError, match="cannot be nested"):
+        with allow_mutation_on_saved_tensors(), allow_mutation_on_saved_tensors():
+            pass
+    # Outside the context, the same program raises as PyTorch.
+    out = cr.sum(x * y)
+    y[0] = 20.0
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.backward()
+
+
+def test_saved_tensors_hooks_take_over_the_version_check_as_pytorch():
+    # What the unpack hook gives back is used as it is: a value written in place after it
+    # was packed is the hook's business (PyTorch checks no version then either).
+    x, y = leaf([1.0, 2.0]), T([3.0, 4.0])
+    with cr.autograd.graph.saved_tensors_hooks(lambda t: t * 1.0, lambda t: t):
+        out = cr.sum(x * y)
+    y[0] = 10.0
+    out.backward()
+    assert_values(x.grad, [3.0, 4.0])

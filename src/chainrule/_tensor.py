@@ -515,6 +515,8 @@ def pack_saved(node: Node, tensors) -> None:
         slots.append(value)
         packed.append(True)
     node.saved = Packed(tuple(slots), tuple(packed), unpack)
+    # As PyTorch: what the hooks give back is theirs to keep right, no version is checked.
+    node.versions = None
 
 
 # Forward mode's lean path, installed by autograd.forward_ad: `(rule, x, y, xd, yd, out, p,

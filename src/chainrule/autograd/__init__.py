@@ -50,7 +50,8 @@ def _seq(x) -> tuple:
 
 def _inputs(inputs, fn: str) -> tuple:
     """`inputs` as a tuple, and its keys when it is a dict (as PyTorch, a dict of tensors such
-    as dict(module.named_parameters()) stands for its values)."""
+    as dict(module.named_parameters()) stands for its values); a graph.GradientEdge stands
+    for the tensor it was taken from."""
     if inputs.__class__ is dict:
         return tuple(inputs.values()), tuple(inputs)
     if isinstance(inputs, Mapping):
@@ -58,7 +59,12 @@ def _inputs(inputs, fn: str) -> tuple:
             f"`inputs` argument to `{fn}()` must be a dict, not {type(inputs).__name__}. "
             "Other Mapping types are not supported."
         )
-    return _seq(inputs), None
+    if inputs.__class__ is graph.GradientEdge:
+        inputs = (inputs,)
+    found = tuple(
+        graph.edge_input(t) if t.__class__ is graph.GradientEdge else t for t in _seq(inputs)
+    )
+    return found, None
 
 
 def _targets(inputs, what: str):
