@@ -8,7 +8,7 @@ import pytest
 
 import chainrule as cr
 from chainrule import func
-from chainrule.autograd import Function, gradcheck, gradgradcheck
+from chainrule.autograd import Function, functional, gradcheck, gradgradcheck
 from chainrule.autograd.graph import (
     GradientEdge,
     allow_mutation_on_saved_tensors,
@@ -292,3 +292,144 @@ def test_saved_tensors_hooks_take_over_the_version_check_as_pytorch():
     y[0] = 10.0
     out.backward()
     assert_values(x.grad, [3.0, 4.0])
+
+
+# ----------------------------------------------------------------------------- functional API
+
+
+def two_by_two(x, y):
+    return cr.sin(x) * cr.sum(y), y @ x
+
+
+XY = (T([0.3, 1.2]), T([[1.0, 2.0], [3.0, -0.5]]))
+
+
+def test_jacobian_by_forward_mode_is_the_reverse_mode_jacobian():
+    rev = functional.jacobian(two_by_two, XY)
+    fwd = functional.jacobian(two_by_two, XY, vectorize=True, strategy="forward-mode")
+    for row_r, row_f in zip(rev, fwd):
+        for a, b in zip(row_r, row_f):
+            assert a.shape == b.shape
+            assert_values(b, N(a), rtol=1e-14)
+    assert_values(
+        functional.jacobian(cr.sin, XY[0], vectorize=True, strategy="forward-mode"),
+        np.diag(np.cos(N(XY[0]))),
+    )
+
+
+def test_jacobian_strategies_refuse_what_pytorch_refuses():
+    with pytest.raises(NotImplementedError, match="only implemented for `vectorize=True`"):
+        functional.jacobian(cr.sin, XY[0], strategy="forward-mode")
+    with pytest.raises(NotImplementedError, match="create_graph=True"):
+        functional.jacobian(cr.sin, XY[0], True, vectorize=True, strategy="forward-mode")
+    with pytest.raises(RuntimeError, match='`strict=True` and `strategy="forward-mode"`'):
+        functional.jacobian(cr.sin, XY[0], strict=True, vectorize=True, strategy="forward-mode")
+    with pytest.raises(RuntimeError, match="`strict=True` and `vectorized=True`"):
+        functional.jacobian(cr.sin, XY[0], strict=True, vectorize=True)
+    with pytest.raises(ValueError, match="Expected strategy to be either"):
+        functional.jacobian(cr.sin, XY[0], strategy="sideways")
+
+
+def test_strict_mode_refuses_outputs_independent_of_inputs_in_pytorchs_words():
+    x = XY[0]
+    with pytest.raises(RuntimeError, match="Output 0 of the user-provided function does not"):
+        functional.jacobian(lambda x: cr.ones(2), x, strict=True)
+    with pytest.raises(RuntimeError, match="Output 0 of the user-provided function is indep"):
+        functional.jacobian(lambda x, y: x * 2, (x, x), strict=True)
+    with pytest.raises(RuntimeError, match="The output of the user-provided function is indep"):
+        functional.vjp(lambda x, y: x * 2, (x, x), cr.ones(2), strict=True)
+    with pytest.raises(RuntimeError, match="independent of input 1"):
+        functional.jvp(lambda x, y: x * 2, (x, x), (x, x), strict=True)
+    with pytest.raises(RuntimeError, match="Output 0 of the user-provided function does not"):
+        functional.jvp(lambda x: cr.ones(2), x, x, strict=True)
+    with pytest.raises(RuntimeError, match="jacobian of the user-provided function with resp"):
+        functional.hessian(lambda x: cr.sum(x), x, strict=True)
+    with pytest.raises(RuntimeError, match="The output of the user-provided function is indep"):
+        functional.vhp(lambda x, y: cr.sum(x**3), (x, x), (x, x), strict=True)
+    # Not strict: zeros, as before.
+    _, (gx, gy) = functional.vjp(lambda x, y: x * 2, (x, x), cr.ones(2))
+    assert_values(gy, [0.0, 0.0])
+    # Strict and dependent: the same numbers as without.
+    assert_values(functional.jacobian(cr.sin, x, strict=True), N(functional.jacobian(cr.sin, x)))
+    _, jv = functional.jvp(cr.sin, x, x, strict=True)
+    assert_values(jv, np.cos(N(x)) * N(x))
+
+
+def test_hessian_by_forward_over_reverse_and_vectorized():
+    def f(x, y):
+        return cr.sum(x**3) * cr.sum(y * y)
+
+    plain = functional.hessian(f, XY)
+    for kwargs in (
+        {"vectorize": True},
+        {"vectorize": True, "outer_jacobian_strategy": "forward-mode"},
+    ):
+        other = functional.hessian(f, XY, **kwargs)
+        for row_p, row_o in zip(plain, other):
+            for a, b in zip(row_p, row_o):
+                assert_values(b, N(a), rtol=1e-12, atol=1e-12)
+    with pytest.raises(NotImplementedError, match="only implemented for `vectorize=True`"):
+        functional.hessian(f, XY, outer_jacobian_strategy="forward-mode")
+    with pytest.raises(RuntimeError, match="should return a single Tensor"):
+        functional.hessian(lambda x: (x, x), XY[0])
+    with pytest.raises(RuntimeError, match="should contain a single element"):
+        functional.hessian(lambda x: x * 2, XY[0])
+
+
+# ----------------------------------------------------------------------------- small names
+
+
+def test_grad_takes_only_inputs_positionally_and_warns_when_false_as_pytorch():
+    x = leaf([1.0, 2.0])
+    # PyTorch's order: outputs, inputs, grad_outputs, retain_graph, create_graph,
+    # only_inputs, allow_unused.
+    (g,) = cr.autograd.grad(cr.sum(x * x), x, None, None, False, True, True)
+    assert_values(g, [2.0, 4.0])
+    with pytest.warns(UserWarning, match="only_inputs argument is deprecated"):
+        cr.autograd.grad(cr.sum(x * x), x, only_inputs=False)
+
+
+def test_set_multithreading_enabled_is_accepted_and_changes_no_result():
+    x = leaf([1.0, 2.0])
+    with cr.autograd.set_multithreading_enabled(False):
+        (g,) = cr.autograd.grad(cr.sum(cr.sin(x)), x)
+    cr.autograd.set_multithreading_enabled(True)
+    assert_values(g, np.cos([1.0, 2.0]))
+
+
+def test_grad_dtype_casts_what_backward_accumulates_into_a_leaf():
+    x = cr.ones(2, dtype=cr.float32).requires_grad_()
+    assert x.grad_dtype == cr.float32
+    x.grad_dtype = cr.float64
+    assert x.grad_dtype == cr.float64
+    cr.sum(x * 2.0).backward()
+    cr.sum(x * 3.0).backward()
+    assert x.grad.dtype == cr.float64
+    assert_values(x.grad, [5.0, 5.0])
+    x.grad_dtype = None
+    assert x.grad_dtype is None
+    with pytest.raises(RuntimeError, match="grad_dtype can only be accessed on leaf tensors"):
+        getattr(x * 2.0, "grad_dtype")  # noqa: B009
+    with pytest.raises(RuntimeError, match="grad_dtype can only be set on leaf tensors"):
+        (x * 2.0).grad_dtype = cr.float64
+    # Other tensors keep their own dtype.
+    y = cr.ones(2, dtype=cr.float32).requires_grad_()
+    cr.sum(y * 2.0).backward()
+    assert y.grad.dtype == cr.float32 and y.grad_dtype == cr.float32
+
+
+def test_grad_fn_saved_attributes_as_pytorch_names_them():
+    x, y = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    node = (x * y).grad_fn
+    assert_values(node._saved_self, [1.0, 2.0])
+    assert_values(node._saved_other, [3.0, 4.0])
+    assert node._saved_self.requires_grad  # on the input's edge, as PyTorch's is the input
+    assert (x * 2.0).grad_fn._saved_other == 2.0
+    assert_values(cr.sin(x).grad_fn._saved_self, [1.0, 2.0])
+    z = cr.exp(x)
+    assert_values(z.grad_fn._saved_result, np.exp([1.0, 2.0]))
+    with pytest.raises(AttributeError, match="_saved_result"):
+        getattr(cr.sin(x).grad_fn, "_saved_result")  # noqa: B009
+    cr.sum(z).backward()
+    with pytest.raises(RuntimeError, match="after they have already been freed"):
+        getattr(z.grad_fn, "_saved_result")  # noqa: B009

@@ -168,3 +168,26 @@ def test_transforms_first_parameter_is_named_func_as_torch_func(name):
 def test_transforms_take_func_by_keyword():
     assert_values(func.grad(func=cr.sin)(T(0.0)), 1.0)
     assert_values(func.jacrev(func=cr.sin, chunk_size=1)(T([0.0])), [[1.0]])
+
+
+# ----------------------------------------------------------------------------- functionalize
+
+
+def test_functionalize_gives_the_same_results_under_transforms():
+    def bumped(x):
+        y = x * 1.0
+        y.add_(1.0)
+        y[0] = y[0] * 3.0
+        return cr.sum(y**2)
+
+    x = T([0.5, -1.0, 2.0])
+    f = func.functionalize(bumped)
+    assert_values(f(x), N(bumped(x)))
+    assert_values(func.grad(f)(x), [6 * 3 * 1.5, 2 * 0.0, 2 * 3.0])
+    batch = T([[0.5, -1.0, 2.0], [1.0, 1.0, 1.0]])
+    assert_values(
+        func.vmap(func.functionalize(bumped, remove="mutations_and_views"))(batch),
+        [N(bumped(batch[0])), N(bumped(batch[1]))],
+    )
+    with pytest.raises(RuntimeError, match="received invalid argument for remove=everything"):
+        func.functionalize(bumped, remove="everything")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import functools
 import threading
+import warnings
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypeVar, overload
 
@@ -27,6 +29,7 @@ __all__ = [
     "set_detect_anomaly",
     "is_anomaly_enabled",
     "is_anomaly_check_nan_enabled",
+    "set_multithreading_enabled",
     "forward_ad",
     "graph",
     "functional",
@@ -156,11 +159,44 @@ def _check_shape(t: Tensor, g) -> None:
         )
 
 
+# Tensor.grad_dtype, where set: id(leaf) -> (weak reference to it, backend dtype or None).
+# Keyed by id: a tensor's == is elementwise, it can't be a dict key.
+_GRAD_DTYPES: dict[int, tuple] = {}
+
+
+def _grad_dtype_of(t: Tensor) -> Any:
+    """The backend dtype t's gradient is cast to; None: it keeps its own."""
+    entry = _GRAD_DTYPES.get(id(t)) if _GRAD_DTYPES else None
+    if entry is None or entry[0]() is not t:
+        return t._data.dtype
+    return entry[1]
+
+
+def get_grad_dtype(t: Tensor) -> Any:
+    """Tensor.grad_dtype: the dtype a leaf's .grad is accumulated in (its own unless set;
+    None: the gradient's)."""
+    if not t.is_leaf:
+        raise RuntimeError("grad_dtype can only be accessed on leaf tensors.")
+    d = _grad_dtype_of(t)
+    return None if d is None else _backend.from_backend_dtype(d)
+
+
+def set_grad_dtype(t: Tensor, dtype: Any) -> None:
+    """Set Tensor.grad_dtype: backward casts the gradients it accumulates into t.grad to
+    `dtype` (None: keeps their dtype)."""
+    if not t.is_leaf:
+        raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+    d = None if dtype is None else _backend.to_backend_dtype(t._xp, dtype)
+    key = id(t)
+    _GRAD_DTYPES[key] = (weakref.ref(t, lambda _: _GRAD_DTYPES.pop(key, None)), d)
+
+
 def _accumulate(t: Tensor, g, on_tensors: bool, stored: set) -> None:
     current = t.grad
+    target = _grad_dtype_of(t) if _GRAD_DTYPES else t._data.dtype
     if on_tensors:
-        if g._data.dtype != t._data.dtype:
-            g = _namespace.astype(g, t.dtype)
+        if target is not None and g._data.dtype != target:
+            g = _namespace.astype(g, _backend.from_backend_dtype(target))
         if current is None:
             # A gradient object already stored elsewhere gets its own (differentiable) copy.
             t._grad = _namespace.asarray(g, copy=True) if id(g) in stored else g
@@ -169,8 +205,8 @@ def _accumulate(t: Tensor, g, on_tensors: bool, stored: set) -> None:
             t._grad = current + g
         return
     xp = t._xp
-    if g.dtype != t._data.dtype:
-        g = xp.astype(g, t._data.dtype)
+    if target is not None and g.dtype != target:
+        g = xp.astype(g, target)
     if current is None:
         # Stored as it is only when no one else can hold it: not a view, not a gradient the
         # caller passed in, not already given to another leaf.
@@ -210,6 +246,7 @@ def grad(
     grad_outputs: _Grads = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
+    only_inputs: bool = True,
     allow_unused: bool | None = None,
     materialize_grads: bool = False,
     is_grads_batched: bool = False,
@@ -221,6 +258,7 @@ def grad(
     grad_outputs: _Grads = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
+    only_inputs: bool = True,
     allow_unused: Literal[False] | None = None,
     materialize_grads: bool = False,
     is_grads_batched: bool = False,
@@ -232,6 +270,7 @@ def grad(
     grad_outputs: _Grads = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
+    only_inputs: bool = True,
     allow_unused: bool | None = None,
     *,
     materialize_grads: Literal[True],
@@ -244,6 +283,7 @@ def grad(
     grad_outputs: _Grads = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
+    only_inputs: bool = True,
     allow_unused: bool | None = None,
     materialize_grads: bool = False,
     is_grads_batched: bool = False,
@@ -254,6 +294,7 @@ def grad(
     grad_outputs: _Grads = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
+    only_inputs: bool = True,
     allow_unused: bool | None = None,
     materialize_grads: bool = False,
     is_grads_batched: bool = False,
@@ -261,7 +302,15 @@ def grad(
     """The gradients of `outputs` (weighted by `grad_outputs`) with respect to `inputs`, one
     per input (a dict of them for a dict of inputs); `.grad` is left untouched. With
     `is_grads_batched`, the first axis of every grad_output is a batch of weightings: one
-    backward walk computes them all (vmap), the gradients get that first axis."""
+    backward walk computes them all (vmap), the gradients get that first axis. only_inputs
+    is PyTorch's deprecated argument: ignored (False warns, as PyTorch)."""
+    if not only_inputs:
+        warnings.warn(
+            "only_inputs argument is deprecated and is ignored now (defaults to True). To "
+            "accumulate gradient for other parts of the graph, please use "
+            "chainrule.autograd.backward.",
+            stacklevel=2,
+        )
     if is_grads_batched:
         return _batched_grad(
             outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
@@ -327,8 +376,9 @@ def _batched_grad(
     try:
         batched = [None if g is None else _rules.OPS["batch"](g, (level, n, 0)) for g in gs]
         found = grad(
-            outputs, inputs, batched, retain_graph, create_graph, allow_unused, materialize_grads
-        )
+            outputs, inputs, batched, retain_graph, create_graph,
+            allow_unused=allow_unused, materialize_grads=materialize_grads,
+        )  # fmt: skip
         keys = list(found) if isinstance(found, dict) else None
         values = list(found.values()) if keys is not None else list(found)
         out = []
@@ -388,6 +438,22 @@ class set_detect_anomaly:
 def is_anomaly_enabled() -> bool:
     """Whether anomaly mode is on in this thread."""
     return grad_mode.anomaly
+
+
+class set_multithreading_enabled:
+    """PyTorch's switch for backward on per-device worker threads. chainrule's backward
+    always runs in the calling thread (several threads may run backward at once), so this
+    changes nothing; it is accepted so that PyTorch code runs. A context manager and a
+    plain call, as PyTorch's."""
+
+    def __init__(self, mode: bool) -> None:
+        self.mode = bool(mode)
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
 
 
 def is_anomaly_check_nan_enabled() -> bool:

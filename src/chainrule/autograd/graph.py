@@ -14,8 +14,9 @@ from typing import Any, NamedTuple
 
 from .. import _backend
 from .._mode import grad_mode, set_feature
-from .._node import AccumulateGrad, Packed, Port, RemovableHandle, inplace_writes, node_of
+from .._node import RELEASED, AccumulateGrad, Packed, Port, RemovableHandle, inplace_writes, node_of
 from .._node import GradNode as Node
+from .._node import Node as _Recorded
 from .._tensor import Tensor, version_counter
 from . import _engine
 
@@ -187,6 +188,46 @@ def edge_input(edge: GradientEdge) -> Tensor:
     shape, dtype, xp = meta
     multi = node.__class__ is not AccumulateGrad and node.rule.multi
     return Tensor(xp.empty(shape, dtype=dtype), xp, Port(node, nr) if multi else node)
+
+
+# ----------------------------------------------------------------------------- saved values
+
+
+def _saved_attribute(node: _Recorded, name: str) -> Any:
+    """PyTorch's `grad_fn._saved_<name>`: what the node saved, as a tensor on the input's
+    edge (`self`, `other` for its first two inputs) or a new tensor (`result`, or `result0`,
+    `result1`... for several outputs). Looked up only when ordinary attributes miss."""
+    if not name.startswith("_saved_"):
+        raise AttributeError(f"{type(node).__name__!r} object has no attribute {name!r}")
+    key = name.removeprefix("_saved_")
+    n_in = len(node.edges)
+    slots = {"self": 0, "other": 1} if n_in == 2 else {"self": 0} if n_in == 1 else {}
+    if node.n_out == 1:
+        slots["result"] = n_in
+    else:
+        slots.update({f"result{i}": n_in + i for i in range(node.n_out)})
+    saved = node.saved
+    slot = slots.get(key)
+    if slot is None or saved is None or (saved is not RELEASED and _slot(saved, slot) is None):
+        raise AttributeError(f"{node.name()} saved no {key!r}: it has no attribute {name!r}")
+    if saved is RELEASED:
+        raise RuntimeError(_engine._FREED.format(name=node.name()))
+    value = _slot(saved, slot)
+    if value.__class__ in (bool, int, float, complex):
+        return value
+    if saved.__class__ is Packed:
+        value = saved.unpack(value)._data if saved.packed[slot] else value
+    xp = _backend.namespace(value)
+    edge = node.edges[slot] if slot < n_in else None
+    return Tensor(_backend.normalize(value, xp), xp, edge)
+
+
+def _slot(saved: Any, slot: int) -> Any:
+    values = saved.slots if saved.__class__ is Packed else saved
+    return values[slot] if slot < len(values) else None
+
+
+_Recorded.__getattr__ = _saved_attribute  # type: ignore[attr-defined]
 
 
 # ----------------------------------------------------------------------------- versions

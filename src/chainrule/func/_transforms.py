@@ -11,6 +11,7 @@ of their own (levels nest, so jvp of jvp and jvp of grad work)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +26,7 @@ from ..utils.tree import tree_flatten, tree_unflatten
 from ._vmap import vmap as _vmap
 
 __all__ = [
+    "functionalize",
     "grad",
     "grad_and_value",
     "hessian",
@@ -501,3 +503,30 @@ def hessian(func: Callable, argnums: _Argnums = 0) -> Callable:
     """A function returning the Hessian of scalar func by the arguments `argnums`: jacfwd of
     jacrev (forward over reverse)."""
     return jacfwd(jacrev(func, argnums), argnums)
+
+
+# ----------------------------------------------------------------------------- functionalize
+
+
+def functionalize(func: Callable, *, remove: str = "mutations") -> Callable:
+    """torch.func.functionalize: `func` with its in-place writes (and with
+    remove="mutations_and_views" its views) turned into out-of-place operations, so that
+    transforms can handle it; same results. chainrule's transforms, vmap and compile handle
+    in-place writes and views themselves (a write through a view rebases its base, see the
+    views page), so the function runs as written: this returns it, wrapped, unchanged."""
+    if remove not in ("mutations", "mutations_and_views"):
+        raise RuntimeError(
+            f"functionalize(f, remove='mutations'): received invalid argument for "
+            f"remove={remove}. Valid options are:\n"
+            "     remove='mutations': all inplace and out= operators will be removed from the "
+            "program, and replaced with their out-of-place equivalents.\n"
+            "     remove='mutations_and_views': In addition to the above, all aliasing "
+            "operators {view} will be replaced with their non-aliasing counterparts, "
+            "{view}_copy.\n"
+        )
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return func(*args, **kwargs)
+
+    return wrapper
