@@ -193,33 +193,34 @@ def edge_input(edge: GradientEdge) -> Tensor:
 # ----------------------------------------------------------------------------- saved values
 
 
-def _saved_attribute(node: _Recorded, name: str) -> Any:
-    """PyTorch's `grad_fn._saved_<name>`: what the node saved, as a tensor on the input's
-    edge (`self`, `other` for its first two inputs) or a new tensor (`result`, or `result0`,
-    `result1`... for several outputs). Looked up only when ordinary attributes miss."""
-    if not name.startswith("_saved_"):
-        raise AttributeError(f"{type(node).__name__!r} object has no attribute {name!r}")
-    key = name.removeprefix("_saved_")
-    n_in = len(node.edges)
-    slots = {"self": 0, "other": 1} if n_in == 2 else {"self": 0} if n_in == 1 else {}
-    if node.n_out == 1:
-        slots["result"] = n_in
-    else:
-        slots.update({f"result{i}": n_in + i for i in range(node.n_out)})
-    saved = node.saved
-    slot = slots.get(key)
-    if slot is None or saved is None or (saved is not RELEASED and _slot(saved, slot) is None):
-        raise AttributeError(f"{node.name()} saved no {key!r}: it has no attribute {name!r}")
-    if saved is RELEASED:
-        raise RuntimeError(_engine._FREED.format(name=node.name()))
-    value = _slot(saved, slot)
-    if value.__class__ in (bool, int, float, complex):
-        return value
-    if saved.__class__ is Packed:
-        value = saved.unpack(value)._data if saved.packed[slot] else value
-    xp = _backend.namespace(value)
-    edge = node.edges[slot] if slot < n_in else None
-    return Tensor(_backend.normalize(value, xp), xp, edge)
+def _saved(key: str) -> property:
+    """PyTorch's `grad_fn._saved_<key>`: what the node saved, as a tensor on the input's
+    edge (`self`, `other`: its first two inputs) or a new tensor (`result`, or `result0`,
+    `result1`... for several outputs); AttributeError where the node saved no such value."""
+
+    def get(node: _Recorded) -> Any:
+        n_in = len(node.edges)
+        slots = {"self": 0, "other": 1} if n_in == 2 else {"self": 0} if n_in == 1 else {}
+        if node.n_out == 1:
+            slots["result"] = n_in
+        else:
+            slots.update({f"result{i}": n_in + i for i in range(node.n_out)})
+        saved = node.saved
+        slot = slots.get(key)
+        if slot is None or saved is None or (saved is not RELEASED and _slot(saved, slot) is None):
+            raise AttributeError(f"{node.name()} saved no {key!r}: no attribute '_saved_{key}'")
+        if saved is RELEASED:
+            raise RuntimeError(_engine._FREED.format(name=node.name()))
+        value = _slot(saved, slot)
+        if value.__class__ in (bool, int, float, complex):
+            return value
+        if saved.__class__ is Packed:
+            value = saved.unpack(value)._data if saved.packed[slot] else value
+        xp = _backend.namespace(value)
+        edge = node.edges[slot] if slot < n_in else None
+        return Tensor(_backend.normalize(value, xp), xp, edge)
+
+    return property(get, doc=get.__doc__)
 
 
 def _slot(saved: Any, slot: int) -> Any:
@@ -227,7 +228,10 @@ def _slot(saved: Any, slot: int) -> Any:
     return values[slot] if slot < len(values) else None
 
 
-_Recorded.__getattr__ = _saved_attribute  # type: ignore[attr-defined]
+# Properties, not __getattr__: a miss on a node's other attributes (the engine's
+# getattr(node, "hooks", None)) stays as cheap as it was.
+for _key in ("self", "other", "result", *(f"result{i}" for i in range(8))):
+    setattr(_Recorded, f"_saved_{_key}", _saved(_key))
 
 
 # ----------------------------------------------------------------------------- versions
