@@ -3,7 +3,6 @@ block run once in forward and once more per backward, nothing saved inside the b
 same random numbers on recomputation, and checkpoint_sequential."""
 
 import numpy as np
-import pytest
 
 import chainrule as cr
 import chainrule.nn.functional as F
@@ -85,8 +84,3 @@ def test_checkpoint_sequential_equals_running_the_functions_in_order():
     for segments in (1, 2, 3, 5):
         (got,) = grad(cr.sum(checkpoint_sequential(fs, segments, x)), x)
         np.testing.assert_allclose(N(got), N(expected), rtol=1e-12)
-
-
-def test_reentrant_checkpointing_is_not_offered():
-    with pytest.raises(NotImplementedError, match="use_reentrant"):
-        checkpoint(cr.sin, T([1.0], requires_grad=True), use_reentrant=True)

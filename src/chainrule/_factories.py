@@ -430,17 +430,23 @@ def pack_saved(node: Node, tensors) -> None:
     plain alias of its values: the node must not hold its own output (a cycle)."""
     pack, unpack = grad_mode.saved_hooks[-1]
     slots, packed = [], []
-    for d, t in zip(node.saved, tensors):
-        if d is None or d.__class__ in _SCALARS:
-            slots.append(d)
-            packed.append(False)
-            continue
-        value = pack(t)
-        if value is t and t._edge is not None and node_of(t._edge) is node:
-            value = _unrecorded(t._data, t._xp)
-        slots.append(value)
-        packed.append(True)
+    prev, grad_mode.packing = grad_mode.packing, node  # a hook may ask what saved t
+    try:
+        for d, t in zip(node.saved, tensors):
+            if d is None or d.__class__ in _SCALARS:
+                slots.append(d)
+                packed.append(False)
+                continue
+            value = pack(t)
+            if value is t and t._edge is not None and node_of(t._edge) is node:
+                value = _unrecorded(t._data, t._xp)
+            slots.append(value)
+            packed.append(True)
+    finally:
+        grad_mode.packing = prev
     node.saved = Packed(tuple(slots), tuple(packed), unpack)
+    # As PyTorch: what the hooks give back is theirs to keep right, no version is checked.
+    node.versions = None
 
 
 def _record(rule: Rule, xs, xp, edges, needs, outs, p) -> tuple:

@@ -37,7 +37,7 @@ from ._namespace import (
 from ._numpy_methods import NUMPY_METHODS
 from ._tensor import Tensor
 from ._torch_methods import TORCH_METHODS
-from .autograd import backward
+from .autograd._backward import backward, get_grad_dtype, set_grad_dtype
 
 __all__ = ["METHODS"]
 
@@ -113,6 +113,7 @@ METHODS = {
     "__dlpack_device__": _interop.dlpack_device,
     "to_device": _interop.to_device,
     "backward": _backward,
+    "grad_dtype": property(get_grad_dtype, set_grad_dtype, doc=get_grad_dtype.__doc__),
     "abs": abs,
     "T": property(
         lambda self: permute_dims(self, tuple(range(self.ndim))[::-1]),

@@ -28,9 +28,11 @@ class _GradMode(threading.local):
     enabled = True
     extended = False  # a feature of FEATURES is on: operations run the features' parts
     anomaly = False  # detect_anomaly: nodes remember where they were created
+    anomaly_check_nan = True  # detect_anomaly(check_nan=): a NaN gradient raises
     inference = False  # inference_mode: results are inference tensors
     saved_hooks: tuple = ()  # saved_tensors_hooks: (pack, unpack) pairs, innermost last
     saved_hooks_refused: str | None = None  # disable_saved_tensors_hooks' message
+    packing = None  # the node whose saved values the saved_tensors_hooks are packing now
     tracer = None  # chainrule.compile's trace in progress: it follows every operation
     forward: tuple = ()  # forward mode: the dual levels operations see, innermost last
     vmap: tuple = ()  # vmap: (level, batch size, randomness) of the active levels, innermost last

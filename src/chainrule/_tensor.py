@@ -975,6 +975,16 @@ class Tensor:
         def mT(self) -> Tensor:
             """This tensor with its last two axes swapped (stacked transposes)."""
 
+        @property
+        def grad_dtype(self) -> Any:
+            """Tensor.grad_dtype: the dtype a leaf's .grad is accumulated in (its own unless set;
+            None: the gradient's)."""
+
+        @grad_dtype.setter
+        def grad_dtype(self, dtype: Any) -> None:
+            """Tensor.grad_dtype: the dtype a leaf's .grad is accumulated in (its own unless set;
+            None: the gradient's)."""
+
         def compute(self, **kwargs: Any) -> Tensor:
             """The values computed, as a tensor of the library of the chunks (NumPy for most
             Dask arrays) without history: the same as `dask.compute(t)[0]`. `kwargs` go to

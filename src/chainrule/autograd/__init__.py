@@ -5,7 +5,13 @@ gathers them; each lives in a module of its own."""
 from __future__ import annotations
 
 from . import forward_ad, functional, graph, profiler
-from ._anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
+from ._anomaly import (
+    detect_anomaly,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_detect_anomaly,
+    set_multithreading_enabled,
+)
 from ._backward import backward, grad
 from ._gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .function import Function, FunctionCtx
@@ -19,6 +25,8 @@ __all__ = [
     "detect_anomaly",
     "set_detect_anomaly",
     "is_anomaly_enabled",
+    "is_anomaly_check_nan_enabled",
+    "set_multithreading_enabled",
     "forward_ad",
     "graph",
     "functional",

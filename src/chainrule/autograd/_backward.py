@@ -5,14 +5,16 @@ at a vmap level. The walk itself is `_engine`'s."""
 from __future__ import annotations
 
 import threading
+import warnings
+import weakref
 from collections.abc import Mapping, Sequence
-from typing import Literal, overload
+from typing import Any, Literal, overload
 
 from .. import _backend, _batching, _namespace, _rules
 from .._node import ZERO, Port, node_of
 from .._state import STATE
 from .._tensor import Tensor, as_tensor, grad_mode
-from . import _batched
+from . import _batched, graph
 from ._engine import _root_grads, execute, runs_on_tensors, zeros_for
 
 __all__ = ["backward", "grad"]
@@ -32,7 +34,8 @@ def _seq(x) -> tuple:
 
 def _inputs(inputs, fn: str) -> tuple:
     """`inputs` as a tuple, and its keys when it is a dict (as PyTorch, a dict of tensors such
-    as dict(module.named_parameters()) stands for its values)."""
+    as dict(module.named_parameters()) stands for its values); a graph.GradientEdge stands
+    for the tensor it was taken from."""
     if inputs.__class__ is dict:
         return tuple(inputs.values()), tuple(inputs)
     if isinstance(inputs, Mapping):
@@ -40,7 +43,12 @@ def _inputs(inputs, fn: str) -> tuple:
             f"`inputs` argument to `{fn}()` must be a dict, not {type(inputs).__name__}. "
             "Other Mapping types are not supported."
         )
-    return _seq(inputs), None
+    if inputs.__class__ is graph.GradientEdge:
+        inputs = (inputs,)
+    found = tuple(
+        graph.edge_input(t) if t.__class__ is graph.GradientEdge else t for t in _seq(inputs)
+    )
+    return found, None
 
 
 def _targets(inputs, what: str):
@@ -132,11 +140,44 @@ def _check_shape(t: Tensor, g) -> None:
         )
 
 
+# Tensor.grad_dtype, where set: id(leaf) -> (weak reference to it, backend dtype or None).
+# Keyed by id: a tensor's == is elementwise, it can't be a dict key.
+_GRAD_DTYPES: dict[int, tuple] = {}
+
+
+def _grad_dtype_of(t: Tensor) -> Any:
+    """The backend dtype t's gradient is cast to; None: it keeps its own."""
+    entry = _GRAD_DTYPES.get(id(t)) if _GRAD_DTYPES else None
+    if entry is None or entry[0]() is not t:
+        return t._data.dtype
+    return entry[1]
+
+
+def get_grad_dtype(t: Tensor) -> Any:
+    """Tensor.grad_dtype: the dtype a leaf's .grad is accumulated in (its own unless set;
+    None: the gradient's)."""
+    if not t.is_leaf:
+        raise RuntimeError("grad_dtype can only be accessed on leaf tensors.")
+    d = _grad_dtype_of(t)
+    return None if d is None else _backend.from_backend_dtype(d)
+
+
+def set_grad_dtype(t: Tensor, dtype: Any) -> None:
+    """Set Tensor.grad_dtype: backward casts the gradients it accumulates into t.grad to
+    `dtype` (None: keeps their dtype)."""
+    if not t.is_leaf:
+        raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+    d = None if dtype is None else _backend.to_backend_dtype(t._xp, dtype)
+    key = id(t)
+    _GRAD_DTYPES[key] = (weakref.ref(t, lambda _: _GRAD_DTYPES.pop(key, None)), d)
+
+
 def _accumulate(t: Tensor, g, on_tensors: bool, stored: set) -> None:
     current = t.grad
+    target = _grad_dtype_of(t) if _GRAD_DTYPES else t._data.dtype
     if on_tensors:
-        if g._data.dtype != t._data.dtype:
-            g = _namespace.astype(g, t.dtype)
+        if target is not None and g._data.dtype != target:
+            g = _namespace.astype(g, _backend.from_backend_dtype(target))
         if current is None:
             # A gradient object already stored elsewhere gets its own (differentiable) copy.
             t._grad = _namespace.asarray(g, copy=True) if id(g) in stored else g
@@ -145,8 +186,8 @@ def _accumulate(t: Tensor, g, on_tensors: bool, stored: set) -> None:
             t._grad = current + g
         return
     xp = t._xp
-    if g.dtype != t._data.dtype:
-        g = xp.astype(g, t._data.dtype)
+    if target is not None and g.dtype != target:
+        g = xp.astype(g, target)
     if current is None:
         # Stored as it is only when no one else can hold it: not a view, not a gradient the
         # caller passed in, not already given to another leaf.
@@ -186,6 +227,7 @@ def grad(
     grad_outputs: _Grads = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
+    only_inputs: bool = True,
     allow_unused: bool | None = None,
     materialize_grads: bool = False,
     is_grads_batched: bool = False,
@@ -197,6 +239,7 @@ def grad(
     grad_outputs: _Grads = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
+    only_inputs: bool = True,
     allow_unused: Literal[False] | None = None,
     materialize_grads: bool = False,
     is_grads_batched: bool = False,
@@ -208,6 +251,7 @@ def grad(
     grad_outputs: _Grads = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
+    only_inputs: bool = True,
     allow_unused: bool | None = None,
     *,
     materialize_grads: Literal[True],
@@ -220,6 +264,7 @@ def grad(
     grad_outputs: _Grads = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
+    only_inputs: bool = True,
     allow_unused: bool | None = None,
     materialize_grads: bool = False,
     is_grads_batched: bool = False,
@@ -230,6 +275,7 @@ def grad(
     grad_outputs: _Grads = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
+    only_inputs: bool = True,
     allow_unused: bool | None = None,
     materialize_grads: bool = False,
     is_grads_batched: bool = False,
@@ -237,7 +283,15 @@ def grad(
     """The gradients of `outputs` (weighted by `grad_outputs`) with respect to `inputs`, one
     per input (a dict of them for a dict of inputs); `.grad` is left untouched. With
     `is_grads_batched`, the first axis of every grad_output is a batch of weightings: one
-    backward walk computes them all (vmap), the gradients get that first axis."""
+    backward walk computes them all (vmap), the gradients get that first axis. only_inputs
+    is PyTorch's deprecated argument: ignored (False warns, as PyTorch)."""
+    if not only_inputs:
+        warnings.warn(
+            "only_inputs argument is deprecated and is ignored now (defaults to True). To "
+            "accumulate gradient for other parts of the graph, please use "
+            "chainrule.autograd.backward.",
+            stacklevel=2,
+        )
     if is_grads_batched:
         return _batched_grad(
             outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
@@ -303,8 +357,9 @@ def _batched_grad(
     try:
         batched = [None if g is None else _rules.OPS["batch"](g, (level, n, 0)) for g in gs]
         found = grad(
-            outputs, inputs, batched, retain_graph, create_graph, allow_unused, materialize_grads
-        )
+            outputs, inputs, batched, retain_graph, create_graph,
+            allow_unused=allow_unused, materialize_grads=materialize_grads,
+        )  # fmt: skip
         keys = list(found) if isinstance(found, dict) else None
         values = list(found.values()) if keys is not None else list(found)
         out = []

@@ -236,7 +236,14 @@ def _rewrap(node, saved, xp) -> tuple:
         if d is None or d.__class__ in _SCALARS:
             out.append(d)
         else:
-            dxp = _batching.NAMESPACE if d.__class__ is _batching.Batched else xp
+            if d.__class__ is _batching.Batched:
+                dxp = _batching.NAMESPACE
+            elif xp is _batching.NAMESPACE:
+                # A node recorded on plain arrays in a graph that vmap's values reach (a
+                # Function's vmap staticmethod): its values are of their own library.
+                dxp = _backend.namespace(d)
+            else:
+                dxp = xp
             if i < n:
                 out.append(Tensor(d, dxp, edges[i]))
             elif i < n + n_out:
@@ -713,6 +720,8 @@ def _apply_noted(node, g, backend, xp, create_graph):
     except Exception as e:
         e.add_note(f"raised by {node.name()}" + node.created())
         raise
+    if not grad_mode.anomaly_check_nan:
+        return gins
     for i, gi in enumerate(gins):
         if gi is None or gi is ZERO:
             continue

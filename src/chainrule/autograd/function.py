@@ -1,6 +1,7 @@
 """Custom differentiable operations, with PyTorch's interface: subclass `Function`, write
-`forward(ctx, *args)` and `backward(ctx, *grads)` (and for forward mode `jvp(ctx, *tangents)`)
-as static methods, call `apply`.
+`forward(ctx, *args)` and `backward(ctx, *grads)` (or its alias `vjp`; for forward mode
+`jvp(ctx, *tangents)`; for vmap, optionally `vmap(info, in_dims, *args)`) as static methods,
+call `apply`.
 backward is written with chainrule operations, so it differentiates again under
 create_graph (the engine calls it with grad mode on there, off otherwise). Each apply records
 one Node whose rule's VJP calls the class's backward."""
@@ -9,17 +10,19 @@ from __future__ import annotations
 
 import functools
 from contextlib import nullcontext
-from typing import Any
+from typing import Any, NamedTuple
 
-from .. import _backend
+from .. import _backend, _namespace, _rules
+from .._batching import NAMESPACE, Batched, level_of
 from .._factories import pack_saved
+from .._mode import set_feature
 from .._node import Node, Port, Rule, remember
 from .._state import STATE
 from .._tensor import Tensor, enable_grad, grad_mode, no_grad, version_counter
 from . import forward_ad
 from ._namespaces import GRAPH_NAMESPACE
 
-__all__ = ["Function", "FunctionCtx", "once_differentiable"]
+__all__ = ["Function", "FunctionCtx", "VmapInfo", "once_differentiable"]
 
 
 class FunctionCtx:
@@ -98,7 +101,8 @@ def _function_vjp(xp, g, saved, p, needs):
                 gi = Tensor(backend.zeros(shape, dtype=dtype), backend, None)
         else:
             if gi.__class__ is not Tensor:
-                gi = Tensor(gi, backend, None)
+                # A batch of gradients (is_grads_batched, jacrev) computes as vmap's values.
+                gi = Tensor(gi, NAMESPACE if gi.__class__ is Batched else backend, None)
             if gi._data.dtype != dtype:
                 gi = (
                     xp.astype(gi, dtype)
@@ -111,10 +115,12 @@ def _function_vjp(xp, g, saved, p, needs):
         values = tuple(None if v is None else Tensor(v, backend, None) for v in values)
     ctx._saved_tensors = tuple(None if s is None else values[s] for s in slots)
     with enable_grad() if create_graph else no_grad():
-        result = cls.backward(ctx, *outs)
+        result = _backward_of(cls)(ctx, *outs)
     ctx._saved_tensors = ()
     result = result if isinstance(result, tuple) else (result,)
     name = cls.__name__ + "Backward"
+    if len(result) > len(shapes) and all(r is None for r in result[len(shapes) :]):
+        result = result[: len(shapes)]  # trailing Nones beyond the inputs, as PyTorch allows
     if len(result) != len(shapes):
         raise RuntimeError(
             f"function {name} returned an incorrect number of gradients "
@@ -136,10 +142,37 @@ def _function_vjp(xp, g, saved, p, needs):
     return tuple(gins)
 
 
+def _backward_of(cls: type) -> Any:
+    """The backward a Function subclass wrote: `backward`, or its alias `vjp` (not both)."""
+    backward, vjp = cls.backward, cls.vjp
+    if backward is not Function.backward and vjp is not Function.vjp:
+        raise RuntimeError(
+            "Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You "
+            "should only implement one of them."
+        )
+    return vjp if vjp is not Function.vjp else backward
+
+
+class VmapInfo(NamedTuple):
+    """What a Function's vmap staticmethod learns of the vmap it runs under."""
+
+    batch_size: int
+    randomness: str
+
+
 class Function:
     """Base class of custom operations; see the module docstring. forward may also be written
     without ctx, `forward(*args)`, with a `setup_context(ctx, inputs, output)` staticmethod
-    that fills ctx."""
+    that fills ctx.
+
+    Under vmap, forward and backward run once on the whole batch: the batched values pass
+    through chainrule's operations. A forward that leaves chainrule (NumPy, SciPy) instead
+    writes a `vmap(info, in_dims, *args)` staticmethod, as PyTorch's: it gets the arguments
+    with their batch axis (at `in_dims`, None for an argument not batched) and returns
+    `(outputs, out_dims)`, typically by calling `apply` on the whole batch; or it sets
+    `generate_vmap_rule = True`, and apply runs once per sample (a loop) and stacks."""
+
+    generate_vmap_rule = False
 
     @staticmethod
     def forward(ctx: Any, *args: Any) -> Any:
@@ -160,6 +193,14 @@ class Function:
         differentiates again under create_graph."""
         raise NotImplementedError("a Function subclass must define backward(ctx, *grads)")
 
+    vjp = backward  # PyTorch's alias: a subclass defines one of them
+
+    @staticmethod
+    def vmap(info: VmapInfo, in_dims: tuple, *args: Any) -> Any:
+        """Optional: the operation on a batch, `(outputs, out_dims)` from the arguments with
+        their batch axis at `in_dims` (None: not batched); see the class docstring."""
+        raise NotImplementedError("the vmap staticmethod is optional: see Function's docstring")
+
     @staticmethod
     def jvp(ctx: Any, *tangents: Any) -> Any:
         """Forward mode: the outputs' tangents from the inputs' (zeros for a floating tensor
@@ -179,6 +220,11 @@ class Function:
             return profiler.function(cls, args)
         if grad_mode.extended and grad_mode.tracer is not None:
             grad_mode.tracer.unsupported(f"the custom autograd.Function {cls.__name__}")
+        levels = grad_mode.vmap
+        if levels and (cls.vmap is not Function.vmap or cls.generate_vmap_rule):
+            top = levels[-1][0]
+            if any(a.__class__ is Tensor and level_of(a._data) == top for a in args):
+                return _apply_vmap_rule(cls, args, levels)
         ctx = FunctionCtx()
         ctx.needs_input_grad = tuple(a.__class__ is Tensor and a._edge is not None for a in args)
         levels = grad_mode.forward
@@ -215,6 +261,80 @@ class Function:
                 forward_ad.keep_saved_tangents(node, args, outputs)
         ctx.__dict__.pop("saved_for_forward", None)  # jvp ran: hold nothing more
         return result
+
+
+def _apply_vmap_rule(cls: type, args: tuple, levels: tuple) -> Any:
+    """apply under vmap for a Function with a vmap staticmethod (or generate_vmap_rule, which
+    makes one: apply per sample): it runs with the innermost level taken off, on the
+    arguments of that level with their batch axis first (recorded: gradients flow through),
+    and its outputs are put back into the level."""
+    if cls.generate_vmap_rule and cls.vmap is not Function.vmap:
+        raise RuntimeError(
+            f"You tried to vmap over {cls.__name__}, but it has both generate_vmap_rule=True "
+            "and an overridden vmap staticmethod. Please set generate_vmap_rule=False or "
+            "delete the overridden vmap staticmethod to avoid ambiguity."
+        )
+    level, n, randomness = levels[-1]
+    in_dims = tuple(
+        0 if a.__class__ is Tensor and level_of(a._data) == level else None for a in args
+    )
+    physical = tuple(
+        a if d is None else _rules.OPS["unbatch"](a, (level, n, 0)) for a, d in zip(args, in_dims)
+    )
+    set_feature("vmap", levels[:-1])
+    try:
+        if cls.vmap is Function.vmap:
+            found = _per_sample(cls, in_dims, physical, n)
+        else:
+            found = cls.vmap(VmapInfo(n, randomness), in_dims, *physical)
+    finally:
+        set_feature("vmap", levels)
+    if not (isinstance(found, tuple) and len(found) == 2):
+        raise RuntimeError(
+            f"The vmap staticmethod of {cls.__name__} must return a tuple (output, out_dims), "
+            f"got {type(found).__name__}"
+        )
+    out, out_dims = found
+    many = isinstance(out, tuple)
+    outputs = out if many else (out,)
+    dims = out_dims if isinstance(out_dims, tuple) else (out_dims,) * len(outputs)
+    if isinstance(out_dims, tuple) != many or len(dims) != len(outputs):
+        raise RuntimeError(
+            f"The autograd.Function's vmap staticmethod returned an incompatible (output, "
+            f"out_dims) tuple. Expected out_dims={out_dims} to be compatible with the "
+            f"structure of `output` ({len(outputs)} output(s), tuple: {many})."
+        )
+    results = []
+    for o, d in zip(outputs, dims):
+        if d is None or o.__class__ is not Tensor:
+            results.append(o)
+            continue
+        if not -o.ndim <= d < o.ndim or o.shape[d] != n:
+            raise RuntimeError(
+                f"The vmap staticmethod of {cls.__name__} returned an output of shape "
+                f"{o.shape} with out_dim {d}: that axis must hold the batch of {n}"
+            )
+        results.append(_rules.OPS["batch"](o, (level, n, d % o.ndim)))
+    return tuple(results) if many else results[0]
+
+
+def _per_sample(cls: type, in_dims: tuple, physical: tuple, n: int) -> tuple:
+    """The vmap rule generate_vmap_rule stands for: apply on each sample, the results
+    stacked along a new first axis (an output that is not a tensor: the first sample's)."""
+    if not n:
+        raise NotImplementedError("generate_vmap_rule: vmap over a batch of 0 samples")
+    per_sample = []
+    for i in range(n):
+        one = cls.apply(*(a if d is None else a[i] for a, d in zip(physical, in_dims)))
+        per_sample.append(one if isinstance(one, tuple) else (one,))
+    outputs = []
+    for outs in zip(*per_sample):
+        tensor = outs[0].__class__ is Tensor
+        outputs.append(_namespace.stack(outs) if tensor else outs[0])
+    out_dims = tuple(0 if o.__class__ is Tensor else None for o in outputs)
+    if isinstance(one, tuple):  # the samples' results, all of one structure
+        return tuple(outputs), out_dims
+    return outputs[0], out_dims[0]
 
 
 def _record(cls, ctx: FunctionCtx, args: tuple, outputs: tuple, many: bool) -> tuple:

@@ -1,15 +1,16 @@
-"""Function transforms, PyTorch's names and arguments (without `strict`): vjp, jacobian,
-hessian, hvp and vhp built on grad; jvp on forward mode."""
+"""Function transforms, PyTorch's names and arguments: vjp, jacobian, hessian, hvp and vhp
+built on grad; jvp, and jacobian's forward-mode strategy, on forward mode. `strict=True`
+refuses outputs that do not depend on the inputs, in PyTorch's words."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .. import _namespace
+from .. import _namespace, _rules
 from .._tensor import Tensor, as_tensor
 from .._typing import ArrayLike
-from . import forward_ad
+from . import _batched, forward_ad
 from ._backward import grad
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
@@ -39,28 +40,70 @@ def _unpack(values, like):
     return values if isinstance(like, (list, tuple)) else values[0]
 
 
-def _grad(outputs, inputs, vs, create_graph, retain_graph=None):
-    gs = grad(outputs, inputs, vs, retain_graph, create_graph=create_graph, allow_unused=True)
+def _grads_or_none(outputs, inputs, vs, create_graph, retain_graph=None) -> tuple:
+    return grad(outputs, inputs, vs, retain_graph, create_graph=create_graph, allow_unused=True)
+
+
+def _grad(outputs, inputs, vs, create_graph, retain_graph=None, strict=False):
+    if strict:
+        _differentiable(outputs)
+    gs = _grads_or_none(outputs, inputs, vs, create_graph, retain_graph)
+    if strict:
+        for i, g in enumerate(gs):
+            if g is None:
+                raise RuntimeError(
+                    f"The output of the user-provided function is independent of input {i}. "
+                    "This is not allowed in strict mode."
+                )
     return tuple(_namespace.zeros_like(x) if g is None else g for x, g in zip(inputs, gs))
 
 
+def _differentiable(outputs) -> None:
+    """strict mode: every output must depend on the inputs."""
+    for i, o in enumerate(outputs):
+        if not o.requires_grad:
+            raise RuntimeError(
+                f"Output {i} of the user-provided function does not require gradients. The "
+                "outputs must be computed in a differentiable manner from the input when "
+                "running in strict mode."
+            )
+
+
 def vjp(
-    func: Callable[..., Any], inputs: _Inputs, v: _Inputs | None = None, create_graph: bool = False
+    func: Callable[..., Any],
+    inputs: _Inputs,
+    v: _Inputs | None = None,
+    create_graph: bool = False,
+    strict: bool = False,
 ) -> tuple[Any, Any]:
-    """(func(inputs), v^T J)."""
+    """(func(inputs), v^T J). strict: an output or input that the other does not depend on
+    raises (else its products are zeros)."""
     xs = _leaves(inputs, create_graph)
     res = func(*xs)
     outs = _tuple(res)
     vs = None if v is None else _tuple(v)
-    gs = _grad(outs, xs, vs, create_graph)
+    gs = _grad(outs, xs, vs, create_graph, strict=strict)
     return _unpack(_detach(outs, create_graph), res), _unpack(gs, inputs)
 
 
+def _tangents(func, xs, vs) -> tuple:
+    """(func's result, its outputs' (primal, tangent) pairs) along tangents vs."""
+    with forward_ad.dual_level():
+        res = func(*(x if u is None else forward_ad.make_dual(x, u) for x, u in zip(xs, vs)))
+        return res, [forward_ad.unpack_dual(o) for o in _tuple(res)]
+
+
 def jvp(
-    func: Callable[..., Any], inputs: _Inputs, v: _Inputs | None = None, create_graph: bool = False
+    func: Callable[..., Any],
+    inputs: _Inputs,
+    v: _Inputs | None = None,
+    create_graph: bool = False,
+    strict: bool = False,
 ) -> tuple[Any, Any]:
     """(func(inputs), J v), by forward mode: one evaluation of func, which sees the inputs
-    as tensors that need no grad (connected to their graph under create_graph)."""
+    as tensors that need no grad (connected to their graph under create_graph). strict: an
+    output that depends on no input, or an input no output depends on, raises (one more
+    evaluation of func per input finds those)."""
     xs = tuple(as_tensor(x) for x in _tuple(inputs))
     if not create_graph:
         xs = tuple(x.detach() for x in xs)
@@ -74,9 +117,22 @@ def jvp(
             raise RuntimeError(
                 f"jvp: v has {len(vs)} tensors but there are {len(xs)} inputs: one each"
             )
-    with forward_ad.dual_level():
-        res = func(*(forward_ad.make_dual(x, u) for x, u in zip(xs, vs)))
-        pairs = [forward_ad.unpack_dual(o) for o in _tuple(res)]
+    res, pairs = _tangents(func, xs, vs)
+    if strict:
+        for i, p in enumerate(pairs):
+            if p.tangent is None:
+                raise RuntimeError(
+                    f"Output {i} of the user-provided function does not require gradients. "
+                    "The outputs must be computed in a differentiable manner from the input "
+                    "when running in strict mode."
+                )
+        for i, u in enumerate(vs):
+            alone = [u if j == i else None for j in range(len(xs))]
+            if all(p.tangent is None for p in _tangents(func, xs, alone)[1]):
+                raise RuntimeError(
+                    f"The output of the user-provided function is independent of input {i}. "
+                    "This is not allowed in strict mode."
+                )
     outs = tuple(p.primal for p in pairs)
     jv = tuple(
         _namespace.zeros_like(o) if p.tangent is None else p.tangent for o, p in zip(outs, pairs)
@@ -89,17 +145,56 @@ def _detach(ts, create_graph):
 
 
 def jacobian(
-    func: Callable[..., Any], inputs: _Inputs, create_graph: bool = False, vectorize: bool = False
+    func: Callable[..., Any],
+    inputs: _Inputs,
+    create_graph: bool = False,
+    strict: bool = False,
+    vectorize: bool = False,
+    strategy: str = "reverse-mode",
 ) -> Any:
     """The Jacobian of func at inputs: for one input and one output, a tensor of shape
     output.shape + input.shape; else nested tuples, `result[output][input]`. One backward
     walk per output element, or with `vectorize` one per output (the rows batched: grad's
-    is_grads_batched)."""
+    is_grads_batched); with strategy="forward-mode" (and vectorize, as PyTorch requires),
+    one forward pass per input (its columns batched by vmap). strict: an output that does
+    not depend on an input raises (reverse mode, not vectorized, as PyTorch)."""
+    if strategy not in ("forward-mode", "reverse-mode"):
+        raise ValueError(
+            'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
+            'function has more outputs than inputs, "forward-mode" tends to be more '
+            'performant. Otherwise, prefer to use "reverse-mode".'
+        )
+    if strategy == "forward-mode":
+        if strict:
+            raise RuntimeError(
+                'torch.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"`'
+                " are not supported together (yet). Please either set `strict=False` or "
+                '`strategy="reverse-mode"`.'
+            )
+        if not vectorize:
+            raise NotImplementedError(
+                "Computing Jacobian using forward-AD or forward-over-reverse Hessian is only "
+                "implemented for `vectorize=True`."
+            )
+        if create_graph:
+            raise NotImplementedError(
+                'torch.autograd.functional.jacobian: `create_graph=True` and `strategy="forward-'
+                'mode"` are not supported together (yet). Please either set `create_graph=False`'
+                ' or `strategy="reverse-mode"`.'
+            )
+        return _forward_jacobian(func, inputs)
+    if strict and vectorize:
+        raise RuntimeError(
+            "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not "
+            "supported together. Please either set `strict=False` or `vectorize=False`."
+        )
     xs = _leaves(inputs, create_graph)
     res = func(*xs)
     outs = _tuple(res)
+    if strict:
+        _differentiable(outs)
     rows = []
-    for o in outs:
+    for i, o in enumerate(outs):
         flat = _namespace.reshape(o, (-1,))
         if vectorize and o.size:
             eye = _namespace.eye(o.size, dtype=o.dtype)
@@ -113,15 +208,77 @@ def jacobian(
             ]
         else:
             per_input: list[list] = [[] for _ in xs]
+            reached = [False] * len(xs)
             for r in range(o.size):
-                gs = _grad((flat[r],), xs, None, create_graph, retain_graph=True)
-                for k, g in enumerate(gs):
-                    per_input[k].append(g)
+                gs = _grads_or_none((flat[r],), xs, None, create_graph, retain_graph=True)
+                for k, (g, x) in enumerate(zip(gs, xs)):
+                    reached[k] = reached[k] or g is not None
+                    per_input[k].append(_namespace.zeros_like(x) if g is None else g)
+            if strict and False in reached:
+                raise RuntimeError(
+                    f"Output {i} of the user-provided function is independent of input "
+                    f"{reached.index(False)}. This is not allowed in strict mode."
+                )
             blocks = [_stack(gl, x) for gl, x in zip(per_input, xs)]
         rows.append(tuple(_namespace.reshape(b, o.shape + x.shape) for b, x in zip(blocks, xs)))
     if not isinstance(inputs, (list, tuple)):
         rows = [r[0] for r in rows]
     return _unpack(tuple(rows), res)
+
+
+def _forward_jacobian(func: Callable[..., Any], inputs: _Inputs, batched: bool = True) -> Any:
+    """jacobian by forward mode: per input, the JVPs along every one-hot of its elements at
+    once (a vmap level over the one-hots; with batched=False one forward pass per one-hot),
+    the columns moved last."""
+    xs = tuple(as_tensor(x).detach() for x in _tuple(inputs))
+    res = func(*xs)
+    outs = _tuple(res)
+    cols: list[list] = [[] for _ in outs]  # [output][input]: output.shape + input.shape
+    for k, x in enumerate(xs):
+        n = x.size
+        if not n:
+            for i, o in enumerate(outs):
+                cols[i].append(_namespace.zeros(o.shape + x.shape, dtype=o.dtype))
+            continue
+        basis = _namespace.reshape(_namespace.eye(n, dtype=x.dtype), (n, *x.shape))
+        if batched:
+            found = _batched_tangents(func, xs, k, basis)
+        else:
+            per_seed = [
+                [
+                    p.tangent
+                    for p in _tangents(func, xs, [e if j == k else None for j in range(len(xs))])[1]
+                ]
+                for e in basis
+            ]
+            found = [None if ts[0] is None else _namespace.stack(ts) for ts in zip(*per_seed)]
+        for i, (o, t) in enumerate(zip(outs, found)):
+            if t is None:
+                cols[i].append(_namespace.zeros(o.shape + x.shape, dtype=o.dtype))
+                continue
+            # t: (n, *o.shape), the columns first: moved after the output's axes.
+            t = _namespace.permute_dims(t, (*range(1, o.ndim + 1), 0))
+            cols[i].append(_namespace.reshape(t, o.shape + x.shape))
+    rows = [tuple(c) for c in cols]
+    if not isinstance(inputs, (list, tuple)):
+        rows = [r[0] for r in rows]
+    return _unpack(tuple(r.detach() if isinstance(r, Tensor) else r for r in rows), res)
+
+
+def _batched_tangents(func, xs, k: int, basis: Tensor) -> list:
+    """The tangents of func's outputs along each one-hot of `basis` for input k, computed at
+    once at a vmap level: per output, (n, *output.shape), or None."""
+    n = basis.shape[0]
+    level, prev = _batched.enter(n)
+    try:
+        seeds = _rules.OPS["batch"](basis, (level, n, 0))
+        vs = [seeds if j == k else None for j in range(len(xs))]
+        _, pairs = _tangents(func, xs, vs)
+        return [
+            None if p.tangent is None else _batched.unbatched(p.tangent, level, n, 0) for p in pairs
+        ]
+    finally:
+        _batched.leave(prev)
 
 
 def _stack(grads, x: Tensor):
@@ -130,23 +287,75 @@ def _stack(grads, x: Tensor):
     return _namespace.stack(grads)
 
 
-def hessian(func: Callable[..., Any], inputs: _Inputs, create_graph: bool = False) -> Any:
-    """The Hessian of scalar func at inputs."""
+def hessian(
+    func: Callable[..., Any],
+    inputs: _Inputs,
+    create_graph: bool = False,
+    strict: bool = False,
+    vectorize: bool = False,
+    outer_jacobian_strategy: str = "reverse-mode",
+) -> Any:
+    """The Hessian of scalar func at inputs: the jacobian of its gradient (reverse over
+    reverse, or forward over reverse with outer_jacobian_strategy="forward-mode", which
+    needs vectorize as PyTorch). strict: a gradient that does not depend on the inputs (a
+    linear func) raises."""
+    if outer_jacobian_strategy == "forward-mode" and not vectorize:
+        raise NotImplementedError(
+            "Computing Jacobian using forward-AD or forward-over-reverse Hessian is only "
+            "implemented for `vectorize=True`."
+        )
 
     def gradient(*xs):
         out = func(*xs)
-        return _unpack(_grad((out,), xs, None, True), inputs)
+        if not isinstance(out, Tensor):
+            raise RuntimeError("The function given to hessian should return a single Tensor")
+        if out.size != 1:
+            raise RuntimeError(
+                "The Tensor returned by the function given to hessian should contain a single "
+                "element"
+            )
+        gs = _grad((out,), xs, None, True, strict=strict)
+        if strict:
+            for i, g in enumerate(gs):
+                if not g.requires_grad:
+                    raise RuntimeError(
+                        "While computing the hessian, found that the jacobian of the "
+                        f"user-provided function with respect to input {i} is independent of "
+                        "the input. This is not allowed in strict mode. You should ensure that "
+                        "your function is twice differentiable and that the jacobian depends "
+                        "on the inputs (this would be violated by a linear function for "
+                        "example)."
+                    )
+        return _unpack(gs, inputs)
 
-    return jacobian(gradient, inputs, create_graph=create_graph)
+    if outer_jacobian_strategy == "forward-mode":
+        if create_graph:
+            raise NotImplementedError(
+                'hessian: `create_graph=True` and `outer_jacobian_strategy="forward-mode"` are '
+                "not supported together"
+            )
+        # Forward over reverse: the inputs, dual tensors carrying the one-hots, are made
+        # leaves that require grad for the inner backward. One forward pass per one-hot:
+        # a backward inside a vmap level of forward mode fails on 0-d values (a NumPy scalar
+        # reaches the views' bookkeeping), so the columns are not batched here.
+        return _forward_jacobian(
+            lambda *xs: gradient(*(x.requires_grad_() for x in xs)), inputs, batched=False
+        )
+    return jacobian(gradient, inputs, create_graph=create_graph, vectorize=vectorize)
 
 
 def vhp(
-    func: Callable[..., Any], inputs: _Inputs, v: _Inputs, create_graph: bool = False
+    func: Callable[..., Any],
+    inputs: _Inputs,
+    v: _Inputs,
+    create_graph: bool = False,
+    strict: bool = False,
 ) -> tuple[Tensor, Any]:
-    """(func(inputs), v^T H) for scalar func, by grad of grad."""
+    """(func(inputs), v^T H) for scalar func, by grad of grad. strict: an input the output
+    does not depend on raises."""
     xs = _leaves(inputs, create_graph)
     out = func(*xs)
-    gs = _grad((out,), xs, None, True)
+    gs = _grad((out,), xs, None, True, strict=strict)
     dots = [_namespace.sum(g * as_tensor(u)) for g, u in zip(gs, _tuple(v))]
     total = dots[0]
     for d in dots[1:]:
@@ -156,7 +365,11 @@ def vhp(
 
 
 def hvp(
-    func: Callable[..., Any], inputs: _Inputs, v: _Inputs, create_graph: bool = False
+    func: Callable[..., Any],
+    inputs: _Inputs,
+    v: _Inputs,
+    create_graph: bool = False,
+    strict: bool = False,
 ) -> tuple[Tensor, Any]:
     """(func(inputs), H v) for scalar func; H is symmetric, so this is vhp."""
-    return vhp(func, inputs, v, create_graph)
+    return vhp(func, inputs, v, create_graph, strict)

@@ -1,26 +1,34 @@
 """The graph, open to users, with PyTorch's names: saved-tensor hooks, multi-gradient hooks,
-save_on_cpu, and introspection (a summary of what a graph holds, and a Graphviz DOT export).
-Tensor and node hooks themselves are methods: `Tensor.register_hook`, `grad_fn.register_hook`."""
+save_on_cpu, gradient edges, version bumps, allow_mutation_on_saved_tensors, and
+introspection (a summary of what a graph holds, and a Graphviz DOT export). Tensor and node
+hooks themselves are methods: `Tensor.register_hook`, `grad_fn.register_hook`."""
 
 from __future__ import annotations
 
 import math
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from .. import _backend
 from .._mode import grad_mode, set_feature
-from .._node import AccumulateGrad, Packed, Port, RemovableHandle, node_of
+from .._node import RELEASED, AccumulateGrad, Packed, Port, RemovableHandle, node_of
 from .._node import GradNode as Node
-from .._tensor import Tensor
+from .._node import Node as _Recorded
+from .._state import STATE
+from .._tensor import Tensor, version_counter
 from . import _engine
 
 __all__ = [
+    "GradientEdge",
     "GraphSummary",
     "Node",
+    "allow_mutation_on_saved_tensors",
     "disable_saved_tensors_hooks",
+    "get_gradient_edge",
+    "increment_version",
     "register_multi_grad_hook",
     "save_on_cpu",
     "saved_tensors_hooks",
@@ -82,9 +90,11 @@ class disable_saved_tensors_hooks:
 
 class save_on_cpu(saved_tensors_hooks):
     """Saved values live in host memory until backward needs them (for backends with a
-    device, e.g. CuPy); on host backends (NumPy) values stay where they are."""
+    device, e.g. CuPy); on host backends (NumPy) values stay where they are. pin_memory and
+    device_type are PyTorch's and change nothing here: a value goes back to the device and
+    library it came from."""
 
-    def __init__(self, pin_memory: bool = False) -> None:
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
         super().__init__(_to_host, _from_host)
 
 
@@ -100,6 +110,141 @@ def _from_host(packed: Any) -> Tensor:
         return packed
     xp, device, values, _ = packed
     return Tensor(_backend.normalize(xp.asarray(values, device=device), xp), xp, None)
+
+
+class allow_mutation_on_saved_tensors:
+    """Within this context, a tensor saved for backward may be written in place afterwards:
+    backward uses the value it had when saved. chainrule copies each saved tensor when it is
+    saved (PyTorch copies it when it is written): simpler, at the cost of memory for every
+    saved value. Contexts cannot be nested."""
+
+    active = threading.local()
+
+    def __enter__(self) -> allow_mutation_on_saved_tensors:
+        if getattr(self.active, "on", False):
+            raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
+        self.active.on = True
+        self.hooks = saved_tensors_hooks(_copied, _as_saved)
+        self.hooks.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.hooks.__exit__(*exc)
+        self.active.on = False
+
+
+def _copied(t: Tensor) -> Any:
+    # The copy needs no history: backward reaches the input through the node's own edge.
+    return Tensor(_backend.normalize(t._xp.asarray(t._data, copy=True), t._xp), t._xp, None)
+
+
+def _as_saved(packed: Tensor) -> Tensor:
+    return packed
+
+
+# ----------------------------------------------------------------------------- gradient edges
+
+
+class GradientEdge(NamedTuple):
+    """Where a tensor's gradient goes: its node (grad_fn, or a leaf's AccumulateGrad) and
+    which of that node's outputs it is. autograd.grad takes one in `inputs` in place of the
+    tensor: the gradient reaches it even if the tensor itself is gone or was replaced."""
+
+    node: Any
+    output_nr: int
+
+
+# Per node, per output number: (shape, dtype, namespace) of the tensor get_gradient_edge
+# was given, so that grad can shape the gradient it finds there. Weak: holds no node alive.
+_EDGE_META: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def get_gradient_edge(tensor: Tensor) -> GradientEdge:
+    """The GradientEdge of `tensor`: `grad(loss, get_gradient_edge(x))` is `grad(loss, x)`."""
+    e = tensor._edge
+    if e is None:
+        raise RuntimeError(
+            "It is not possible to get the gradient edge for a Tensor that does not require "
+            "gradients"
+        )
+    node, nr = (e.node, e.index) if e.__class__ is Port else (e, 0)
+    _EDGE_META.setdefault(node, {})[nr] = (tensor.shape, tensor._data.dtype, tensor._xp)
+    return GradientEdge(node, nr)
+
+
+def edge_input(edge: GradientEdge) -> Tensor:
+    """A tensor standing for `edge` among autograd.grad's inputs: on that edge, with the
+    shape and dtype of the tensor it was taken from."""
+    node, nr = edge
+    if node.__class__ is AccumulateGrad:
+        leaf = node.leaf()
+        if leaf is not None:
+            return leaf
+    meta = _EDGE_META.get(node, {}).get(nr)
+    if meta is None:
+        raise RuntimeError(
+            "autograd.grad takes a GradientEdge made by autograd.graph.get_gradient_edge "
+            "(chainrule learns the shape of the gradient there from the tensor)"
+        )
+    shape, dtype, xp = meta
+    multi = node.__class__ is not AccumulateGrad and node.rule.multi
+    return Tensor(xp.empty(shape, dtype=dtype), xp, Port(node, nr) if multi else node)
+
+
+# ----------------------------------------------------------------------------- saved values
+
+
+def _saved(key: str) -> property:
+    """PyTorch's `grad_fn._saved_<key>`: what the node saved, as a tensor on the input's
+    edge (`self`, `other`: its first two inputs) or a new tensor (`result`, or `result0`,
+    `result1`... for several outputs); AttributeError where the node saved no such value."""
+
+    def get(node: _Recorded) -> Any:
+        n_in = len(node.edges)
+        slots = {"self": 0, "other": 1} if n_in == 2 else {"self": 0} if n_in == 1 else {}
+        if node.n_out == 1:
+            slots["result"] = n_in
+        else:
+            slots.update({f"result{i}": n_in + i for i in range(node.n_out)})
+        saved = node.saved
+        slot = slots.get(key)
+        if slot is None or saved is None or (saved is not RELEASED and _slot(saved, slot) is None):
+            raise AttributeError(f"{node.name()} saved no {key!r}: no attribute '_saved_{key}'")
+        if saved is RELEASED:
+            raise RuntimeError(_engine._FREED.format(name=node.name()))
+        value = _slot(saved, slot)
+        if value.__class__ in (bool, int, float, complex):
+            return value
+        if saved.__class__ is Packed:
+            value = saved.unpack(value)._data if saved.packed[slot] else value
+        xp = _backend.namespace(value)
+        edge = node.edges[slot] if slot < n_in else None
+        return Tensor(_backend.normalize(value, xp), xp, edge)
+
+    return property(get, doc=get.__doc__)
+
+
+def _slot(saved: Any, slot: int) -> Any:
+    values = saved.slots if saved.__class__ is Packed else saved
+    return values[slot] if slot < len(values) else None
+
+
+# Properties, not __getattr__: a miss on a node's other attributes (the engine's
+# getattr(node, "hooks", None)) stays as cheap as it was.
+for _key in ("self", "other", "result", *(f"result{i}" for i in range(8))):
+    setattr(_Recorded, f"_saved_{_key}", _saved(_key))
+
+
+# ----------------------------------------------------------------------------- versions
+
+
+def increment_version(tensor: Tensor | Iterable[Tensor]) -> None:
+    """Count an in-place write that chainrule did not see (one made through another library
+    on the tensor's memory): backward then refuses values saved before it, as it does for its
+    own in-place operations."""
+    for t in (tensor,) if tensor.__class__ is Tensor else tensor:
+        version_counter(t).value += 1
+        STATE.inplace_writes += 1
 
 
 # ----------------------------------------------------------------------------- multi-grad hooks

@@ -1,16 +1,18 @@
 """functional_call: call an nn.Module with some of its parameters replaced by given tensors,
 for the duration of the call (as torch.func.functional_call), so that transforms can
-differentiate a module by a dict of parameters."""
+differentiate a module by a dict of parameters; stack_module_state stacks the parameters of
+several like modules, for vmap over an ensemble."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
+from .. import _namespace
 from .._tensor import Tensor
 from ..nn.module import Module
 
-__all__ = ["functional_call"]
+__all__ = ["functional_call", "stack_module_state"]
 
 
 def _owner(module: Module, name: str) -> tuple[Module, str]:
@@ -118,3 +120,35 @@ def functional_call(
 
 
 _ABSENT = object()
+
+
+def _stacked_leaf(tensors: list[Tensor], name: str) -> Tensor:
+    """The tensors stacked along a new first axis: a new leaf that requires grad if they all
+    do (cut from their graphs), plain if none does."""
+    flags = {t.requires_grad for t in tensors}
+    if len(flags) > 1:
+        raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
+    out = _namespace.stack(tensors)
+    return out.detach().requires_grad_() if True in flags else out
+
+
+def stack_module_state(models: Sequence[Module]) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
+    """(params, buffers): each parameter and buffer name of the models (as named_parameters
+    and named_buffers give them) mapped to the models' values stacked along a new first axis,
+    for `vmap(lambda p, b, x: functional_call(models[0], (p, b), x), (0, 0, None))`. The
+    stacked parameters are new leaves: training the ensemble trains them, not the models.
+    The models must be of one class and all in training mode or all in eval mode."""
+    models = list(models)
+    if not models:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if len({m.training for m in models}) > 1:
+        raise RuntimeError(
+            "stack_module_state: Expected all models to have the same training/eval mode."
+        )
+    if len({type(m) for m in models}) > 1:
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+    found = []
+    for named in ("named_parameters", "named_buffers"):
+        per_model = [dict(getattr(m, named)()) for m in models]
+        found.append({k: _stacked_leaf([d[k] for d in per_model], k) for k in per_model[0]})
+    return found[0], found[1]

@@ -11,6 +11,7 @@ of their own (levels nest, so jvp of jvp and jvp of grad work)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +26,7 @@ from ..utils.tree import tree_flatten, tree_unflatten
 from ._vmap import vmap as _vmap
 
 __all__ = [
+    "functionalize",
     "grad",
     "grad_and_value",
     "hessian",
@@ -225,15 +227,15 @@ def _only_tensors(tree: Any, what: str, call: str) -> tuple[list, Any]:
 # ----------------------------------------------------------------------------- reverse mode
 
 
-def grad_and_value(f: Callable, argnums: _Argnums = 0, has_aux: bool = False) -> Callable:
-    """A function returning (the gradient of f by the arguments `argnums`, f's value); f
+def grad_and_value(func: Callable, argnums: _Argnums = 0, has_aux: bool = False) -> Callable:
+    """A function returning (the gradient of func by the arguments `argnums`, its value); func
     returns a scalar tensor (with has_aux: (scalar, aux), and the value is (scalar, aux)).
     The gradient has the structure of the argument (a tuple of them for a tuple argnums)."""
     what = "grad_and_value(f)(*args)"
 
     def wrapper(*args: Any, **kwargs: Any) -> tuple:
         nums = _argnums(argnums, len(args), what)
-        call = _Reverse(what, lambda *a: f(*a, **kwargs), args, nums)
+        call = _Reverse(what, lambda *a: func(*a, **kwargs), args, nums)
         out, aux = _split_aux(call.result, has_aux, what)
         if out.__class__ is not Tensor:
             raise RuntimeError(f"{what}: Expected f(*args) to return a Tensor, got {type(out)}")
@@ -251,10 +253,10 @@ def grad_and_value(f: Callable, argnums: _Argnums = 0, has_aux: bool = False) ->
     return wrapper
 
 
-def grad(f: Callable, argnums: _Argnums = 0, has_aux: bool = False) -> Callable:
-    """A function returning the gradient of scalar f by the arguments `argnums` (with
+def grad(func: Callable, argnums: _Argnums = 0, has_aux: bool = False) -> Callable:
+    """A function returning the gradient of scalar func by the arguments `argnums` (with
     has_aux: (gradient, aux)). See grad_and_value."""
-    with_value = grad_and_value(f, argnums, has_aux)
+    with_value = grad_and_value(func, argnums, has_aux)
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         grads, value = with_value(*args, **kwargs)
@@ -263,12 +265,12 @@ def grad(f: Callable, argnums: _Argnums = 0, has_aux: bool = False) -> Callable:
     return wrapper
 
 
-def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> tuple:
-    """(f(*primals), vjp_fn[, aux]): vjp_fn(cotangents), cotangents in the structure of f's
-    output, returns the vector-Jacobian products by every primal, as a tuple (always), and
-    can be called again."""
+def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
+    """(func(*primals), vjp_fn[, aux]): vjp_fn(cotangents), cotangents in the structure of
+    func's output, returns the vector-Jacobian products by every primal, as a tuple (always),
+    and can be called again."""
     what = "vjp(f, *primals)"
-    call = _Reverse(what, f, primals, tuple(range(len(primals))))
+    call = _Reverse(what, func, primals, tuple(range(len(primals))))
     out, aux = _split_aux(call.result, has_aux, what)
     outputs, out_spec = _only_tensors(out, what, "f(*primals)")
     call.decide(outputs)
@@ -306,12 +308,22 @@ def _stacked(rows: list, lead: tuple, like: Tensor) -> Tensor:
     return ops.reshape(ops.stack(rows), lead + like.shape)
 
 
-def jacrev(f: Callable, argnums: _Argnums = 0, *, has_aux: bool = False) -> Callable:
-    """A function returning the Jacobian of f by the arguments `argnums`, one row per output
-    element by a vector-Jacobian product: for each output (in f's output structure), the
-    structure of the argument (a tuple of them for a tuple argnums) holding arrays of shape
-    output.shape + input.shape."""
+def jacrev(
+    func: Callable,
+    argnums: _Argnums = 0,
+    *,
+    has_aux: bool = False,
+    chunk_size: int | None = None,
+) -> Callable:
+    """A function returning the Jacobian of func by the arguments `argnums`, one row per
+    output element by a vector-Jacobian product: for each output (in func's output
+    structure), the structure of the argument (a tuple of them for a tuple argnums) holding
+    arrays of shape output.shape + input.shape. The rows of one output are computed in one
+    batched backward walk, or with `chunk_size` in walks of at most that many rows (less
+    memory, same result; 1 is a plain loop)."""
     what = "jacrev(f)(*args)"
+    if chunk_size is not None and (isinstance(chunk_size, bool) or chunk_size < 1):
+        raise ValueError("jacrev: `chunk_size` should be greater than 0.")
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         nums = _argnums(argnums, len(args), what)
@@ -320,7 +332,7 @@ def jacrev(f: Callable, argnums: _Argnums = 0, *, has_aux: bool = False) -> Call
             full = list(args)
             for a, d in zip(nums, diff):
                 full[a] = d
-            return f(*full, **kwargs)
+            return func(*full, **kwargs)
 
         found = vjp(partial, *(args[a] for a in nums), has_aux=has_aux)
         out, vjp_fn = found[0], found[1]
@@ -343,7 +355,7 @@ def jacrev(f: Callable, argnums: _Argnums = 0, *, has_aux: bool = False) -> Call
                 return tuple(grads[i] for i in live)
 
             # One batched backward walk for all of o's elements (vmap over the one-hots).
-            rows = _vmap(row)(_basis(o)) if o.size else None
+            rows = _vmap(row, chunk_size=chunk_size)(_basis(o)) if o.size else None
             blocks: list = [None] * len(inputs)
             for r, i in enumerate(live):
                 x = inputs[i]
@@ -363,10 +375,13 @@ def jacrev(f: Callable, argnums: _Argnums = 0, *, has_aux: bool = False) -> Call
 # ----------------------------------------------------------------------------- forward mode
 
 
-def jvp(f: Callable, primals: tuple, tangents: tuple, *, has_aux: bool = False) -> tuple:
-    """(f(*primals), the Jacobian-vector product along `tangents`[, aux]), by forward mode:
-    one evaluation of f. primals and tangents are tuples of the same structure; the JVP has
-    the structure of f's output (zeros where an output does not depend on the primals)."""
+def jvp(
+    func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False, has_aux: bool = False
+) -> tuple:
+    """(func(*primals), the Jacobian-vector product along `tangents`[, aux]), by forward
+    mode: one evaluation of func. primals and tangents are tuples of the same structure; the
+    JVP has the structure of func's output (zeros where an output does not depend on the
+    primals; with `strict`, such an output raises)."""
     what = "jvp(f, primals, tangents)"
     if not isinstance(primals, tuple):
         raise RuntimeError(
@@ -387,12 +402,17 @@ def jvp(f: Callable, primals: tuple, tangents: tuple, *, has_aux: bool = False) 
         duals = [
             None if x is None else forward_ad.make_dual(x, t, level=level) for x, t in zip(xs, ts)
         ]
-        out, aux = _split_aux(f(*tree_unflatten(duals, spec)), has_aux, what)
+        out, aux = _split_aux(func(*tree_unflatten(duals, spec)), has_aux, what)
         outputs, out_spec = _only_tensors(out, what, "f(*primals)")
         pairs = [
             (None, None) if o is None else forward_ad.unpack_dual(o, level=level) for o in outputs
         ]
         values = [p[0] for p in pairs]
+        if strict and any(p[0] is not None and p[1] is None for p in pairs):
+            raise RuntimeError(
+                "jvp(f, primals, tangents, strict=True): The output of f is independent of the "
+                "inputs. This is not allowed with strict=True."
+            )
         jvps = [p[1] if p[0] is None or p[1] is not None else ops.zeros_like(p[0]) for p in pairs]
         if has_aux:
             aux_leaves, aux_spec = tree_flatten(aux)
@@ -405,22 +425,30 @@ def jvp(f: Callable, primals: tuple, tangents: tuple, *, has_aux: bool = False) 
     return result + (aux,) if has_aux else result
 
 
-def linearize(f: Callable, *primals: Any) -> tuple:
-    """(f(*primals), jvp_fn): jvp_fn(*tangents) returns the JVP of f at primals along
-    tangents. chainrule records no program to replay: each call evaluates f once more in
+def linearize(func: Callable, *primals: Any) -> tuple:
+    """(func(*primals), jvp_fn): jvp_fn(*tangents) returns the JVP of func at primals along
+    tangents. chainrule records no program to replay: each call evaluates func once more in
     forward mode."""
-    out = f(*primals)
+    out = func(*primals)
     _only_tensors(out, "linearize(f, *primals)", "f(*primals)")
 
     def jvp_fn(*tangents: Any) -> Any:
-        return jvp(f, primals, tangents)[1]
+        return jvp(func, primals, tangents)[1]
 
     return out, jvp_fn
 
 
-def jacfwd(f: Callable, argnums: _Argnums = 0, *, has_aux: bool = False) -> Callable:
-    """A function returning the Jacobian of f by the arguments `argnums`, one column per
-    input element by a forward-mode JVP; structured as jacrev's."""
+def jacfwd(
+    func: Callable,
+    argnums: _Argnums = 0,
+    has_aux: bool = False,
+    *,
+    randomness: str = "error",
+) -> Callable:
+    """A function returning the Jacobian of func by the arguments `argnums`, one column per
+    input element by a forward-mode JVP; structured as jacrev's. The columns are computed
+    in one batched pass; `randomness` is that pass's vmap randomness ('error', 'different'
+    or 'same')."""
     what = "jacfwd(f)(*args)"
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -432,7 +460,7 @@ def jacfwd(f: Callable, argnums: _Argnums = 0, *, has_aux: bool = False) -> Call
             full = list(args)
             for a, d in zip(nums, tree_unflatten(list(leaves), spec)):
                 full[a] = d
-            return f(*full, **kwargs)
+            return func(*full, **kwargs)
 
         zeros = [None if x is None else ops.zeros_like(x) for x in inputs]
         found = jvp(partial, tuple(inputs), tuple(zeros), has_aux=has_aux)
@@ -449,7 +477,7 @@ def jacfwd(f: Callable, argnums: _Argnums = 0, *, has_aux: bool = False) -> Call
                 return tree_flatten(jvp(partial, tuple(inputs), ts, has_aux=has_aux)[1])[0]
 
             # One batched forward pass for all of x's elements (vmap over the one-hots).
-            columns.append(_vmap(column, out_dims=-1)(_basis(x)))
+            columns.append(_vmap(column, out_dims=-1, randomness=randomness)(_basis(x)))
         jacobians = []
         for i, o in enumerate(outputs):
             if o is None:
@@ -471,7 +499,34 @@ def jacfwd(f: Callable, argnums: _Argnums = 0, *, has_aux: bool = False) -> Call
     return wrapper
 
 
-def hessian(f: Callable, argnums: _Argnums = 0) -> Callable:
-    """A function returning the Hessian of scalar f by the arguments `argnums`: jacfwd of
+def hessian(func: Callable, argnums: _Argnums = 0) -> Callable:
+    """A function returning the Hessian of scalar func by the arguments `argnums`: jacfwd of
     jacrev (forward over reverse)."""
-    return jacfwd(jacrev(f, argnums), argnums)
+    return jacfwd(jacrev(func, argnums), argnums)
+
+
+# ----------------------------------------------------------------------------- functionalize
+
+
+def functionalize(func: Callable, *, remove: str = "mutations") -> Callable:
+    """torch.func.functionalize: `func` with its in-place writes (and with
+    remove="mutations_and_views" its views) turned into out-of-place operations, so that
+    transforms can handle it; same results. chainrule's transforms, vmap and compile handle
+    in-place writes and views themselves (a write through a view rebases its base, see the
+    views page), so the function runs as written: this returns it, wrapped, unchanged."""
+    if remove not in ("mutations", "mutations_and_views"):
+        raise RuntimeError(
+            f"functionalize(f, remove='mutations'): received invalid argument for "
+            f"remove={remove}. Valid options are:\n"
+            "     remove='mutations': all inplace and out= operators will be removed from the "
+            "program, and replaced with their out-of-place equivalents.\n"
+            "     remove='mutations_and_views': In addition to the above, all aliasing "
+            "operators {view} will be replaced with their non-aliasing counterparts, "
+            "{view}_copy.\n"
+        )
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return func(*args, **kwargs)
+
+    return wrapper
