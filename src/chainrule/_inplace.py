@@ -6,7 +6,8 @@ tensor needing grad is recorded as an operation: the tensor gets a new value and
 the gradient flows to both its old value and the written one. A leaf that requires grad can't
 be written while grad mode is on; under no_grad (an optimizer step) it gets a new array. So
 does a tensor whose memory a graph holds (an alias): copy-on-write. In forward mode a write
-gives the tensor the tangent of the value written (a view keeps its own tangent). Inside
+gives the tensor the tangent of the value written (through a view: its base's tangent in that
+region, and every view of the base the view of that). Inside
 vmap, a value of a higher level the same for every sample (jacfwd's primals) lifts the tensor
 written into that level; one that differs per sample can't be written (RuntimeError).
 
@@ -19,7 +20,7 @@ from __future__ import annotations
 import operator
 import weakref
 
-from . import _backend, _rules, _special_cases
+from . import _backend, _rules, _special_cases, _tensor
 from ._batching import NAMESPACE, Batched, level_of
 from ._namespace import (
     _index_key,
@@ -185,9 +186,31 @@ def _copy_slices_vjp(xp, g, s, p, needs):
     return (g - back if needs[0] else None, region if needs[1] else None)
 
 
+def _copy_slices_jvp(xp, ts, xs, outs, p):
+    """The base's tangent after a write through its view (p: the view's steps): the old
+    tangent outside the region, the tangent of the value written in it (V^T of it)."""
+    tb, tv = ts
+    out = None
+    if tb is not None:
+        region = tb
+        for rule, q, _ in p:
+            region = xp.primitive(rule.name, region, q)
+        for rule, q, _ in reversed(p):
+            region = rule.vjp(xp, region, None, q, (True,))[0]
+        out = tb - region
+    if tv is not None:
+        for rule, q, _ in reversed(p):
+            tv = rule.vjp(xp, tv, None, q, (True,))[0]
+        out = tv if out is None else out + tv
+    return out
+
+
 # PyTorch's CopySlices: the node a base gets when a view of it is written with history. Its
-# inputs: the base's old history, the value written; p: the view's steps (View.steps).
-COPY_SLICES = Rule("copy_slices", None, _copy_slices_vjp, ((), ()), complex="own")
+# inputs: the base's old history, the value written; p: the view's steps (View.steps). Its
+# JVP gives the base's tangent after such a write, in forward mode (_share_tangents).
+COPY_SLICES = Rule(
+    "copy_slices", None, _copy_slices_vjp, ((), ()), jvp=_copy_slices_jvp, complex="own"
+)
 COPY_SLICES.backward_name = "CopySlices"
 
 
@@ -230,8 +253,6 @@ def _write_shared(t: Tensor, group, name: str, value, compute, write) -> None:
         tracer.unsupported(f"an in-place {name} to memory that views or aliases share")
     _same_library(t, value, name)
     xp = t._xp
-    # In forward mode t gets the tangent of the value written, as an unshared tensor does
-    # (the tangents of its base and other views stay theirs).
     if records:
         src = Tensor(xp.asarray(t._data, copy=True), xp, t._edge)
         if grad_mode.forward:
@@ -241,21 +262,84 @@ def _write_shared(t: Tensor, group, name: str, value, compute, write) -> None:
             _backend.write_into(xp, t._data, Ellipsis, new._data)
         else:
             _remake(t, group, path, new._data)
-        if grad_mode.forward:
-            t._fw = getattr(new, "_fw", None)
+        tangents = new if grad_mode.forward else None
     else:
         tangents = compute(t) if dual(t) or dual(value) else None
         out = write(t._data)
         if not group.mutable:
             _remake(t, group, path, out)
-        if tangents is not None:
-            t._fw = getattr(tangents, "_fw", None)
     vc = t._vc
     vc.value += 1
     inplace_writes[0] += 1
     _stale(group, vc)
     if records:
         _rebase(t, view, group, new._edge)
+    if tangents is not None:
+        _share_tangents(t, group, tangents)
+
+
+# Forward mode (PyTorch's forward AD): the tangents of a tensor and of its views share memory
+# as their values do. A tensor's tangent base is the tensor its view record starts from, or
+# the nearest make_dual result on the way (make_dual gives a view of the primal whose tangent
+# is its own; the primal gets none): make_dual's results, by id while they live.
+dual_bases: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def _tangent_base(m: Tensor, members: list) -> tuple:
+    """(m's tangent base, the view steps from it to m), among the live `members` of m's
+    alias group."""
+    view = getattr(m, "_view", None)
+    if view is None or id(m) in dual_bases:
+        return m, ()
+    best, steps = view.base, view.steps
+    for d, _ in members:
+        made = getattr(d, "_view", None)
+        if id(d) not in dual_bases or made is None or made.base is not view.base:
+            continue
+        k = len(made.steps)
+        if k <= len(view.steps) and len(view.steps) - k < len(steps):
+            if all(a is b for a, b in zip(made.steps, view.steps)):
+                best, steps = d, view.steps[k:]
+    return best, steps
+
+
+def _share_tangents(t: Tensor, group, new: Tensor) -> None:
+    """Forward mode, after a write through t whose new value (as an operation's result) is
+    `new`: t's tangent base takes new's tangent in t's region (the rest of its tangent stays;
+    zeros where it had none), and it and every view of it get the view of that tangent, as
+    PyTorch's forward AD updates a base's tangent in place (a view's is a view of it)."""
+    members = group.live()
+    base, path = _tangent_base(t, members)
+    forward = _tensor.FORWARD[0]
+    levels = grad_mode.forward
+    xp = base._xp
+    if path:
+        res = Tensor(base._data, xp, None)
+        forward(COPY_SLICES, (base, new), xp, (base._data,), (res,), path, levels)
+        new = res
+    _set_tangents(base, getattr(new, "_fw", None))
+    raw = _rules.raw_namespace(xp)
+    for m, _ in members:
+        b, steps = _tangent_base(m, members)
+        if b is not base or m is base:
+            continue
+        src = base
+        for rule, q, _ in steps:
+            out = Tensor(rule.fwd(raw, src._data, q), xp, None)
+            forward(rule, (src,), xp, (out._data,), (out,), q, levels)
+            src = out
+        _set_tangents(m, src._fw)
+
+
+def _set_tangents(m: Tensor, fw) -> None:
+    """Give m the tangents `fw` at the levels operations see now (it keeps the others)."""
+    old = getattr(m, "_fw", None)
+    if old:
+        levels = grad_mode.forward
+        kept = {k: v for k, v in old.items() if k not in levels}
+        if kept:
+            fw = {**kept, **fw} if fw else kept
+    m._fw = fw
 
 
 def _broadcast(path: tuple) -> bool:
