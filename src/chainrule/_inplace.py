@@ -17,6 +17,7 @@ rebases the base's history (CopySlices) and makes every view of it a view of the
 
 from __future__ import annotations
 
+import functools
 import operator
 import weakref
 
@@ -232,11 +233,13 @@ def _shared(t: Tensor):
     return None
 
 
-def _write_shared(t: Tensor, group, name: str, value, compute, write) -> None:
+def _write_shared(t: Tensor, group, name: str, value, compute, write, replay) -> None:
     """Write into the memory t shares with its alias group. `compute(src)` gives the new value
     of t from src (t's values, with its history) as a recorded operation; `write(array)`
     writes the value raw into t's array (in place where arrays are mutable) and returns the
-    array written. Recorded (grad mode, and t or the value needs grad): the new value is
+    array written; `replay`: (how, raw value), the write as chainrule.compile replays it,
+    how(array, raw value) in the array's memory (None where a key holds traced values).
+    Recorded (grad mode, and t or the value needs grad): the new value is
     computed on a copy of t (PyTorch's original self: the memory is about to change) and
     copied in; t's base gets a CopySlices node, and every view of the base is made a view of
     the new base. Immutable and lazy arrays: every member's values are remade (_remake)."""
@@ -250,30 +253,46 @@ def _write_shared(t: Tensor, group, name: str, value, compute, write) -> None:
         raise RuntimeError(_OVERLAP)
     tracer = grad_mode.tracer if grad_mode.extended else None
     if tracer is not None:
-        tracer.unsupported(f"an in-place {name} to memory that views or aliases share")
+        tracer.sharing(group, name, replay[0] is not None)
+        tracer = grad_mode.tracer  # None where it can't be replayed
     _same_library(t, value, name)
     xp = t._xp
     if records:
         src = Tensor(xp.asarray(t._data, copy=True), xp, t._edge)
+        if tracer is not None:
+            tracer.converted(t, src, _copy, None)
         if grad_mode.forward:
             src._fw = getattr(t, "_fw", None)
         new = _fitted(t, compute(src), name)
         if group.mutable:
+            if tracer is not None:
+                tracer.writing(t)
             _backend.write_into(xp, t._data, Ellipsis, new._data)
+            if tracer is not None:
+                tracer.wrote(t, "op", functools.partial(_replay_key, xp, Ellipsis), new._data)
         else:
             _remake(t, group, path, new._data)
         tangents = new if grad_mode.forward else None
     else:
         tangents = compute(t) if dual(t) or dual(value) else None
+        if tracer is not None:
+            tracer.writing(t)
         out = write(t._data)
+        if tracer is not None:
+            tracer.wrote(t, "op", *replay)
         if not group.mutable:
             _remake(t, group, path, out)
     vc = t._vc
     vc.value += 1
     inplace_writes[0] += 1
+    arrays = [(m, m._data) for m, _ in group.live()] if tracer is not None else ()
     _stale(group, vc)
     if records:
-        _rebase(t, view, group, new._edge)
+        made = _rebase(t, view, group, new._edge)
+        if tracer is not None:
+            tracer.adopt(made)
+    if tracer is not None:
+        tracer.realiased(arrays)
     if tangents is not None:
         _share_tangents(t, group, tangents)
 
@@ -415,18 +434,20 @@ def _stale(group, vc: VersionCounter) -> None:
             group.held(m)
 
 
-def _rebase(t: Tensor, view, group, edge) -> None:
+def _rebase(t: Tensor, view, group, edge) -> list:
     """t's history after a recorded write of a value with history `edge` (None: none): t's
     own, or, for a view, its base's is CopySlices(old base, value) and every view of the base
-    is a view of that."""
+    is a view of that. The nodes made."""
+    nodes: list = []
     if view is None:
         base = t
         t._edge = edge
     else:
         base = view.base
         if base._edge is None and edge is None:
-            return
+            return nodes
         base._edge = Node(COPY_SLICES, (base._edge, edge), None, view.steps)
+        nodes.append(base._edge)
     group.graph = True
     cx = _backend.dtype_kind(base._data.dtype) == "c"  # see Node.meets_complex
     for m, _ in group.live():
@@ -437,7 +458,9 @@ def _rebase(t: Tensor, view, group, edge) -> None:
                 for rule, q, fit in made.steps:
                     e = Node(rule, (e,), None, q, fit)
                     e.meets_complex = cx and rule.complex != "own"
+                    nodes.append(e)
             m._edge = e
+    return nodes
 
 
 # ----------------------------------------------------------------------------- writes
@@ -447,9 +470,11 @@ def _inplace_operator(op, raw_op, name: str):
     def method(self: Tensor, other):
         group = _shared(self)
         if group is not None:
+            raw = other if other.__class__ in _SCALARS else constant(other, self._xp)._data
             _write_shared(
                 self, group, name, other, lambda src: op(src, other),
                 lambda a: _raw_write(a, raw_op, other, self, name, group.mutable),
+                (functools.partial(_replay_op, raw_op), raw),
             )  # fmt: skip
             return self
         records = _records(self, other)
@@ -503,6 +528,31 @@ def _raw_write(a, raw_op, other, t: Tensor, name: str, mutable: bool):
     return out
 
 
+def _copy(xp, a, p):
+    """A copy of array a (as chainrule.compile replays the copy a recorded write computes on)."""
+    return xp.asarray(a, copy=True)
+
+
+def _replay_op(raw_op, a, v):
+    """`a op= v` in a's memory, as chainrule.compile replays a write to shared memory."""
+    out = raw_op(a, v)
+    if out is not a:
+        _backend.write_into(_backend.namespace(a), a, Ellipsis, out)
+    return a
+
+
+def _replay_key(xp, key, a, v):
+    """a[key] = v in a's memory, as chainrule.compile replays a write to shared memory."""
+    _backend.write_into(xp, a, key, v)
+    return a
+
+
+def _traced_key(key) -> bool:
+    """Whether an index key holds arrays (whose values a compiled replay would recompute)."""
+    keys = key if key.__class__ is tuple else (key,)
+    return any(_backend.is_array(k) for k in keys)
+
+
 def _write_key(xp, a, key, v, mutable: bool):
     """a[key] = v: in a's memory where arrays are mutable; the array."""
     if mutable:
@@ -540,6 +590,7 @@ def setitem(self: Tensor, key, value) -> None:
         _write_shared(
             self, group, "setitem", value, compute,
             lambda a: _write_key(self._xp, a, key, raw, group.mutable),
+            (None if _traced_key(key) else functools.partial(_replay_key, self._xp, key), raw),
         )  # fmt: skip
         return
     records = _records(self, value)
