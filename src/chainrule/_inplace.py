@@ -554,10 +554,13 @@ def _traced_key(key) -> bool:
 
 
 def _write_key(xp, a, key, v, mutable: bool):
-    """a[key] = v: in a's memory where arrays are mutable; the array."""
+    """a[key] = v: in a's memory where arrays are mutable; the array. Else a new array (vmap's
+    assignment writes the batch's array in place, which the other members' share)."""
     if mutable:
         _backend.write_into(xp, a, key, v)
         return a
+    if a.__class__ is Batched:
+        a = xp.asarray(a, copy=True)
     return _backend.assign(xp, a, key, v)
 
 
