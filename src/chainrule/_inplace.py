@@ -253,7 +253,7 @@ def _write_shared(t: Tensor, group, name: str, value, compute, write, replay) ->
         raise RuntimeError(_OVERLAP)
     tracer = grad_mode.tracer if grad_mode.extended else None
     if tracer is not None:
-        tracer.sharing(group, name, replay[0] is not None)
+        tracer.sharing(group, name, replay[0] is not None, records)
         tracer = grad_mode.tracer  # None where it can't be replayed
     _same_library(t, value, name)
     xp = t._xp

@@ -475,12 +475,15 @@ class Tracer:
                 a = self.values[root]
                 ext.snapshot = _backend.namespace(a).asarray(a, copy=True)
 
-    def sharing(self, group, name: str, replayable: bool) -> None:
+    def sharing(self, group, name: str, replayable: bool, records: bool) -> None:
         """Before an in-place write to memory that the live members of alias group `group`
         share (views, detach(), .data): the replay makes it in its own arrays, which share
         memory as these do, where arrays are written in place (not JAX's nor Dask's) and
-        every member's array was computed inside the function; else the call runs eagerly.
-        replayable: False for a key that holds arrays."""
+        each member's array is a slot that stands for it: computed inside (a view, .data), or
+        an argument's or a tensor's from outside (read at each call, or a constant made
+        inside: a fresh copy at each call) for a write that records nothing (the replay
+        changes their history in no way); else the call runs eagerly. replayable: False for
+        a key that holds arrays; records: the write is recorded (see _inplace._records)."""
         reason = None
         if not group.mutable:
             reason = "of immutable or lazy arrays"
@@ -489,8 +492,14 @@ class Tracer:
         else:
             for m, _ in group.live():
                 s = self.slot_of.get(id(m._data))
-                if s is None or s in self.kinds or id(m) in self.arg_of:
+                kind = self.kinds.get(s, COMPUTED)
+                if kind == COMPUTED and s is not None:
+                    continue
+                if s is None or records or kind == CONST or not self._stands_for(s, m):
                     reason = "with an argument, a tensor from outside or a constant"
+                    break
+                if kind == INPUT and self.arg_of.get(id(m)) != self.where[s]:
+                    reason = "with an argument that another tensor aliases"
                     break
         if reason is not None:
             self.unsupported(f"an in-place {name} to memory that views or aliases share {reason}")
@@ -515,8 +524,9 @@ class Tracer:
                 self.emit(Fwd1(FWD1, _same_memory, s, None, k, False, t._xp), (s,), (k,))
 
     def _shared_kept(self, outputs: list, externals: list, persistent: list) -> None:
-        """A replay's arrays share memory as the traced ones do only among themselves: memory
-        written through an alias can't reach two outputs, nor a tensor kept outside."""
+        """A replay's arrays share memory as the traced ones do only where a slot stands for
+        each (see sharing): memory written through an alias can't reach two outputs, nor a
+        tensor made inside and kept outside."""
         groups = [id(g) for g in self.shared_groups]
         if not groups:
             return
@@ -527,11 +537,12 @@ class Tracer:
                 if id(vc.group) in seen:
                     raise Unsupported("returning tensors that share memory written in place")
                 seen.append(id(vc.group))
-        for t, kept in zip(externals, persistent):
+        for t, kept, ext in zip(externals, persistent, self.externals):
             vc = getattr(t, "_vc", None) if kept else None
-            if vc is not None and id(vc.group) in groups:
+            read = ext.slot is not None and self.kinds.get(ext.slot) == EXTERNAL
+            if vc is not None and id(vc.group) in groups and not read:
                 raise Unsupported(
-                    "a tensor kept outside the function shares memory written in place inside"
+                    "a tensor made inside and kept outside shares memory written in place inside"
                 )
 
     def _root_slot(self, s: int) -> int:
