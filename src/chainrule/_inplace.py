@@ -237,8 +237,8 @@ def _write_shared(t: Tensor, group, name: str, value, compute, write, replay) ->
     """Write into the memory t shares with its alias group. `compute(src)` gives the new value
     of t from src (t's values, with its history) as a recorded operation; `write(array)`
     writes the value raw into t's array (in place where arrays are mutable) and returns the
-    array written; `replay`: (how, raw value), the write as chainrule.compile replays it,
-    how(array, raw value) in the array's memory (None where a key holds traced values).
+    array written; `replay()`: (how, raw value), the write as chainrule.compile replays it,
+    how(array, raw value) in the array's memory (how None where a key holds traced values).
     Recorded (grad mode, and t or the value needs grad): the new value is
     computed on a copy of t (PyTorch's original self: the memory is about to change) and
     copied in; t's base gets a CopySlices node, and every view of the base is made a view of
@@ -253,6 +253,7 @@ def _write_shared(t: Tensor, group, name: str, value, compute, write, replay) ->
         raise RuntimeError(_OVERLAP)
     tracer = grad_mode.tracer if grad_mode.extended else None
     if tracer is not None:
+        replay = replay()
         tracer.sharing(group, name, replay[0] is not None, records)
         tracer = grad_mode.tracer  # None where it can't be replayed
     _same_library(t, value, name)
@@ -470,11 +471,10 @@ def _inplace_operator(op, raw_op, name: str):
     def method(self: Tensor, other):
         group = _shared(self)
         if group is not None:
-            raw = other if other.__class__ in _SCALARS else constant(other, self._xp)._data
             _write_shared(
                 self, group, name, other, lambda src: op(src, other),
                 lambda a: _raw_write(a, raw_op, other, self, name, group.mutable),
-                (functools.partial(_replay_op, raw_op), raw),
+                lambda: (functools.partial(_replay_op, raw_op), _raw_value(other, self)),
             )  # fmt: skip
             return self
         records = _records(self, other)
@@ -512,9 +512,14 @@ def _inplace_operator(op, raw_op, name: str):
     return method
 
 
+def _raw_value(other, t: Tensor):
+    """The raw value of an in-place operator's operand, for t's array."""
+    return other if other.__class__ in _SCALARS else constant(other, t._xp)._data
+
+
 def _raw_write(a, raw_op, other, t: Tensor, name: str, mutable: bool):
     """`a op= other` on t's raw array a: in place where arrays are mutable; the array."""
-    value = other if other.__class__ in _SCALARS else constant(other, t._xp)._data
+    value = _raw_value(other, t)
     _check_kind(t, value, name)
     out = raw_op(a, value)
     if out.shape != a.shape:  # immutable arrays compute `a op b`, which broadcasts
@@ -590,10 +595,10 @@ def setitem(self: Tensor, key, value) -> None:
             return OPS["setitem"]((src, v), (key, v.shape, covered))
 
         raw = value._data if value.__class__ is Tensor else value
+        how = None if _traced_key(key) else functools.partial(_replay_key, self._xp, key)
         _write_shared(
             self, group, "setitem", value, compute,
-            lambda a: _write_key(self._xp, a, key, raw, group.mutable),
-            (None if _traced_key(key) else functools.partial(_replay_key, self._xp, key), raw),
+            lambda a: _write_key(self._xp, a, key, raw, group.mutable), lambda: (how, raw),
         )  # fmt: skip
         return
     records = _records(self, value)
