@@ -23,7 +23,7 @@ class Batched:
     """An array of vmap level `level`: `value` holds the samples along axis 0 (n of them, or
     one shared by all); its shape, dtype and operators are those of one sample."""
 
-    __slots__ = ("value", "level", "n")
+    __slots__ = ("value", "level", "n", "__weakref__")
     __array_ufunc__ = None  # NumPy's operators defer to ours
     __array_priority__ = 2000.0
 

@@ -6,7 +6,8 @@ tensor needing grad is recorded as an operation: the tensor gets a new value and
 the gradient flows to both its old value and the written one. A leaf that requires grad can't
 be written while grad mode is on; under no_grad (an optimizer step) it gets a new array. So
 does a tensor whose memory a graph holds (an alias): copy-on-write. In forward mode a write
-gives the tensor the tangent of the value written (a view keeps its own tangent). Inside
+gives the tensor the tangent of the value written (through a view: its base's tangent in that
+region, and every view of the base the view of that). Inside
 vmap, a value of a higher level the same for every sample (jacfwd's primals) lifts the tensor
 written into that level; one that differs per sample can't be written (RuntimeError).
 
@@ -16,6 +17,7 @@ rebases the base's history (CopySlices) and makes every view of it a view of the
 
 from __future__ import annotations
 
+import functools
 import operator
 import weakref
 
@@ -185,9 +187,31 @@ def _copy_slices_vjp(xp, g, s, p, needs):
     return (g - back if needs[0] else None, region if needs[1] else None)
 
 
+def _copy_slices_jvp(xp, ts, xs, outs, p):
+    """The base's tangent after a write through its view (p: the view's steps): the old
+    tangent outside the region, the tangent of the value written in it (V^T of it)."""
+    tb, tv = ts
+    out = None
+    if tb is not None:
+        region = tb
+        for rule, q, _ in p:
+            region = xp.primitive(rule.name, region, q)
+        for rule, q, _ in reversed(p):
+            region = rule.vjp(xp, region, None, q, (True,))[0]
+        out = tb - region
+    if tv is not None:
+        for rule, q, _ in reversed(p):
+            tv = rule.vjp(xp, tv, None, q, (True,))[0]
+        out = tv if out is None else out + tv
+    return out
+
+
 # PyTorch's CopySlices: the node a base gets when a view of it is written with history. Its
-# inputs: the base's old history, the value written; p: the view's steps (View.steps).
-COPY_SLICES = Rule("copy_slices", None, _copy_slices_vjp, ((), ()), complex="own")
+# inputs: the base's old history, the value written; p: the view's steps (View.steps). Its
+# JVP gives the base's tangent after such a write, in forward mode (_share_tangents).
+COPY_SLICES = Rule(
+    "copy_slices", None, _copy_slices_vjp, ((), ()), jvp=_copy_slices_jvp, complex="own"
+)
 COPY_SLICES.backward_name = "CopySlices"
 
 
@@ -209,11 +233,13 @@ def _shared(t: Tensor):
     return None
 
 
-def _write_shared(t: Tensor, group, name: str, value, compute, write) -> None:
+def _write_shared(t: Tensor, group, name: str, value, compute, write, replay) -> None:
     """Write into the memory t shares with its alias group. `compute(src)` gives the new value
     of t from src (t's values, with its history) as a recorded operation; `write(array)`
     writes the value raw into t's array (in place where arrays are mutable) and returns the
-    array written. Recorded (grad mode, and t or the value needs grad): the new value is
+    array written; `replay()`: (how, raw value), the write as chainrule.compile replays it,
+    how(array, raw value) in the array's memory (how None where a key holds traced values).
+    Recorded (grad mode, and t or the value needs grad): the new value is
     computed on a copy of t (PyTorch's original self: the memory is about to change) and
     copied in; t's base gets a CopySlices node, and every view of the base is made a view of
     the new base. Immutable and lazy arrays: every member's values are remade (_remake)."""
@@ -227,35 +253,112 @@ def _write_shared(t: Tensor, group, name: str, value, compute, write) -> None:
         raise RuntimeError(_OVERLAP)
     tracer = grad_mode.tracer if grad_mode.extended else None
     if tracer is not None:
-        tracer.unsupported(f"an in-place {name} to memory that views or aliases share")
+        replay = replay()
+        tracer.sharing(group, name, replay[0] is not None, records)
+        tracer = grad_mode.tracer  # None where it can't be replayed
     _same_library(t, value, name)
     xp = t._xp
-    # In forward mode t gets the tangent of the value written, as an unshared tensor does
-    # (the tangents of its base and other views stay theirs).
     if records:
         src = Tensor(xp.asarray(t._data, copy=True), xp, t._edge)
+        if tracer is not None:
+            tracer.converted(t, src, _copy, None)
         if grad_mode.forward:
             src._fw = getattr(t, "_fw", None)
         new = _fitted(t, compute(src), name)
         if group.mutable:
+            if tracer is not None:
+                tracer.writing(t)
             _backend.write_into(xp, t._data, Ellipsis, new._data)
+            if tracer is not None:
+                tracer.wrote(t, "op", functools.partial(_replay_key, xp, Ellipsis), new._data)
         else:
             _remake(t, group, path, new._data)
-        if grad_mode.forward:
-            t._fw = getattr(new, "_fw", None)
+        tangents = new if grad_mode.forward else None
     else:
         tangents = compute(t) if dual(t) or dual(value) else None
+        if tracer is not None:
+            tracer.writing(t)
         out = write(t._data)
+        if tracer is not None:
+            tracer.wrote(t, "op", *replay)
         if not group.mutable:
             _remake(t, group, path, out)
-        if tangents is not None:
-            t._fw = getattr(tangents, "_fw", None)
     vc = t._vc
     vc.value += 1
     STATE.inplace_writes += 1
+    arrays = [(m, m._data) for m, _ in group.live()] if tracer is not None else ()
     _stale(group, vc)
     if records:
-        _rebase(t, view, group, new._edge)
+        made = _rebase(t, view, group, new._edge)
+        if tracer is not None:
+            tracer.adopt(made)
+    if tracer is not None:
+        tracer.realiased(arrays)
+    if tangents is not None:
+        _share_tangents(t, group, tangents)
+
+
+# Forward mode (PyTorch's forward AD): the tangents of a tensor and of its views share memory
+# as their values do. A tensor's tangent base is the tensor its view record starts from, or
+# the nearest make_dual result on the way (make_dual gives a view of the primal whose tangent
+# is its own; the primal gets none): make_dual's results, by id while they live.
+dual_bases: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def _tangent_base(m: Tensor, members: list) -> tuple:
+    """(m's tangent base, the view steps from it to m), among the live `members` of m's
+    alias group."""
+    view = getattr(m, "_view", None)
+    if view is None or id(m) in dual_bases:
+        return m, ()
+    best, steps = view.base, view.steps
+    for d, _ in members:
+        made = getattr(d, "_view", None)
+        if id(d) not in dual_bases or made is None or made.base is not view.base:
+            continue
+        k = len(made.steps)
+        if k <= len(view.steps) and len(view.steps) - k < len(steps):
+            if all(a is b for a, b in zip(made.steps, view.steps)):
+                best, steps = d, view.steps[k:]
+    return best, steps
+
+
+def _share_tangents(t: Tensor, group, new: Tensor) -> None:
+    """Forward mode, after a write through t whose new value (as an operation's result) is
+    `new`: t's tangent base takes new's tangent in t's region (the rest of its tangent stays;
+    zeros where it had none), and it and every view of it get the view of that tangent, as
+    PyTorch's forward AD updates a base's tangent in place (a view's is a view of it)."""
+    members = group.live()
+    base, path = _tangent_base(t, members)
+    forward = STATE.forward
+    xp = base._xp
+    if path:
+        res = Tensor(base._data, xp, None)
+        forward(COPY_SLICES, (base, new), (base._data,), path, (res,))
+        new = res
+    _set_tangents(base, getattr(new, "_fw", None))
+    raw = _rules.raw_namespace(xp)
+    for m, _ in members:
+        b, steps = _tangent_base(m, members)
+        if b is not base or m is base:
+            continue
+        src = base
+        for rule, q, _ in steps:
+            out = Tensor(rule.fwd(raw, src._data, q), xp, None)
+            forward(rule, (src,), (out._data,), q, (out,))
+            src = out
+        _set_tangents(m, src._fw)
+
+
+def _set_tangents(m: Tensor, fw) -> None:
+    """Give m the tangents `fw` at the levels operations see now (it keeps the others)."""
+    old = getattr(m, "_fw", None)
+    if old:
+        levels = grad_mode.forward
+        kept = {k: v for k, v in old.items() if k not in levels}
+        if kept:
+            fw = {**kept, **fw} if fw else kept
+    m._fw = fw
 
 
 def _broadcast(path: tuple) -> bool:
@@ -331,18 +434,20 @@ def _stale(group, vc: VersionCounter) -> None:
             group.held(m)
 
 
-def _rebase(t: Tensor, view, group, edge) -> None:
+def _rebase(t: Tensor, view, group, edge) -> list:
     """t's history after a recorded write of a value with history `edge` (None: none): t's
     own, or, for a view, its base's is CopySlices(old base, value) and every view of the base
-    is a view of that."""
+    is a view of that. The nodes made."""
+    nodes: list = []
     if view is None:
         base = t
         t._edge = edge
     else:
         base = view.base
         if base._edge is None and edge is None:
-            return
+            return nodes
         base._edge = Node(COPY_SLICES, (base._edge, edge), None, view.steps)
+        nodes.append(base._edge)
     group.graph = True
     cx = _backend.dtype_kind(base._data.dtype) == "c"  # see Node.meets_complex
     for m, _ in group.live():
@@ -353,7 +458,9 @@ def _rebase(t: Tensor, view, group, edge) -> None:
                 for rule, q, fit in made.steps:
                     e = Node(rule, (e,), None, q, fit)
                     e.meets_complex = cx and rule.complex != "own"
+                    nodes.append(e)
             m._edge = e
+    return nodes
 
 
 # ----------------------------------------------------------------------------- writes
@@ -366,6 +473,7 @@ def _inplace_operator(op, raw_op, name: str):
             _write_shared(
                 self, group, name, other, lambda src: op(src, other),
                 lambda a: _raw_write(a, raw_op, other, self, name, group.mutable),
+                lambda: (functools.partial(_replay_op, raw_op), _raw_value(other, self)),
             )  # fmt: skip
             return self
         records = _records(self, other)
@@ -403,9 +511,14 @@ def _inplace_operator(op, raw_op, name: str):
     return method
 
 
+def _raw_value(other, t: Tensor):
+    """The raw value of an in-place operator's operand, for t's array."""
+    return other if other.__class__ in _SCALARS else constant(other, t._xp)._data
+
+
 def _raw_write(a, raw_op, other, t: Tensor, name: str, mutable: bool):
     """`a op= other` on t's raw array a: in place where arrays are mutable; the array."""
-    value = other if other.__class__ in _SCALARS else constant(other, t._xp)._data
+    value = _raw_value(other, t)
     _check_kind(t, value, name)
     out = raw_op(a, value)
     if out.shape != a.shape:  # immutable arrays compute `a op b`, which broadcasts
@@ -419,11 +532,39 @@ def _raw_write(a, raw_op, other, t: Tensor, name: str, mutable: bool):
     return out
 
 
+def _copy(xp, a, p):
+    """A copy of array a (as chainrule.compile replays the copy a recorded write computes on)."""
+    return xp.asarray(a, copy=True)
+
+
+def _replay_op(raw_op, a, v):
+    """`a op= v` in a's memory, as chainrule.compile replays a write to shared memory."""
+    out = raw_op(a, v)
+    if out is not a:
+        _backend.write_into(_backend.namespace(a), a, Ellipsis, out)
+    return a
+
+
+def _replay_key(xp, key, a, v):
+    """a[key] = v in a's memory, as chainrule.compile replays a write to shared memory."""
+    _backend.write_into(xp, a, key, v)
+    return a
+
+
+def _traced_key(key) -> bool:
+    """Whether an index key holds arrays (whose values a compiled replay would recompute)."""
+    keys = key if key.__class__ is tuple else (key,)
+    return any(_backend.is_array(k) for k in keys)
+
+
 def _write_key(xp, a, key, v, mutable: bool):
-    """a[key] = v: in a's memory where arrays are mutable; the array."""
+    """a[key] = v: in a's memory where arrays are mutable; the array. Else a new array (vmap's
+    assignment writes the batch's array in place, which the other members' share)."""
     if mutable:
         _backend.write_into(xp, a, key, v)
         return a
+    if a.__class__ is Batched:
+        a = xp.asarray(a, copy=True)
     return _backend.assign(xp, a, key, v)
 
 
@@ -453,9 +594,10 @@ def setitem(self: Tensor, key, value) -> None:
             return OPS["setitem"]((src, v), (key, v.shape, covered))
 
         raw = value._data if value.__class__ is Tensor else value
+        how = None if _traced_key(key) else functools.partial(_replay_key, self._xp, key)
         _write_shared(
             self, group, "setitem", value, compute,
-            lambda a: _write_key(self._xp, a, key, raw, group.mutable),
+            lambda a: _write_key(self._xp, a, key, raw, group.mutable), lambda: (how, raw),
         )  # fmt: skip
         return
     records = _records(self, value)

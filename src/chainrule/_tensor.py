@@ -489,6 +489,9 @@ class Tensor:
         t = Tensor(d, self._xp, None)
         t._vc = VersionCounter()
         share(self, t)
+        tracer = grad_mode.tracer if grad_mode.extended else None
+        if tracer is not None:  # chainrule.compile: the same values, in a slot of their own
+            tracer.realiased(((t, self._data),))
         return t
 
     @data.setter

@@ -40,12 +40,12 @@ _aliasing: dict[int, str | None] = {}
 def aliasing(xp) -> str | None:
     """How arrays of `xp` share memory: "memory" where views share it and are written in place
     (NumPy, PyTorch, CuPy, array-api-strict), "values" where arrays are immutable (JAX) or
-    lazy (Dask: a view is a task graph of its own), None for vmap's batched arrays (their
-    writes are vmap's own)."""
+    lazy (Dask: a view is a task graph of its own), and for vmap's batched arrays (a write
+    gives a new batch, from which the views' values are remade)."""
     kind = _aliasing.get(id(xp), False)
     if kind is False:
         lib = library(xp)
-        kind = None if lib == "vmap" else "values" if lib in ("jax", "dask") else "memory"
+        kind = "values" if lib in ("jax", "dask", "vmap") else "memory"
         _aliasing[id(xp)] = kind
     return kind
 

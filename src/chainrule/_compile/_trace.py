@@ -219,6 +219,7 @@ class Tracer:
         # Each returns tensors on a lazy library to settle after the call and each replay
         # (an optimizer step's parameters, gradients and state: see settle_after).
         self.settles: list = []
+        self.shared_groups: list = []  # the alias groups whose memory a write went to
         self._pending = -1  # the slot an in-place write is about to change
         self._target: tuple = ()  # and how the replay finds the tensor written (see _locate)
         for i, x in enumerate(inputs):
@@ -508,6 +509,76 @@ class Tracer:
                 a = self.values[root]
                 ext.snapshot = _backend.namespace(a).asarray(a, copy=True)
 
+    def sharing(self, group, name: str, replayable: bool, records: bool) -> None:
+        """Before an in-place write to memory that the live members of alias group `group`
+        share (views, detach(), .data): the replay makes it in its own arrays, which share
+        memory as these do, where arrays are written in place (not JAX's nor Dask's) and
+        each member's array is a slot that stands for it: computed inside (a view, .data), or
+        an argument's or a tensor's from outside (read at each call, or a constant made
+        inside: a fresh copy at each call) for a write that records nothing (the replay
+        changes their history in no way); else the call runs eagerly. replayable: False for
+        a key that holds arrays; records: the write is recorded (see _inplace._records)."""
+        reason = None
+        if not group.mutable:
+            reason = "of immutable or lazy arrays"
+        elif not replayable:
+            reason = "at an index array"
+        else:
+            for m, _ in group.live():
+                s = self.slot_of.get(id(m._data))
+                kind = self.kinds.get(s, COMPUTED)
+                if kind == COMPUTED and s is not None:
+                    continue
+                if s is None or records or kind == CONST or not self._stands_for(s, m):
+                    reason = "with an argument, a tensor from outside or a constant"
+                    break
+                if kind == INPUT and self.arg_of.get(id(m)) != self.where[s]:
+                    reason = "with an argument that another tensor aliases"
+                    break
+        if reason is not None:
+            self.unsupported(f"an in-place {name} to memory that views or aliases share {reason}")
+        elif group not in self.shared_groups:
+            self.shared_groups.append(group)
+
+    def adopt(self, nodes: list) -> None:
+        """Nodes that an in-place write through a view made (CopySlices, the views' new
+        nodes): part of the graph recorded inside."""
+        for node in nodes:
+            self.held.append(node)
+            self.nodes.add(id(node))
+
+    def realiased(self, arrays) -> None:
+        """The tensors of `arrays` (pairs of a tensor and its array before) that were given new
+        array objects of the same memory (after a write to shared memory; `.data`): slots that
+        are views of the old ones (an array the trace doesn't know stays unknown)."""
+        for t, old in arrays:
+            s = self.slot_of.get(id(old))
+            if s is not None and t._data is not old:
+                k = self._new(t._data)
+                self.emit(Fwd1(FWD1, _same_memory, s, None, k, False, t._xp), (s,), (k,))
+
+    def _shared_kept(self, outputs: list, externals: list, persistent: list) -> None:
+        """A replay's arrays share memory as the traced ones do only where a slot stands for
+        each (see sharing): memory written through an alias can't reach two outputs, nor a
+        tensor made inside and kept outside."""
+        groups = [id(g) for g in self.shared_groups]
+        if not groups:
+            return
+        seen = []
+        for t in outputs:
+            vc = getattr(t, "_vc", None) if t.__class__ is Tensor else None
+            if vc is not None and id(vc.group) in groups:
+                if id(vc.group) in seen:
+                    raise Unsupported("returning tensors that share memory written in place")
+                seen.append(id(vc.group))
+        for t, kept, ext in zip(externals, persistent, self.externals):
+            vc = getattr(t, "_vc", None) if kept else None
+            read = ext.slot is not None and self.kinds.get(ext.slot) == EXTERNAL
+            if vc is not None and id(vc.group) in groups and not read:
+                raise Unsupported(
+                    "a tensor made inside and kept outside shares memory written in place inside"
+                )
+
     def _root_slot(self, s: int) -> int:
         """The slot whose memory slot s's array is a view of (NumPy), else s."""
         a = self.values[s]
@@ -781,6 +852,7 @@ class Tracer:
             raise Unsupported(self.reason)
         externals = [e.ref() for e in self.externals]
         persistent = self._persistent(externals, outputs)
+        self._shared_kept(outputs, externals, persistent)
         arg_changes = self._arg_changes()
         out_specs = self._outputs(outputs, externals, persistent)
         escaped = self._unexplained(self._holders(outputs, externals))
@@ -825,6 +897,7 @@ class Tracer:
         extra += _node_arrays(self.held)
         extra += [id(e.entry) for e in self.externals]
         extra += [id(e.entry) for e in self.arg_entries.values()]
+        extra += _view_bases([*outputs, *externals])
         return extra
 
     def _hook_guards(self) -> list:
@@ -969,6 +1042,13 @@ class Tracer:
             # References: the list `externals`, this trace's, the outputs; anything more holds
             # t beyond the call.
             out.append(sys.getrefcount(t) - beyond - 2 - counts.get(id(t), 0) > 0)
+        # A view holds its base: one that is made inside or returned doesn't keep it beyond.
+        by_views = _base_counts([v for v, kept in zip(externals, out) if not kept], outputs)
+        for i in range(len(externals)):
+            t = externals[i]
+            if out[i] and id(t) in by_views:
+                held = sys.getrefcount(t) - beyond - 2 - counts.get(id(t), 0)
+                out[i] = held - by_views[id(t)] > 0
         t = None
         for target, vc, bumps in self.rebinds:
             if target[0] != "ext" or out[target[1]]:  # else made inside: not rebound
@@ -1092,6 +1172,36 @@ class _Recorded:
     def done(self, node) -> None:
         if not self.retain and node.saved is not None:
             self.released.append(node)
+
+
+def _base_counts(inside: list, outputs: list) -> dict:
+    """id(base) -> how many of the views among `inside` (tensors made inside) and `outputs`
+    (each once) hold it."""
+    counts: dict = {}
+    for t in [*inside, *{id(o): o for o in outputs}.values()]:
+        view = getattr(t, "_view", None) if t.__class__ is Tensor else None
+        if view is not None:
+            counts[id(view.base)] = counts.get(id(view.base), 0) + 1
+    return counts
+
+
+def _view_bases(tensors: list) -> list:
+    """The ids of the arrays of the bases that the views among `tensors` hold (each base
+    once, and none of `tensors`: those are counted as they are)."""
+    given = {id(t) for t in tensors}
+    seen = set()
+    out = []
+    for t in tensors:
+        view = getattr(t, "_view", None) if t.__class__ is Tensor else None
+        if view is not None and id(view.base) not in given and id(view.base) not in seen:
+            seen.add(id(view.base))
+            out.append(id(view.base._data))
+    return out
+
+
+def _same_memory(xp, a, p):
+    """A new array object of a's memory (see Tracer.realiased)."""
+    return a[...]
 
 
 def host_arrays(fn, args: tuple, dtype, xp, which: tuple | None = None) -> tuple:

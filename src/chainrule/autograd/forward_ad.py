@@ -9,7 +9,7 @@ import itertools
 from collections import namedtuple
 from typing import Any
 
-from .. import _backend, _factories, _namespace, _rules, _tensor
+from .. import _backend, _factories, _inplace, _namespace, _rules, _tensor
 from .._backend import ndarray
 from .._batching import NAMESPACE, Batched, level_of
 from .._mode import set_feature
@@ -161,6 +161,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         dual = _rules.OPS["reshape"](tensor, (tensor.shape, tensor.shape))
     fw[level] = tangent
     dual._fw = fw
+    _inplace.dual_bases[id(dual)] = dual  # its views' tangents are views of its own
     return dual
 
 
