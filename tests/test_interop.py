@@ -144,10 +144,10 @@ def test_in_place_ndarray_operator_with_a_tensor_raises():
 
 def test_ufuncs_are_looked_up_when_called(monkeypatch):
     x = np_leaf([0.2, 0.5])
-    monkeypatch.delattr(cr, "sin")
+    monkeypatch.delattr(cr._namespace, "sin")
     with pytest.raises(TypeError, match="numpy.sin for Tensors; it needs chainrule.sin"):
         np.sin(x)
-    monkeypatch.setattr(cr, "hypot", lambda a, b: "chainrule's hypot", raising=False)
+    monkeypatch.setattr(cr._namespace, "hypot", lambda a, b: "chainrule's hypot")
     assert np.hypot(x, x) == "chainrule's hypot"
 
 
@@ -543,10 +543,10 @@ def test_the_tables_name_numpys_own_ufuncs_and_functions():
 
 def test_numpy_functions_are_looked_up_when_called(monkeypatch):
     x = np_leaf(values((2, 3)))
-    monkeypatch.delattr(cr, "flip")
+    monkeypatch.delattr(cr._namespace, "flip")
     with pytest.raises(TypeError, match="numpy.flip for Tensors; it needs chainrule.flip"):
         np.flip(x)
-    monkeypatch.setattr(cr, "tile", lambda x, reps: ("chainrule's tile", reps))
+    monkeypatch.setattr(cr._namespace, "tile", lambda x, reps: ("chainrule's tile", reps))
     assert np.tile(x, 2) == ("chainrule's tile", (2,))
 
 

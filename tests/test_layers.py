@@ -153,6 +153,47 @@ def test_no_import_from_a_layer_above(module):
     assert not above, f"{module} (layer {own}) imports from above:\n" + "\n".join(above)
 
 
+# The comment that marks the one allowed lookup of a module in sys.modules: Tensor's
+# __array_namespace__ returns the package itself (_interop._package).
+ALLOWED_LOOKUP = "# layers: the package itself"
+
+
+def _module_lookups(source: str) -> list[int]:
+    """Lines of `source` that look a module up in `sys.modules[...]` (an import the import
+    statements do not show), except those marked with ALLOWED_LOOKUP."""
+    lines = source.splitlines()
+    return [
+        node.lineno
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Subscript)
+        and ast.unparse(node.value) == "sys.modules"
+        and ALLOWED_LOOKUP not in lines[node.lineno - 1]
+    ]
+
+
+def test_no_module_looked_up_in_sys_modules():
+    hidden = [
+        f"{module}:{line}"
+        for module, (path, _) in MODULES.items()
+        for line in _module_lookups(path.read_text())
+    ]
+    assert not hidden, "import what a module needs at the top, not through sys.modules:\n" + (
+        "\n".join(hidden)
+    )
+
+
+def test_the_lookup_check_finds_lookups():
+    source = (
+        "import sys\n"
+        "def f():\n"
+        "    return sys.modules[__package__].sum\n"
+        "def g():\n"
+        f"    return sys.modules['chainrule']  {ALLOWED_LOOKUP}\n"
+        "x = sys.modules.get('scipy')\n"
+    )
+    assert _module_lookups(source) == [3]
+
+
 def _cycles(graph: dict[str, list[str]]) -> list[list[str]]:
     """The strongly connected components of more than one module of `graph` (module -> the
     modules it imports), by Tarjan's algorithm, iterative."""

@@ -7,16 +7,11 @@ from __future__ import annotations
 
 import math
 import string
-import sys
 
 from . import _backend
+from . import _namespace as ops
 
 _LETTERS = frozenset(string.ascii_letters)
-
-
-def _cr():
-    """The chainrule package (which imports this module, so it is looked up when needed)."""
-    return sys.modules[__package__]
 
 
 def _parse(subscripts: str, ndims: list[int]) -> tuple[list[list[str]], list[str]]:
@@ -68,7 +63,6 @@ def _parse(subscripts: str, ndims: list[int]) -> tuple[list[list[str]], list[str
 
 def _diagonals(x, labels: list[str]):
     """x with each label repeated within it reduced to one axis (a diagonal)."""
-    cr = _cr()
     while len(set(labels)) < len(labels):
         c = next(c for c in labels if labels.count(c) > 1)
         a = labels.index(c)
@@ -76,8 +70,8 @@ def _diagonals(x, labels: list[str]):
         n = x.shape[a]
         shape = [1] * x.ndim
         shape[a] = shape[b] = n
-        on = cr.reshape(cr.asarray(x._xp.eye(n, dtype=x._xp.bool)), tuple(shape))
-        x = cr.sum(cr.where(on, x, cr.zeros_like(x)), axis=b)
+        on = ops.reshape(ops.asarray(x._xp.eye(n, dtype=x._xp.bool)), tuple(shape))
+        x = ops.sum(ops.where(on, x, ops.zeros_like(x)), axis=b)
         labels = labels[:b] + labels[b + 1 :]
     return x, labels
 
@@ -86,13 +80,12 @@ def _sum_out(x, labels: list[str], keep: set[str]):
     axes = tuple(i for i, c in enumerate(labels) if c not in keep)
     if not axes:
         return x, labels
-    return _cr().sum(x, axis=axes), [c for c in labels if c in keep]
+    return ops.sum(x, axis=axes), [c for c in labels if c in keep]
 
 
 def _contract(x, xl: list[str], y, yl: list[str], later: set[str], sizes: dict):
     """x and y contracted over the labels they share that nothing later needs, by one batched
     matmul: (batch, free of x, shared) @ (batch, shared, free of y)."""
-    cr = _cr()
     batch = [c for c in xl if c in yl and c in later]
     shared = [c for c in xl if c in yl and c not in later]
     free_x = [c for c in xl if c not in yl]
@@ -100,30 +93,29 @@ def _contract(x, xl: list[str], y, yl: list[str], later: set[str], sizes: dict):
 
     def grouped(t, labels, groups):
         order = [labels.index(c) for g in groups for c in g]
-        t = cr.permute_dims(t, tuple(order))
-        return cr.reshape(t, tuple(math.prod(sizes[c] for c in g) for g in groups))
+        t = ops.permute_dims(t, tuple(order))
+        return ops.reshape(t, tuple(math.prod(sizes[c] for c in g) for g in groups))
 
     a = grouped(x, xl, (batch, free_x, shared))
     b = grouped(y, yl, (batch, shared, free_y))
     labels = batch + free_x + free_y
-    return cr.reshape(cr.matmul(a, b), tuple(sizes[c] for c in labels)), labels
+    return ops.reshape(ops.matmul(a, b), tuple(sizes[c] for c in labels)), labels
 
 
 def einsum(subscripts, *operands, dtype=None):
     """numpy.einsum(subscripts, *operands) by chainrule's functions, differentiable."""
-    cr = _cr()
     if not isinstance(subscripts, str):
         raise TypeError(
             "chainrule does not implement numpy.einsum with subscripts given as lists for "
             "Tensors; write them as a string, e.g. 'ij,jk->ik'"
         )
-    xs = [cr.asarray(x) for x in operands]
+    xs = [ops.asarray(x) for x in operands]
     if dtype is not None:
         dtype = _backend.from_backend_dtype(dtype)
         for x in xs:
-            if not cr.can_cast(x.dtype, dtype):  # NumPy's default casting='safe'
+            if not ops.can_cast(x.dtype, dtype):  # NumPy's default casting='safe'
                 raise TypeError(f"einsum: cannot cast {x.dtype} to {dtype} safely")
-        xs = [cr.astype(x, dtype) for x in xs]
+        xs = [ops.astype(x, dtype) for x in xs]
     labels, out = _parse(subscripts, [x.ndim for x in xs])
     sizes: dict[str, int] = {}
     for x, ls in zip(xs, labels):
@@ -141,7 +133,7 @@ def einsum(subscripts, *operands, dtype=None):
         x, ls = _sum_out(x, ls, elsewhere)
         target = tuple(sizes[c] for c in ls)
         if x.shape != target:
-            x = cr.broadcast_to(x, target)
+            x = ops.broadcast_to(x, target)
         reduced.append((x, ls))
     x, xl = reduced[0]
     for k in range(1, len(reduced)):
@@ -151,4 +143,4 @@ def einsum(subscripts, *operands, dtype=None):
         y, yl = _sum_out(y, yl, later | set(xl))
         x, xl = _contract(x, xl, y, yl, later, sizes)
     x, xl = _sum_out(x, xl, set(out))
-    return cr.permute_dims(x, tuple(xl.index(c) for c in out)) if xl != out else x
+    return ops.permute_dims(x, tuple(xl.index(c) for c in out)) if xl != out else x

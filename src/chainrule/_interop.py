@@ -1,7 +1,7 @@
 """How tensors meet other array code: NumPy's ufuncs and functions dispatch to chainrule
 (NEP 13 `__array_ufunc__`, NEP 18 `__array_function__`) and stay differentiable, or raise
 TypeError where chainrule has no equivalent; `__array_namespace__`, DLPack and `to_device`.
-Tensor binds these in `_namespace`; chainrule's functions are looked up when called."""
+Tensor binds these in `_methods`; the calls go through the tables of `_numpy_functions`."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from . import _backend
 from ._dtypes import __array_namespace_info__
 from ._numpy_composites import TABLES
 from ._numpy_composites import UFUNCS as COMPOSITE_UFUNCS
-from ._numpy_functions import VALUE_FUNCTIONS, _chainrule, _fn, _Missing
-from ._tensor import Tensor, converted, dual, grad_mode
+from ._numpy_functions import VALUE_FUNCTIONS, _fn, _Missing
+from ._tensor import Tensor, dual, grad_mode
 from ._typing import Device
 
 np = _backend.np
@@ -176,11 +176,18 @@ def array_function(self, func, types, args, kwargs):
 # ----------------------------------------------------------------------------- Array API
 
 
+def _package():
+    """The chainrule package itself: the namespace `Tensor.__array_namespace__` returns is the
+    object users import, every public name included. The package imports this module, so it
+    is looked up when called; it is the one lookup of the package from below it."""
+    return sys.modules[__package__]  # layers: the package itself
+
+
 def array_namespace(self, /, *, api_version=None):
     """The Array API namespace of tensors: the chainrule module (the latest version), or for an
     earlier `api_version` chainrule as that version has it."""
     if api_version is None or api_version == API_VERSIONS[-1]:
-        return _chainrule()
+        return _package()
     if api_version not in API_VERSIONS:
         raise ValueError(
             f"chainrule implements Array API versions {', '.join(API_VERSIONS)}, "
@@ -203,17 +210,17 @@ class Earlier(types.ModuleType):
     namespace may offer more than its version asks)."""
 
     def __init__(self, version: str) -> None:
-        super().__init__(_chainrule().__name__, self.__doc__)
+        super().__init__(_package().__name__, self.__doc__)
         self.__array_api_version__ = version
 
     def __getattr__(self, name: str):
-        return getattr(_chainrule(), name)
+        return getattr(_package(), name)
 
     def broadcast_arrays(self, *arrays) -> list:
-        return list(_chainrule().broadcast_arrays(*arrays))
+        return list(_package().broadcast_arrays(*arrays))
 
     def meshgrid(self, *arrays, indexing="xy") -> list:
-        return list(_chainrule().meshgrid(*arrays, indexing=indexing))
+        return list(_package().meshgrid(*arrays, indexing=indexing))
 
     def __array_namespace_info__(self) -> _EarlierInfo:
         return _EarlierInfo()
@@ -240,21 +247,6 @@ def dlpack(self, /, *, stream=None, max_version=None, dl_device=None, copy=None)
 
 def dlpack_device(self, /):
     return self._data.__dlpack_device__()
-
-
-def from_dlpack(x, /, *, device=None, copy=None):
-    """A tensor of the default namespace holding the data of `x`, any object with
-    `__dlpack__` (a tensor too, unless it requires grad); shared unless copied."""
-    xp = _backend.default_namespace()
-    kwargs = _given(device=device, copy=copy)
-    out = Tensor(_backend.normalize(xp.from_dlpack(x, **kwargs), xp), xp, None)
-    converted(x, out, _from_dlpack, kwargs)
-    return out
-
-
-def _from_dlpack(xp, a, kwargs):
-    """from_dlpack of an array, as compile's replay makes it again."""
-    return _backend.normalize(xp.from_dlpack(a, **kwargs), xp)
 
 
 def to_device(self: Tensor, device: Device, /, *, stream: Any = None) -> Tensor:

@@ -40,7 +40,6 @@ from ._dtypes import (  # noqa: F401 - public
     uint32,
     uint64,
 )
-from ._interop import from_dlpack  # noqa: F401 - public
 from ._rules import OPS
 from ._tensor import Tensor, as_tensor, as_tensors
 from ._typing import ArrayLike, Axis, Device, DTypeLike, IndexKey, Scalar, Shape
@@ -1094,6 +1093,22 @@ def _size(shape: Shape, more: tuple[int, ...], name: str) -> Shape:
     if not builtins.all(isinstance(n, _numbers.Integral) for n in sizes):
         raise TypeError(f"{name}(): a shape is one tuple of ints or several ints, got {sizes!r}")
     return tuple(builtins.int(n) for n in sizes)
+
+
+def from_dlpack(x: Any, /, *, device: Device = None, copy: bool | None = None) -> Tensor:
+    """A tensor of the default namespace holding the data of `x`, any object with
+    `__dlpack__` (a tensor too, unless it requires grad); shared unless copied."""
+    xp = _backend.default_namespace()
+    # Only the keywords given: a library that predates one of them still takes the call.
+    kwargs = {k: v for k, v in (("device", device), ("copy", copy)) if v is not None}
+    out = Tensor(_backend.normalize(xp.from_dlpack(x, **kwargs), xp), xp, None)
+    _tensor.converted(x, out, _from_dlpack, kwargs)
+    return out
+
+
+def _from_dlpack(xp: Any, a: Any, kwargs: dict) -> Any:
+    """from_dlpack of an array, as compile's replay makes it again."""
+    return _backend.normalize(xp.from_dlpack(a, **kwargs), xp)
 
 
 def zeros(shape: Shape, *size: int, dtype: DTypeLike = None, device: Device = None) -> Tensor:

@@ -8,17 +8,14 @@ from __future__ import annotations
 import math
 import operator
 
-from . import _backend
+from . import _backend, linalg
+from . import _namespace as ops
 from ._backend import normalize_axes
 from ._einsum import einsum
 from ._numpy_functions import LINALG as _LINALG
 from ._numpy_functions import TABLES as _TABLES
-from ._numpy_functions import _chainrule, _custom, _flat, _ints
+from ._numpy_functions import _custom, _flat, _ints
 from ._tensor import Tensor
-
-
-def _cr():
-    return _chainrule()
 
 
 def _axis(axis: int, ndim: int) -> int:
@@ -33,33 +30,32 @@ def _along(ndim: int, axis: int, key) -> tuple:
 def _indices(like, values):
     """An int64 index tensor of like's array library."""
     xp = like._xp
-    return _cr().asarray(xp.asarray(list(values), dtype=xp.int64))
+    return ops.asarray(xp.asarray(list(values), dtype=xp.int64))
 
 
 def _mask(like, values):
     """A bool tensor of like's array library from nested Python lists."""
     xp = like._xp
-    return _cr().asarray(xp.asarray(values, dtype=xp.bool))
+    return ops.asarray(xp.asarray(values, dtype=xp.bool))
 
 
 def _filled(like, shape, value):
     """A tensor of `shape` filled with `value`, of like's array library and dtype."""
-    return _cr().asarray(like._xp.full(shape, value, dtype=like._data.dtype))
+    return ops.asarray(like._xp.full(shape, value, dtype=like._data.dtype))
 
 
 def _beside(like, value):
     """value as a tensor of like's array library (Python data converted there, not by the
     default library)."""
     if value.__class__ is Tensor or _backend.is_array(value):
-        return _cr().asarray(value)
-    return _cr().asarray(like._xp.asarray(value))
+        return ops.asarray(value)
+    return ops.asarray(like._xp.asarray(value))
 
 
 def _float(x):
     """x as a tensor of a floating dtype (integers and bools as float64, as NumPy)."""
-    cr = _cr()
-    x = cr.asarray(x)
-    return x if x.dtype.kind in "fc" else cr.astype(x, cr.float64)
+    x = ops.asarray(x)
+    return x if x.dtype.kind in "fc" else ops.astype(x, ops.float64)
 
 
 # ----------------------------------------------------------------------------- ufuncs
@@ -74,31 +70,30 @@ def _rad2deg(x):
 
 
 def _exp2(x):
-    return _cr().exp(x * math.log(2))
+    return ops.exp(x * math.log(2))
 
 
 def _logaddexp2(x1, x2):
     ln2 = math.log(2)
-    return _cr().logaddexp(x1 * ln2, x2 * ln2) / ln2
+    return ops.logaddexp(x1 * ln2, x2 * ln2) / ln2
 
 
 def _nan_ignoring(pick: str):
     """fmax, fmin: maximum or minimum, the other operand where one is NaN."""
 
     def handler(x1, x2):
-        cr = _cr()
-        x1, x2 = cr.asarray(x1), cr.asarray(x2)
-        both = getattr(cr, pick)(x1, x2)
-        return cr.where(cr.isnan(x2), x1, cr.where(cr.isnan(x1), x2, both))
+        x1, x2 = ops.asarray(x1), ops.asarray(x2)
+        both = getattr(ops, pick)(x1, x2)
+        return ops.where(ops.isnan(x2), x1, ops.where(ops.isnan(x1), x2, both))
 
     return handler
 
 
 def _fabs(x):
-    x = _cr().asarray(x)
+    x = ops.asarray(x)
     if x.dtype.kind == "c":
         raise TypeError("ufunc 'fabs' not supported for complex inputs")
-    return _cr().abs(x)
+    return ops.abs(x)
 
 
 # NumPy ufunc name -> a function of the ufunc's inputs.
@@ -119,90 +114,84 @@ UFUNCS = {
 
 
 def _angle(z, deg=False):
-    out = _cr().angle(z)
+    out = ops.angle(z)
     return out * (180 / math.pi) if deg else out
 
 
 def _sinc(x):
     """sin(pi x) / (pi x), 1 at 0 (NumPy's form: x = 0 replaced by 1e-20)."""
-    cr = _cr()
     x = _float(x)
-    y = math.pi * cr.where(x == 0, 1.0e-20, x)
-    return cr.sin(y) / y
+    y = math.pi * ops.where(x == 0, 1.0e-20, x)
+    return ops.sin(y) / y
 
 
 def _iscomplex(x):
-    cr = _cr()
-    x = cr.asarray(x)
+    x = ops.asarray(x)
     if x.dtype.kind != "c":
-        return cr.zeros_like(x, dtype=cr.bool)
-    return cr.imag(x) != 0
+        return ops.zeros_like(x, dtype=ops.bool)
+    return ops.imag(x) != 0
 
 
 def _isreal(x):
-    cr = _cr()
-    x = cr.asarray(x)
+    x = ops.asarray(x)
     if x.dtype.kind != "c":
-        return cr.ones_like(x, dtype=cr.bool)
-    return cr.imag(x) == 0
+        return ops.ones_like(x, dtype=ops.bool)
+    return ops.imag(x) == 0
 
 
 def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
-    cr = _cr()
-    x = cr.asarray(x)
+    x = ops.asarray(x)
     if x.dtype.kind not in "fc":
         return x
     if x.dtype.kind == "c":
-        re, im = (_nan_to_num(part, True, nan, posinf, neginf) for part in (cr.real(x), cr.imag(x)))
-        return cr.astype(re, x.dtype) + im * 1j
-    big = cr.finfo(x.dtype).max
-    x = cr.where(cr.isnan(x), nan, x)
-    x = cr.where(x == math.inf, big if posinf is None else posinf, x)
-    return cr.where(x == -math.inf, -big if neginf is None else neginf, x)
+        re, im = (
+            _nan_to_num(part, True, nan, posinf, neginf) for part in (ops.real(x), ops.imag(x))
+        )
+        return ops.astype(re, x.dtype) + im * 1j
+    big = ops.finfo(x.dtype).max
+    x = ops.where(ops.isnan(x), nan, x)
+    x = ops.where(x == math.inf, big if posinf is None else posinf, x)
+    return ops.where(x == -math.inf, -big if neginf is None else neginf, x)
 
 
 def _real_if_close(a, tol=100):
     """The real part where every imaginary part is within tol (machine epsilons when > 1)."""
-    cr = _cr()
-    a = cr.asarray(a)
+    a = ops.asarray(a)
     if a.dtype.kind != "c":
         return a
     if tol > 1:
-        tol = cr.finfo(a.dtype).eps * tol
-    return cr.real(a) if bool(cr.all(cr.abs(cr.imag(a)) < tol)) else a
+        tol = ops.finfo(a.dtype).eps * tol
+    return ops.real(a) if bool(ops.all(ops.abs(ops.imag(a)) < tol)) else a
 
 
 # ---------------------------------------------------------------------- NaN-ignoring reductions
 
 
 def _nansum(a, axis=None, dtype=None, keepdims=False):
-    cr = _cr()
-    a = cr.asarray(a)
+    a = ops.asarray(a)
     if a.dtype.kind in "fc":
-        a = cr.where(cr.isnan(a), 0, a)
-    return cr.sum(a, axis=axis, dtype=dtype, keepdims=keepdims)
+        a = ops.where(ops.isnan(a), 0, a)
+    return ops.sum(a, axis=axis, dtype=dtype, keepdims=keepdims)
 
 
 def _nanmean(a, axis=None, dtype=None, keepdims=False):
-    cr = _cr()
-    a = _float(a) if dtype is None else cr.astype(cr.asarray(a), dtype)
-    known = cr.logical_not(cr.isnan(a))
-    count = cr.sum(cr.astype(known, a.dtype), axis=axis, keepdims=keepdims)
-    return cr.sum(cr.where(known, a, 0), axis=axis, keepdims=keepdims) / count
+    a = _float(a) if dtype is None else ops.astype(ops.asarray(a), dtype)
+    known = ops.logical_not(ops.isnan(a))
+    count = ops.sum(ops.astype(known, a.dtype), axis=axis, keepdims=keepdims)
+    return ops.sum(ops.where(known, a, 0), axis=axis, keepdims=keepdims) / count
 
 
 def _nan_extreme(pick: str):
     """nanmax, nanmin: NaN only where a whole slice is NaN, as NumPy."""
 
     def handler(a, axis=None, keepdims=False):
-        cr = _cr()
-        a = cr.asarray(a)
+        a = ops.asarray(a)
         if a.dtype.kind != "f":
-            return getattr(cr, pick)(a, axis=axis, keepdims=keepdims)
-        nan = cr.isnan(a)
+            return getattr(ops, pick)(a, axis=axis, keepdims=keepdims)
+        nan = ops.isnan(a)
         fill = -math.inf if pick == "max" else math.inf
-        out = getattr(cr, pick)(cr.where(nan, fill, a), axis=axis, keepdims=keepdims)
-        return cr.where(cr.all(nan, axis=axis, keepdims=keepdims), math.nan, out)
+        out = getattr(ops, pick)(ops.where(nan, fill, a), axis=axis, keepdims=keepdims)
+        return ops.where(ops.all(nan, axis=axis, keepdims=keepdims), math.nan, out)
 
     return _custom(handler)
 
@@ -216,22 +205,21 @@ def _extreme(pick: str):
     picks (the first of ties), so the gradient reaches the element chosen."""
 
     def handler(a, axis=None, keepdims=False):
-        cr = _cr()
-        a = cr.asarray(a)
+        a = ops.asarray(a)
         if a.dtype.kind != "c":
-            return getattr(cr, pick)(a, axis=axis, keepdims=keepdims)
+            return getattr(ops, pick)(a, axis=axis, keepdims=keepdims)
         if a.size == 0:
             raise ValueError(
                 f"zero-size array to reduction operation {pick}imum which has no identity"
             )
         axes = normalize_axes(axis, a.ndim)
         rest = [i for i in range(a.ndim) if i not in axes]
-        moved = cr.permute_dims(a, tuple(rest + list(axes)))
-        flat = cr.reshape(moved, tuple(a.shape[i] for i in rest) + (-1,))
-        index = getattr(cr, f"arg{pick}")(flat, axis=-1, keepdims=True)
-        out = cr.take_along_axis(flat, index, axis=-1)[..., 0]
+        moved = ops.permute_dims(a, tuple(rest + list(axes)))
+        flat = ops.reshape(moved, tuple(a.shape[i] for i in rest) + (-1,))
+        index = getattr(ops, f"arg{pick}")(flat, axis=-1, keepdims=True)
+        out = ops.take_along_axis(flat, index, axis=-1)[..., 0]
         if keepdims:
-            out = cr.reshape(out, tuple(1 if i in axes else n for i, n in enumerate(a.shape)))
+            out = ops.reshape(out, tuple(1 if i in axes else n for i, n in enumerate(a.shape)))
         return out
 
     return _custom(handler)
@@ -242,21 +230,20 @@ def _extreme(pick: str):
 
 def _diag(v, k=0):
     """The k-th diagonal of a matrix, or a matrix with a vector on its k-th diagonal."""
-    cr = _cr()
-    v = cr.asarray(v)
+    v = ops.asarray(v)
     if v.ndim == 2:
-        return cr.linalg.diagonal(v, offset=k)
+        return linalg.diagonal(v, offset=k)
     if v.ndim != 1:
         raise ValueError("Input must be 1- or 2-d.")
     n = v.shape[0] + abs(k)
     pad = _filled(v, (abs(k),), 0)
-    shifted = cr.concat([pad, v] if k > 0 else [v, pad])
-    on = cr.asarray(v._xp.eye(n, k=k, dtype=v._xp.bool))
-    return cr.where(on, shifted[None, :], _filled(v, (), 0))
+    shifted = ops.concat([pad, v] if k > 0 else [v, pad])
+    on = ops.asarray(v._xp.eye(n, k=k, dtype=v._xp.bool))
+    return ops.where(on, shifted[None, :], _filled(v, (), 0))
 
 
 def _diagflat(v, k=0):
-    return _diag(_flat(_cr().asarray(v)), k)
+    return _diag(_flat(ops.asarray(v)), k)
 
 
 def _split_points(n: int, indices_or_sections, equal: bool) -> list[tuple[int, int]]:
@@ -280,7 +267,7 @@ def _splitter(equal: bool, fixed_axis=None, least_ndim=0):
     """split, array_split (any axis); vsplit, hsplit, dsplit (axis 0, 1 or 2)."""
 
     def cut(a, indices_or_sections, axis):
-        a = _cr().asarray(a)
+        a = ops.asarray(a)
         if a.ndim < least_ndim:
             raise ValueError(
                 f"{fixed_axis} only works on arrays of {least_ndim} or more dimensions"
@@ -306,12 +293,11 @@ def _splitter(equal: bool, fixed_axis=None, least_ndim=0):
 
 
 def _append(arr, values, axis=None):
-    cr = _cr()
-    arr = cr.asarray(arr)
+    arr = ops.asarray(arr)
     values = _beside(arr, values)
     if axis is None:
-        return cr.concat([_flat(arr), _flat(values)])
-    return cr.concat([arr, values], axis=axis)
+        return ops.concat([_flat(arr), _flat(values)])
+    return ops.concat([arr, values], axis=axis)
 
 
 def _positions(obj, n: int) -> list[int]:
@@ -333,25 +319,23 @@ def _positions(obj, n: int) -> list[int]:
 
 
 def _delete(arr, obj, axis=None):
-    cr = _cr()
-    a = cr.asarray(arr)
+    a = ops.asarray(arr)
     if axis is None:
         a, axis = _flat(a), 0
     axis = _axis(axis, a.ndim)
     gone = set(_positions(obj, a.shape[axis]))
-    return cr.take(a, _indices(a, (i for i in range(a.shape[axis]) if i not in gone)), axis=axis)
+    return ops.take(a, _indices(a, (i for i in range(a.shape[axis]) if i not in gone)), axis=axis)
 
 
 def _insert(arr, obj, values, axis=None):
     """The values placed before the positions `obj` along `axis`, by one gather from arr and
     the values side by side (so both get gradients)."""
-    cr = _cr()
-    a = cr.asarray(arr)
+    a = ops.asarray(arr)
     if axis is None:
         a, axis = _flat(a), 0
     axis = _axis(axis, a.ndim)
     n = a.shape[axis]
-    values = cr.astype(_beside(a, values), a.dtype)
+    values = ops.astype(_beside(a, values), a.dtype)
     if isinstance(obj, slice):
         obj = list(range(*obj.indices(n)))
     try:
@@ -365,37 +349,36 @@ def _insert(arr, obj, values, axis=None):
             raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
     at = [i + n if i < 0 else i for i in at]
     if scalar:  # the values' first axis goes along `axis`, as many as it has
-        values = cr.reshape(values, (1,) * (a.ndim - values.ndim) + values.shape)
-        values = cr.moveaxis(values, 0, axis)
+        values = ops.reshape(values, (1,) * (a.ndim - values.ndim) + values.shape)
+        values = ops.moveaxis(values, 0, axis)
         m = values.shape[axis]
         at = at * m
     else:
         m = len(at)
     shape = a.shape[:axis] + (m,) + a.shape[axis + 1 :]
-    values = cr.broadcast_to(values, shape)
+    values = ops.broadcast_to(values, shape)
     order = sorted(range(m), key=lambda r: at[r])  # stable, as NumPy's mergesort
     source = [None] * (n + m)
     for rank, r in enumerate(order):
         source[at[r] + rank] = n + r
     rest = iter(range(n))
     source = [next(rest) if s is None else s for s in source]
-    return cr.take(cr.concat([a, values], axis=axis), _indices(a, source), axis=axis)
+    return ops.take(ops.concat([a, values], axis=axis), _indices(a, source), axis=axis)
 
 
 def _flipper(axis: int, name: str):
     def handler(m):
-        m = _cr().asarray(m)
+        m = ops.asarray(m)
         if m.ndim <= axis:
             raise ValueError(f"Input must be >= {axis + 1}-d.")
-        return _cr().flip(m, axis=axis)
+        return ops.flip(m, axis=axis)
 
     handler.__name__ = name
     return _custom(handler)
 
 
 def _rot90(m, k=1, axes=(0, 1)):
-    cr = _cr()
-    m = cr.asarray(m)
+    m = ops.asarray(m)
     axes = tuple(axes)
     if len(axes) != 2:
         raise ValueError("len(axes) must be 2.")
@@ -407,18 +390,17 @@ def _rot90(m, k=1, axes=(0, 1)):
     if k == 0:
         return m[...]
     if k == 2:
-        return cr.flip(cr.flip(m, axis=axes[0]), axis=axes[1])
+        return ops.flip(ops.flip(m, axis=axes[0]), axis=axes[1])
     order = list(range(m.ndim))
     a0, a1 = axes[0] % m.ndim, axes[1] % m.ndim
     order[a0], order[a1] = order[a1], order[a0]
     if k == 1:
-        return cr.permute_dims(cr.flip(m, axis=axes[1]), tuple(order))
-    return cr.flip(cr.permute_dims(m, tuple(order)), axis=axes[1])
+        return ops.permute_dims(ops.flip(m, axis=axes[1]), tuple(order))
+    return ops.flip(ops.permute_dims(m, tuple(order)), axis=axes[1])
 
 
 def _rollaxis(a, axis, start=0):
-    cr = _cr()
-    a = cr.asarray(a)
+    a = ops.asarray(a)
     n = a.ndim
     axis = _axis(axis, n)
     if not -n <= start <= n:
@@ -431,7 +413,7 @@ def _rollaxis(a, axis, start=0):
         return a[...]
     order = [i for i in range(n) if i != axis]
     order.insert(start, axis)
-    return cr.permute_dims(a, tuple(order))
+    return ops.permute_dims(a, tuple(order))
 
 
 def _pairs(value, ndim: int, what: str) -> list[tuple]:
@@ -469,8 +451,7 @@ def _source(i: int, n: int, mode: str) -> int:
 def _pad(array, pad_width, mode="constant", constant_values=0):
     """Constant, edge, reflect, symmetric and wrap padding, axis by axis: constants by
     concatenation, the others by one gather per axis."""
-    cr = _cr()
-    a = cr.asarray(array)
+    a = ops.asarray(array)
     if not isinstance(mode, str) or mode not in (
         "constant",
         "edge",
@@ -496,66 +477,65 @@ def _pad(array, pad_width, mode="constant", constant_values=0):
             for width, value in zip((before, after), constants[axis]):
                 shape = a.shape[:axis] + (width,) + a.shape[axis + 1 :]
                 parts.append(_filled(a, shape, value))
-            a = cr.concat([parts[0], a, parts[1]], axis=axis)
+            a = ops.concat([parts[0], a, parts[1]], axis=axis)
             continue
         if n == 0:
             raise ValueError(
                 f"can't extend empty axis {axis} using modes other than 'constant' or 'empty'"
             )
         source = [_source(i, n, mode) for i in range(-before, n + after)]
-        a = cr.take(a, _indices(a, source), axis=axis)
+        a = ops.take(a, _indices(a, source), axis=axis)
     return a
 
 
 def _partition(a, kth, axis=-1, kind="introselect"):
     """A sorted array is a valid partition for every kth (NumPy leaves the order within each
     side unspecified)."""
-    cr = _cr()
-    a = cr.asarray(a)
+    a = ops.asarray(a)
     if axis is None:
         a, axis = _flat(a), -1
     n = a.shape[_axis(axis, a.ndim)] if a.ndim else 0
     for k in _ints(kth):
         if not -n <= k < n:
             raise ValueError(f"kth(={k}) out of bounds ({n})")
-    return cr.sort(a, axis=axis)
+    return ops.sort(a, axis=axis)
 
 
 def _select(condlist, choicelist, default=0):
-    cr = _cr()
     if len(condlist) != len(choicelist):
         raise ValueError("list of cases must be same length as list of conditions")
     if not len(condlist):
         raise ValueError("select with an empty condition list is not possible")
-    out = _beside(cr.asarray(choicelist[0]), default)
+    out = _beside(ops.asarray(choicelist[0]), default)
     for cond, choice in zip(reversed(list(condlist)), reversed(list(choicelist))):
-        out = cr.where(cr.asarray(cond), choice, out)
-    shape = cr.broadcast_shapes(*(cr.asarray(c).shape for c in (*condlist, *choicelist)), out.shape)
-    return cr.broadcast_to(out, shape)
+        out = ops.where(ops.asarray(cond), choice, out)
+    shape = ops.broadcast_shapes(
+        *(ops.asarray(c).shape for c in (*condlist, *choicelist)), out.shape
+    )
+    return ops.broadcast_to(out, shape)
 
 
 def _piecewise(x, condlist, funclist, args=()):
     """Each function evaluated on the elements its condition selects only (as NumPy: a function
     need not be defined elsewhere), written into the result by masked assignment."""
-    cr = _cr()
-    x = cr.asarray(x)
+    x = ops.asarray(x)
     if not isinstance(condlist, (list, tuple)):
         condlist = [condlist]
-    conds = [cr.broadcast_to(cr.asarray(c), x.shape) for c in condlist]
+    conds = [ops.broadcast_to(ops.asarray(c), x.shape) for c in condlist]
     if len(funclist) == len(conds) + 1:
-        rest = cr.logical_not(cr.any(cr.stack(conds), axis=0)) if conds else None
-        conds.append(cr.ones_like(x, dtype=cr.bool) if rest is None else rest)
+        rest = ops.logical_not(ops.any(ops.stack(conds), axis=0)) if conds else None
+        conds.append(ops.ones_like(x, dtype=ops.bool) if rest is None else rest)
     elif len(funclist) != len(conds):
         raise ValueError(
             f"with {len(conds)} condition(s), either {len(conds)} or {len(conds) + 1} "
             "functions are expected"
         )
-    out = cr.zeros_like(x)
+    out = ops.zeros_like(x)
     for cond, f in zip(conds, funclist):
         if callable(f):
             out[cond] = f(x[cond], *args)
         else:
-            out = cr.where(cond, f, out)
+            out = ops.where(cond, f, out)
     return out
 
 
@@ -564,7 +544,6 @@ def _piecewise(x, condlist, funclist, args=()):
 
 def _linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
     """Evenly spaced values from start to stop (tensors, broadcast), NumPy's arithmetic."""
-    cr = _cr()
     if start.__class__ is Tensor:
         stop = _beside(start, stop)
     else:
@@ -575,10 +554,10 @@ def _linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axi
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     div = num - 1 if endpoint else num
     delta = stop - start
-    shape = cr.broadcast_shapes(start.shape, stop.shape)
+    shape = ops.broadcast_shapes(start.shape, stop.shape)
     like = start if start.ndim >= stop.ndim else stop
-    steps = cr.astype(
-        cr.reshape(cr.asarray(like._xp.arange(num)), (-1,) + (1,) * len(shape)), delta.dtype
+    steps = ops.astype(
+        ops.reshape(ops.asarray(like._xp.arange(num)), (-1,) + (1,) * len(shape)), delta.dtype
     )
     if div > 0:
         step = delta / div
@@ -587,57 +566,53 @@ def _linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axi
         step = delta * math.nan
         y = steps * delta + start
     if endpoint and num > 1:
-        last = cr.reshape(cr.broadcast_to(stop, shape), (1,) + shape)
-        y = cr.concat([y[:-1], cr.astype(last, y.dtype)], axis=0)
-    y = cr.broadcast_to(y, (num,) + shape)
+        last = ops.reshape(ops.broadcast_to(stop, shape), (1,) + shape)
+        y = ops.concat([y[:-1], ops.astype(last, y.dtype)], axis=0)
+    y = ops.broadcast_to(y, (num,) + shape)
     if axis != 0:
-        y = cr.moveaxis(y, 0, axis)
+        y = ops.moveaxis(y, 0, axis)
     if dtype is not None:
-        y = cr.astype(y, dtype)
+        y = ops.astype(y, dtype)
     return (y, step) if retstep else y
 
 
 def _logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
-    cr = _cr()
     y = _linspace(start, stop, num=num, endpoint=endpoint, axis=axis)
-    base = cr.asarray(base) if not isinstance(base, (int, float)) else base
+    base = ops.asarray(base) if not isinstance(base, (int, float)) else base
     if not isinstance(base, (int, float)):
-        base = cr.expand_dims(base, axis=axis) if base.ndim else base
-    out = cr.pow(base, y)
-    return out if dtype is None else cr.astype(out, dtype)
+        base = ops.expand_dims(base, axis=axis) if base.ndim else base
+    out = ops.pow(base, y)
+    return out if dtype is None else ops.astype(out, dtype)
 
 
 # ----------------------------------------------------------------------------- products
 
 
 def _inner(a, b):
-    cr = _cr()
-    a, b = cr.asarray(a), cr.asarray(b)
+    a, b = ops.asarray(a), ops.asarray(b)
     if a.ndim == 0 or b.ndim == 0:
-        return cr.multiply(a, b)
-    return cr.tensordot(a, b, axes=((a.ndim - 1,), (b.ndim - 1,)))
+        return ops.multiply(a, b)
+    return ops.tensordot(a, b, axes=((a.ndim - 1,), (b.ndim - 1,)))
 
 
 def _kron(a, b):
     """Every element of a times all of b, as blocks: interleaved axes multiplied, merged."""
-    cr = _cr()
-    a, b = cr.asarray(a), cr.asarray(b)
+    a, b = ops.asarray(a), ops.asarray(b)
     nd = max(a.ndim, b.ndim)
     sa = (1,) * (nd - a.ndim) + a.shape
     sb = (1,) * (nd - b.ndim) + b.shape
-    x = cr.reshape(a, tuple(n for s in sa for n in (s, 1)))
-    y = cr.reshape(b, tuple(n for s in sb for n in (1, s)))
-    return cr.reshape(x * y, tuple(p * q for p, q in zip(sa, sb)))
+    x = ops.reshape(a, tuple(n for s in sa for n in (s, 1)))
+    y = ops.reshape(b, tuple(n for s in sb for n in (1, s)))
+    return ops.reshape(x * y, tuple(p * q for p, q in zip(sa, sb)))
 
 
 def _cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     """Cross products of 2- and 3-vectors along axisa of a and axisb of b (a 2-vector's third
     component is 0; two 2-vectors give the z component alone)."""
-    cr = _cr()
     if axis is not None:
         axisa = axisb = axisc = axis
-    a, b = cr.asarray(a), cr.asarray(b)
-    a, b = cr.moveaxis(a, axisa, -1), cr.moveaxis(b, axisb, -1)
+    a, b = ops.asarray(a), ops.asarray(b)
+    a, b = ops.moveaxis(a, axisa, -1), ops.moveaxis(b, axisb, -1)
     if a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
         raise ValueError("incompatible dimensions for cross product\n(dimension must be 2 or 3)")
     a0, a1 = a[..., 0], a[..., 1]
@@ -654,24 +629,22 @@ def _cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     else:
         a2 = a[..., 2]
         x, y = -a2 * b1, a2 * b0
-    x, y, z = cr.broadcast_arrays(x, y, z)
-    out = cr.stack([x, y, z], axis=-1)
-    return cr.moveaxis(out, -1, axisc)
+    x, y, z = ops.broadcast_arrays(x, y, z)
+    out = ops.stack([x, y, z], axis=-1)
+    return ops.moveaxis(out, -1, axisc)
 
 
 def _windows(a, length: int, width: int, shift: int):
     """The (length, width) matrix of a's elements a[r + c - shift] (0 outside a)."""
-    cr = _cr()
-    padded = cr.concat([_filled(a, (shift,), 0), a, _filled(a, (width,), 0)])
+    padded = ops.concat([_filled(a, (shift,), 0), a, _filled(a, (width,), 0)])
     index = [r + c for r in range(length) for c in range(width)]
-    return cr.reshape(cr.take(padded, _indices(a, index)), (length, width))
+    return ops.reshape(ops.take(padded, _indices(a, index)), (length, width))
 
 
 def _correlation(a, v, mode: str, convolution: bool):
     """sum_n a[n + k] v[n] over the lags k of `mode`: correlate's (v conjugated), or
     convolve's (v given reversed)."""
-    cr = _cr()
-    a, v = cr.asarray(a), cr.asarray(v)
+    a, v = ops.asarray(a), ops.asarray(v)
     if a.ndim != 1 or v.ndim != 1:
         raise ValueError("object too deep for desired array")
     if a.shape[0] == 0:
@@ -682,10 +655,10 @@ def _correlation(a, v, mode: str, convolution: bool):
         raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
     n, m = a.shape[0], v.shape[0]
     if convolution:
-        v = cr.flip(v)
+        v = ops.flip(v)
     else:
-        v = cr.conj(v)
-    full = cr.matmul(_windows(a, n + m - 1, m, m - 1), v)
+        v = ops.conj(v)
+    full = ops.matmul(_windows(a, n + m - 1, m, m - 1), v)
     short, long = min(n, m), max(n, m)
     if mode == "full":
         return full
@@ -707,12 +680,11 @@ def _correlate(a, v, mode="valid"):
 
 def _polyval(p, x):
     """Horner's scheme, as NumPy's: y = y * x + c for each coefficient c, highest first."""
-    cr = _cr()
-    x = cr.asarray(x)
+    x = ops.asarray(x)
     if not isinstance(p, (list, tuple)):
-        p = cr.asarray(p)
+        p = ops.asarray(p)
         p = [p[i] for i in range(p.shape[0])]
-    y = cr.zeros_like(x)
+    y = ops.zeros_like(x)
     for c in p:
         y = y * x + c
     return y
@@ -721,8 +693,7 @@ def _polyval(p, x):
 def _interp(x, xp, fp, left=None, right=None):
     """Piecewise-linear interpolation through (xp, fp), fp[0] (or left) before xp[0] and fp[-1]
     (or right) after xp[-1]; differentiable in x, xp and fp."""
-    cr = _cr()
-    x, xp, fp = _float(x), _float(xp), cr.asarray(fp)
+    x, xp, fp = _float(x), _float(xp), ops.asarray(fp)
     if xp.ndim != 1 or fp.ndim != 1:
         raise ValueError("object too deep for desired array")
     n = xp.shape[0]
@@ -733,41 +704,39 @@ def _interp(x, xp, fp, left=None, right=None):
     first = fp[0] if left is None else left
     last = fp[-1] if right is None else right
     if n == 1:
-        return cr.where(x < xp[0], first, cr.where(x > xp[0], last, fp[0] + 0 * x))
-    j = cr.clip(cr.searchsorted(xp, x, side="right") - 1, min=0, max=n - 2)
-    x0, x1 = cr.take(xp, j), cr.take(xp, j + 1)
-    y0, y1 = cr.take(fp, j), cr.take(fp, j + 1)
+        return ops.where(x < xp[0], first, ops.where(x > xp[0], last, fp[0] + 0 * x))
+    j = ops.clip(ops.searchsorted(xp, x, side="right") - 1, min=0, max=n - 2)
+    x0, x1 = ops.take(xp, j), ops.take(xp, j + 1)
+    y0, y1 = ops.take(fp, j), ops.take(fp, j + 1)
     y = (y1 - y0) / (x1 - x0) * (x - x0) + y0
-    y = cr.where(x == xp[-1], fp[-1], y)
-    return cr.where(x < xp[0], first, cr.where(x > xp[-1], last, y))
+    y = ops.where(x == xp[-1], fp[-1], y)
+    return ops.where(x < xp[0], first, ops.where(x > xp[-1], last, y))
 
 
 def _trapezoid(y, x=None, dx=1.0, axis=-1):
-    cr = _cr()
-    y = cr.asarray(y)
+    y = ops.asarray(y)
     axis = _axis(axis, y.ndim)
     if x is None:
         d = dx
     else:
-        x = cr.asarray(x)
+        x = ops.asarray(x)
         if x.ndim == 1:
-            d = cr.diff(x)
-            d = cr.reshape(d, tuple(d.shape[0] if i == axis else 1 for i in range(y.ndim)))
+            d = ops.diff(x)
+            d = ops.reshape(d, tuple(d.shape[0] if i == axis else 1 for i in range(y.ndim)))
         else:
-            d = cr.diff(x, axis=axis)
+            d = ops.diff(x, axis=axis)
     n = y.shape[axis]
     upper = y[_along(y.ndim, axis, slice(1, None))]
     lower = y[_along(y.ndim, axis, slice(None, max(n - 1, 0)))]
-    return cr.sum(d * (upper + lower) / 2.0, axis=axis)
+    return ops.sum(d * (upper + lower) / 2.0, axis=axis)
 
 
 def _spaced(f, ax: int, dx, edge_order: int):
     """The derivative along axis ax of f sampled at points dx apart (a 1-D tensor along ax):
     NumPy's second-order differences for uneven spacing inside, first- or second-order
     one-sided ones at the edges."""
-    cr = _cr()
     shape = tuple(-1 if i == ax else 1 for i in range(f.ndim))
-    dx = cr.reshape(dx, shape)
+    dx = ops.reshape(dx, shape)
 
     def at(t, key):
         return t[_along(f.ndim, ax, key)]
@@ -794,12 +763,11 @@ def _spaced(f, ax: int, dx, edge_order: int):
             - (e0 + e1) / (e1 * e0) * at(f, slice(-2, -1))
             + (2 * e0 + e1) / (e0 * (e1 + e0)) * at(f, slice(-1, None))
         )
-    return cr.concat([head, inside, tail], axis=ax)
+    return ops.concat([head, inside, tail], axis=ax)
 
 
 def _uniform(f, ax: int, h, edge_order: int):
     """The derivative along axis ax of f sampled h apart: central differences inside."""
-    cr = _cr()
 
     def at(key):
         return f[_along(f.ndim, ax, key)]
@@ -811,13 +779,12 @@ def _uniform(f, ax: int, h, edge_order: int):
     else:
         head = (-1.5 * at(slice(0, 1)) + 2.0 * at(slice(1, 2)) - 0.5 * at(slice(2, 3))) / h
         tail = (0.5 * at(slice(-3, -2)) - 2.0 * at(slice(-2, -1)) + 1.5 * at(slice(-1, None))) / h
-    return cr.concat([head, inside, tail], axis=ax)
+    return ops.concat([head, inside, tail], axis=ax)
 
 
 def _gradient(f, varargs=(), axis=None, edge_order=1):
     """np.gradient: per axis, a scalar spacing or the coordinates of the samples (a 1-D array
     or tensor, differentiable too)."""
-    cr = _cr()
     f = _float(f)
     axes = list(range(f.ndim)) if axis is None else [_axis(a, f.ndim) for a in _ints(axis)]
     if len(varargs) == 0:
@@ -848,7 +815,7 @@ def _gradient(f, varargs=(), axis=None, edge_order=1):
             raise ValueError(
                 "when 1d, distances must match the length of the corresponding dimension"
             )
-        out.append(_spaced(f, ax, cr.diff(coordinates), edge_order))
+        out.append(_spaced(f, ax, ops.diff(coordinates), edge_order))
     return out[0] if len(out) == 1 else tuple(out)
 
 
@@ -856,45 +823,43 @@ def _gradient(f, varargs=(), axis=None, edge_order=1):
 
 
 def _cov(m, y=None, rowvar=True, bias=False, ddof=None, dtype=None):
-    cr = _cr()
-    m = cr.asarray(m)
+    m = ops.asarray(m)
     if m.ndim > 2:
         raise ValueError("m has more than 2 dimensions")
     if dtype is None:
-        dtype = cr.result_type(m, cr.float64) if m.dtype.kind != "c" else m.dtype
-    x = cr.reshape(m, (1, -1)) if m.ndim < 2 else m
+        dtype = ops.result_type(m, ops.float64) if m.dtype.kind != "c" else m.dtype
+    x = ops.reshape(m, (1, -1)) if m.ndim < 2 else m
     if not rowvar and x.shape[0] != 1:
         x = x.T
     if x.shape[0] == 0:
-        return cr.reshape(cr.astype(x, dtype), (0, 0))
+        return ops.reshape(ops.astype(x, dtype), (0, 0))
     if y is not None:
-        y = cr.asarray(y)
+        y = ops.asarray(y)
         if y.ndim > 2:
             raise ValueError("y has more than 2 dimensions")
-        y = cr.reshape(y, (1, -1)) if y.ndim < 2 else y
+        y = ops.reshape(y, (1, -1)) if y.ndim < 2 else y
         if not rowvar and y.shape[0] != 1:
             y = y.T
-        x = cr.concat([x, y], axis=0)
-    x = cr.astype(x, dtype)
+        x = ops.concat([x, y], axis=0)
+    x = ops.astype(x, dtype)
     if ddof is None:
         ddof = 0 if bias else 1
     fact = max(x.shape[1] - ddof, 0)
-    x = x - cr.mean(x, axis=1, keepdims=True)
-    c = cr.matmul(x, cr.conj(x.T)) * (1 / fact if fact else math.inf)
-    return cr.squeeze(c, axis=tuple(i for i, n in enumerate(c.shape) if n == 1))
+    x = x - ops.mean(x, axis=1, keepdims=True)
+    c = ops.matmul(x, ops.conj(x.T)) * (1 / fact if fact else math.inf)
+    return ops.squeeze(c, axis=tuple(i for i, n in enumerate(c.shape) if n == 1))
 
 
 def _corrcoef(x, y=None, rowvar=True, dtype=None):
-    cr = _cr()
     c = _cov(x, y, rowvar, dtype=dtype)
     if c.ndim == 0:
         return c / c
-    d = cr.linalg.diagonal(c)
-    std = cr.sqrt(cr.real(d))
+    d = linalg.diagonal(c)
+    std = ops.sqrt(ops.real(d))
     c = c / std[:, None] / std[None, :]
     if c.dtype.kind == "c":
-        return cr.clip(cr.real(c), min=-1, max=1) + cr.clip(cr.imag(c), min=-1, max=1) * 1j
-    return cr.clip(c, min=-1, max=1)
+        return ops.clip(ops.real(c), min=-1, max=1) + ops.clip(ops.imag(c), min=-1, max=1) * 1j
+    return ops.clip(c, min=-1, max=1)
 
 
 # ----------------------------------------------------------------------------- einsum
@@ -938,19 +903,18 @@ def _from_triangle(a, upper: bool):
     """The Hermitian matrix that LAPACK's eigh reads from a's lower (or upper) triangle: that
     triangle, its conjugate mirrored, and the diagonal's real part. NumPy's eigh, eigvalsh
     and the hermitian= options compute on this matrix, so their derivatives are its."""
-    cr = _cr()
-    a = cr.asarray(a)
+    a = ops.asarray(a)
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise _backend.np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
     xp = a._xp
     i = xp.arange(a.shape[-1])
     strict = i[None, :] > i[:, None] if upper else i[:, None] > i[None, :]
     mirror = i[:, None] > i[None, :] if upper else i[None, :] > i[:, None]
-    diagonal = cr.real(a) if a.dtype.kind == "c" else a
-    return cr.where(
-        cr.asarray(strict),
+    diagonal = ops.real(a) if a.dtype.kind == "c" else a
+    return ops.where(
+        ops.asarray(strict),
         a,
-        cr.where(cr.asarray(mirror), cr.conj(cr.linalg.matrix_transpose(a)), diagonal),
+        ops.where(ops.asarray(mirror), ops.conj(linalg.matrix_transpose(a)), diagonal),
     )
 
 
@@ -961,81 +925,77 @@ def _uplo(u: str) -> bool:
 
 
 def _eigh(a, UPLO="L"):  # noqa: N803 - NumPy's name
-    return _cr().linalg.eigh(_from_triangle(a, _uplo(UPLO)))
+    return linalg.eigh(_from_triangle(a, _uplo(UPLO)))
 
 
 def _eigvalsh(a, UPLO="L"):  # noqa: N803 - NumPy's name
-    return _cr().linalg.eigvalsh(_from_triangle(a, _uplo(UPLO)))
+    return linalg.eigvalsh(_from_triangle(a, _uplo(UPLO)))
 
 
 def _pinv(a, rcond=None, hermitian=False, rtol=None):
     a = _from_triangle(a, False) if hermitian else a
     tol = rtol if rcond is None else rcond
-    return _cr().linalg.pinv(a, rtol=tol)
+    return linalg.pinv(a, rtol=tol)
 
 
 def _matrix_rank(A, tol=None, hermitian=False, rtol=None):  # noqa: N803 - NumPy's name
     """The number of singular values (|eigenvalues| when hermitian) above tol, or above rtol
     (default max(M, N) eps) times the largest."""
-    cr = _cr()
-    A = cr.asarray(A)
+    A = ops.asarray(A)
     if A.ndim < 2:
-        return cr.astype(cr.logical_not(cr.all(A == 0)), cr.int64)
+        return ops.astype(ops.logical_not(ops.all(A == 0)), ops.int64)
     if hermitian:
-        s = cr.abs(cr.linalg.eigvalsh(_from_triangle(A, False)))
+        s = ops.abs(linalg.eigvalsh(_from_triangle(A, False)))
     else:
-        s = cr.linalg.svdvals(A)
+        s = linalg.svdvals(A)
     if tol is None:
         if rtol is None:
-            rtol = max(A.shape[-2:]) * cr.finfo(s.dtype).eps
-        tol = cr.max(s, axis=-1, keepdims=True) * rtol
+            rtol = max(A.shape[-2:]) * ops.finfo(s.dtype).eps
+        tol = ops.max(s, axis=-1, keepdims=True) * rtol
     elif not isinstance(tol, (int, float)):
-        tol = cr.expand_dims(cr.asarray(tol), axis=-1)
-    return cr.count_nonzero(s > tol, axis=-1)
+        tol = ops.expand_dims(ops.asarray(tol), axis=-1)
+    return ops.count_nonzero(s > tol, axis=-1)
 
 
 def _lstsq(a, b, rcond=None):
     """The least-squares solution of minimum norm (pinv(a) @ b), the residuals' sums of
     squares (where a has full column rank and more rows than columns), a's rank and its
     singular values, as NumPy's."""
-    cr = _cr()
-    a, b = cr.asarray(a), cr.asarray(b)
+    a, b = ops.asarray(a), ops.asarray(b)
     m, n = a.shape[-2:]
     if b.shape[0] != m:
         raise _backend.np.linalg.LinAlgError("Incompatible dimensions")
     if rcond is None:
-        rcond = cr.finfo(cr.result_type(a, cr.float64)).eps * max(m, n)
-    x = cr.matmul(cr.linalg.pinv(a, rtol=rcond), b)
-    s = cr.linalg.svdvals(a)
+        rcond = ops.finfo(ops.result_type(a, ops.float64)).eps * max(m, n)
+    x = ops.matmul(linalg.pinv(a, rtol=rcond), b)
+    s = linalg.svdvals(a)
     rank = _matrix_rank(a, rtol=rcond)
     if int(rank) == n and m > n:
-        r = b - cr.matmul(a, x)
-        res = cr.sum(cr.real(r * cr.conj(r)), axis=0)
-        res = cr.reshape(res, (1,)) if res.ndim == 0 else res
+        r = b - ops.matmul(a, x)
+        res = ops.sum(ops.real(r * ops.conj(r)), axis=0)
+        res = ops.reshape(res, (1,)) if res.ndim == 0 else res
     else:
-        res = cr.reshape(cr.real(b[:0]), (0,))
+        res = ops.reshape(ops.real(b[:0]), (0,))
     return x, res, rank, s
 
 
 def _tensorinv(a, ind=2):
-    cr = _cr()
-    a = cr.asarray(a)
+    a = ops.asarray(a)
     if ind <= 0:
         raise ValueError("Invalid ind argument.")
     inv_shape = a.shape[ind:] + a.shape[:ind]
     rows = math.prod(a.shape[ind:])
-    return cr.reshape(cr.linalg.inv(cr.reshape(a, (rows, -1))), inv_shape)
+    return ops.reshape(linalg.inv(ops.reshape(a, (rows, -1))), inv_shape)
 
 
 def _tensorsolve(a, b, axes=None):
-    cr = _cr()
-    a, b = cr.asarray(a), cr.asarray(b)
+    a, b = ops.asarray(a), ops.asarray(b)
     if axes is not None:
         order = list(range(a.ndim))
         for k in axes:
             order.remove(k)
             order.append(k)
-        a = cr.permute_dims(a, tuple(order))
+        a = ops.permute_dims(a, tuple(order))
     shape = a.shape[-(a.ndim - b.ndim) :]
     n = math.prod(shape)
     if math.prod(a.shape) != n * n:
@@ -1043,12 +1003,12 @@ def _tensorsolve(a, b, axes=None):
             "Input arrays must satisfy the requirement prod(a.shape[b.ndim:]) == "
             "prod(a.shape[:b.ndim])"
         )
-    x = cr.linalg.solve(cr.reshape(a, (n, n)), _flat(b))
-    return cr.reshape(x, shape)
+    x = linalg.solve(ops.reshape(a, (n, n)), _flat(b))
+    return ops.reshape(x, shape)
 
 
 def _matrix_power(a, n):
-    return _cr().linalg.matrix_power(a, operator.index(n))
+    return linalg.matrix_power(a, operator.index(n))
 
 
 LINALG = {

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import inspect
 import operator
-import sys
 
+from . import _namespace, fft, linalg, special
 from ._backend import normalize_axes
 
 
@@ -15,18 +15,19 @@ class _Missing(LookupError):
     """chainrule lacks the function that a NumPy function or ufunc maps to."""
 
 
-def _chainrule():
-    """The chainrule package (it imports this module, so it is looked up when needed)."""
-    return sys.modules[__package__]
+# Where the handlers' targets live, by the prefix a target carries ("sum", "linalg.inv"):
+# chainrule's main namespace and its submodules, each with its public names.
+_NAMESPACES = {"": _namespace, "linalg": linalg, "fft": fft, "special": special}
+_PUBLIC = {prefix: frozenset(module.__all__) for prefix, module in _NAMESPACES.items()}
 
 
 def _fn(name: str):
-    """chainrule's function `name` ('sum', 'linalg.inv')."""
-    fn = _chainrule()
-    for part in name.split("."):
-        fn = getattr(fn, part, None)
-        if fn is None:
-            raise _Missing(name)
+    """chainrule's public function `name` ('sum', 'linalg.inv')."""
+    prefix, _, attr = name.rpartition(".")
+    public = attr in _PUBLIC.get(prefix, ())
+    fn = getattr(_NAMESPACES[prefix], attr, None) if public else None
+    if fn is None:
+        raise _Missing(name)
     return fn
 
 
