@@ -3,10 +3,12 @@ by `unbatch`, is a tensor of a 0-d array (not a NumPy scalar), so that a view of
 views' bookkeeping holds a weak reference to a tensor's array) can be made."""
 
 import numpy as np
+import pytest
 
 import chainrule as cr
 from chainrule import func
-from conftest import T
+from chainrule.autograd import functional
+from conftest import N, T
 from helpers import assert_values, leaf
 
 
@@ -30,3 +32,45 @@ def test_unbatched_0d_gradient_is_a_0d_array_of_the_library():
     # The recorded graph is usable: second order through the 0-d gradient (d/dx of 6 is 0).
     (gg,) = cr.autograd.grad(g * x, x)
     assert_values(gg, 6.0)
+
+
+# hessian(outer_jacobian_strategy="forward-mode"): forward over reverse, every column of an
+# input in one forward pass at a vmap level (0-d values inside: reductions, views, writes).
+HESSIAN_FUNCTIONS = [
+    lambda x: cr.sum(x**3),
+    lambda x: cr.exp(cr.reshape(x, (-1,))[0] * cr.reshape(x, (-1,))[-1]),
+    lambda x: cr.sum(cr.reshape(x, (-1,))) * cr.sum(cr.sin(x)),
+    lambda x: cr.sum(x.clone().mul_(x)),
+    lambda x: cr.sum(cr.reshape(x.clone(), (-1,))[:1].mul_(cr.sum(x))) * cr.sum(x),
+]
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (2, 2)], ids=str)
+@pytest.mark.parametrize("index", range(len(HESSIAN_FUNCTIONS)), ids=str)
+def test_forward_over_reverse_hessian_is_the_reverse_mode_hessian(index, shape):
+    f = HESSIAN_FUNCTIONS[index]
+    x = T(np.linspace(0.3, 1.1, int(np.prod(shape))).reshape(shape))
+    plain = functional.hessian(f, x)
+    fwd = functional.hessian(f, x, vectorize=True, outer_jacobian_strategy="forward-mode")
+    assert fwd.shape == shape + shape
+    assert not fwd.requires_grad
+    assert_values(fwd, N(plain), rtol=1e-12, atol=1e-12)
+
+
+def test_forward_over_reverse_hessian_batches_the_columns_of_each_input():
+    calls = []
+
+    def f(x, y):
+        calls.append(None)
+        return cr.sum(x**3) * cr.sum(y * y)
+
+    xy = (T([0.3, 1.2]), T([[1.0, 2.0], [3.0, -0.5]]))
+    plain = functional.hessian(f, xy)
+    calls.clear()
+    fwd = functional.hessian(f, xy, vectorize=True, outer_jacobian_strategy="forward-mode")
+    # Once for the outputs' shapes, then one forward pass per input (not per element: 7).
+    assert len(calls) == 3
+    for row_p, row_f in zip(plain, fwd):
+        for a, b in zip(row_p, row_f):
+            assert not b.requires_grad
+            assert_values(b, N(a), rtol=1e-12, atol=1e-12)
