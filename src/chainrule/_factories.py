@@ -328,8 +328,11 @@ def crossing_primitive(rule: Rule):
     def op(x, p=None):
         if x.__class__ is not Tensor:
             x = as_tensor(x)
+        # unbatch's sum over the batch of a 0-d sample is a NumPy scalar: made a 0-d array,
+        # as every factory's result (a tensor's data is an array of its library).
         out = fwd(x._xp, x._data, p)
         oxp = _backend.namespace(out)
+        out = _backend.normalize(out, oxp)
         if grad_mode.extended:
             result = _extended(rule, (x,), oxp, (out,), p)[0]
         else:

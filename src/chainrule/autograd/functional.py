@@ -226,10 +226,10 @@ def jacobian(
     return _unpack(tuple(rows), res)
 
 
-def _forward_jacobian(func: Callable[..., Any], inputs: _Inputs, batched: bool = True) -> Any:
+def _forward_jacobian(func: Callable[..., Any], inputs: _Inputs, inside: bool = False) -> Any:
     """jacobian by forward mode: per input, the JVPs along every one-hot of its elements at
-    once (a vmap level over the one-hots; with batched=False one forward pass per one-hot),
-    the columns moved last."""
+    once (a vmap level over the one-hots), the columns moved last. inside: see
+    _batched_tangents (forward over reverse)."""
     xs = tuple(as_tensor(x).detach() for x in _tuple(inputs))
     res = func(*xs)
     outs = _tuple(res)
@@ -241,36 +241,31 @@ def _forward_jacobian(func: Callable[..., Any], inputs: _Inputs, batched: bool =
                 cols[i].append(_namespace.zeros(o.shape + x.shape, dtype=o.dtype))
             continue
         basis = _namespace.reshape(_namespace.eye(n, dtype=x.dtype), (n, *x.shape))
-        if batched:
-            found = _batched_tangents(func, xs, k, basis)
-        else:
-            per_seed = [
-                [
-                    p.tangent
-                    for p in _tangents(func, xs, [e if j == k else None for j in range(len(xs))])[1]
-                ]
-                for e in basis
-            ]
-            found = [None if ts[0] is None else _namespace.stack(ts) for ts in zip(*per_seed)]
+        found = _batched_tangents(func, xs, k, basis, inside)
         for i, (o, t) in enumerate(zip(outs, found)):
             if t is None:
                 cols[i].append(_namespace.zeros(o.shape + x.shape, dtype=o.dtype))
                 continue
             # t: (n, *o.shape), the columns first: moved after the output's axes.
             t = _namespace.permute_dims(t, (*range(1, o.ndim + 1), 0))
-            cols[i].append(_namespace.reshape(t, o.shape + x.shape))
+            # Detached: forward over reverse records the inner backward's graph.
+            cols[i].append(_namespace.reshape(t, o.shape + x.shape).detach())
     rows = [tuple(c) for c in cols]
     if not isinstance(inputs, (list, tuple)):
         rows = [r[0] for r in rows]
-    return _unpack(tuple(r.detach() if isinstance(r, Tensor) else r for r in rows), res)
+    return _unpack(tuple(rows), res)
 
 
-def _batched_tangents(func, xs, k: int, basis: Tensor) -> list:
+def _batched_tangents(func, xs, k: int, basis: Tensor, inside: bool = False) -> list:
     """The tangents of func's outputs along each one-hot of `basis` for input k, computed at
-    once at a vmap level: per output, (n, *output.shape), or None."""
+    once at a vmap level: per output, (n, *output.shape), or None. inside: the inputs are
+    moved into the level first (the same for every one-hot), so that a gradient func takes
+    with respect to them is one per one-hot (of a value from below, vmap sums it)."""
     n = basis.shape[0]
     level, prev = _batched.enter(n)
     try:
+        if inside:
+            xs = tuple(_rules.OPS["batch"](x, (level, n, None)) for x in xs)
         seeds = _rules.OPS["batch"](basis, (level, n, 0))
         vs = [seeds if j == k else None for j in range(len(xs))]
         _, pairs = _tangents(func, xs, vs)
@@ -297,8 +292,8 @@ def hessian(
 ) -> Any:
     """The Hessian of scalar func at inputs: the jacobian of its gradient (reverse over
     reverse, or forward over reverse with outer_jacobian_strategy="forward-mode", which
-    needs vectorize as PyTorch). strict: a gradient that does not depend on the inputs (a
-    linear func) raises."""
+    needs vectorize as PyTorch: one forward pass per input, its columns batched by vmap).
+    strict: a gradient that does not depend on the inputs (a linear func) raises."""
     if outer_jacobian_strategy == "forward-mode" and not vectorize:
         raise NotImplementedError(
             "Computing Jacobian using forward-AD or forward-over-reverse Hessian is only "
@@ -335,11 +330,10 @@ def hessian(
                 "not supported together"
             )
         # Forward over reverse: the inputs, dual tensors carrying the one-hots, are made
-        # leaves that require grad for the inner backward. One forward pass per one-hot:
-        # a backward inside a vmap level of forward mode fails on 0-d values (a NumPy scalar
-        # reaches the views' bookkeeping), so the columns are not batched here.
+        # leaves that require grad for the inner backward, inside the vmap level (else the
+        # inner gradient would be summed over the one-hots).
         return _forward_jacobian(
-            lambda *xs: gradient(*(x.requires_grad_() for x in xs)), inputs, batched=False
+            lambda *xs: gradient(*(x.requires_grad_() for x in xs)), inputs, inside=True
         )
     return jacobian(gradient, inputs, create_graph=create_graph, vectorize=vectorize)
 
