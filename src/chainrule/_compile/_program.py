@@ -439,7 +439,30 @@ def _loop(rec: Recording, keep, last, treedef, unflatten) -> Callable:
         leave(r)
         return unflatten(treedef, [g(leaves, r) for g in getters])
 
-    return replay
+    out_versions = rec.out_versions
+    if not out_versions:
+        return replay
+
+    def replay_versioned(leaves):
+        r = enter(leaves)
+        if r is None:
+            return RETRACE
+        execute(r)
+        leave(r)
+        outs = [g(leaves, r) for g in getters]
+        return unflatten(treedef, _out_versions(outs, out_versions))
+
+    return replay_versioned
+
+
+def _out_versions(outs: list, out_versions: list) -> list:
+    """outs, the outputs made inside given the version counters they had at the end of the
+    trace (see Tracer._out_versions): a new one per counter, shared as it was."""
+    for positions, value, alias, inference in out_versions:
+        vc = VersionCounter(value, alias, inference)
+        for i in positions:
+            outs[i]._vc = vc
+    return outs
 
 
 def _frees(rec: Recording, keep, last) -> list:
@@ -851,6 +874,7 @@ class _Source:
             "HOOKS_KEY": hooks_key,
             "STATE": STATE,
             "VERSIONS": _versions,
+            "OUT_VERSIONS": _out_versions,
             "HOST": host_arrays,
         }
         self._names: dict[int, str] = {}
@@ -887,7 +911,10 @@ def _source(rec: Recording, keep, last, treedef, unflatten) -> Callable:
     src = b.src
     src.globals["UNFLATTEN"] = unflatten
     src.globals["TREEDEF"] = treedef
-    src.emit(f"return UNFLATTEN(TREEDEF, [{', '.join(b.outputs())}])")
+    outs = f"[{', '.join(b.outputs())}]"
+    if rec.out_versions:  # else no work: the outputs' counters are made on first use
+        outs = f"OUT_VERSIONS({outs}, {src.name(rec.out_versions, 'V')})"
+    src.emit(f"return UNFLATTEN(TREEDEF, {outs})")
     text = "def replay(leaves):\n" + "\n".join(src.lines) + "\n"
     namespace = src.globals
     exec(compile(text, "<chainrule.compile>", "exec"), namespace)  # noqa: S102 - our own source
