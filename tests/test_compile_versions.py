@@ -103,4 +103,21 @@ def test_an_output_not_written_gets_no_version_work(tier):
     for _ in range(3):
         outs = compiled(*_x()())
     assert [getattr(t, "_vc", None) for t in outs] == [None, None]
-    assert "OUT_VERSIONS" not in compiled.source()[0]
+    assert "FIX_OUTPUTS" not in compiled.source()[0]
+
+
+def test_a_tensor_returned_twice_is_one_object_after_a_replay(tier):
+    def f(x):
+        y = x * 2.0
+        y.add_(1)
+        return y, y, x * 3.0
+
+    compiled = cr.compile(f)
+    for _ in range(3):
+        x = _x(requires_grad=True)()[0]
+        a, b, c = compiled(x)
+        assert a is b and a is not c
+        assert a._version == 1 and c._version == 0
+        (a.sum() + b.sum()).backward()
+        np.testing.assert_array_equal(N(x.grad), [4.0, 4.0, 4.0])
+    assert compiled.traces == 1

@@ -198,6 +198,7 @@ class Tracer:
         self.leaf_grads: list = []
         self.graph = None  # the backward of outputs with a live graph (see _graph_program)
         self.out_versions: list = []  # see _out_versions
+        self.out_same: list = []  # (position, first position) of an output returned again
         self.grad_guards: list = []  # (tensor ref, external index): .grad must be that tensor
         self.hooked_leaves: dict = {}  # id(accumulator) -> weakref to the leaf (a backward
         # reached it: the hooks of those made before the call are guarded)
@@ -884,6 +885,7 @@ class Tracer:
         )  # fmt: skip
         rec.arg_edges = self.arg_edges
         rec.out_versions = self.out_versions
+        rec.out_same = self.out_same
         rec.guards = list(self.guards.values())
         rec.settles = self.settles
         return rec
@@ -925,6 +927,7 @@ class Tracer:
         graph: list = []
         grads = {id(t._grad): ref for ref, t in self.leaf_grads if t._grad is not None}
         counters: dict = {}  # id(version counter) -> [counter, positions of outputs made inside]
+        made: dict[int, int] = {}  # id(output made inside) -> its first position
         for t in outputs:
             if t.__class__ is not Tensor:
                 s = self.slot_of.get(id(t)) if _backend.is_array(t) else None
@@ -942,6 +945,11 @@ class Tracer:
             if i is not None and persistent[i]:
                 specs.append(("ext", i))
                 continue
+            j = made.get(id(t))
+            if j is not None:  # returned again: the same object
+                specs.append(("same", j))
+                continue
+            made[id(t)] = len(specs)
             vc = getattr(t, "_vc", None)
             if vc is not None:
                 counters.setdefault(id(vc), [vc, []])[1].append(len(specs))
@@ -963,6 +971,7 @@ class Tracer:
             self.graph = self._graph_program(graph, externals, persistent)
         kept = [t for t, keep in zip(externals, persistent) if keep]
         self.out_versions = self._out_versions(counters.values(), kept)
+        self.out_same = [(i, spec[1]) for i, spec in enumerate(specs) if spec[0] == "same"]
         return specs
 
     def _out_versions(self, counters, kept: list) -> list:
@@ -1285,8 +1294,10 @@ class Recording:
         self.guards: list = []
         # What to settle after a replay (see Tracer.settle_after).
         self.settles: list = []
-        # The version counters the replay gives its outputs (see Tracer._out_versions).
+        # The version counters the replay gives its outputs (see Tracer._out_versions), and
+        # (position, first position) of each output made inside returned again.
         self.out_versions: list = []
+        self.out_same: list = []
 
     def strip(self) -> None:
         """Let go of the values of the traced call that a replay does not use (everything
