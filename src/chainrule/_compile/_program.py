@@ -439,7 +439,34 @@ def _loop(rec: Recording, keep, last, treedef, unflatten) -> Callable:
         leave(r)
         return unflatten(treedef, [g(leaves, r) for g in getters])
 
-    return replay
+    same, out_versions = rec.out_same, rec.out_versions
+    if not same and not out_versions:
+        return replay
+
+    def replay_fixed(leaves):
+        r = enter(leaves)
+        if r is None:
+            return RETRACE
+        execute(r)
+        leave(r)
+        outs = [g(leaves, r) for g in getters]
+        return unflatten(treedef, _fix_outputs(outs, same, out_versions))
+
+    return replay_fixed
+
+
+def _fix_outputs(outs: list, same: list, out_versions: list) -> list:
+    """outs with each output made inside that was returned again the same object (`same`:
+    (position, first position)), and the outputs made inside given the version counters they
+    had at the end of the trace (see Tracer._out_versions): a new one per counter, shared as
+    it was."""
+    for i, j in same:
+        outs[i] = outs[j]
+    for positions, value, alias, inference in out_versions:
+        vc = VersionCounter(value, alias, inference)
+        for i in positions:
+            outs[i]._vc = vc
+    return outs
 
 
 def _frees(rec: Recording, keep, last) -> list:
@@ -753,6 +780,8 @@ def _output_getter(spec, r_of, tensor_reg, ext_reg, kinds, node_reg) -> Callable
     if kind == "value":
         v = spec[1]
         return lambda leaves, r: v
+    if kind == "same":  # set by _fix_outputs
+        return lambda leaves, r: None
     if kind == "raw":
         k = r_of(spec[1])
         return lambda leaves, r: r[k]
@@ -851,6 +880,7 @@ class _Source:
             "HOOKS_KEY": hooks_key,
             "STATE": STATE,
             "VERSIONS": _versions,
+            "FIX_OUTPUTS": _fix_outputs,
             "HOST": host_arrays,
         }
         self._names: dict[int, str] = {}
@@ -887,7 +917,11 @@ def _source(rec: Recording, keep, last, treedef, unflatten) -> Callable:
     src = b.src
     src.globals["UNFLATTEN"] = unflatten
     src.globals["TREEDEF"] = treedef
-    src.emit(f"return UNFLATTEN(TREEDEF, [{', '.join(b.outputs())}])")
+    outs = f"[{', '.join(b.outputs())}]"
+    if rec.out_same or rec.out_versions:  # else no work (counters are made on first use)
+        fix = f"{src.name(rec.out_same, 'V')}, {src.name(rec.out_versions, 'V')}"
+        outs = f"FIX_OUTPUTS({outs}, {fix})"
+    src.emit(f"return UNFLATTEN(TREEDEF, {outs})")
     text = "def replay(leaves):\n" + "\n".join(src.lines) + "\n"
     namespace = src.globals
     exec(compile(text, "<chainrule.compile>", "exec"), namespace)  # noqa: S102 - our own source
@@ -1193,6 +1227,8 @@ class _SourceBuilder:
     def _output(self, spec) -> str:
         src = self.src
         kind = spec[0]
+        if kind == "same":  # set by FIX_OUTPUTS
+            return "None"
         if kind == "value":
             return src.name(spec[1], "C")
         if kind == "raw":

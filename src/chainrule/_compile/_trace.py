@@ -197,6 +197,8 @@ class Tracer:
         # (tensor ref, tensor) whose .grad a backward or an assignment set
         self.leaf_grads: list = []
         self.graph = None  # the backward of outputs with a live graph (see _graph_program)
+        self.out_versions: list = []  # see _out_versions
+        self.out_same: list = []  # (position, first position) of an output returned again
         self.grad_guards: list = []  # (tensor ref, external index): .grad must be that tensor
         self.hooked_leaves: dict = {}  # id(accumulator) -> weakref to the leaf (a backward
         # reached it: the hooks of those made before the call are guarded)
@@ -882,6 +884,8 @@ class Tracer:
             hook_guards, arg_changes,
         )  # fmt: skip
         rec.arg_edges = self.arg_edges
+        rec.out_versions = self.out_versions
+        rec.out_same = self.out_same
         rec.guards = list(self.guards.values())
         rec.settles = self.settles
         return rec
@@ -922,6 +926,8 @@ class Tracer:
         specs = []
         graph: list = []
         grads = {id(t._grad): ref for ref, t in self.leaf_grads if t._grad is not None}
+        counters: dict = {}  # id(version counter) -> [counter, positions of outputs made inside]
+        made: dict[int, int] = {}  # id(output made inside) -> its first position
         for t in outputs:
             if t.__class__ is not Tensor:
                 s = self.slot_of.get(id(t)) if _backend.is_array(t) else None
@@ -939,6 +945,14 @@ class Tracer:
             if i is not None and persistent[i]:
                 specs.append(("ext", i))
                 continue
+            j = made.get(id(t))
+            if j is not None:  # returned again: the same object
+                specs.append(("same", j))
+                continue
+            made[id(t)] = len(specs)
+            vc = getattr(t, "_vc", None)
+            if vc is not None:
+                counters.setdefault(id(vc), [vc, []])[1].append(len(specs))
             s = self.slot_of.get(id(t._data))
             if s is None:
                 s = self.const(t._data)
@@ -955,7 +969,24 @@ class Tracer:
                     graph.append(t)
         if graph:
             self.graph = self._graph_program(graph, externals, persistent)
+        kept = [t for t, keep in zip(externals, persistent) if keep]
+        self.out_versions = self._out_versions(counters.values(), kept)
+        self.out_same = [(i, spec[1]) for i, spec in enumerate(specs) if spec[0] == "same"]
         return specs
+
+    def _out_versions(self, counters, kept: list) -> list:
+        """(positions, value, alias, inference) per version counter of outputs made inside
+        that the replay must give them (the outputs at those positions share it): one
+        written, or shared by several outputs. A counter shared with an argument or a tensor
+        from outside (`kept`) is left out: its value is not the trace's at the next call."""
+        args = [ref() for ref in self.arg_refs]
+        outside = {id(t._vc) for t in [*kept, *args] if getattr(t, "_vc", None) is not None}
+        return [
+            (tuple(positions), vc.value, vc.alias, vc.inference)
+            for vc, positions in counters
+            if id(vc) not in outside
+            and (vc.value or vc.alias or vc.inference or len(positions) > 1)
+        ]
 
     def _graph_program(self, outputs: list, externals: list, persistent: list) -> tuple:
         """The backward of outputs whose graph is alive at the end of the call: recorded by a
@@ -1263,6 +1294,10 @@ class Recording:
         self.guards: list = []
         # What to settle after a replay (see Tracer.settle_after).
         self.settles: list = []
+        # The version counters the replay gives its outputs (see Tracer._out_versions), and
+        # (position, first position) of each output made inside returned again.
+        self.out_versions: list = []
+        self.out_same: list = []
 
     def strip(self) -> None:
         """Let go of the values of the traced call that a replay does not use (everything
