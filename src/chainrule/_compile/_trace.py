@@ -902,7 +902,30 @@ class Tracer:
         extra += [id(e.entry) for e in self.externals]
         extra += [id(e.entry) for e in self.arg_entries.values()]
         extra += _view_bases([*outputs, *externals])
+        extra += self._roots(outputs)
         return extra
+
+    def _roots(self, outputs: list) -> list:
+        """The ids of the root values that the alias groups of the outputs, the arguments
+        and the tensors from outside hold where arrays are immutable (JAX's, Dask's; see
+        _node.Alias), each group once: those that are an argument's or a tensor's from
+        outside as it was at entry, or an output's own array. A view that is the same array
+        object (JAX's reshape to the same shape) makes its slot one of these. A root that a
+        write inside gave other values is not counted: the replay would not update it."""
+        held = [(t, t._data) for t in outputs if t.__class__ is Tensor]
+        for e in [*self.externals, *self.arg_entries.values()]:
+            t = e.ref()
+            if t is not None:
+                held.append((t, e.entry))
+        out = []
+        seen = set()
+        for t, same in held:
+            vc = getattr(t, "_vc", None)
+            group = None if vc is None else vc.group
+            if group is not None and id(group) not in seen and group.root is same:
+                seen.add(id(group))
+                out.append(id(same))
+        return out
 
     def _hook_guards(self) -> list:
         """(tensor ref, hooks_key) of each leaf from before the call (an argument or a tensor
