@@ -16,7 +16,7 @@ from .._mode import grad_mode, set_feature
 from .._node import RELEASED, ZERO, AccumulateGrad, Node, Port, node_of
 from .._rules import raw_namespace
 from .._state import STATE
-from .._tensor import Tensor
+from .._tensor import Tensor, alias_group
 from ..autograd import _engine
 from ._instructions import (
     ACC,
@@ -909,22 +909,31 @@ class Tracer:
         """The ids of the root values that the alias groups of the outputs, the arguments
         and the tensors from outside hold where arrays are immutable (JAX's, Dask's; see
         _node.Alias), each group once: those that are an argument's or a tensor's from
-        outside as it was at entry, or an output's own array. A view that is the same array
-        object (JAX's reshape to the same shape) makes its slot one of these. A root that a
-        write inside gave other values is not counted: the replay would not update it."""
-        held = [(t, t._data) for t in outputs if t.__class__ is Tensor]
-        for e in [*self.externals, *self.arg_entries.values()]:
-            t = e.ref()
-            if t is not None:
-                held.append((t, e.entry))
+        outside as it was at entry, and those of the groups of outputs and of values that
+        nodes made inside saved, that no tensor from before the call is a member of (the
+        memory of tensors made inside, as a view's base; the replay's outputs are new
+        tensors, with a graph of their own). A view that is the same array object
+        (JAX's reshape to the same shape) makes its slot one of these. A root that a write
+        inside gave other values is not counted: the replay would not update it."""
+        before = [(e.ref(), e.entry) for e in [*self.externals, *self.arg_entries.values()]]
+        ids = {id(t) for t, _ in before}
         out = []
         seen = set()
-        for t, same in held:
-            vc = getattr(t, "_vc", None)
-            group = None if vc is None else vc.group
-            if group is not None and id(group) not in seen and group.root is same:
+        for t, entry in before:
+            group = alias_group(t) if t is not None else None
+            if group is not None and id(group) not in seen and group.root is entry:
                 seen.add(id(group))
-                out.append(id(same))
+                out.append(id(entry))
+        groups = [alias_group(t) for t in outputs if t.__class__ is Tensor]
+        for node in self.held:  # the counters of saved values that nodes made inside check
+            if node.__class__ is Node and node.versions is not None:
+                groups += [vc.group for _, vc, _ in node.versions]
+        for group in groups:
+            if group is None or group.root is None or id(group) in seen:
+                continue
+            seen.add(id(group))
+            if not any(id(m) in ids for m, _ in group.live()):
+                out.append(id(group.root))
         return out
 
     def _hook_guards(self) -> list:
