@@ -901,11 +901,12 @@ class Tracer:
         extra += _node_arrays(self.held)
         extra += [id(e.entry) for e in self.externals]
         extra += [id(e.entry) for e in self.arg_entries.values()]
-        extra += _view_bases([*outputs, *externals])
-        extra += self._roots(outputs)
+        bases = _view_bases([*outputs, *externals])
+        extra += bases
+        extra += self._roots(outputs, set(bases))
         return extra
 
-    def _roots(self, outputs: list) -> list:
+    def _roots(self, outputs: list, bases: set) -> list:
         """The ids of the root values that the alias groups of the outputs, the arguments
         and the tensors from outside hold where arrays are immutable (JAX's, Dask's; see
         _node.Alias), each group once: those that are an argument's or a tensor's from
@@ -914,7 +915,9 @@ class Tracer:
         memory of tensors made inside, as a view's base; the replay's outputs are new
         tensors, with a graph of their own). A view that is the same array object
         (JAX's reshape to the same shape) makes its slot one of these. A root that a write
-        inside gave other values is not counted: the replay would not update it."""
+        inside gave other values is not counted: the replay would not update it; nor one that
+        is a view's base's array (`bases`, counted once already: the base tensor may be
+        kept outside too)."""
         before = [(e.ref(), e.entry) for e in [*self.externals, *self.arg_entries.values()]]
         ids = {id(t) for t, _ in before}
         out = []
@@ -932,7 +935,7 @@ class Tracer:
             if group is None or group.root is None or id(group) in seen:
                 continue
             seen.add(id(group))
-            if not any(id(m) in ids for m, _ in group.live()):
+            if id(group.root) not in bases and not any(id(m) in ids for m, _ in group.live()):
                 out.append(id(group.root))
         return out
 
