@@ -16,7 +16,7 @@ from .._mode import grad_mode, set_feature
 from .._node import RELEASED, ZERO, AccumulateGrad, Node, Port, node_of
 from .._rules import raw_namespace
 from .._state import STATE
-from .._tensor import Tensor
+from .._tensor import Tensor, alias_group
 from ..autograd import _engine
 from ._instructions import (
     ACC,
@@ -901,8 +901,43 @@ class Tracer:
         extra += _node_arrays(self.held)
         extra += [id(e.entry) for e in self.externals]
         extra += [id(e.entry) for e in self.arg_entries.values()]
-        extra += _view_bases([*outputs, *externals])
+        bases = _view_bases([*outputs, *externals])
+        extra += bases
+        extra += self._roots(outputs, set(bases))
         return extra
+
+    def _roots(self, outputs: list, bases: set) -> list:
+        """The ids of the root values that the alias groups of the outputs, the arguments
+        and the tensors from outside hold where arrays are immutable (JAX's, Dask's; see
+        _node.Alias), each group once: those that are an argument's or a tensor's from
+        outside as it was at entry, and those of the groups of outputs and of values that
+        nodes made inside saved, that no tensor from before the call is a member of (the
+        memory of tensors made inside, as a view's base; the replay's outputs are new
+        tensors, with a graph of their own). A view that is the same array object
+        (JAX's reshape to the same shape) makes its slot one of these. A root that a write
+        inside gave other values is not counted: the replay would not update it; nor one that
+        is a view's base's array (`bases`, counted once already: the base tensor may be
+        kept outside too)."""
+        before = [(e.ref(), e.entry) for e in [*self.externals, *self.arg_entries.values()]]
+        ids = {id(t) for t, _ in before}
+        out = []
+        seen = set()
+        for t, entry in before:
+            group = alias_group(t) if t is not None else None
+            if group is not None and id(group) not in seen and group.root is entry:
+                seen.add(id(group))
+                out.append(id(entry))
+        groups = [alias_group(t) for t in outputs if t.__class__ is Tensor]
+        for node in self.held:  # the counters of saved values that nodes made inside check
+            if node.__class__ is Node and node.versions is not None:
+                groups += [vc.group for _, vc, _ in node.versions]
+        for group in groups:
+            if group is None or group.root is None or id(group) in seen:
+                continue
+            seen.add(id(group))
+            if id(group.root) not in bases and not any(id(m) in ids for m, _ in group.live()):
+                out.append(id(group.root))
+        return out
 
     def _hook_guards(self) -> list:
         """(tensor ref, hooks_key) of each leaf from before the call (an argument or a tensor
