@@ -44,11 +44,13 @@ from ._helpers import (
     sum_to,
     take_add,
     take_along_add,
+    written_last,
 )
 from ._indexing import (
     assign,
     getitem,
     is_basic,
+    is_mask,
     scatter_add,
     take,
     take_along_axis,
@@ -112,6 +114,7 @@ __all__ = [
     "inv",
     "is_array",
     "is_basic",
+    "is_mask",
     "IS_COMPLEX",
     "is_floating",
     "is_lazy",
@@ -148,4 +151,5 @@ __all__ = [
     "unchunked",
     "writable",
     "write_into",
+    "written_last",
 ]

@@ -134,6 +134,16 @@ def outside(xp, shape, key):
     return assign(xp, xp.ones(shape, dtype=xp.bool), key, False)
 
 
+def written_last(xp, shape, key, taken):
+    """A bool array of shape `taken` (that of a[key], for `a` of `shape`): whether each element
+    of a value written by a[key] = v stays in `a`. Index arrays may name a position several
+    times; the assignment leaves one element there (NumPy's: the last), found by writing the
+    elements' own numbers in the library's way and reading them back."""
+    order = xp.reshape(xp.arange(math.prod(taken), dtype=xp.int64), taken)
+    kept = assign(xp, xp.zeros(shape, dtype=xp.int64), key, order)
+    return getitem(xp, kept, key) == order
+
+
 def take_add(xp, g, p):
     """Zeros of the input's shape and dtype with `g` added at `indices` along `axis`;
     `p` is take's (indices, axis, input shape, input dtype)."""

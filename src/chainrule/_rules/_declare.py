@@ -279,6 +279,7 @@ def raw_namespace(xp) -> types.ModuleType:
         for name, formula in KERNELS.items():
             ns.__dict__[name] = own.get(name, formula)
         ns.outside = lambda g, key: _backend.outside(xp, g.shape, key)
+        ns.written_last = lambda g, key, taken: _backend.written_last(xp, g.shape, key, taken)
         ns.primitive = lambda name, a, b=None: RULES[name].fwd(xp, a, b)
         RAW_NAMESPACES[id(xp)] = ns
     return ns

@@ -167,7 +167,14 @@ def _setitem_vjp(xp, g, s, p, needs):
     gx = None
     if needs[0]:
         gx = ZERO if covered else xp.where(xp.outside(g, key), g, 0.0)
-    gv = sum_to(xp, _backend.getitem(xp, g, key), vshape) if needs[1] else None
+    gv = None
+    if needs[1]:
+        gv = _backend.getitem(xp, g, key)
+        if not (_backend.is_basic(key) or _backend.is_mask(key)):
+            # Index arrays may name a position twice: only the element of v left there (the
+            # last written, as NumPy) gets its gradient; those overwritten get none.
+            gv = xp.where(xp.written_last(g, key, gv.shape), gv, 0.0)
+        gv = sum_to(xp, gv, vshape)
     return (gx, gv)
 
 

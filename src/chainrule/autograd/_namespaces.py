@@ -21,6 +21,9 @@ def _graph_namespace() -> types.ModuleType:
         ns.__dict__[extra] = _rules.OPS[extra]
     ns.__dict__.update(_rules.KERNELS)
     ns.outside = lambda g, key: Tensor(_backend.outside(g._xp, g.shape, key), g._xp, None)
+    ns.written_last = lambda g, key, taken: Tensor(
+        _backend.written_last(g._xp, g.shape, key, taken), g._xp, None
+    )
     ns.primitive = lambda name, a, b=None: _rules.OPS[name](a, b)
     return ns
 
