@@ -132,7 +132,8 @@ def to_backend_dtype(xp, dtype):
 
 
 # Another library's dtype object -> NumPy's dtype of that name (its str() parsed once).
-_from_backend: dict = {}
+# Python's scalar types name dtypes as in NumPy and PyTorch (float: float64, int: int64).
+_from_backend: dict = {t: np.dtype(t) for t in (bool, int, float, complex)}
 
 
 def from_backend_dtype(d) -> np.dtype:
