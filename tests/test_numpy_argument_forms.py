@@ -1,13 +1,14 @@
 """Argument forms NumPy's functions take that chainrule's own lack in the standard: Python's
-scalar types as dtypes (float, int, bool, complex, as NumPy and PyTorch read them); values
-against NumPy's, gradients against finite differences."""
+scalar types as dtypes (float, int, bool, complex, as NumPy and PyTorch read them) and scalars
+for np.diff's prepend and append; values against NumPy's, gradients against finite
+differences."""
 
 import numpy as np
 import pytest
 
 import chainrule as cr
-from chainrule.autograd import gradcheck
-from conftest import N, T
+from chainrule.autograd import gradcheck, gradgradcheck
+from conftest import N, T, fails_on
 
 A = np.random.default_rng(5).standard_normal((3, 4))
 
@@ -41,3 +42,33 @@ def test_numpy_functions_take_python_scalar_types_as_dtypes(kind):
 def test_python_float_as_dtype_keeps_the_graph():
     x = T(A, requires_grad=True)
     assert gradcheck(lambda a: np.sum(a * a, axis=1, dtype=float), (x,))
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"prepend": 0.0},
+        pytest.param(
+            {"append": 2},
+            marks=fails_on("array_api_strict", reason="it promotes no int64 with float64"),
+        ),
+        {"prepend": 0.5, "append": [[1.0], [2.0], [3.0]]},
+        {"prepend": 1.5, "axis": 0, "n": 2},
+    ],
+    ids=["prepend", "append", "both", "axis 0"],
+)
+def test_numpy_diff_takes_scalars_for_prepend_and_append(kwargs):
+    out = np.diff(T(A), **kwargs)
+    expected = np.diff(A, **kwargs)
+    assert out.dtype == expected.dtype
+    np.testing.assert_allclose(N(out), expected, rtol=1e-14)
+
+
+def test_diff_differentiates_in_a_0d_prepend_and_in_x():
+    x, p = T(A, requires_grad=True), T(0.3, requires_grad=True)
+
+    def fn(x, p):
+        return cr.diff(x, n=2, axis=0, prepend=p, append=1.0)
+
+    assert gradcheck(fn, (x, p))
+    assert gradgradcheck(fn, (x, p))

@@ -451,17 +451,20 @@ def diff(
     prepend: ArrayLike = None,
     append: ArrayLike = None,
 ) -> Tensor:
-    """The n-th forward difference along `axis` of x between `prepend` and `append`, by
-    slicing and subtraction (differentiable); bool values differ by not_equal, as NumPy's."""
+    """The n-th forward difference along `axis` of x between `prepend` and `append` (arrays,
+    or scalars that stand for a slice of x), by slicing and subtraction (differentiable);
+    bool values differ by not_equal, as NumPy's."""
     x = as_tensor(x)
     if x.ndim == 0:
         raise ValueError("diff needs a tensor of at least one dimension")
     if n < 0:
         raise ValueError(f"diff: n must be non-negative, got {n}")
     axis = normalize_axes(axis, x.ndim)[0]
-    parts = [t for t in (prepend, x, append) if t is not None]
-    if len(parts) > 1:
-        x = concat(parts, axis=axis)
+    if prepend is not None or append is not None:
+        # NumPy's: a scalar (0-d) stands for a slice of x's shape along the axis.
+        edge = x.shape[:axis] + (1,) + x.shape[axis + 1 :]
+        parts = [_tensor.constant(t, x._xp) for t in (prepend, x, append) if t is not None]
+        x = concat([broadcast_to(t, edge) if t.ndim == 0 else t for t in parts], axis=axis)
     lead = (slice(None),) * axis
     later, earlier = lead + (slice(1, None), ...), lead + (slice(None, -1), ...)
     for _ in range(n):
