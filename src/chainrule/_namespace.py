@@ -659,7 +659,9 @@ def _index_part(k: Any, xp: Any) -> Any:
     if k.__class__ is Tensor:
         return k._data
     if isinstance(k, list):
-        return xp.asarray(k)
+        # An empty list selects nothing (NumPy's and PyTorch's): integers, not the floats that
+        # asarray makes of it.
+        return xp.asarray(k) if k else xp.asarray(k, dtype=xp.int64)
     return k
 
 
