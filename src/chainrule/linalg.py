@@ -14,6 +14,7 @@ from ._namespace import (
     astype,
     complex64,
     complex128,
+    conj,
     float32,
     float64,
     inf,
@@ -223,10 +224,12 @@ def matrix_rank(x: ArrayLike, /, *, rtol: float | ArrayLike | None = None) -> Te
 
 
 def cholesky(x: ArrayLike, /, *, upper: bool = False) -> Tensor:
-    """L with x = L L^T (or U = L^T with x = U^T U if upper), for symmetric positive definite x.
-    The gradient is the symmetric one (x is taken as symmetric)."""
+    """L with x = L L^H (or U = L^H with x = U^H U if upper), for Hermitian (real: symmetric)
+    positive definite x. The gradient is the Hermitian one (x is taken as Hermitian)."""
     lower = OPS["linalg_cholesky"](_matrices(x, "cholesky", square_only=True))
-    return matrix_transpose(lower) if upper else lower
+    if not upper:
+        return lower
+    return matrix_transpose(conj(lower) if lower.dtype.kind == "c" else lower)
 
 
 def qr(x: ArrayLike, /, *, mode: Literal["reduced", "complete"] = "reduced") -> QRResult:
