@@ -900,9 +900,10 @@ def _einsum(operands, optimize=False, dtype=None):
 
 
 def _from_triangle(a, upper: bool):
-    """The Hermitian matrix that LAPACK's eigh reads from a's lower (or upper) triangle: that
-    triangle, its conjugate mirrored, and the diagonal's real part. NumPy's eigh, eigvalsh
-    and the hermitian= options compute on this matrix, so their derivatives are its."""
+    """The Hermitian matrix that LAPACK's eigh and cholesky read from a's lower (or upper)
+    triangle: that triangle, its conjugate mirrored, and the diagonal's real part. NumPy's
+    eigh, eigvalsh, cholesky and the hermitian= options compute on this matrix, so their
+    derivatives are its."""
     a = ops.asarray(a)
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise _backend.np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
@@ -930,6 +931,11 @@ def _eigh(a, UPLO="L"):  # noqa: N803 - NumPy's name
 
 def _eigvalsh(a, UPLO="L"):  # noqa: N803 - NumPy's name
     return linalg.eigvalsh(_from_triangle(a, _uplo(UPLO)))
+
+
+def _cholesky(a, upper=False):
+    """NumPy's cholesky reads a's lower triangle (upper: its upper one)."""
+    return linalg.cholesky(_from_triangle(a, upper), upper=upper)
 
 
 def _pinv(a, rcond=None, hermitian=False, rtol=None):
@@ -1012,6 +1018,7 @@ def _matrix_power(a, n):
 
 
 LINALG = {
+    "cholesky": _custom(_cholesky),
     "eigh": _custom(_eigh),
     "eigvalsh": _custom(_eigvalsh),
     "pinv": _custom(_pinv),

@@ -374,7 +374,6 @@ LINALG = {
     "det": _rename("linalg.det", a=0),
     "slogdet": _rename("linalg.slogdet", a=0),
     "solve": _rename("linalg.solve", a=0, b=1),
-    "cholesky": _rename("linalg.cholesky", a=0, upper="upper"),
     "qr": _rename("linalg.qr", a=0, mode="mode"),
     # Complex results always (the standard's), where NumPy gives real ones if it can.
     "eig": _rename("linalg.eig", a=0),
