@@ -254,10 +254,11 @@ def _pow_dy(xp, g, x, y, out):
 
 
 binary("pow", lambda xp, x, y: x**y, (_pow_dx, "x y"), (_pow_dy, "x out"), complex="holomorphic")
+# atan2: subgradient 0 at the origin (PyTorch's, and angle's at z == 0; it was 0/0).
 binary(
     "atan2", lambda xp, x, y: xp.atan2(x, y),
-    (lambda xp, g, x, y, out: g * y / (x * x + y * y), "x y"),
-    (lambda xp, g, x, y, out: -g * x / (x * x + y * y), "x y"),
+    (lambda xp, g, x, y, out: g * y / _nonzero(xp, x * x + y * y), "x y"),
+    (lambda xp, g, x, y, out: -g * x / _nonzero(xp, x * x + y * y), "x y"),
 )  # fmt: skip
 
 
