@@ -1228,6 +1228,11 @@ def full_like(
 
 def _triangle(x: ArrayLike, k: int, lower: builtins.bool) -> Tensor:
     x = as_tensor(x)
+    if x.ndim < 2:
+        raise ValueError(
+            f"{'tril' if lower else 'triu'}: input tensor must have at least 2 dimensions, "
+            f"got {x.ndim}"
+        )
     xp = x._xp
     n, m = x.shape[-2:]
     rows = xp.reshape(xp.arange(n), (n, 1))

@@ -5,6 +5,7 @@ fft), so the result stays differentiable. `_interop` dispatches to these tables.
 from __future__ import annotations
 
 import inspect
+import math
 import operator
 
 from . import _namespace, fft, linalg, special
@@ -249,18 +250,32 @@ def _median(a, axis=None, keepdims=False, overwrite_input=False):
     axes = normalize_axes(axis, ndim)
     rest = [i for i in range(ndim) if i not in axes]
     moved = _fn("permute_dims")(a, tuple(rest + list(axes)))
-    flat = _fn("reshape")(moved, tuple(a.shape[i] for i in rest) + (-1,))
-    n = flat.shape[-1]
-    if n == 0:
-        raise ValueError("median of an empty slice")
-    s = _fn("sort")(flat, axis=-1)
-    mid = s[..., n // 2] if n % 2 else (s[..., n // 2 - 1] + s[..., n // 2]) / 2
+    n = math.prod(a.shape[i] for i in axes)
+    # The slice's length given (reshape can't infer a -1 among zero elements).
+    flat = _fn("reshape")(moved, tuple(a.shape[i] for i in rest) + (n,))
     if a.dtype.kind not in "fc":
-        mid = _fn("astype")(mid, _fn("float64"))
-    mid = _fn("where")(_fn("any")(_fn("isnan")(flat), axis=-1), _fn("nan"), mid)
+        flat = _fn("astype")(flat, _fn("float64"))
+    if n == 0:  # NumPy's NaN, the mean of an empty slice
+        mid = _fn("full_like")(_fn("sum")(flat, axis=-1), _fn("nan"))
+    else:
+        s = _fn("sort")(flat, axis=-1)
+        mid = s[..., n // 2] if n % 2 else (s[..., n // 2 - 1] + s[..., n // 2]) / 2
+        mid = _fn("where")(_fn("any")(_fn("isnan")(flat), axis=-1), _fn("nan"), mid)
     if keepdims:
         mid = _fn("reshape")(mid, tuple(1 if i in axes else a.shape[i] for i in range(ndim)))
     return mid
+
+
+def _triangle(target: str):
+    """tril, triu; a 1-D m is NumPy's rows of a square matrix (its triangle of m broadcast)."""
+
+    def handler(m, k=0):
+        m = _fn("asarray")(m)
+        if m.ndim == 1:
+            m = _fn("broadcast_to")(m, m.shape * 2)
+        return _fn(target)(m, k=k)
+
+    return _custom(handler)
 
 
 def _axis_pair(a, axis1: int, axis2: int):
@@ -487,8 +502,8 @@ FUNCTIONS = {
     "unstack": _rename("unstack", x=0, axis="axis"),
     "swapaxes": _custom(_swapaxes),
     "searchsorted": _rename("searchsorted", a=0, v=1, side="side", sorter="sorter"),
-    "tril": _rename("tril", m=0, k="k"),
-    "triu": _rename("triu", m=0, k="k"),
+    "tril": _triangle("tril"),
+    "triu": _triangle("triu"),
     "meshgrid": _custom(_meshgrid),
     "atleast_1d": _atleast(1),
     "atleast_2d": _atleast(2),
