@@ -163,8 +163,11 @@ def trace(x: ArrayLike, /, *, offset: int = 0, dtype: DTypeLike = None) -> Tenso
 
 def inv(x: ArrayLike, /) -> Tensor:
     """The inverses of square matrices; the gradient needs them invertible: -inv(x)^T g
-    inv(x)^T."""
-    return OPS["linalg_inv"](_matrices(x, "inv", square_only=True))
+    inv(x)^T. Integers and bools are inverted as float64 (NumPy's)."""
+    x = _matrices(x, "inv", square_only=True)
+    if x.dtype.kind not in "fc":
+        x = astype(x, float64)
+    return OPS["linalg_inv"](x)
 
 
 def det(x: ArrayLike, /) -> Tensor:
@@ -189,8 +192,12 @@ def solve(x1: ArrayLike, x2: ArrayLike, /) -> Tensor:
 
 def pinv(x: ArrayLike, /, *, rtol: float | ArrayLike | None = None) -> Tensor:
     """Moore-Penrose pseudo-inverses (singular values below rtol times the largest count as
-    zero). The gradient holds where the rank does not change nearby, as for full rank."""
-    return OPS["linalg_pinv"](_matrices(x, "pinv"), _raw(rtol))
+    zero). The gradient holds where the rank does not change nearby, as for full rank.
+    Integers and bools are inverted as float64 (NumPy's)."""
+    x = _matrices(x, "pinv")
+    if x.dtype.kind not in "fc":
+        x = astype(x, float64)
+    return OPS["linalg_pinv"](x, _raw(rtol))
 
 
 def matrix_power(x: ArrayLike, n: int, /) -> Tensor:

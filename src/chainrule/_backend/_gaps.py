@@ -8,6 +8,7 @@ from importlib import import_module
 
 import numpy as np
 
+from ._dtypes import dtype_kind
 from ._namespaces import library
 
 
@@ -76,9 +77,12 @@ def eye(xp, n_rows, n_cols, k, **kwargs):
 
 
 def inv(xp, x):
-    """The inverse of x, in x's dtype (Dask's is float64 for float32 matrices)."""
+    """The inverse of x, in x's floating dtype (Dask's is float64 for float32 matrices); of
+    integers, the library's (NumPy's float64: an integer inverse would be cut to 0)."""
     out = xp.linalg.inv(x)
-    return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
+    if out.dtype == x.dtype or dtype_kind(x.dtype) not in "fc":
+        return out
+    return xp.astype(out, x.dtype)
 
 
 def matrix_rank(xp, x, rtol):
