@@ -179,8 +179,14 @@ def _where(condition, x=None, y=None):
 
 
 def _clip(a, a_min=None, a_max=None, min=None, max=None):  # noqa: A002 - NumPy's names
+    """In the dtype of a and the bounds promoted together, as NumPy's (chainrule's clip keeps
+    a's, the standard's: integers clipped to 0.5 would be cut to 0)."""
     lo = min if a_min is None else a_min
     hi = max if a_max is None else a_max
+    a = _fn("asarray")(a)
+    dtype = _fn("result_type")(a, *(b for b in (lo, hi) if b is not None))
+    if dtype != a.dtype:
+        a = _fn("astype")(a, dtype)
     return _fn("clip")(a, min=lo, max=hi)
 
 

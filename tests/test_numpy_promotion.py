@@ -1,0 +1,40 @@
+"""NumPy's functions on tensors give NumPy's result dtypes where NumPy promotes the inputs
+together: np.clip of integers to floating bounds is floating (chainrule.clip keeps x's dtype,
+as the standard asks), with the gradient to the bounds and x as chainrule's clip. NumPy-backed
+tensors whatever the backend under test (the bounds are NumPy's)."""
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+from chainrule.autograd import gradcheck
+from conftest import N
+
+BOUNDS = [
+    (0.5, 3.5),
+    (1, 2),
+    (np.float32(0.5), None),
+    (None, np.array([1.0, 2.5, 0.0])),
+    (np.int64(1), 2),
+]
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int8", "float32", "bool"])
+@pytest.mark.parametrize(("lo", "hi"), BOUNDS, ids=str)
+def test_numpy_clip_promotes_x_with_its_bounds_as_numpy(lo, hi, dtype):
+    a = np.array([3, 4, 0]).astype(dtype)
+    expected = np.clip(a, lo, hi)
+    out = np.clip(cr.asarray(a), lo, hi)
+    assert out.dtype == expected.dtype
+    np.testing.assert_array_equal(N(out), expected)
+
+
+def test_chainrules_clip_keeps_the_dtype_of_x():
+    assert cr.clip(cr.asarray(np.array([3, 4, 0])), 0.5, 3.5).dtype == cr.int64
+
+
+def test_numpy_clip_with_tensor_bounds_differentiates_in_all_three():
+    x = cr.tensor(np.array([0.3, -1.2, 2.5, 0.9]), requires_grad=True)
+    lo = cr.tensor(np.array([0.0, -1.0, 0.5, 1.0]), requires_grad=True)
+    hi = cr.tensor(np.array(2.0), requires_grad=True)
+    assert gradcheck(lambda a, b, c: np.clip(a, b, c), (x, lo, hi))
