@@ -1,7 +1,7 @@
-"""NumPy's functions on tensors give NumPy's result dtypes where NumPy promotes the inputs
-together: np.clip of integers to floating bounds is floating (chainrule.clip keeps x's dtype,
-as the standard asks), with the gradient to the bounds and x as chainrule's clip. NumPy-backed
-tensors whatever the backend under test (the bounds are NumPy's)."""
+"""Where NumPy promotes inputs together, NumPy's functions on tensors do too: np.clip of integers
+to floating bounds is floating (chainrule.clip keeps x's dtype, the standard's), as are the
+Tensor.clamp and Tensor.clip methods (PyTorch's). NumPy-backed tensors whatever the backend
+under test: the bounds are NumPy's."""
 
 import numpy as np
 import pytest
@@ -38,3 +38,12 @@ def test_numpy_clip_with_tensor_bounds_differentiates_in_all_three():
     lo = cr.tensor(np.array([0.0, -1.0, 0.5, 1.0]), requires_grad=True)
     hi = cr.tensor(np.array(2.0), requires_grad=True)
     assert gradcheck(lambda a, b, c: np.clip(a, b, c), (x, lo, hi))
+
+
+@pytest.mark.parametrize("method", ["clamp", "clip"])
+def test_tensor_clamp_and_clip_methods_promote_as_pytorch_and_numpy(method):
+    t = cr.asarray(np.array([3, 4, 0]))
+    out = getattr(t, method)(0.5, 3.5)
+    assert out.dtype == cr.float64
+    np.testing.assert_array_equal(N(out), [3.0, 3.5, 0.5])
+    assert getattr(t, method)(1, 2).dtype == cr.int64

@@ -414,7 +414,10 @@ def clamp(self: Tensor, min: ArrayLike = None, max: ArrayLike = None) -> Tensor:
     """This tensor limited to [min, max] (see chainrule.clip)."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    return ops.clip(self, min, max)
+    # PyTorch's (and NumPy's) result type: integers clamped to 0.5 become floating, where
+    # chainrule.clip keeps the dtype of x (the standard's).
+    dtype = ops.result_type(self, *(b for b in (min, max) if b is not None))
+    return ops.clip(self if dtype == self.dtype else ops.astype(self, dtype), min, max)
 
 
 def pow(self: Tensor, exponent: ArrayLike) -> Tensor:  # noqa: A001
