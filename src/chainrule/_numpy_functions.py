@@ -190,11 +190,21 @@ def _clip(a, a_min=None, a_max=None, min=None, max=None):  # noqa: A002 - NumPy'
     return _fn("clip")(a, min=lo, max=hi)
 
 
-def _unique(ar, return_index=False, return_inverse=False, return_counts=False):
+def _unique(ar, return_index=False, return_inverse=False, return_counts=False, equal_nan=True):
+    """NumPy's unique, where NaNs are one value (equal_nan, its default; the standard's
+    unique_all, NaNs last, keeps each NaN)."""
+    values, index, inverse, counts = _fn("unique_all")(ar)
+    nans = int(_fn("count_nonzero")(_fn("isnan")(values))) if equal_nan else 0
+    if nans > 1:
+        k = values.shape[0] - nans  # the first NaN's place
+        values = values[: k + 1]
+        index = _fn("concat")([index[:k], _fn("min")(index[k:], keepdims=True)])
+        inverse = _fn("minimum")(inverse, k)
+        counts = _fn("concat")([counts[:k], _fn("sum")(counts[k:], keepdims=True)])
     if not (return_index or return_inverse or return_counts):
-        return _fn("unique_values")(ar)
+        return values
     wanted = (True, return_index, return_inverse, return_counts)
-    return tuple(out for out, w in zip(_fn("unique_all")(ar), wanted) if w)
+    return tuple(out for out, w in zip((values, index, inverse, counts), wanted) if w)
 
 
 def _like(target: str, first: str):
