@@ -54,9 +54,19 @@ def _real(x: ArrayLike, name: str) -> Tensor:
 
 
 def _pair(x1: ArrayLike, x2: ArrayLike, name: str) -> tuple[Tensor, Tensor]:
-    """Two tensors of one array library (a Python number converted by the other's)."""
+    """Two tensors of one array library (a Python number converted by the other's, in its
+    floating dtype: float32 values stay float32, as NumPy's and SciPy's weak scalars)."""
     (x1, x2), xp = as_tensors((x1, x2), name)
+    x1, x2 = _weak(x1, x2, xp), _weak(x2, x1, xp)
     return _real(constant(x1, xp), name), _real(constant(x2, xp), name)
+
+
+def _weak(number, other, xp):
+    """A Python number (not bool) as an array of the other operand's floating dtype."""
+    if isinstance(number, (int, float)) and not isinstance(number, bool):
+        if other.__class__ is Tensor and other.dtype.kind == "f":
+            return xp.asarray(number, dtype=other._data.dtype)
+    return number
 
 
 def _order(v, name: str) -> float:
@@ -192,9 +202,8 @@ def xlog1py(x: ArrayLike, y: ArrayLike, /) -> Tensor:
 def entr(x: ArrayLike, /) -> Tensor:
     """-x log(x) for x > 0, 0 at 0, -inf below."""
     x = _real(x, "entr")
-    positive = x > 0
-    inside = -x * log(where(positive, x, 1.0))
-    return where(positive, inside, where(x == 0, 0.0, -math.inf))
+    inside = -x * log(where(x > 0, x, 1.0))  # 0 at 0, NaN at NaN
+    return where(x < 0, -math.inf, inside)
 
 
 def sinc(x: ArrayLike, /) -> Tensor:
