@@ -366,6 +366,19 @@ def _norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 - NumPy's name
     return out
 
 
+def _qr(a, mode="reduced"):
+    """NumPy's modes: 'reduced' and 'complete' (Q and R), 'r' (R alone); not 'raw' (LAPACK's
+    Householder form)."""
+    if mode == "r":
+        return _fn("linalg.qr")(a).R
+    if mode == "raw":
+        raise NotImplementedError(
+            "numpy.linalg.qr with mode='raw' (LAPACK's Householder reflectors) is not "
+            "implemented for Tensors; mode='reduced', 'complete' or 'r' are"
+        )
+    return _fn("linalg.qr")(a, mode=mode)
+
+
 def _svd(a, full_matrices=True, compute_uv=True):
     if not compute_uv:
         return _fn("linalg.svdvals")(a)
@@ -405,7 +418,7 @@ LINALG = {
     "det": _rename("linalg.det", a=0),
     "slogdet": _rename("linalg.slogdet", a=0),
     "solve": _rename("linalg.solve", a=0, b=1),
-    "qr": _rename("linalg.qr", a=0, mode="mode"),
+    "qr": _custom(_qr),
     # Complex results always (the standard's), where NumPy gives real ones if it can.
     "eig": _rename("linalg.eig", a=0),
     "eigvals": _rename("linalg.eigvals", a=0),
