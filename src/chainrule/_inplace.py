@@ -43,6 +43,7 @@ from ._namespace import (
 from ._node import (
     AccumulateGrad,
     Node,
+    Port,
     Rule,
     VersionCounter,
     written_arrays,
@@ -139,6 +140,16 @@ def _fitted(t: Tensor, new: Tensor, name: str) -> Tensor:
 def _take_value(t: Tensor, new: Tensor, name: str, recorded: bool = True) -> None:
     """Give t the value of `new` (and its history when recorded), which must keep t's shape
     and dtype kind. t's memory is new: it gets a counter of its own, one version on."""
+    edge = t._edge
+    if recorded and edge.__class__ is Port and edge.node.rule.view:
+        # One of several views (unstack's): its write would not reach the others nor the
+        # base (their memory, with no grad), so PyTorch refuses it.
+        raise RuntimeError(
+            f"Output {edge.index} of {edge.node.name()} is a view and is being modified "
+            "inplace. This view is the output of a function that returns multiple views. Such "
+            "functions do not allow the output views to be modified inplace. You should "
+            "replace the inplace operation by an out-of-place one."
+        )
     new = _fitted(t, new, name)
     t._data = new._data
     t._xp = new._xp  # another only where t is lifted into a vmap level (_lifts)
