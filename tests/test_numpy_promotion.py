@@ -1,7 +1,7 @@
 """Where NumPy promotes inputs together, NumPy's functions on tensors do too: np.clip of integers
 to floating bounds is floating (chainrule.clip keeps x's dtype, the standard's), as are the
-Tensor.clamp and Tensor.clip methods (PyTorch's). NumPy-backed tensors whatever the backend
-under test: the bounds are NumPy's."""
+Tensor.clamp and Tensor.clip methods (PyTorch's); np.select's Python default is a weak scalar.
+NumPy-backed tensors whatever the backend under test: the bounds are NumPy's."""
 
 import numpy as np
 import pytest
@@ -47,3 +47,14 @@ def test_tensor_clamp_and_clip_methods_promote_as_pytorch_and_numpy(method):
     assert out.dtype == cr.float64
     np.testing.assert_array_equal(N(out), [3.0, 3.5, 0.5])
     assert getattr(t, method)(1, 2).dtype == cr.int64
+
+
+@pytest.mark.parametrize("default", [0, 1.5, 2j, np.float64(1.0)], ids=repr)
+@pytest.mark.parametrize("dtype", ["float32", "int32", "bool"])
+def test_numpy_select_promotes_its_choices_with_the_default_as_numpy(dtype, default):
+    a = np.array([1.5, -2.0, 0.0, 3.0]).astype(dtype)
+    expected = np.select([a > 0, a == 0], [a, a * 2], default)
+    t = cr.asarray(a)
+    out = np.select([t > 0, t == 0], [t, t * 2], default)
+    assert out.dtype == expected.dtype
+    np.testing.assert_array_equal(N(out), expected)

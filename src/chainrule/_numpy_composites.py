@@ -506,7 +506,9 @@ def _select(condlist, choicelist, default=0):
         raise ValueError("list of cases must be same length as list of conditions")
     if not len(condlist):
         raise ValueError("select with an empty condition list is not possible")
-    out = _beside(ops.asarray(choicelist[0]), default)
+    # A Python number stays one (a weak scalar, as NumPy's: float32 choices stay float32).
+    weak = default.__class__ in (int, float, complex)
+    out = default if weak else _beside(ops.asarray(choicelist[0]), default)
     for cond, choice in zip(reversed(list(condlist)), reversed(list(choicelist))):
         out = ops.where(ops.asarray(cond), choice, out)
     shape = ops.broadcast_shapes(
