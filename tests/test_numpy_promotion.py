@@ -1,6 +1,6 @@
 """Where NumPy promotes inputs together, NumPy's functions on tensors do too: np.clip of integers
 to floating bounds is floating (chainrule.clip keeps x's dtype, the standard's), as are the
-Tensor.clamp and Tensor.clip methods (PyTorch's); np.select's Python default is a weak scalar.
+Tensor.clamp and Tensor.clip (PyTorch's); np.select's default, np.linspace's ends: weak scalars.
 NumPy-backed tensors whatever the backend under test: the bounds are NumPy's."""
 
 import numpy as np
@@ -58,3 +58,20 @@ def test_numpy_select_promotes_its_choices_with_the_default_as_numpy(dtype, defa
     out = np.select([t > 0, t == 0], [t, t * 2], default)
     assert out.dtype == expected.dtype
     np.testing.assert_array_equal(N(out), expected)
+
+
+@pytest.mark.parametrize("fn", [np.linspace, np.logspace], ids=["linspace", "logspace"])
+@pytest.mark.parametrize(
+    ("start", "stop"),
+    [(np.float32(0.5), 2.0), (1.0, np.array([1.0, 2.0], np.float32)), (np.int64(1), 2.5)],
+    ids=["f32 start", "f32 stop", "int start"],
+)
+def test_numpy_linspace_and_logspace_take_python_ends_as_weak_scalars(fn, start, stop):
+    expected = fn(start, stop, 4)
+    as_tensor = [
+        cr.asarray(np.asarray(v)) if isinstance(v, (np.ndarray, np.generic)) else v
+        for v in (start, stop)
+    ]
+    out = fn(*as_tensor, 4)
+    assert out.dtype == expected.dtype
+    np.testing.assert_allclose(N(out), expected, rtol=1e-6)
