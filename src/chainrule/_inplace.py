@@ -51,7 +51,7 @@ from ._rules import OPS
 from ._state import STATE
 from ._tensor import _SCALARS, Tensor, constant, dual, grad_mode, mixed_error, no_grad
 
-__all__ = ["INPLACE_OPERATORS", "setitem"]
+__all__ = ["INPLACE_OPERATORS", "check_dirty", "rebase_dirty", "setitem"]
 
 _LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
 
@@ -461,6 +461,29 @@ def _rebase(t: Tensor, view, group, edge) -> list:
                     nodes.append(e)
             m._edge = e
     return nodes
+
+
+def check_dirty(t: Tensor) -> None:
+    """A tensor a custom Function wrote in place (mark_dirty), in a recorded apply: it must not
+    be a leaf that requires grad, nor a view of one (PyTorch's errors)."""
+    if t._edge.__class__ is AccumulateGrad:
+        raise RuntimeError(
+            "a leaf Variable that requires grad has been used in an in-place operation."
+        )
+    view = getattr(t, "_view", None)
+    if view is not None and view.base._edge.__class__ is AccumulateGrad:
+        raise RuntimeError(_VIEW_OF_LEAF)
+
+
+def rebase_dirty(t: Tensor, edge) -> None:
+    """The history of a tensor a custom Function wrote in place (mark_dirty) and returned with
+    the history `edge`: as a recorded write's, a view's base gets a CopySlices node and every
+    live view of the tensor written (or of its base) is made a view of the new history."""
+    group = _shared(t)
+    if group is None:
+        t._edge = edge
+        return
+    _rebase(t, getattr(t, "_view", None), group, edge)
 
 
 # ----------------------------------------------------------------------------- writes
