@@ -15,8 +15,8 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from .. import _backend, _rules, _tensor
 from .. import _namespace as ops
-from .. import _rules, _tensor
 from .._batching import level_of
 from .._node import AccumulateGrad, node_of
 from .._tensor import Tensor, enable_grad, grad_mode
@@ -214,6 +214,18 @@ def _split_aux(result: Any, has_aux: bool, what: str) -> tuple[Any, Any]:
     return result
 
 
+def _real_only(name: str, tree: Any, role: str) -> None:
+    """jacrev and jacfwd take real inputs and outputs only (as PyTorch's): with complex ones,
+    rows by VJPs would hold conj(J) (and lose what a real input's imaginary direction gives)
+    where columns by JVPs hold J, so neither is "the" Jacobian."""
+    for i, t in enumerate(tree_flatten(tree)[0]):
+        if t.__class__ is Tensor and _backend.dtype_kind(t._data.dtype) == "c":
+            raise RuntimeError(
+                f"{name}: Expected all {role} to be real but received complex tensor at "
+                f"flattened input idx: {i}"
+            )
+
+
 def _only_tensors(tree: Any, what: str, call: str) -> tuple[list, Any]:
     leaves, spec = tree_flatten(tree)
     for o in leaves:
@@ -327,6 +339,7 @@ def jacrev(
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         nums = _argnums(argnums, len(args), what)
+        _real_only("jacrev", args, "inputs")
 
         def partial(*diff: Any) -> Any:
             full = list(args)
@@ -336,6 +349,7 @@ def jacrev(
 
         found = vjp(partial, *(args[a] for a in nums), has_aux=has_aux)
         out, vjp_fn = found[0], found[1]
+        _real_only("jacrev", out, "outputs")
         outputs, out_spec = tree_flatten(out)
         inputs, in_spec = tree_flatten(tuple(args[a] for a in nums))
         jacobians = []
@@ -453,6 +467,7 @@ def jacfwd(
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         nums = _argnums(argnums, len(args), what)
+        _real_only("jacfwd", args, "inputs")
         diff = tuple(args[a] for a in nums)
         inputs, spec = _tensor_leaves(diff, what, "the differentiated arguments")
 
@@ -465,6 +480,7 @@ def jacfwd(
         zeros = [None if x is None else ops.zeros_like(x) for x in inputs]
         found = jvp(partial, tuple(inputs), tuple(zeros), has_aux=has_aux)
         out, aux = found[0], found[2] if has_aux else None
+        _real_only("jacfwd", out, "outputs")
         outputs, out_spec = tree_flatten(out)
         columns = []  # per input leaf: the output leaves' tangents, one-hots last
         for k, x in enumerate(inputs):
