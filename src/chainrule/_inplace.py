@@ -43,8 +43,10 @@ from ._namespace import (
 from ._node import (
     AccumulateGrad,
     Node,
+    Port,
     Rule,
     VersionCounter,
+    hooks_of,
     written_arrays,
 )
 from ._rules import OPS
@@ -136,6 +138,24 @@ def _fitted(t: Tensor, new: Tensor, name: str) -> Tensor:
     return new
 
 
+def _site(edge) -> tuple:
+    """(node, output index) of a history edge: where the gradient of its tensor arrives."""
+    return (edge.node, edge.index) if edge.__class__ is Port else (edge, 0)
+
+
+def _set_history(t: Tensor, edge) -> None:
+    """t's history after an in-place write is `edge`. A tensor that retains its gradient
+    keeps doing so for its new value (PyTorch moves retain_grad to the new grad_fn, so .grad
+    is the gradient of what t holds now); its other hooks stay with the old value's node."""
+    if STATE.live_hooks and t.retains_grad:
+        node, index = _site(t._edge)
+        ref = hooks_of(node).retain.pop(index)
+        if edge is not None:
+            node, index = _site(edge)
+            hooks_of(node).retain[index] = ref
+    t._edge = edge
+
+
 def _take_value(t: Tensor, new: Tensor, name: str, recorded: bool = True) -> None:
     """Give t the value of `new` (and its history when recorded), which must keep t's shape
     and dtype kind. t's memory is new: it gets a counter of its own, one version on."""
@@ -143,7 +163,7 @@ def _take_value(t: Tensor, new: Tensor, name: str, recorded: bool = True) -> Non
     t._data = new._data
     t._xp = new._xp  # another only where t is lifted into a vmap level (_lifts)
     if recorded:
-        t._edge = new._edge
+        _set_history(t, new._edge)
     if grad_mode.forward:
         t._fw = getattr(new, "_fw", None)
     t._vc = VersionCounter(t._version + 1)
@@ -441,12 +461,12 @@ def _rebase(t: Tensor, view, group, edge) -> list:
     nodes: list = []
     if view is None:
         base = t
-        t._edge = edge
+        _set_history(t, edge)
     else:
         base = view.base
         if base._edge is None and edge is None:
             return nodes
-        base._edge = Node(COPY_SLICES, (base._edge, edge), None, view.steps)
+        _set_history(base, Node(COPY_SLICES, (base._edge, edge), None, view.steps))
         nodes.append(base._edge)
     group.graph = True
     cx = _backend.dtype_kind(base._data.dtype) == "c"  # see Node.meets_complex
@@ -459,7 +479,7 @@ def _rebase(t: Tensor, view, group, edge) -> list:
                     e = Node(rule, (e,), None, q, fit)
                     e.meets_complex = cx and rule.complex != "own"
                     nodes.append(e)
-            m._edge = e
+            _set_history(m, e)
     return nodes
 
 
@@ -481,7 +501,7 @@ def rebase_dirty(t: Tensor, edge) -> None:
     live view of the tensor written (or of its base) is made a view of the new history."""
     group = _shared(t)
     if group is None:
-        t._edge = edge
+        _set_history(t, edge)
         return
     _rebase(t, getattr(t, "_view", None), group, edge)
 
