@@ -11,6 +11,7 @@ from typing import Any
 
 from .. import _namespace as ops
 from .. import _rules
+from .. import random as _random
 from .._batching import level_of
 from .._tensor import Tensor
 from ..autograd._batched import enter, leave, unbatched
@@ -122,7 +123,11 @@ def vmap(
         if chunk_size is None or chunk_size >= n:
             return _run(func, name, leaves, spec, dims, n, kwargs, out_dims, randomness)
         chunks = []
+        # 'same': every chunk draws what the first did (one draw for the whole batch)
+        state = _random.get_rng_state() if randomness == "same" else None
         for start in range(0, n, chunk_size):
+            if state is not None:
+                _random.set_rng_state(state)
             stop = min(start + chunk_size, n)
             part = [
                 x if d is None else ops.take(x, ops.arange(start, stop), axis=d)
