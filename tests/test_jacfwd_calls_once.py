@@ -68,3 +68,34 @@ def test_hessian_calls_the_function_once_and_keeps_aux():
     np.testing.assert_allclose(N(h), np.diag([6.0, 12.0]))
     assert aux["n"] == 2
     np.testing.assert_allclose(N(aux["sq"]), [1.0, 4.0])
+
+
+def test_forward_mode_jacobian_and_hessian_of_autograd_functional_call_the_function_once():
+    calls = []
+
+    def f(x, y):
+        calls.append(1)
+        return cr.sin(x) * cr.sum(y)
+
+    x, y = T([0.5, 1.0]), T([2.0, 3.0, 1.0])
+    jx, jy = cr.autograd.functional.jacobian(f, (x, y), vectorize=True, strategy="forward-mode")
+    assert len(calls) == 1
+    np.testing.assert_allclose(N(jx), np.diag(6.0 * np.cos([0.5, 1.0])))
+    np.testing.assert_allclose(N(jy), np.repeat(np.sin([0.5, 1.0])[:, None], 3, axis=1))
+    calls.clear()
+    (hxx, hxy), (hyx, hyy) = cr.autograd.functional.hessian(
+        lambda x, y: cr.sum(f(x, y)), (x, y), vectorize=True, outer_jacobian_strategy="forward-mode"
+    )
+    assert len(calls) == 1
+    np.testing.assert_allclose(N(hxx), np.diag(-6.0 * np.sin([0.5, 1.0])))
+    np.testing.assert_allclose(N(hxy), np.repeat(np.cos([0.5, 1.0])[:, None], 3, axis=1))
+    np.testing.assert_allclose(N(hyy), np.zeros((3, 3)))
+
+
+def test_forward_mode_jacobian_of_a_function_that_writes_its_argument():
+    def f(x):
+        x *= 2.0
+        return cr.sin(x)
+
+    jac = cr.autograd.functional.jacobian(f, T([0.5, 1.0]), vectorize=True, strategy="forward-mode")
+    np.testing.assert_allclose(N(jac), np.diag(2.0 * np.cos([1.0, 2.0])))
