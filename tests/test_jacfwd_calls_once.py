@@ -99,3 +99,15 @@ def test_forward_mode_jacobian_of_a_function_that_writes_its_argument():
 
     jac = cr.autograd.functional.jacobian(f, T([0.5, 1.0]), vectorize=True, strategy="forward-mode")
     np.testing.assert_allclose(N(jac), np.diag(2.0 * np.cos([1.0, 2.0])))
+
+
+def test_linearize_of_a_function_that_writes_its_argument_is_taken_where_it_was_called():
+    def f(x):
+        x *= 2.0
+        return cr.sin(x)
+
+    x = T([0.5, 1.0])
+    out, jvp_fn = func.linearize(f, x)
+    np.testing.assert_allclose(N(out), np.sin([1.0, 2.0]))
+    for _ in range(2):  # each call linearizes at the arguments as given, not as written
+        np.testing.assert_allclose(N(jvp_fn(T([1.0, 1.0]))), 2.0 * np.cos([1.0, 2.0]))

@@ -442,12 +442,16 @@ def jvp(
 def linearize(func: Callable, *primals: Any) -> tuple:
     """(func(*primals), jvp_fn): jvp_fn(*tangents) returns the JVP of func at primals along
     tangents. chainrule records no program to replay: each call evaluates func once more in
-    forward mode."""
+    forward mode, on copies of the primals as they were given (a func that writes into its
+    arguments is linearized where it was called, as PyTorch's traced program is)."""
+    leaves, spec = tree_flatten(primals)
+    kept = [ops.asarray(x, copy=True) if x.__class__ is Tensor else x for x in leaves]
     out = func(*primals)
     _only_tensors(out, "linearize(f, *primals)", "f(*primals)")
 
     def jvp_fn(*tangents: Any) -> Any:
-        return jvp(func, primals, tangents)[1]
+        copies = [ops.asarray(x, copy=True) if x.__class__ is Tensor else x for x in kept]
+        return jvp(func, tree_unflatten(copies, spec), tangents)[1]
 
     return out, jvp_fn
 
