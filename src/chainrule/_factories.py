@@ -9,6 +9,7 @@ import weakref
 
 from . import _backend
 from ._backend import ARRAY_TYPES, FLOAT32, FLOAT64, IS_COMPLEX, ndarray
+from ._batching import Batched
 from ._mode import grad_mode
 from ._node import (
     COMPLEX_ONE,
@@ -27,6 +28,7 @@ from ._state import STATE
 from ._tensor import (
     _SCALARS,
     Tensor,
+    alias_group,
     as_tensor,
     as_tensors,
     lift,
@@ -62,8 +64,11 @@ def _view_of(x: Tensor, res: Tensor, rule: Rule, p) -> None:
     if view is not True and not view(p):
         return
     kind = _backend.aliasing(x._xp)
-    if kind == "memory" and res.size and not _backend.shares_memory(res._data, x._data):
-        return  # a copy (a reshape that no view can make); an empty result is a view
+    if kind == "memory":
+        if res.size and not _backend.shares_memory(res._data, x._data):
+            return  # a copy (a reshape that no view can make); an empty result is a view
+    elif rule.name == "reshape" and x._data.__class__ is Batched and _copies_per_sample(x, rule, p):
+        return
     res._vc = version_counter(x)
     if kind is None:
         return
@@ -74,6 +79,28 @@ def _view_of(x: Tensor, res: Tensor, rule: Rule, p) -> None:
     made = view_of(x)
     res._view = View(x, step) if made is None else View(made.base, made.steps + step)
     share(x, res, step)
+
+
+def _copies_per_sample(x: Tensor, rule: Rule, p) -> bool:
+    """Inside vmap, whose views are kept by bookkeeping (any reshape could be one): whether
+    this reshape of x copies each sample, as it does outside vmap in the samples' library
+    (NumPy's reshape of a transposed or strided view): the view steps from x's alias root
+    are replayed on an empty array of one sample's root shape, and the reshape after them."""
+    group = alias_group(x)
+    if group is None or group.root is None:
+        return False
+    path = group.path(x)
+    d = x._data
+    while d.__class__ is Batched:
+        d = d.value
+    xp = _backend.namespace(d)
+    if not path or _backend.aliasing(xp) != "memory":
+        return False  # x holds the root's values; JAX and Dask: every reshape is a view
+    a = xp.empty(group.root.shape, dtype=group.root.dtype)
+    for step, q, _ in path:
+        a = step.fwd(xp, a, q)
+    out = rule.fwd(xp, a, p)
+    return 0 not in out.shape and not _backend.shares_memory(out, a)
 
 
 def _unrecorded(out, xp) -> Tensor:

@@ -46,13 +46,14 @@ from ._node import (
     Port,
     Rule,
     VersionCounter,
+    hooks_of,
     written_arrays,
 )
 from ._rules import OPS
 from ._state import STATE
 from ._tensor import _SCALARS, Tensor, constant, dual, grad_mode, mixed_error, no_grad
 
-__all__ = ["INPLACE_OPERATORS", "setitem"]
+__all__ = ["INPLACE_OPERATORS", "check_dirty", "rebase_dirty", "setitem"]
 
 _LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
 
@@ -137,6 +138,24 @@ def _fitted(t: Tensor, new: Tensor, name: str) -> Tensor:
     return new
 
 
+def _site(edge) -> tuple:
+    """(node, output index) of a history edge: where the gradient of its tensor arrives."""
+    return (edge.node, edge.index) if edge.__class__ is Port else (edge, 0)
+
+
+def _set_history(t: Tensor, edge) -> None:
+    """t's history after an in-place write is `edge`. A tensor that retains its gradient
+    keeps doing so for its new value (PyTorch moves retain_grad to the new grad_fn, so .grad
+    is the gradient of what t holds now); its other hooks stay with the old value's node."""
+    if STATE.live_hooks and t.retains_grad:
+        node, index = _site(t._edge)
+        ref = hooks_of(node).retain.pop(index)
+        if edge is not None:
+            node, index = _site(edge)
+            hooks_of(node).retain[index] = ref
+    t._edge = edge
+
+
 def _take_value(t: Tensor, new: Tensor, name: str, recorded: bool = True) -> None:
     """Give t the value of `new` (and its history when recorded), which must keep t's shape
     and dtype kind. t's memory is new: it gets a counter of its own, one version on."""
@@ -154,7 +173,7 @@ def _take_value(t: Tensor, new: Tensor, name: str, recorded: bool = True) -> Non
     t._data = new._data
     t._xp = new._xp  # another only where t is lifted into a vmap level (_lifts)
     if recorded:
-        t._edge = new._edge
+        _set_history(t, new._edge)
     if grad_mode.forward:
         t._fw = getattr(new, "_fw", None)
     t._vc = VersionCounter(t._version + 1)
@@ -452,12 +471,12 @@ def _rebase(t: Tensor, view, group, edge) -> list:
     nodes: list = []
     if view is None:
         base = t
-        t._edge = edge
+        _set_history(t, edge)
     else:
         base = view.base
         if base._edge is None and edge is None:
             return nodes
-        base._edge = Node(COPY_SLICES, (base._edge, edge), None, view.steps)
+        _set_history(base, Node(COPY_SLICES, (base._edge, edge), None, view.steps))
         nodes.append(base._edge)
     group.graph = True
     cx = _backend.dtype_kind(base._data.dtype) == "c"  # see Node.meets_complex
@@ -470,8 +489,31 @@ def _rebase(t: Tensor, view, group, edge) -> list:
                     e = Node(rule, (e,), None, q, fit)
                     e.meets_complex = cx and rule.complex != "own"
                     nodes.append(e)
-            m._edge = e
+            _set_history(m, e)
     return nodes
+
+
+def check_dirty(t: Tensor) -> None:
+    """A tensor a custom Function wrote in place (mark_dirty), in a recorded apply: it must not
+    be a leaf that requires grad, nor a view of one (PyTorch's errors)."""
+    if t._edge.__class__ is AccumulateGrad:
+        raise RuntimeError(
+            "a leaf Variable that requires grad has been used in an in-place operation."
+        )
+    view = getattr(t, "_view", None)
+    if view is not None and view.base._edge.__class__ is AccumulateGrad:
+        raise RuntimeError(_VIEW_OF_LEAF)
+
+
+def rebase_dirty(t: Tensor, edge) -> None:
+    """The history of a tensor a custom Function wrote in place (mark_dirty) and returned with
+    the history `edge`: as a recorded write's, a view's base gets a CopySlices node and every
+    live view of the tensor written (or of its base) is made a view of the new history."""
+    group = _shared(t)
+    if group is None:
+        _set_history(t, edge)
+        return
+    _rebase(t, getattr(t, "_view", None), group, edge)
 
 
 # ----------------------------------------------------------------------------- writes

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 from .. import _backend, _namespace, _rules
 from .._batching import NAMESPACE, Batched, level_of
 from .._factories import pack_saved
+from .._inplace import check_dirty, rebase_dirty
 from .._mode import set_feature
 from .._node import Node, Port, Rule, remember
 from .._state import STATE
@@ -238,10 +239,8 @@ class Function:
         outputs = result if many else (result,)
         records = grad_mode.enabled and True in ctx.needs_input_grad
         for t in ctx.dirty:
-            if records and t._edge is not None and t.is_leaf:
-                raise RuntimeError(
-                    "a leaf Variable that requires grad has been used in an in-place operation."
-                )
+            if records:
+                check_dirty(t)
             version_counter(t).value += 1
             STATE.inplace_writes += 1
         if records:
@@ -389,7 +388,7 @@ def _record(cls, ctx: FunctionCtx, args: tuple, outputs: tuple, many: bool) -> t
         if differentiable and _backend.dtype_kind(out._data.dtype) == "f":
             edge = node if not many else Port(node, i)
         if any(out is t for t in ctx.dirty):
-            out._edge = edge  # written in place by forward: its history is now this node
+            rebase_dirty(out, edge)  # written in place by forward: its history is now this node
             wrapped.append(out)
         else:
             wrapped.append(Tensor(out._data, xp, edge))

@@ -227,50 +227,62 @@ def jacobian(
 
 
 def _forward_jacobian(func: Callable[..., Any], inputs: _Inputs, inside: bool = False) -> Any:
-    """jacobian by forward mode: per input, the JVPs along every one-hot of its elements at
-    once (a vmap level over the one-hots), the columns moved last. inside: see
-    _batched_tangents (forward over reverse)."""
+    """jacobian by forward mode: the JVPs along every one-hot of every input's elements at
+    once (one vmap level over the one-hots of all inputs together, so func runs once, as
+    PyTorch's), the columns moved last. inside: see _batched_tangents (forward over
+    reverse)."""
     xs = tuple(as_tensor(x).detach() for x in _tuple(inputs))
-    res = func(*xs)
-    outs = _tuple(res)
-    cols: list[list] = [[] for _ in outs]  # [output][input]: output.shape + input.shape
-    for k, x in enumerate(xs):
-        n = x.size
-        if not n:
-            for i, o in enumerate(outs):
-                cols[i].append(_namespace.zeros(o.shape + x.shape, dtype=o.dtype))
+    sizes = [x.size for x in xs]
+    total = sum(sizes)
+    if total:
+        bases, start = [], 0
+        for x, n in zip(xs, sizes):
+            eye = _namespace.eye(total, dtype=x.dtype)[:, start : start + n]
+            bases.append(_namespace.reshape(eye, (total, *x.shape)))
+            start += n
+        res, found = _batched_tangents(func, xs, bases, inside)
+    else:  # no column: one evaluation gives the outputs' shapes
+        res = func(*xs)
+        found = [(o, None) for o in _tuple(res)]
+    cols: list[list] = []  # [output][input]: output.shape + input.shape
+    for o, t in found:
+        if t is None:
+            cols.append([_namespace.zeros(o.shape + x.shape, dtype=o.dtype) for x in xs])
             continue
-        basis = _namespace.reshape(_namespace.eye(n, dtype=x.dtype), (n, *x.shape))
-        found = _batched_tangents(func, xs, k, basis, inside)
-        for i, (o, t) in enumerate(zip(outs, found)):
-            if t is None:
-                cols[i].append(_namespace.zeros(o.shape + x.shape, dtype=o.dtype))
-                continue
-            # t: (n, *o.shape), the columns first: moved after the output's axes.
-            t = _namespace.permute_dims(t, (*range(1, o.ndim + 1), 0))
-            # Detached: forward over reverse records the inner backward's graph.
-            cols[i].append(_namespace.reshape(t, o.shape + x.shape).detach())
+        # t: (total, *o.shape), the columns first: moved after the output's axes, split per
+        # input. Detached: forward over reverse records the inner backward's graph.
+        t = _namespace.permute_dims(t, (*range(1, o.ndim + 1), 0))
+        row, start = [], 0
+        for x, n in zip(xs, sizes):
+            block = t[..., start : start + n]
+            row.append(_namespace.reshape(block, o.shape + x.shape).detach())
+            start += n
+        cols.append(row)
     rows = [tuple(c) for c in cols]
     if not isinstance(inputs, (list, tuple)):
         rows = [r[0] for r in rows]
     return _unpack(tuple(rows), res)
 
 
-def _batched_tangents(func, xs, k: int, basis: Tensor, inside: bool = False) -> list:
-    """The tangents of func's outputs along each one-hot of `basis` for input k, computed at
-    once at a vmap level: per output, (n, *output.shape), or None. inside: the inputs are
-    moved into the level first (the same for every one-hot), so that a gradient func takes
-    with respect to them is one per one-hot (of a value from below, vmap sums it)."""
-    n = basis.shape[0]
+def _batched_tangents(func, xs, bases: list, inside: bool = False) -> tuple:
+    """func's result, and per output (its primal, its tangents along each one-hot of
+    `bases` (one per input, stacked one-hots first), computed at once at a vmap level:
+    (total, *output.shape), or None). inside: the inputs are moved into the level first
+    (the same for every one-hot), so that a gradient func takes with respect to them is one
+    per one-hot (of a value from below, vmap sums it)."""
+    n = bases[0].shape[0]
     level, prev = _batched.enter(n)
     try:
         if inside:
             xs = tuple(_rules.OPS["batch"](x, (level, n, None)) for x in xs)
-        seeds = _rules.OPS["batch"](basis, (level, n, 0))
-        vs = [seeds if j == k else None for j in range(len(xs))]
-        _, pairs = _tangents(func, xs, vs)
-        return [
-            None if p.tangent is None else _batched.unbatched(p.tangent, level, n, 0) for p in pairs
+        vs = [_rules.OPS["batch"](b, (level, n, 0)) for b in bases]
+        res, pairs = _tangents(func, xs, vs)
+        return res, [
+            (
+                p.primal,
+                None if p.tangent is None else _batched.unbatched(p.tangent, level, n, 0),
+            )
+            for p in pairs
         ]
     finally:
         _batched.leave(prev)

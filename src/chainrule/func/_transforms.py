@@ -15,8 +15,8 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from .. import _backend, _rules, _tensor
 from .. import _namespace as ops
-from .. import _rules, _tensor
 from .._batching import level_of
 from .._node import AccumulateGrad, node_of
 from .._tensor import Tensor, enable_grad, grad_mode
@@ -214,6 +214,18 @@ def _split_aux(result: Any, has_aux: bool, what: str) -> tuple[Any, Any]:
     return result
 
 
+def _real_only(name: str, tree: Any, role: str) -> None:
+    """jacrev and jacfwd take real inputs and outputs only (as PyTorch's): with complex ones,
+    rows by VJPs would hold conj(J) (and lose what a real input's imaginary direction gives)
+    where columns by JVPs hold J, so neither is "the" Jacobian."""
+    for i, t in enumerate(tree_flatten(tree)[0]):
+        if t.__class__ is Tensor and _backend.dtype_kind(t._data.dtype) == "c":
+            raise RuntimeError(
+                f"{name}: Expected all {role} to be real but received complex tensor at "
+                f"flattened input idx: {i}"
+            )
+
+
 def _only_tensors(tree: Any, what: str, call: str) -> tuple[list, Any]:
     leaves, spec = tree_flatten(tree)
     for o in leaves:
@@ -327,6 +339,7 @@ def jacrev(
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         nums = _argnums(argnums, len(args), what)
+        _real_only("jacrev", args, "inputs")
 
         def partial(*diff: Any) -> Any:
             full = list(args)
@@ -336,6 +349,7 @@ def jacrev(
 
         found = vjp(partial, *(args[a] for a in nums), has_aux=has_aux)
         out, vjp_fn = found[0], found[1]
+        _real_only("jacrev", out, "outputs")
         outputs, out_spec = tree_flatten(out)
         inputs, in_spec = tree_flatten(tuple(args[a] for a in nums))
         jacobians = []
@@ -428,12 +442,16 @@ def jvp(
 def linearize(func: Callable, *primals: Any) -> tuple:
     """(func(*primals), jvp_fn): jvp_fn(*tangents) returns the JVP of func at primals along
     tangents. chainrule records no program to replay: each call evaluates func once more in
-    forward mode."""
+    forward mode, on copies of the primals as they were given (a func that writes into its
+    arguments is linearized where it was called, as PyTorch's traced program is)."""
+    leaves, spec = tree_flatten(primals)
+    kept = [ops.asarray(x, copy=True) if x.__class__ is Tensor else x for x in leaves]
     out = func(*primals)
     _only_tensors(out, "linearize(f, *primals)", "f(*primals)")
 
     def jvp_fn(*tangents: Any) -> Any:
-        return jvp(func, primals, tangents)[1]
+        copies = [ops.asarray(x, copy=True) if x.__class__ is Tensor else x for x in kept]
+        return jvp(func, tree_unflatten(copies, spec), tangents)[1]
 
     return out, jvp_fn
 
@@ -453,6 +471,7 @@ def jacfwd(
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         nums = _argnums(argnums, len(args), what)
+        _real_only("jacfwd", args, "inputs")
         diff = tuple(args[a] for a in nums)
         inputs, spec = _tensor_leaves(diff, what, "the differentiated arguments")
 
@@ -462,35 +481,60 @@ def jacfwd(
                 full[a] = d
             return func(*full, **kwargs)
 
-        zeros = [None if x is None else ops.zeros_like(x) for x in inputs]
-        found = jvp(partial, tuple(inputs), tuple(zeros), has_aux=has_aux)
-        out, aux = found[0], found[2] if has_aux else None
-        outputs, out_spec = tree_flatten(out)
-        columns = []  # per input leaf: the output leaves' tangents, one-hots last
-        for k, x in enumerate(inputs):
-            if x is None or not x.size:
-                columns.append(None)
-                continue
+        sizes = [0 if x is None else x.size for x in inputs]
+        total = sum(sizes)
+        if not total:  # no column to push: one evaluation gives the outputs' shapes
+            zeros = [None if x is None else ops.zeros_like(x) for x in inputs]
+            found = jvp(partial, tuple(inputs), tuple(zeros), has_aux=has_aux)
+            _real_only("jacfwd", found[0], "outputs")
+            outputs, out_spec = tree_flatten(found[0])
+            aux = found[2] if has_aux else None
+            cols = [None if o is None else _zeros(o.shape + (0,), o) for o in outputs]
+        else:
+            # Every column of every input in one batched forward pass (vmap over the one-hots
+            # of all input elements together), so func runs once, as PyTorch's: its side
+            # effects (writes into its arguments or captured tensors, random draws) happen once.
+            bases, start = [], 0
+            for x, n in zip(inputs, sizes):
+                if x is not None:
+                    eye = _tensor.constant(x._xp.eye(total, dtype=x._data.dtype), x._xp)
+                    bases.append(ops.reshape(eye[:, start : start + n], (total, *x.shape)))
+                start += n
+            found_spec: list = []
 
-            def column(e: Tensor, k: int = k) -> list:
-                ts = tuple(e if j == k else z for j, z in enumerate(zeros))
-                return tree_flatten(jvp(partial, tuple(inputs), ts, has_aux=has_aux)[1])[0]
+            def column(*es: Tensor) -> list:
+                it = iter(es)
+                ts = tuple(None if x is None else next(it) for x in inputs)
+                found = jvp(partial, tuple(inputs), ts, has_aux=has_aux)
+                _real_only("jacfwd", found[0], "outputs")
+                tangents, spec_out = tree_flatten(found[1])
+                leaves, spec_aux = tree_flatten(found[2]) if has_aux else ([], None)
+                found_spec[:] = [spec_out, spec_aux, len(tangents), leaves]
+                return tangents + [a for a in leaves if a.__class__ is Tensor]
 
-            # One batched forward pass for all of x's elements (vmap over the one-hots).
-            columns.append(_vmap(column, out_dims=-1, randomness=randomness)(_basis(x)))
+            batched = _vmap(column, out_dims=-1, randomness=randomness)(*bases)
+            out_spec, aux_spec, n_out, aux_leaves = found_spec
+            cols = batched[:n_out]
+            aux = None
+            if has_aux:  # the same for every column: the first one's (other objects as given)
+                tensors = iter(batched[n_out:])
+                aux_leaves = [
+                    next(tensors)[..., 0] if a.__class__ is Tensor else a for a in aux_leaves
+                ]
+                aux = tree_unflatten(aux_leaves, aux_spec)
         jacobians = []
-        for i, o in enumerate(outputs):
-            if o is None:
+        for c in cols:
+            if c is None:
                 jacobians.append(None)
                 continue
-            blocks = []
-            for x, cols in zip(inputs, columns):
-                if x is None:
-                    blocks.append(None)
-                elif cols is not None:
-                    blocks.append(ops.reshape(cols[i], o.shape + x.shape))
-                else:
-                    blocks.append(_zeros(o.shape + x.shape, o))
+            blocks, start = [], 0
+            for x, n in zip(inputs, sizes):
+                blocks.append(
+                    None
+                    if x is None
+                    else ops.reshape(c[..., start : start + n], c.shape[:-1] + x.shape)
+                )
+                start += n
             per_arg = list(tree_unflatten(blocks, spec))
             jacobians.append(per_arg[0] if isinstance(argnums, int) else tuple(per_arg))
         result = tree_unflatten(jacobians, out_spec)

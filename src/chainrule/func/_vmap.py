@@ -11,6 +11,7 @@ from typing import Any
 
 from .. import _namespace as ops
 from .. import _rules
+from .. import random as _random
 from .._batching import level_of
 from .._tensor import Tensor
 from ..autograd._batched import enter, leave, unbatched
@@ -122,7 +123,11 @@ def vmap(
         if chunk_size is None or chunk_size >= n:
             return _run(func, name, leaves, spec, dims, n, kwargs, out_dims, randomness)
         chunks = []
+        # 'same': every chunk draws what the first did (one draw for the whole batch)
+        state = _random.get_rng_state() if randomness == "same" else None
         for start in range(0, n, chunk_size):
+            if state is not None:
+                _random.set_rng_state(state)
             stop = min(start + chunk_size, n)
             part = [
                 x if d is None else ops.take(x, ops.arange(start, stop), axis=d)
@@ -131,6 +136,9 @@ def vmap(
             chunks.append(
                 _run(func, name, part, spec, dims, stop - start, kwargs, out_dims, randomness)
             )
+            for x, p, d in zip(leaves, part, dims):
+                if d is not None and p._version:  # written: its chunk of x takes its values
+                    x[(slice(None),) * d + (slice(start, stop),)] = p
         outs = [tree_flatten(c)[0] for c in chunks]
         first, out_spec = tree_flatten(chunks[0])
         o_dims = _dims(out_dims, chunks[0], "out_dims", call)
@@ -150,7 +158,13 @@ def _run(func, name, leaves, spec, dims, n, kwargs, out_dims, randomness) -> Any
         inputs = [
             x if d is None else _rules.OPS["batch"](x, (level, n, d)) for x, d in zip(leaves, dims)
         ]
+        versions = [x._version if d is not None else None for x, d in zip(inputs, dims)]
         out = func(*tree_unflatten(inputs, spec), **kwargs)
+        for x, inner, d, v in zip(leaves, inputs, dims, versions):
+            # A sample written in place is a write into the mapped tensor (as a loop over its
+            # samples, x[i], would write it; PyTorch's batched tensors share its memory).
+            if d is not None and inner._version != v:
+                x[...] = unbatched(inner, level, n, d)
         outputs, out_spec = tree_flatten(out)
         call = f"vmap({name}, ..., out_dims={out_dims})(<inputs>)"
         o_dims = _dims(out_dims, out, "out_dims", call)

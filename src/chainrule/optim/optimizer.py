@@ -23,6 +23,11 @@ class Optimizer:
     """Base class of the optimizers: holds `param_groups` (dicts of 'params' and
     hyperparameters) and `state` (per-parameter dicts). Subclasses write `_update`."""
 
+    # Whether `_update` is right for complex parameters as written: PyTorch updates those of
+    # its other optimizers as pairs of real numbers (view_as_real), which the formulas here
+    # (g * g, sqrt, max, ...) would get wrong on complex values: refused until then.
+    _COMPLEX_PARAMETERS = False
+
     def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         if isinstance(params, Tensor):
             raise TypeError(
@@ -53,6 +58,12 @@ class Optimizer:
                 )
             if not p.is_leaf:
                 raise ValueError("can't optimize a non-leaf Tensor")
+            if not self._COMPLEX_PARAMETERS and _backend.dtype_kind(p._data.dtype) == "c":
+                raise NotImplementedError(
+                    f"{type(self).__name__} with complex parameters: PyTorch updates their "
+                    "real and imaginary parts as separate real numbers (view_as_real), which "
+                    "chainrule does not yet (SGD supports them)"
+                )
         for name, default in self.defaults.items():
             group.setdefault(name, default)
         seen = {id(p) for g in self.param_groups for p in g["params"]}

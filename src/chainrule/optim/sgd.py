@@ -17,6 +17,8 @@ class SGD(Optimizer):
     b = momentum b + (1 - dampening) g, and g = b (or g + momentum b with nesterov);
     p = p - lr g."""
 
+    _COMPLEX_PARAMETERS = True  # linear in g: right for complex values as written
+
     def __init__(
         self,
         params: ParamsT,
