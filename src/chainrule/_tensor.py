@@ -207,6 +207,8 @@ def constant(obj, xp) -> Tensor:
             )
         obj = obj._data
     if _backend.is_array(obj) and not isinstance(obj, _backend.np.generic):
+        if obj.__class__ is not ndarray:  # a traced function's NumPy argument: the argument
+            obj = _backend.unwatched(obj)
         oxp = _backend.namespace(obj)
         _backend.checked(obj)
         if oxp is not xp:
@@ -222,6 +224,8 @@ def as_tensor(obj) -> Tensor:
     if obj.__class__ is Tensor:
         return obj
     if _backend.is_array(obj):
+        if obj.__class__ is not ndarray:
+            obj = _backend.unwatched(obj)
         xp = _backend.namespace(obj)
         return Tensor(_backend.checked(_backend.normalize(obj, xp)), xp, None)
     xp = _backend.default_namespace()

@@ -222,6 +222,7 @@ class Tracer:
         # (an optimizer step's parameters, gradients and state: see settle_after).
         self.settles: list = []
         self.shared_groups: list = []  # the alias groups whose memory a write went to
+        self.watched: dict = {}  # id(raw NumPy argument) -> the WatchedArray the function sees
         self._pending = -1  # the slot an in-place write is about to change
         self._target: tuple = ()  # and how the replay finds the tensor written (see _locate)
         for i, x in enumerate(inputs):
@@ -230,7 +231,12 @@ class Tracer:
                 self.arg_refs.append(weakref.ref(x))
                 self.arg_entries[id(x)] = External(x, self._new(x._data, INPUT, i))
             elif _backend.is_array(x) and not isinstance(x, np.generic):
-                self._new(x, INPUT, i)
+                s = self._new(x, INPUT, i)
+                if x.__class__ is np.ndarray and id(x) not in self.watched:
+                    # The function sees a view that reports what NumPy computes from it
+                    # (see _backend.WatchedArray); chainrule's operations on it read slot s.
+                    w = self.watched[id(x)] = _backend.watched(x, self._raw_use)
+                    self.slot_of[id(w)] = s
 
     # -- slots
 
@@ -314,12 +320,23 @@ class Tracer:
             return self.const(v)
         return s
 
+    def _raw_use(self, what: str) -> None:
+        """NumPy used the values of a raw NumPy array argument (see _backend.WatchedArray):
+        what it computed would be a constant of the replay."""
+        self.abandon(
+            f"{what}: NumPy computes it outside chainrule, and a replay would keep the first "
+            "call's values; pass a tensor instead (cr.asarray(a) makes no copy) and use "
+            "chainrule's operations on it, or compute those values outside the compiled "
+            "function"
+        )
+
     def _numpy_view(self, a) -> None:
         """Abandon the trace if array `a`, met for the first time, is a view that NumPy made
-        of a raw array argument (a.T, a[0], a.reshape(...)): it would be baked as a
-        constant, but it changes with the argument. (NumPy functions that compute a new
-        array from one, np.sum(a), run unseen: see docs/compile.md.)"""
+        of a raw array argument (a.T, a[0], np.asarray(a)), or a WatchedArray NumPy made of
+        one (a copy): it would be baked as a constant, but it changes with the argument."""
         if a.__class__ is not np.ndarray:
+            if a.__class__ is _backend.WatchedArray:
+                _backend.unwatched(a)
             return
         base = a.base
         while base is not None:
@@ -349,6 +366,8 @@ class Tracer:
                 template = _template(p, slot_of)
                 slots = tuple(_template_slots(template))
                 return Template(template, slots), slots
+            elif c is _backend.WatchedArray:  # one NumPy made of an argument (a.argsort())
+                _backend.unwatched(item)
         return p, ()
 
     # -- hooks (called by the core while grad_mode.tracer is this tracer)
