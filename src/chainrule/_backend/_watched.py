@@ -59,8 +59,15 @@ class WatchedArray(np.ndarray):
         kwargs = {k: _plain_arg(v) for k, v in kwargs.items()}
         return super().__array_function__(func, types, args, kwargs)
 
+    # Printing is a side effect of the trace, not a value of the replay.
     def __repr__(self) -> str:
         return repr(plain(self))
+
+    def __str__(self) -> str:
+        return str(plain(self))
+
+    def __format__(self, spec: str) -> str:
+        return format(plain(self), spec)
 
     def __getitem__(self, key):
         out = super().__getitem__(key)
