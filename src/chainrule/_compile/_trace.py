@@ -921,11 +921,12 @@ class Tracer:
         extra += [id(e.entry) for e in self.externals]
         extra += [id(e.entry) for e in self.arg_entries.values()]
         bases = _view_bases([*outputs, *externals])
-        extra += bases
-        extra += self._roots(outputs, set(bases))
+        kept = _kept_bases([*outputs, *externals])
+        extra += [b for b in bases if b not in kept]
+        extra += self._roots(outputs, kept)
         return extra
 
-    def _roots(self, outputs: list, bases: set) -> list:
+    def _roots(self, outputs: list, kept: set) -> list:
         """The ids of the root values that the alias groups of the outputs, the arguments
         and the tensors from outside hold where arrays are immutable (JAX's, Dask's; see
         _node.Alias), each group once: those that are an argument's or a tensor's from
@@ -935,8 +936,7 @@ class Tracer:
         tensors, with a graph of their own). A view that is the same array object
         (JAX's reshape to the same shape) makes its slot one of these. A root that a write
         inside gave other values is not counted: the replay would not update it; nor one that
-        is a view's base's array (`bases`, counted once already: the base tensor may be
-        kept outside too)."""
+        is the array of a view's base that is kept outside (`kept`, see _kept_bases)."""
         before = [(e.ref(), e.entry) for e in [*self.externals, *self.arg_entries.values()]]
         ids = {id(t) for t, _ in before}
         out = []
@@ -954,7 +954,7 @@ class Tracer:
             if group is None or group.root is None or id(group) in seen:
                 continue
             seen.add(id(group))
-            if id(group.root) not in bases and not any(id(m) in ids for m, _ in group.live()):
+            if id(group.root) not in kept and not any(id(m) in ids for m, _ in group.live()):
                 out.append(id(group.root))
         return out
 
@@ -1282,6 +1282,27 @@ def _view_bases(tensors: list) -> list:
             seen.add(id(view.base))
             out.append(id(view.base._data))
     return out
+
+
+def _kept_bases(tensors: list) -> set:
+    """The ids of the arrays of the bases that the views among `tensors` hold, where the base
+    tensor is held by more than those views (kept outside the function: its values are not
+    the views' to explain)."""
+    views: dict = {}  # id(base) -> [base, how many of the views hold it]
+    for t in {id(t): t for t in tensors}.values():
+        view = getattr(t, "_view", None) if t.__class__ is Tensor else None
+        if view is not None:
+            views.setdefault(id(view.base), [view.base, 0])[1] += 1
+    probe = [object()]
+    base = probe[0]
+    beyond = sys.getrefcount(base) - 1  # a variable and getrefcount's argument (measured)
+    # References to a base: the views' records, the dict's entry, and `base` below.
+    kept = set()
+    for entry in views.values():
+        base = entry[0]
+        if sys.getrefcount(base) - beyond - 1 > entry[1]:
+            kept.add(id(base._data))
+    return kept
 
 
 def _same_memory(xp, a, p):
