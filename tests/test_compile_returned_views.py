@@ -48,3 +48,43 @@ def test_a_returned_view_of_a_base_made_inside_and_dropped_replays(view):
         x = RNG.normal(size=6)
         np.testing.assert_allclose(N(compiled(T(x))), N(view(cr.sin(T(x)))), rtol=1e-12)
     assert compiled.traces == 1
+
+
+ARG_VIEWS = {
+    "slice": lambda x: x[1:],
+    "reshape-transpose": lambda x: x.reshape((2, 2)).T,
+    "detach": lambda x: x.detach(),
+    "after-an-operation": lambda x: (x * 2, x[::2]),
+}
+
+
+def _last(out):
+    return out[-1] if isinstance(out, tuple) else out
+
+
+@pytest.mark.parametrize("fn", ARG_VIEWS.values(), ids=ARG_VIEWS.keys())
+def test_a_returned_view_of_an_argument_is_its_view_after_a_replay(fn):
+    compiled = cr.compile(fn)
+    for _ in range(3):
+        x, x_eager = T(np.arange(4.0)), T(np.arange(4.0))
+        out, out_eager = _last(compiled(x)), _last(fn(x_eager))
+        out.add_(1.0)  # a write through the view is a write to the argument, and counted so
+        out_eager.add_(1.0)
+        assert (x._version, out._version) == (x_eager._version, out_eager._version)
+        x.mul_(2.0)
+        x_eager.mul_(2.0)
+        assert out._version == out_eager._version
+        np.testing.assert_array_equal(N(x), N(x_eager))
+        np.testing.assert_array_equal(N(out), N(out_eager))
+    assert compiled.traces == 1
+
+
+def test_a_write_to_an_argument_is_seen_by_the_backward_that_saved_its_returned_view():
+    compiled = cr.compile(lambda x: x[1:])
+    for _ in range(3):
+        x = T(np.ones(4))
+        w = T(np.ones(3)).requires_grad_()
+        loss = cr.sum(w * compiled(x))  # saves the view for w's gradient
+        x.add_(1.0)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            loss.backward()

@@ -199,6 +199,7 @@ class Tracer:
         self.graph = None  # the backward of outputs with a live graph (see _graph_program)
         self.out_versions: list = []  # see _out_versions
         self.out_same: list = []  # (position, first position) of an output returned again
+        self.out_views: list = []  # see _out_views
         self.grad_guards: list = []  # (tensor ref, external index): .grad must be that tensor
         self.hooked_leaves: dict = {}  # id(accumulator) -> weakref to the leaf (a backward
         # reached it: the hooks of those made before the call are guarded)
@@ -905,6 +906,7 @@ class Tracer:
         rec.arg_edges = self.arg_edges
         rec.out_versions = self.out_versions
         rec.out_same = self.out_same
+        rec.out_views = self.out_views
         rec.guards = list(self.guards.values())
         rec.settles = self.settles
         return rec
@@ -1026,7 +1028,46 @@ class Tracer:
         kept = [t for t, keep in zip(externals, persistent) if keep]
         self.out_versions = self._out_versions(counters.values(), kept)
         self.out_same = [(i, spec[1]) for i, spec in enumerate(specs) if spec[0] == "same"]
+        self.out_views = self._out_views(counters.values(), outputs)
         return specs
+
+    def _out_views(self, counters, outputs: list) -> list:
+        """(position, argument position, view steps from the argument or None for its
+        detach()) per output made inside that shares an argument's version counter (a view
+        or detach() of it): the replay makes it that argument's view as eager execution
+        does (one counter, one alias group, its base)."""
+        args = {}
+        for ref in self.arg_refs:
+            t = ref()
+            vc = getattr(t, "_vc", None)
+            if vc is not None:
+                args.setdefault(id(vc), t)
+        out = []
+        for vc, positions in counters:
+            arg = args.get(id(vc))
+            if arg is None:
+                continue
+            for i in positions:
+                out.append((i, self.arg_of[id(arg)], self._steps_from(arg, outputs[i])))
+        return out
+
+    def _steps_from(self, arg: Tensor, t: Tensor) -> tuple | None:
+        """The view steps that make t from argument `arg` (None: t is its detach())."""
+        view, made = getattr(t, "_view", None), getattr(arg, "_view", None)
+        if view is None:
+            return None
+        before = () if made is None else made.steps
+        if view.base is not (arg if made is None else made.base) or (
+            view.steps[: len(before)] != before
+        ):
+            raise Unsupported("returning a view of an argument's base (not of the argument)")
+        steps = view.steps[len(before) :]
+        for _, p, _ in steps:
+            if self.params(p)[1]:
+                raise Unsupported(
+                    "returning a view of an argument made with an index computed inside"
+                )
+        return steps
 
     def _out_versions(self, counters, kept: list) -> list:
         """(positions, value, alias, inference) per version counter of outputs made inside
@@ -1369,10 +1410,12 @@ class Recording:
         self.guards: list = []
         # What to settle after a replay (see Tracer.settle_after).
         self.settles: list = []
-        # The version counters the replay gives its outputs (see Tracer._out_versions), and
-        # (position, first position) of each output made inside returned again.
+        # The version counters the replay gives its outputs (see Tracer._out_versions),
+        # (position, first position) of each output made inside returned again, and the
+        # outputs that are views of arguments (see Tracer._out_views).
         self.out_versions: list = []
         self.out_same: list = []
+        self.out_views: list = []
 
     def strip(self) -> None:
         """Let go of the values of the traced call that a replay does not use (everything
