@@ -180,3 +180,19 @@ def test_the_same_raw_array_for_two_arguments_is_replayed():
         for a in _arrays():
             assert float(compiled(x, a, a)) == float(fn(x, a, a))
     assert compiled.traces == 1
+
+
+def test_a_compiled_function_given_the_argument_of_an_abandoned_trace_reads_it_at_every_call():
+    inner = cr.compile(lambda x, a: cr.sum(x * cr.asarray(a)))
+    inner_of_view = cr.compile(lambda x, a: cr.sum(x * cr.asarray(a)))
+
+    def outer(x, a, c):
+        np.sum(a)  # NumPy on the argument: outer runs eagerly, its trace abandoned
+        return (inner(x, a) + inner_of_view(x, a.T)) * c
+
+    compiled = cr.compile(outer)
+    x = cr.ones(3, dtype=cr.float64)
+    with pytest.warns(CompileWarning, match="raw NumPy array argument"):
+        for c in (1.0, 2.0, 3.0):  # c is a new kind for outer each time, traced again
+            a = np.full(3, c)
+            assert float(compiled(x, a, c)) == float(outer(x, a, c))

@@ -233,9 +233,12 @@ class Tracer:
                 self.arg_entries[id(x)] = External(x, self._new(x._data, INPUT, i))
             elif _backend.is_array(x) and not isinstance(x, np.generic):
                 s = self._new(x, INPUT, i)
-                if x.__class__ is np.ndarray and id(x) not in self.watched:
+                c = x.__class__
+                if (c is np.ndarray or c is _backend.WatchedArray) and id(x) not in self.watched:
                     # The function sees a view that reports what NumPy computes from it
                     # (see _backend.WatchedArray); chainrule's operations on it read slot s.
+                    # (A WatchedArray argument: one that a function being traced passed, after
+                    # its trace was abandoned, is watched again, for this trace.)
                     w = self.watched[id(x)] = _backend.watched(x, self._raw_use)
                     self.slot_of[id(w)] = s
 
