@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.special
 
 import chainrule as cr
 import chainrule.nn.functional as F
@@ -44,6 +45,7 @@ COMPUTED = {
     "method": lambda x, a: cr.sum(x * a.sum()),
     "reduction-method": lambda x, a: cr.sum(x * a.max(axis=0)),
     "ufunc": lambda x, a: cr.sum(x * np.exp(a)),
+    "scipy-ufunc": lambda x, a: cr.sum(x * scipy.special.expit(a)),
     "copy": lambda x, a: cr.sum(x * a.copy()),
     "astype": lambda x, a: cr.sum(x * a.astype(np.float32)),
     "deepcopy": lambda x, a: cr.sum(x * copy.deepcopy(a)),

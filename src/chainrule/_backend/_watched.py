@@ -43,7 +43,9 @@ class WatchedArray(np.ndarray):
     def __array_ufunc__(self, ufunc, method: str, *inputs, **kwargs):
         if _foreign(inputs) or _foreign(kwargs.get("out", ())):
             return NotImplemented  # a chainrule Tensor among them: its own dispatch records
-        self._use(f"numpy.{ufunc.__name__} on")
+        name = ufunc.__name__
+        own = getattr(np, name, None) is ufunc
+        self._use(f"numpy.{name} on" if own else f"the ufunc {name} on")
         out = kwargs.get("out")
         if out is not None:
             kwargs["out"] = tuple(map(plain, out))
