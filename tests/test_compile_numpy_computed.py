@@ -198,3 +198,17 @@ def test_a_compiled_function_given_the_argument_of_an_abandoned_trace_reads_it_a
         for c in (1.0, 2.0, 3.0):  # c is a new kind for outer each time, traced again
             a = np.full(3, c)
             assert float(compiled(x, a, c)) == float(outer(x, a, c))
+
+
+def test_an_in_place_numpy_operator_on_a_raw_array_argument_is_made_at_every_call():
+    def fn(x, a):
+        a += 1.0  # NumPy writes the argument: each call does
+        return cr.sum(x * cr.asarray(a)), a
+
+    compiled = cr.compile(fn)
+    x = cr.ones(3, dtype=cr.float64)
+    arrays = [np.full(3, v) for v in (1.0, 2.0, 3.0)]
+    with pytest.warns(CompileWarning, match="numpy.add on a raw NumPy array argument"):
+        results = [compiled(x, a) for a in arrays]
+    assert [float(r[0]) for r in results] == [6.0, 9.0, 12.0]
+    assert all(r[1] is a for r, a in zip(results, arrays))

@@ -47,9 +47,11 @@ class WatchedArray(np.ndarray):
         own = getattr(np, name, None) is ufunc
         self._use(f"numpy.{name} on" if own else f"the ufunc {name} on")
         out = kwargs.get("out")
-        if out is not None:
-            kwargs["out"] = tuple(map(plain, out))
-        return getattr(ufunc, method)(*map(plain, inputs), **kwargs)
+        kwargs = {k: _plain_arg(v) for k, v in kwargs.items()}  # out=, where=
+        result = getattr(ufunc, method)(*map(plain, inputs), **kwargs)
+        if out is None or result is None:
+            return result
+        return out[0] if len(out) == 1 else out  # the arrays given (a += 1 keeps a)
 
     def __array_function__(self, func, types, args, kwargs):
         for t in types:
