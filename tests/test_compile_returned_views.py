@@ -54,6 +54,7 @@ ARG_VIEWS = {
     "slice": lambda x: x[1:],
     "reshape-transpose": lambda x: x.reshape((2, 2)).T,
     "detach": lambda x: x.detach(),
+    "detach-of-a-slice": lambda x: x[1:].detach(),
     "after-an-operation": lambda x: (x * 2, x[::2]),
 }
 
@@ -88,3 +89,23 @@ def test_a_write_to_an_argument_is_seen_by_the_backward_that_saved_its_returned_
         x.add_(1.0)
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             loss.backward()
+
+
+OUTSIDE_VIEWS = {
+    "slice": lambda p: p[1:],
+    "detach": lambda p: p.detach(),
+    "reshape-transpose": lambda p: p.reshape((2, 2)).T,
+}
+
+
+@pytest.mark.parametrize("view", OUTSIDE_VIEWS.values(), ids=OUTSIDE_VIEWS.keys())
+def test_a_returned_view_of_a_tensor_from_outside_is_its_view_after_a_replay(view):
+    p, p_eager = T(np.arange(4.0)), T(np.arange(4.0))
+    compiled = cr.compile(lambda x: (cr.sum(x * p), view(p)))
+    for _ in range(3):
+        out, out_eager = compiled(T(np.ones(4)))[1], view(p_eager)
+        out.mul_(2.0)  # a write through the view is a write to p, and counted so
+        out_eager.mul_(2.0)
+        assert (p._version, out._version) == (p_eager._version, out_eager._version)
+        np.testing.assert_array_equal(N(p), N(p_eager))
+    assert compiled.traces == 1

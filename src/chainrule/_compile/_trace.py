@@ -1031,46 +1031,45 @@ class Tracer:
         kept = [t for t, keep in zip(externals, persistent) if keep]
         self.out_versions = self._out_versions(counters.values(), kept)
         self.out_same = [(i, spec[1]) for i, spec in enumerate(specs) if spec[0] == "same"]
-        self.out_views = self._out_views(counters.values(), outputs)
+        self.out_views = self._out_views(counters.values(), outputs, externals, persistent)
         return specs
 
-    def _out_views(self, counters, outputs: list) -> list:
-        """(position, argument position, view steps from the argument or None for its
-        detach()) per output made inside that shares an argument's version counter (a view
-        or detach() of it): the replay makes it that argument's view as eager execution
-        does (one counter, one alias group, its base)."""
-        args = {}
-        for ref in self.arg_refs:
-            t = ref()
+    def _out_views(self, counters, outputs: list, externals: list, persistent: list) -> list:
+        """(position, how the replay finds the tensor, its view steps to the output or None,
+        its alias group's path to the output) per output made inside that shares the version
+        counter of an argument or a tensor from outside (a view or detach() of it): the
+        replay makes it that tensor's view as eager execution does (one counter, one alias
+        group, its base)."""
+        sources: dict = {}  # id(version counter) -> the tensors from before the call with it
+        args = [r() for r in self.arg_refs]
+        before = [(("arg", self.arg_of[id(t)]), t) for t in args if t is not None]
+        before += [(("ext", i), t) for i, t in enumerate(externals) if persistent[i]]
+        for ref, t in before:
             vc = getattr(t, "_vc", None)
             if vc is not None:
-                args.setdefault(id(vc), t)
+                sources.setdefault(id(vc), []).append((ref, t))
         out = []
         for vc, positions in counters:
-            arg = args.get(id(vc))
-            if arg is None:
-                continue
             for i in positions:
-                out.append((i, self.arg_of[id(arg)], self._steps_from(arg, outputs[i])))
+                for ref, t in sources.get(id(vc), ()):
+                    steps = _steps_from(t, outputs[i])
+                    if steps is not None:
+                        out.append((i, ref, *steps))
+                        break
+                else:
+                    if id(vc) in sources:
+                        raise Unsupported(
+                            "returning a view of an argument or a tensor from outside that "
+                            "is not made from it by view operations alone"
+                        )
+        for _, _, view, path in out:
+            for _, p, _ in (*(view or ()), *path):
+                if self.params(p)[1]:
+                    raise Unsupported(
+                        "returning a view of an argument or a tensor from outside made with "
+                        "an index computed inside"
+                    )
         return out
-
-    def _steps_from(self, arg: Tensor, t: Tensor) -> tuple | None:
-        """The view steps that make t from argument `arg` (None: t is its detach())."""
-        view, made = getattr(t, "_view", None), getattr(arg, "_view", None)
-        if view is None:
-            return None
-        before = () if made is None else made.steps
-        if view.base is not (arg if made is None else made.base) or (
-            view.steps[: len(before)] != before
-        ):
-            raise Unsupported("returning a view of an argument's base (not of the argument)")
-        steps = view.steps[len(before) :]
-        for _, p, _ in steps:
-            if self.params(p)[1]:
-                raise Unsupported(
-                    "returning a view of an argument made with an index computed inside"
-                )
-        return steps
 
     def _out_versions(self, counters, kept: list) -> list:
         """(positions, value, alias, inference) per version counter of outputs made inside
@@ -1326,6 +1325,27 @@ def _view_bases(tensors: list) -> list:
             seen.add(id(view.base))
             out.append(id(view.base._data))
     return out
+
+
+def _steps_from(base: Tensor, t: Tensor) -> tuple | None:
+    """(the view steps that make t from `base`, or None where t has none (a detach()); the
+    steps of t's path in their alias group after base's), or None where t is not made from
+    base that way."""
+    view, made = getattr(t, "_view", None), getattr(base, "_view", None)
+    steps = None
+    if view is not None:
+        before = () if made is None else made.steps
+        root = base if made is None else made.base
+        if view.base is not root or view.steps[: len(before)] != before:
+            return None
+        steps = view.steps[len(before) :]
+    group = alias_group(t)
+    if group is None:
+        return steps, ()
+    path, start = group.path(t), group.path(base)
+    if path[: len(start)] != start:
+        return None
+    return steps, path[len(start) :]
 
 
 def _kept_bases(tensors: list) -> set:
