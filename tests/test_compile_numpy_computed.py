@@ -212,3 +212,14 @@ def test_an_in_place_numpy_operator_on_a_raw_array_argument_is_made_at_every_cal
         results = [compiled(x, a) for a in arrays]
     assert [float(r[0]) for r in results] == [6.0, 9.0, 12.0]
     assert all(r[1] is a for r, a in zip(results, arrays))
+
+
+def test_arrays_that_numpy_made_of_a_raw_argument_are_returned_as_plain_ndarrays():
+    compiled = cr.compile(lambda x, a: (x * 2, a * 2, a.T))
+    a = np.arange(4.0).reshape(2, 2)
+    with pytest.warns(CompileWarning, match="raw NumPy array argument"):
+        for _ in range(2):
+            _, doubled, transposed = compiled(cr.ones(2), a)
+            assert type(doubled) is np.ndarray and type(transposed) is np.ndarray
+            assert np.shares_memory(transposed, a)
+            np.testing.assert_array_equal(transposed, a.T)
