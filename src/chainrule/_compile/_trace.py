@@ -455,13 +455,34 @@ class Tracer:
         else:
             s = self.slot_of.get(id(src))
             if s is None:  # a constant
-                self._numpy_view(src)
+                if src.__class__ is list or src.__class__ is tuple:
+                    self.sequence(src)
+                else:
+                    self._numpy_view(src)
                 return
         data = out._data
         if data is self.values[s]:  # no copy: the same values
             return
         k = self._new(data)
         self.emit(Fwd1(FWD1, fn, s, p, k, False, out._xp), (s,), (k,))
+
+    def sequence(self, data) -> None:
+        """Python data (nested lists and tuples) that NumPy made an array of, a constant:
+        abandon the trace if it holds a raw NumPy array argument, or a copy or view NumPy
+        made of one (its values would be baked)."""
+        stack = [data]
+        while stack:
+            item = stack.pop()
+            c = item.__class__
+            if c is list or c is tuple:
+                stack.extend(item)
+            elif c is _backend.WatchedArray:
+                self._raw_use(
+                    "an array made by NumPy from a list or tuple that holds a raw NumPy array "
+                    "argument (or a copy or a view of one)"
+                )
+            elif c is np.ndarray:
+                self._numpy_view(item)
 
     def concrete(self, t: Tensor, what: str) -> None:
         raise ConcretizationError(
