@@ -1,21 +1,16 @@
-"""chainrule.compile's check for values computed inside and kept outside, where alias groups
-hold root values (JAX's and Dask's immutable arrays): a root is not taken for a holder that
-explains a tensor kept outside."""
+"""chainrule.compile's check for values computed inside and kept outside, through a returned
+view's base: neither the alias group's root value (JAX's and Dask's immutable arrays) nor the
+view's hold on its base (NumPy) is taken for a holder that explains the base kept outside."""
 
 import numpy as np
 import pytest
 
 import chainrule as cr
-from conftest import LIBRARY, N, T
+from conftest import N, T
 
 RNG = np.random.default_rng(7)
 
 
-@pytest.mark.skipif(
-    LIBRARY != "jax",
-    reason="not yet caught on NumPy: the returned view's base, counted for the view, explains "
-    "the array of the base kept outside (on JAX the group's root is a second reference)",
-)
 def test_a_kept_base_of_a_returned_same_shape_view_makes_the_function_run_eagerly():
     store = []
 

@@ -980,6 +980,7 @@ def _asarray(obj: Any, dtype: DTypeLike, device: Device, copy: builtins.bool | N
             return astype(obj, dtype)
         return OPS["copy"](obj) if copy else obj
     if _backend.is_array(obj) and not isinstance(obj, np.generic):
+        obj = _backend.unwatched(obj)  # a traced function's NumPy argument: the argument
         xp = _backend.namespace(obj)
         # Wrapped as it is (t.array is obj); NumPy's subclasses (matrix, masked arrays)
         # become plain arrays, as NumPy's asarray makes them.
@@ -1002,6 +1003,7 @@ def tensor(
     if data.__class__ is Tensor:
         xp, data = data._xp, data._data
     elif _backend.is_array(data) and not isinstance(data, np.generic):
+        source = data = _backend.unwatched(data)  # a traced function's NumPy argument
         xp = _backend.namespace(data)
     else:
         xp = _backend.default_namespace()

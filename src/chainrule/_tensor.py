@@ -207,12 +207,16 @@ def constant(obj, xp) -> Tensor:
             )
         obj = obj._data
     if _backend.is_array(obj) and not isinstance(obj, _backend.np.generic):
+        if obj.__class__ is not ndarray:  # a traced function's NumPy argument: the argument
+            obj = _backend.unwatched(obj)
         oxp = _backend.namespace(obj)
         _backend.checked(obj)
         if oxp is not xp:
             _joint("constant", xp, oxp)
             return Tensor(_backend.normalize(xp.asarray(obj), xp), xp, None)
         return Tensor(_backend.normalize(obj, xp), xp, None)
+    if obj.__class__ is list or obj.__class__ is tuple:
+        _sequence(obj)
     return Tensor(_backend.checked(_backend.normalize(xp.asarray(obj), xp)), xp, None)
 
 
@@ -222,6 +226,8 @@ def as_tensor(obj) -> Tensor:
     if obj.__class__ is Tensor:
         return obj
     if _backend.is_array(obj):
+        if obj.__class__ is not ndarray:
+            obj = _backend.unwatched(obj)
         xp = _backend.namespace(obj)
         return Tensor(_backend.checked(_backend.normalize(obj, xp)), xp, None)
     xp = _backend.default_namespace()
@@ -1080,6 +1086,13 @@ def _concrete(t: Tensor, what: str) -> None:
     tracer = grad_mode.tracer
     if tracer is not None:
         tracer.concrete(t, what)
+
+
+def _sequence(data: Any) -> None:
+    """A list or tuple made into an array outside the recorded operations: compile's trace
+    checks that it holds no raw array argument (see Tracer.sequence)."""
+    if grad_mode.extended and grad_mode.tracer is not None:
+        grad_mode.tracer.sequence(data)
 
 
 def converted(src: Any, out: Tensor, fn: Any, p: Any) -> None:

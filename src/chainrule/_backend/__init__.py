@@ -1,8 +1,9 @@
 """Array libraries underneath chainrule: which namespace an array belongs to (_namespaces), the
 dtypes (_dtypes), array helpers that rules share (_helpers), and each library's gaps: indexing
 (_indexing), memory and devices (_memory), Dask's laziness (_dask), the rest (_gaps), special
-functions (_special). The only package of the library that imports NumPy (gradcheck aside,
-whose finite differences run in NumPy float64) or names a backend's functions."""
+functions (_special); a traced function's raw NumPy arguments (_watched). The only package of
+the library that imports NumPy (gradcheck aside, whose finite differences run in NumPy float64)
+or names a backend's functions."""
 
 import numpy as np
 
@@ -81,6 +82,7 @@ from ._namespaces import (
     register_namespace,
 )
 from ._special import special_function
+from ._watched import WatchedArray, unwatched, watched
 
 __all__ = [
     "aliasing",
@@ -149,6 +151,9 @@ __all__ = [
     "to_device",
     "to_numpy",
     "unchunked",
+    "unwatched",
+    "watched",
+    "WatchedArray",
     "writable",
     "write_into",
     "written_last",

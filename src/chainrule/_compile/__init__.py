@@ -139,6 +139,19 @@ def _aliasing(leaves: list) -> tuple | None:
     return tuple(-1 if a is None else first.setdefault(id(a), i) for i, a in enumerate(arrays))
 
 
+def _watching(watched: dict, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """The arguments a traced function is called with: each raw NumPy array in them as the
+    WatchedArray that `watched` maps its id to (the containers that hold one are new ones)."""
+
+    def swap(tree):
+        leaves, spec = _flatten(tree)
+        if not any(id(x) in watched for x in leaves):
+            return tree
+        return _unflatten(spec, [watched.get(id(x), x) for x in leaves])
+
+    return tuple(map(swap, args)), {k: swap(v) for k, v in kwargs.items()}
+
+
 # ----------------------------------------------------------------------------- compiled functions
 
 
@@ -255,6 +268,8 @@ class CompiledFunction:
         gc.disable()
         try:
             tracer = Tracer(leaves)
+            if tracer.watched:
+                args, kwargs = _watching(tracer.watched, args, kwargs)
             set_feature("tracer", tracer)
             try:
                 result = self.fn(*args, **kwargs)
@@ -262,6 +277,10 @@ class CompiledFunction:
                 if grad_mode.tracer is tracer:
                     set_feature("tracer", None)
             outputs, spec = _flatten(result)
+            if tracer.watched:
+                # A raw NumPy argument returned is the argument; an array NumPy made of one
+                # (a.T, a * 2 after the trace was abandoned) a plain ndarray.
+                outputs = [_backend.unwatched(o) for o in outputs]
             del result, args, kwargs
             try:
                 recording = tracer.finish(outputs)

@@ -19,9 +19,10 @@ from .._node import (
     Port,
     Rule,
     VersionCounter,
+    View,
 )
 from .._state import STATE
-from .._tensor import Tensor, version_counter
+from .._tensor import Tensor, share, version_counter, view_of
 from ..autograd._backward import _ACCUMULATE, _accumulate
 from ..autograd._backward import grad as autograd_grad
 from ..autograd._engine import _cast
@@ -439,9 +440,10 @@ def _loop(rec: Recording, keep, last, treedef, unflatten) -> Callable:
         leave(r)
         return unflatten(treedef, [g(leaves, r) for g in getters])
 
-    same, out_versions = rec.out_same, rec.out_versions
-    if not same and not out_versions:
+    same, out_versions, views = rec.out_same, rec.out_versions, rec.out_views
+    if not same and not out_versions and not views:
         return replay
+    bases = [plan.tensor_place(ref) for _, ref, _, _ in views]
 
     def replay_fixed(leaves):
         r = enter(leaves)
@@ -450,23 +452,38 @@ def _loop(rec: Recording, keep, last, treedef, unflatten) -> Callable:
         execute(r)
         leave(r)
         outs = [g(leaves, r) for g in getters]
-        return unflatten(treedef, _fix_outputs(outs, same, out_versions))
+        fixed = _fix_outputs(outs, same, out_versions, views, [r[k] for k in bases])
+        return unflatten(treedef, fixed)
 
     return replay_fixed
 
 
-def _fix_outputs(outs: list, same: list, out_versions: list) -> list:
+def _fix_outputs(outs: list, same: list, out_versions: list, views: list, bases: list) -> list:
     """outs with each output made inside that was returned again the same object (`same`:
-    (position, first position)), and the outputs made inside given the version counters they
+    (position, first position)), the outputs made inside given the version counters they
     had at the end of the trace (see Tracer._out_versions): a new one per counter, shared as
-    it was."""
+    it was, and the views of arguments and tensors from outside made views of them, `bases`
+    (see Tracer._out_views)."""
     for i, j in same:
         outs[i] = outs[j]
     for positions, value, alias, inference in out_versions:
         vc = VersionCounter(value, alias, inference)
         for i in positions:
             outs[i]._vc = vc
+    for (i, _, steps, path), base in zip(views, bases):
+        _as_view(base, outs[i], steps, path)
     return outs
+
+
+def _as_view(base: Tensor, t: Tensor, steps: tuple | None, path: tuple) -> None:
+    """Make t the view of `base` that `steps` make (None: a detach()), at `path` from it in
+    their alias group, as _factories' _view_of and Tensor.detach do: one version counter,
+    one alias group, its base."""
+    t._vc = version_counter(base)
+    if steps is not None and _backend.aliasing(base._xp) is not None:
+        made = view_of(base)
+        t._view = View(base, steps) if made is None else View(made.base, made.steps + steps)
+    share(base, t, path)
 
 
 def _frees(rec: Recording, keep, last) -> list:
@@ -918,8 +935,10 @@ def _source(rec: Recording, keep, last, treedef, unflatten) -> Callable:
     src.globals["UNFLATTEN"] = unflatten
     src.globals["TREEDEF"] = treedef
     outs = f"[{', '.join(b.outputs())}]"
-    if rec.out_same or rec.out_versions:  # else no work (counters are made on first use)
-        fix = f"{src.name(rec.out_same, 'V')}, {src.name(rec.out_versions, 'V')}"
+    if rec.out_same or rec.out_versions or rec.out_views:  # else no work
+        fix = f"{src.name(rec.out_same, 'V')}, {src.name(rec.out_versions, 'V')}, "
+        fix += f"{src.name(rec.out_views, 'V')}, "
+        fix += f"[{', '.join(b.tensor(view[1]) for view in rec.out_views)}]"
         outs = f"FIX_OUTPUTS({outs}, {fix})"
     src.emit(f"return UNFLATTEN(TREEDEF, {outs})")
     text = "def replay(leaves):\n" + "\n".join(src.lines) + "\n"

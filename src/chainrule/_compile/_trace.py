@@ -199,6 +199,7 @@ class Tracer:
         self.graph = None  # the backward of outputs with a live graph (see _graph_program)
         self.out_versions: list = []  # see _out_versions
         self.out_same: list = []  # (position, first position) of an output returned again
+        self.out_views: list = []  # see _out_views
         self.grad_guards: list = []  # (tensor ref, external index): .grad must be that tensor
         self.hooked_leaves: dict = {}  # id(accumulator) -> weakref to the leaf (a backward
         # reached it: the hooks of those made before the call are guarded)
@@ -222,6 +223,7 @@ class Tracer:
         # (an optimizer step's parameters, gradients and state: see settle_after).
         self.settles: list = []
         self.shared_groups: list = []  # the alias groups whose memory a write went to
+        self.watched: dict = {}  # id(raw NumPy argument) -> the WatchedArray the function sees
         self._pending = -1  # the slot an in-place write is about to change
         self._target: tuple = ()  # and how the replay finds the tensor written (see _locate)
         for i, x in enumerate(inputs):
@@ -230,7 +232,15 @@ class Tracer:
                 self.arg_refs.append(weakref.ref(x))
                 self.arg_entries[id(x)] = External(x, self._new(x._data, INPUT, i))
             elif _backend.is_array(x) and not isinstance(x, np.generic):
-                self._new(x, INPUT, i)
+                s = self._new(x, INPUT, i)
+                c = x.__class__
+                if (c is np.ndarray or c is _backend.WatchedArray) and id(x) not in self.watched:
+                    # The function sees a view that reports what NumPy computes from it
+                    # (see _backend.WatchedArray); chainrule's operations on it read slot s.
+                    # (A WatchedArray argument: one that a function being traced passed, after
+                    # its trace was abandoned, is watched again, for this trace.)
+                    w = self.watched[id(x)] = _backend.watched(x, self._raw_use)
+                    self.slot_of[id(w)] = s
 
     # -- slots
 
@@ -314,12 +324,23 @@ class Tracer:
             return self.const(v)
         return s
 
+    def _raw_use(self, what: str) -> None:
+        """NumPy used the values of a raw NumPy array argument (see _backend.WatchedArray):
+        what it computed would be a constant of the replay."""
+        self.abandon(
+            f"{what}: NumPy computes it outside chainrule, and a replay would keep the first "
+            "call's values; pass a tensor instead (cr.asarray(a) makes no copy) and use "
+            "chainrule's operations on it, or compute those values outside the compiled "
+            "function"
+        )
+
     def _numpy_view(self, a) -> None:
         """Abandon the trace if array `a`, met for the first time, is a view that NumPy made
-        of a raw array argument (a.T, a[0], a.reshape(...)): it would be baked as a
-        constant, but it changes with the argument. (NumPy functions that compute a new
-        array from one, np.sum(a), run unseen: see docs/compile.md.)"""
+        of a raw array argument (a.T, a[0], np.asarray(a)), or a WatchedArray NumPy made of
+        one (a copy): it would be baked as a constant, but it changes with the argument."""
         if a.__class__ is not np.ndarray:
+            if a.__class__ is _backend.WatchedArray:
+                _backend.unwatched(a)
             return
         base = a.base
         while base is not None:
@@ -349,6 +370,8 @@ class Tracer:
                 template = _template(p, slot_of)
                 slots = tuple(_template_slots(template))
                 return Template(template, slots), slots
+            elif c is _backend.WatchedArray:  # one NumPy made of an argument (a.argsort())
+                _backend.unwatched(item)
         return p, ()
 
     # -- hooks (called by the core while grad_mode.tracer is this tracer)
@@ -432,13 +455,34 @@ class Tracer:
         else:
             s = self.slot_of.get(id(src))
             if s is None:  # a constant
-                self._numpy_view(src)
+                if src.__class__ is list or src.__class__ is tuple:
+                    self.sequence(src)
+                else:
+                    self._numpy_view(src)
                 return
         data = out._data
         if data is self.values[s]:  # no copy: the same values
             return
         k = self._new(data)
         self.emit(Fwd1(FWD1, fn, s, p, k, False, out._xp), (s,), (k,))
+
+    def sequence(self, data) -> None:
+        """Python data (nested lists and tuples) that NumPy made an array of, a constant:
+        abandon the trace if it holds a raw NumPy array argument, or a copy or view NumPy
+        made of one (its values would be baked)."""
+        stack = [data]
+        while stack:
+            item = stack.pop()
+            c = item.__class__
+            if c is list or c is tuple:
+                stack.extend(item)
+            elif c is _backend.WatchedArray:
+                self._raw_use(
+                    "an array made by NumPy from a list or tuple that holds a raw NumPy array "
+                    "argument (or a copy or a view of one)"
+                )
+            elif c is np.ndarray:
+                self._numpy_view(item)
 
     def concrete(self, t: Tensor, what: str) -> None:
         raise ConcretizationError(
@@ -886,6 +930,7 @@ class Tracer:
         rec.arg_edges = self.arg_edges
         rec.out_versions = self.out_versions
         rec.out_same = self.out_same
+        rec.out_views = self.out_views
         rec.guards = list(self.guards.values())
         rec.settles = self.settles
         return rec
@@ -902,11 +947,12 @@ class Tracer:
         extra += [id(e.entry) for e in self.externals]
         extra += [id(e.entry) for e in self.arg_entries.values()]
         bases = _view_bases([*outputs, *externals])
-        extra += bases
-        extra += self._roots(outputs, set(bases))
+        kept = _kept_bases([*outputs, *externals])
+        extra += [b for b in bases if b not in kept]
+        extra += self._roots(outputs, kept)
         return extra
 
-    def _roots(self, outputs: list, bases: set) -> list:
+    def _roots(self, outputs: list, kept: set) -> list:
         """The ids of the root values that the alias groups of the outputs, the arguments
         and the tensors from outside hold where arrays are immutable (JAX's, Dask's; see
         _node.Alias), each group once: those that are an argument's or a tensor's from
@@ -916,8 +962,7 @@ class Tracer:
         tensors, with a graph of their own). A view that is the same array object
         (JAX's reshape to the same shape) makes its slot one of these. A root that a write
         inside gave other values is not counted: the replay would not update it; nor one that
-        is a view's base's array (`bases`, counted once already: the base tensor may be
-        kept outside too)."""
+        is the array of a view's base that is kept outside (`kept`, see _kept_bases)."""
         before = [(e.ref(), e.entry) for e in [*self.externals, *self.arg_entries.values()]]
         ids = {id(t) for t, _ in before}
         out = []
@@ -935,7 +980,7 @@ class Tracer:
             if group is None or group.root is None or id(group) in seen:
                 continue
             seen.add(id(group))
-            if id(group.root) not in bases and not any(id(m) in ids for m, _ in group.live()):
+            if id(group.root) not in kept and not any(id(m) in ids for m, _ in group.live()):
                 out.append(id(group.root))
         return out
 
@@ -1007,7 +1052,45 @@ class Tracer:
         kept = [t for t, keep in zip(externals, persistent) if keep]
         self.out_versions = self._out_versions(counters.values(), kept)
         self.out_same = [(i, spec[1]) for i, spec in enumerate(specs) if spec[0] == "same"]
+        self.out_views = self._out_views(counters.values(), outputs, externals, persistent)
         return specs
+
+    def _out_views(self, counters, outputs: list, externals: list, persistent: list) -> list:
+        """(position, how the replay finds the tensor, its view steps to the output or None,
+        its alias group's path to the output) per output made inside that shares the version
+        counter of an argument or a tensor from outside (a view or detach() of it): the
+        replay makes it that tensor's view as eager execution does (one counter, one alias
+        group, its base)."""
+        sources: dict = {}  # id(version counter) -> the tensors from before the call with it
+        args = [r() for r in self.arg_refs]
+        before = [(("arg", self.arg_of[id(t)]), t) for t in args if t is not None]
+        before += [(("ext", i), t) for i, t in enumerate(externals) if persistent[i]]
+        for ref, t in before:
+            vc = getattr(t, "_vc", None)
+            if vc is not None:
+                sources.setdefault(id(vc), []).append((ref, t))
+        out = []
+        for vc, positions in counters:
+            for i in positions:
+                for ref, t in sources.get(id(vc), ()):
+                    steps = _steps_from(t, outputs[i])
+                    if steps is not None:
+                        out.append((i, ref, *steps))
+                        break
+                else:
+                    if id(vc) in sources:
+                        raise Unsupported(
+                            "returning a view of an argument or a tensor from outside that "
+                            "is not made from it by view operations alone"
+                        )
+        for _, _, view, path in out:
+            for _, p, _ in (*(view or ()), *path):
+                if self.params(p)[1]:
+                    raise Unsupported(
+                        "returning a view of an argument or a tensor from outside made with "
+                        "an index computed inside"
+                    )
+        return out
 
     def _out_versions(self, counters, kept: list) -> list:
         """(positions, value, alias, inference) per version counter of outputs made inside
@@ -1265,6 +1348,48 @@ def _view_bases(tensors: list) -> list:
     return out
 
 
+def _steps_from(base: Tensor, t: Tensor) -> tuple | None:
+    """(the view steps that make t from `base`, or None where t has none (a detach()); the
+    steps of t's path in their alias group after base's), or None where t is not made from
+    base that way."""
+    view, made = getattr(t, "_view", None), getattr(base, "_view", None)
+    steps = None
+    if view is not None:
+        before = () if made is None else made.steps
+        root = base if made is None else made.base
+        if view.base is not root or view.steps[: len(before)] != before:
+            return None
+        steps = view.steps[len(before) :]
+    group = alias_group(t)
+    if group is None:
+        return steps, ()
+    path, start = group.path(t), group.path(base)
+    if path[: len(start)] != start:
+        return None
+    return steps, path[len(start) :]
+
+
+def _kept_bases(tensors: list) -> set:
+    """The ids of the arrays of the bases that the views among `tensors` hold, where the base
+    tensor is held by more than those views (kept outside the function: its values are not
+    the views' to explain)."""
+    views: dict = {}  # id(base) -> [base, how many of the views hold it]
+    for t in {id(t): t for t in tensors}.values():
+        view = getattr(t, "_view", None) if t.__class__ is Tensor else None
+        if view is not None:
+            views.setdefault(id(view.base), [view.base, 0])[1] += 1
+    probe = [object()]
+    base = probe[0]
+    beyond = sys.getrefcount(base) - 1  # a variable and getrefcount's argument (measured)
+    # References to a base: the views' records, the dict's entry, and `base` below.
+    kept = set()
+    for entry in views.values():
+        base = entry[0]
+        if sys.getrefcount(base) - beyond - 1 > entry[1]:
+            kept.add(id(base._data))
+    return kept
+
+
 def _same_memory(xp, a, p):
     """A new array object of a's memory (see Tracer.realiased)."""
     return a[...]
@@ -1329,10 +1454,12 @@ class Recording:
         self.guards: list = []
         # What to settle after a replay (see Tracer.settle_after).
         self.settles: list = []
-        # The version counters the replay gives its outputs (see Tracer._out_versions), and
-        # (position, first position) of each output made inside returned again.
+        # The version counters the replay gives its outputs (see Tracer._out_versions),
+        # (position, first position) of each output made inside returned again, and the
+        # outputs that are views of arguments (see Tracer._out_views).
         self.out_versions: list = []
         self.out_same: list = []
+        self.out_views: list = []
 
     def strip(self) -> None:
         """Let go of the values of the traced call that a replay does not use (everything
