@@ -11,6 +11,7 @@ from typing import Literal
 from .. import _namespace as ops
 from .. import random as _random
 from .._batching import Batched, every_sample
+from .._mode import grad_mode
 from .._namespace import logsumexp
 from .._rules import OPS
 from .._tensor import Tensor, as_tensor, no_grad
@@ -470,6 +471,8 @@ def _pick_class(
         )
     n_classes = logp.shape[1]
     valid = None
+    if target.size and grad_mode.extended and grad_mode.tracer is not None:
+        return _pick_class_traced(logp, target, ignore_index)
     if target.size:
         labels = target
         if target._data.__class__ is Batched:  # inside vmap: every sample's labels
@@ -483,6 +486,23 @@ def _pick_class(
         if low < 0 or high >= n_classes:
             raise IndexError(f"Target {low if low < 0 else high} is out of bounds.")
     picked = ops.take_along_axis(logp, ops.expand_dims(target, axis=1), axis=1)
+    return ops.squeeze(picked, axis=1), valid
+
+
+def _pick_class_traced(logp: Tensor, target: Tensor, ignore_index: int) -> tuple[Tensor, Tensor]:
+    """_pick_class while chainrule.compile traces: the labels' values are not known to Python
+    (a replay runs on other labels), so nothing branches on them. Every label is masked by
+    `ignore_index` (the same values as the unmasked path when none is ignored), and a label
+    out of bounds is sent past the last class, so that the gather itself fails on it at every
+    call where the library checks bounds (NumPy's IndexError); where it does not (PyTorch's
+    take_along_dim, JAX, Dask), that label's loss is NaN, never another class's."""
+    n_classes = logp.shape[1]
+    valid = target != ignore_index
+    kept = ops.where(valid, target, 0)
+    outside = (kept < 0) | (kept >= n_classes)
+    index = ops.where(outside, n_classes, kept)
+    picked = ops.take_along_axis(logp, ops.expand_dims(index, axis=1), axis=1)
+    picked = ops.where(ops.expand_dims(outside, axis=1), math.nan, picked)
     return ops.squeeze(picked, axis=1), valid
 
 
