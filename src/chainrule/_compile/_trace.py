@@ -6,6 +6,7 @@ the call finishes eagerly and the function stays eager, with the reason."""
 from __future__ import annotations
 
 import collections
+import functools
 import gc
 import sys
 import weakref
@@ -13,7 +14,7 @@ from collections.abc import Callable
 
 from .. import _backend
 from .._mode import grad_mode, set_feature
-from .._node import RELEASED, ZERO, AccumulateGrad, Node, Port, node_of
+from .._node import RELEASED, ZERO, AccumulateGrad, ComplexFit, Node, Port, node_of
 from .._rules import raw_namespace
 from .._state import STATE
 from .._tensor import Tensor, alias_group
@@ -81,6 +82,12 @@ INPUT, EXTERNAL, CONST, COMPUTED = range(4)
 #   change is added at the end of the replay, once per version counter (views share one).
 # - Nothing computed inside is kept outside unless returned (`_unexplained`): a replay
 #   updates only the outputs, the tensors from outside it writes, and leaves' .grad.
+
+# A record made from its fields in order, without the named tuple's Python-level __new__
+# (Vjp, Fwd1, Fwd2: one per operation recorded).
+_make = tuple.__new__
+# `needs` of a node none of whose inputs is cut off (by number of inputs).
+_ALL_NEEDED = ((), (True,), (True, True), (True, True, True))
 
 # How a rule's forward is called (Rule.form): the instruction that replays it.
 _CALLS = {"unary": FWD1, "binary": FWD2, "sequence": FWDN}
@@ -359,10 +366,18 @@ class Tracer:
         values = self.values
         ins = []
         for x in xs:
-            if x.__class__ is Tensor:
+            c = x.__class__
+            if c is Tensor:
                 s = slot_of.get(id(x._data))
-                if s is None or s in kinds and not self._stands_for(s, x):
+                # (not _stands_for: a slot of a tensor from outside that is not x's)
+                if s is None or (
+                    kinds.get(s) == EXTERNAL and self.externals[self.where[s]].ref() is not x
+                ):
                     s = self._external(x)
+            elif c in _PLAIN:  # a Python number: a constant (see const)
+                s = len(values)
+                values.append(x)
+                kinds[s] = CONST
             else:
                 s = self.const(x)
             ins.append(s)
@@ -377,11 +392,10 @@ class Tracer:
             k = len(values)
             values.append(o)
             slot_of[id(o)] = k
-            norm = o.ndim == 0
             if kind == FWD1:
-                self.code.append(Fwd1(FWD1, rule.fwd, ins[0], p, k, norm, xp))
+                self.code.append(_make(Fwd1, (FWD1, rule.fwd, ins[0], p, k, o.ndim == 0, xp)))
             else:
-                self.code.append(Fwd2(FWD2, rule.fwd, ins[0], ins[1], k, norm, xp))
+                self.code.append(_make(Fwd2, (FWD2, rule.fwd, ins[0], ins[1], k, o.ndim == 0, xp)))
             self.reads.append(ins)
             self.writes.append((k,))
         else:
@@ -395,7 +409,7 @@ class Tracer:
             )
         e = results[0]._edge
         if e is not None:
-            node = node_of(e)
+            node = e.node if e.__class__ is Port else e
             self.held.append(node)
             self.nodes.add(id(node))
 
@@ -678,7 +692,7 @@ class Tracer:
         grads: dict = {}
         for e, g in roots:
             self._add(grads, e, g)
-        steps = _Recorded(self, backend, reach, hooked, retain_graph)
+        steps = _Recorded(self, backend, reach, hooked)
         captured = _engine.walk(order, grads, run, reach, targets, shared, steps)
         for node in wanted:
             if node not in captured and node in grads:
@@ -689,8 +703,10 @@ class Tracer:
                 captured[node] = g
         # Saved values are released once the walk is done: a walk that stops on Unsupported
         # leaves the graph whole for the engine to run.
-        for node in steps.released:
-            node.saved = RELEASED
+        if not retain_graph:
+            for node in steps.ran:
+                if node.saved is not None:
+                    node.saved = RELEASED
         return captured
 
     def _check_walk(self, nodes, targets, hooked: bool) -> None:
@@ -705,7 +721,7 @@ class Tracer:
                 raise Unsupported("saved-tensor hooks")
             if hooked:
                 _check_hooks(node)
-            if node.meets_complex and saved is not None:
+            if node.fit.__class__ is ComplexFit and saved is not None:  # (meets_complex)
                 # The engine conjugates around holomorphic rules that meet complex values
                 # (apply_complex); a replay runs the formulas as written.
                 if _engine._holds_complex(saved):
@@ -770,16 +786,18 @@ class Tracer:
         self.emit(Add(ADD, a, b, out), (a, b), (out,))
         return out
 
-    def _vjp(self, node, g, xp, reach) -> list:
-        """Run node's VJP on gradient slot(s) g and record it; the input gradients' slots."""
+    def _vjp(self, xp, reach, node, g) -> list:
+        """Run node's VJP on gradient slot(s) g and record it; the input gradients' slots.
+        (The walk's hand, _Recorded.vjp, is this method with xp and reach bound.)"""
         values = self.values
         slot_of = self.slot_of
-        multi = g.__class__ is list
-        if multi:
+        if g.__class__ is list:
+            multi = True
             g_ref = tuple(g)
             g_value = tuple([None if s is None else values[s] for s in g])
             reads = [s for s in g if s is not None]
         else:
+            multi = False
             g_ref = g
             g_value = values[g]
             reads = [g]
@@ -798,19 +816,23 @@ class Tracer:
                 reads.append(s)
             saved_ref = tuple(refs)
         edges = node.edges
-        if reach is None:
+        if reach is not None:
+            needs = tuple([e is not None and node_of(e) in reach for e in edges])
+        elif None in edges:
             needs = tuple([e is not None for e in edges])
         else:
-            needs = tuple([e is not None and node_of(e) in reach for e in edges])
-        vjp = node.rule.vjp
+            needs = _ALL_NEEDED[len(edges)] if len(edges) < 4 else (True,) * len(edges)
+        rule = node.rule
+        vjp = rule.vjp
         params = node.params
         gins = vjp(xp, g_value, saved, params, needs)
         # Rules declared by formula (one per input) are replayed by calling the formulas.
-        parts = node.rule.vjp_formulas
+        parts = rule.vjp_formulas
         form = 0 if parts is None or multi else len(parts)
         fit = node.fit
         outs = []
         specs = []
+        made = []
         i = -1
         for gi in gins:
             i += 1
@@ -833,16 +855,17 @@ class Tracer:
             values.append(gi)
             slot_of[id(gi)] = k
             outs.append(k)
+            made.append(k)
             specs.append((i, k, shape, dtype))
         if params is not None:
             params, p_reads = self.params(params)
             reads += p_reads
         self.code.append(
-            Vjp(VJP, vjp if form == 0 else parts, form, g_ref, saved_ref, params, needs,
-             tuple(specs), xp)
+            _make(Vjp, (VJP, vjp if form == 0 else parts, form, g_ref, saved_ref, params, needs,
+                        tuple(specs), xp))
         )  # fmt: skip
         self.reads.append(reads)
-        self.writes.append([spec[1] for spec in specs])
+        self.writes.append(made)
         return outs
 
     # -- the end of the call
@@ -1215,29 +1238,24 @@ class Tracer:
 class _Recorded:
     """The tracer's hand on the engine's walk (autograd._engine.walk): gradients are slots,
     each VJP and sum is recorded (Tracer._vjp, Tracer._add), tensor hooks on the nodes made
-    inside run recorded (the rest was refused by Tracer._check_walk), and the nodes whose
-    saved values the walk frees are listed, released once it is done."""
+    inside run recorded (the rest was refused by Tracer._check_walk), and the nodes that ran
+    are listed (`ran`), their saved values released once the walk is done (unless retain).
+    vjp, add and done are bound methods (no frame of this class between the walk and them)."""
 
-    __slots__ = ("tracer", "backend", "xp", "reach", "hooked", "retain", "released", "add")
+    __slots__ = ("tracer", "backend", "hooked", "ran", "vjp", "add", "done")
 
-    def __init__(self, tracer: Tracer, backend, reach, hooked: bool, retain: bool) -> None:
-        self.tracer, self.backend, self.reach = tracer, backend, reach
-        self.xp = raw_namespace(backend)
-        self.hooked, self.retain = hooked, retain
-        self.released: list = []
+    def __init__(self, tracer: Tracer, backend, reach, hooked: bool) -> None:
+        self.tracer, self.backend = tracer, backend
+        self.hooked = hooked
+        self.ran: list = []
+        self.vjp = functools.partial(tracer._vjp, raw_namespace(backend), reach)
         self.add = tracer._add
+        self.done = self.ran.append
 
     def pre(self, node, hooks, g):
         if hooks.tensor and id(node) in self.tracer.nodes:
             return self.tracer._tensor_hooks(node, hooks, g, self.backend)
         return g
-
-    def vjp(self, node, g) -> list:
-        return self.tracer._vjp(node, g, self.xp, self.reach)
-
-    def done(self, node) -> None:
-        if not self.retain and node.saved is not None:
-            self.released.append(node)
 
 
 def _base_counts(inside: list, outputs: list) -> dict:
@@ -1337,8 +1355,11 @@ class Recording:
     def strip(self) -> None:
         """Let go of the values of the traced call that a replay does not use (everything
         but constants), so that keeping the recording keeps no memory."""
-        kinds = self.kinds
-        self.values = [v if kinds.get(k) == CONST else None for k, v in enumerate(self.values)]
+        values = self.values
+        self.values = [None] * len(values)
+        for k, kind in self.kinds.items():
+            if kind == CONST:
+                self.values[k] = values[k]
         for ext, persistent in zip(self.externals, self.persistent):
             if persistent:
                 ext.entry = None
