@@ -8,6 +8,7 @@ from __future__ import annotations
 import collections
 import functools
 import gc
+import itertools
 import sys
 import weakref
 from collections.abc import Callable
@@ -87,6 +88,8 @@ INPUT, EXTERNAL, CONST, COMPUTED = range(4)
 # (Vjp, Fwd1, Fwd2: one per operation recorded).
 _make = tuple.__new__
 # `needs` of a node none of whose inputs is cut off (by number of inputs).
+_UNKNOWN = itertools.repeat(-1)  # slot_of.get's default in _vjp, for map
+
 _ALL_NEEDED = ((), (True,), (True, True), (True, True, True))
 
 # How a rule's forward is called (Rule.form): the instruction that replays it.
@@ -188,7 +191,8 @@ class Tracer:
         self.values: list = []  # slot -> value (held: no id is reused while tracing)
         self.kinds: dict[int, int] = {}  # slot -> INPUT, EXTERNAL or CONST (else COMPUTED)
         self.where: dict[int, int] = {}  # slot -> input position or External index
-        self.slot_of: dict[int, int] = {}  # id(array) -> its latest slot
+        # id(array) -> its latest slot (and id(None) -> None: see _vjp)
+        self.slot_of: dict[int, int | None] = {id(None): None}
         self.code: list = []
         self.reads: list = []  # per instruction: the slots it reads
         self.writes: list = []  # per instruction: the slots it makes
@@ -203,6 +207,7 @@ class Tracer:
         self.arg_edges = [_edge_kind(x._edge) if x.__class__ is Tensor else -1 for x in inputs]
         # (tensor ref, tensor) whose .grad a backward or an assignment set
         self.leaf_grads: list = []
+        self.grad_leaves: list = []  # the leaf (ref) of each Acc and SetGrad recorded
         self.graph = None  # the backward of outputs with a live graph (see _graph_program)
         self.out_versions: list = []  # see _out_versions
         self.out_same: list = []  # (position, first position) of an output returned again
@@ -511,6 +516,7 @@ class Tracer:
         if value is not None:
             self.grad_owner[id(value)] = (ref, weakref.ref(t))
             self.leaf_grads.append((ref, t))
+        self.grad_leaves.append(ref)
         self.emit(SetGrad(SETGRAD, ref, s), () if s is None else (s,), ())
 
     def writing(self, t: Tensor) -> None:
@@ -647,6 +653,7 @@ class Tracer:
             if before is not None and t._grad is before and before._version != version:
                 # Added in place: the replay's accumulation counts the write itself.
                 self.rebinds.append((ref, before._vc, before._version - version))
+            self.grad_leaves.append(ref)
             self.emit(Acc(ACC, ref, s, stored, out), (s, stored), (out,))
             i = self.external_of.get(id(t._grad))
             if i is not None:  # added into a .grad from before the call: it must be there
@@ -790,7 +797,6 @@ class Tracer:
         """Run node's VJP on gradient slot(s) g and record it; the input gradients' slots.
         (The walk's hand, _Recorded.vjp, is this method with xp and reach bound.)"""
         values = self.values
-        slot_of = self.slot_of
         if g.__class__ is list:
             multi = True
             g_ref = tuple(g)
@@ -804,24 +810,22 @@ class Tracer:
         saved = node.saved
         saved_ref = None
         if saved is not None:
-            refs = []
-            for v in saved:
-                if v is None:
-                    refs.append(None)
-                    continue
-                s = slot_of.get(id(v)) if v.__class__ not in _PLAIN else self.const(v)
-                if s is None:
-                    raise Unsupported("a saved value from outside the trace")
-                refs.append(s)
-                reads.append(s)
-            saved_ref = tuple(refs)
+            # In C: a saved value's slot, None for None (see _NO_VALUE), -1 for a value
+            # without a slot (a Python number, or one from outside: see _saved_slots).
+            saved_ref = tuple(map(self.slot_of.get, map(id, saved), _UNKNOWN))
+            if -1 in saved_ref:
+                saved_ref = self._saved_slots(saved)
+            for s in saved_ref:
+                if s is not None:
+                    reads.append(s)
         edges = node.edges
+        n = len(edges)
         if reach is not None:
             needs = tuple([e is not None and node_of(e) in reach for e in edges])
         elif None in edges:
             needs = tuple([e is not None for e in edges])
         else:
-            needs = _ALL_NEEDED[len(edges)] if len(edges) < 4 else (True,) * len(edges)
+            needs = _ALL_NEEDED[n] if n < 4 else (True,) * n
         rule = node.rule
         vjp = rule.vjp
         params = node.params
@@ -832,10 +836,10 @@ class Tracer:
         fit = node.fit
         outs = []
         specs = []
-        made = []
-        i = -1
-        for gi in gins:
-            i += 1
+        slot_of = self.slot_of
+        k = len(values)
+        for i in range(n):
+            gi = gins[i]
             if gi is None or not needs[i]:
                 outs.append(None)
                 continue
@@ -851,12 +855,11 @@ class Tracer:
                 if f_dtype is not None and gi.dtype != f_dtype:
                     dtype = f_dtype
                     gi = _engine._cast(xp, gi, dtype)
-            k = len(values)
             values.append(gi)
             slot_of[id(gi)] = k
             outs.append(k)
-            made.append(k)
             specs.append((i, k, shape, dtype))
+            k += 1
         if params is not None:
             params, p_reads = self.params(params)
             reads += p_reads
@@ -865,8 +868,22 @@ class Tracer:
                         tuple(specs), xp))
         )  # fmt: skip
         self.reads.append(reads)
-        self.writes.append(made)
+        self.writes.append(outs if len(specs) == n else [spec[1] for spec in specs])
         return outs
+
+    def _saved_slots(self, saved: tuple) -> tuple:
+        """The slots of a node's saved values: None for None, a constant for a Python
+        number; Unsupported for an array the trace doesn't know."""
+        refs = []
+        for v in saved:
+            if v is None:
+                refs.append(None)
+                continue
+            s = self.slot_of.get(id(v)) if v.__class__ not in _PLAIN else self.const(v)
+            if s is None:
+                raise Unsupported("a saved value from outside the trace")
+            refs.append(s)
+        return tuple(refs)
 
     # -- the end of the call
 
@@ -880,7 +897,7 @@ class Tracer:
         self._shared_kept(outputs, externals, persistent)
         arg_changes = self._arg_changes()
         out_specs = self._outputs(outputs, externals, persistent)
-        escaped = self._unexplained(self._holders(outputs, externals))
+        escaped = self._unexplained(outputs, externals)
         if escaped:
             # Reference cycles made by the call (a hook whose closure holds the tensor whose
             # node it hooks) hold values too, and the cyclic GC is paused while tracing:
@@ -889,7 +906,7 @@ class Tracer:
             self.held = []
             gc.collect()
             self.held = [x for x in (ref() for ref in refs) if x is not None]
-            escaped = self._unexplained(self._holders(outputs, externals))
+            escaped = self._unexplained(outputs, externals)
         self.held = []
         hook_guards = self._hook_guards()
         if escaped:
@@ -914,16 +931,23 @@ class Tracer:
         return rec
 
     def _holders(self, outputs: list, externals: list) -> list:
-        """The ids of the arrays that the outputs, the arguments, tensors from outside,
-        leaves' .grad and the nodes recorded hold, once per reference: not escapes."""
+        """The ids of the arrays that the outputs, the arguments, tensors from outside and
+        leaves' .grad hold, once per reference: not escapes (the first look; see
+        _node_holders)."""
         extra = [id(t._data) for t in outputs if t.__class__ is Tensor]
         extra += [id(t._data) for t in externals if t is not None]
         extra += [id(t._data) for t in (ref() for ref in self.arg_refs) if t is not None]
         leaves = {id(t): t for _, t in self.leaf_grads}.values()
         extra += [id(t._grad._data) for t in leaves if t._grad is not None]
-        extra += _node_arrays(self.held)
         extra += [id(e.entry) for e in self.externals]
         extra += [id(e.entry) for e in self.arg_entries.values()]
+        return extra
+
+    def _node_holders(self, outputs: list, externals: list) -> list:
+        """The ids of the arrays that the nodes recorded, views' bases and alias groups'
+        roots hold, once per reference: not escapes either (a pass over every node, made only
+        for the values that _holders doesn't explain)."""
+        extra = _node_arrays(self.held)
         bases = _view_bases([*outputs, *externals])
         extra += bases
         extra += self._roots(outputs, set(bases))
@@ -1149,8 +1173,8 @@ class Tracer:
         for i, t in enumerate(externals):
             if out[i]:
                 self._changes(t, self.externals[i], "a tensor from outside")
-        for ins in self.code:
-            if ins.op in (ACC, SETGRAD) and ins.leaf[0] == "ext" and not out[ins.leaf[1]]:
+        for leaf in self.grad_leaves:
+            if leaf[0] == "ext" and not out[leaf[1]]:
                 raise Unsupported("a leaf tensor made inside the function got a .grad", True)
         return out
 
@@ -1186,26 +1210,33 @@ class Tracer:
                 out.append((self.arg_of[i], ext))
         return out
 
-    def _unexplained(self, extra: list) -> list[int]:
+    def _unexplained(self, outputs: list, externals: list) -> list[int]:
         """The computed slots whose arrays something other than this trace and the holders
-        counted in `extra` (ids, one per reference) holds: values kept somewhere that a
-        replay would not update."""
-        values = self.values
-        # A first look, in C: most values are held by this trace's list alone.
+        it knows of (see _holders, _node_holders) holds: values kept somewhere that a replay
+        would not update."""
+        values, kinds = self.values, self.kinds
+        # A first look, in C: most values are held by this trace's list alone (in as many
+        # slots as it has: the same array is the gradient of both inputs of x + y).
         once = next(map(sys.getrefcount, [object()]))  # held by a list, read by map
-        counts = np.fromiter(map(sys.getrefcount, values), np.intp, len(values))
-        suspects = np.flatnonzero(counts > once).tolist()
-        if not suspects:
+        n = len(values)
+        counts = np.fromiter(map(sys.getrefcount, values), np.intp, n)
+        ids = list(map(id, values))
+        expected = collections.Counter(ids)
+        counts -= np.fromiter(map(expected.__getitem__, ids), np.intp, n)
+        out = [k for k in np.flatnonzero(counts > once - 1).tolist() if k not in kinds]
+        if not out:
             return []
-        expected = collections.Counter(map(id, values))
-        for i in extra:
-            if i in expected:
-                expected[i] += 1
-        out = self._held_elsewhere(suspects, expected)
-        if out:  # a view holds its base: counted only where it matters
-            _count_bases(values, expected)
+        # The holders in two looks, the costly one only for what the first leaves.
+        for holders in (self._holders, self._node_holders):
+            for i in holders(outputs, externals):
+                if i in expected:
+                    expected[i] += 1
             out = self._held_elsewhere(out, expected)
-        return out
+            if not out:
+                return []
+        # A view holds its base: counted only where it matters.
+        _count_bases(values, expected)
+        return self._held_elsewhere(out, expected)
 
     def _held_elsewhere(self, slots: list, expected) -> list[int]:
         """Those of the computed `slots` whose arrays have more references than `expected`
