@@ -398,19 +398,27 @@ def _analyze(rec: Recording) -> tuple[list[bool], list[int], list]:
     effects = _EFFECTS
     for i in range(n - 1, -1, -1):
         made = writes[i]
-        for s in made:
-            if last[s] >= 0:
-                break
-        else:
-            if code[i].op not in effects:
+        if made.__class__ is int:  # (most instructions make one slot: see Recording)
+            if last[made] >= 0:
+                free = None
+            elif code[i].op in effects:
+                free = frees[i] = [made]  # made for nothing
+            else:
                 continue
+        else:
+            for s in made:
+                if last[s] >= 0:
+                    break
+            else:
+                if code[i].op not in effects:
+                    continue
+            free = None
+            for s in made:
+                if last[s] < 0:  # made for nothing
+                    if free is None:
+                        free = frees[i] = []
+                    free.append(s)
         keep[i] = True
-        free = None
-        for s in made:
-            if last[s] < 0:  # made for nothing
-                if free is None:
-                    free = frees[i] = []
-                free.append(s)
         for s in reads[i]:
             if last[s] < 0:
                 last[s] = i
@@ -500,9 +508,6 @@ class _LoopPlan:
     def __init__(self, rec: Recording, keep, last, frees) -> None:
         self.rec = rec
         self.init: list = [None] * len(rec.values)
-        for s, kind in rec.kinds.items():
-            if kind == CONST:
-                self.init[s] = rec.values[s]
         self.guards = rec.guards
         # (place, ref, edge kind, whether its values are read, shape, dtype, namespace)
         self.checks: list = []
@@ -516,8 +521,11 @@ class _LoopPlan:
         # (place, leaf position, read ._data) or (place, -1 - external place, True)
         self.loads: list = []
         self.fresh: list = []  # (place, namespace, values to copy)
+        init, values = self.init, rec.values
         for s, kind in rec.kinds.items():
-            if last[s] >= 0 and kind != CONST:
+            if kind == CONST:
+                init[s] = values[s]
+            elif last[s] >= 0:
                 self._load(s, kind)
         # (tensor place, what its .grad must be: None, anything but None (-1), an external's
         # place)

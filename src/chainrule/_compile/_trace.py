@@ -195,7 +195,7 @@ class Tracer:
         self.slot_of: dict[int, int | None] = {id(None): None}
         self.code: list = []
         self.reads: list = []  # per instruction: the slots it reads
-        self.writes: list = []  # per instruction: the slots it makes
+        self.writes: list = []  # per instruction: the slots it makes (a number for one)
         self.externals: list[External] = []
         self.external_of: dict[int, int] = {}  # id(tensor) -> index in externals
         self.held: list = []  # tensors and nodes kept alive so that ids stay unique
@@ -402,7 +402,7 @@ class Tracer:
             else:
                 self.code.append(_make(Fwd2, (FWD2, rule.fwd, ins[0], ins[1], k, o.ndim == 0, xp)))
             self.reads.append(ins)
-            self.writes.append((k,))
+            self.writes.append(k)
         else:
             out_slots = tuple(self._new(o) for o in outs)
             norms = tuple(getattr(o, "ndim", 1) == 0 for o in outs)
@@ -789,8 +789,14 @@ class Tracer:
         grads[edge] = g if prev is None else self._sum(prev, g)
 
     def _sum(self, a: int, b: int) -> int:
-        out = self._new(self.values[a] + self.values[b])
-        self.emit(Add(ADD, a, b, out), (a, b), (out,))
+        values = self.values
+        v = values[a] + values[b]
+        out = len(values)
+        values.append(v)
+        self.slot_of[id(v)] = out
+        self.code.append(_make(Add, (ADD, a, b, out)))
+        self.reads.append((a, b))
+        self.writes.append(out)  # (one slot: the number itself, see Recording)
         return out
 
     def _vjp(self, xp, reach, node, g) -> list:
@@ -1106,7 +1112,7 @@ class Tracer:
             if g.__class__ is list:
                 g = g[e.index]
             results.append(g)
-        made = {s for w in writes for s in w}
+        made = {s for w in writes for s in ((w,) if w.__class__ is int else w)}
         roots_slots = [s for _, s in roots]
         saved = sorted(
             {s for r in reads for s in r}
@@ -1215,15 +1221,19 @@ class Tracer:
         it knows of (see _holders, _node_holders) holds: values kept somewhere that a replay
         would not update."""
         values, kinds = self.values, self.kinds
-        # A first look, in C: most values are held by this trace's list alone (in as many
-        # slots as it has: the same array is the gradient of both inputs of x + y).
+        # A first look, in C: most values are held by this trace's list alone.
         once = next(map(sys.getrefcount, [object()]))  # held by a list, read by map
-        n = len(values)
-        counts = np.fromiter(map(sys.getrefcount, values), np.intp, n)
-        ids = list(map(id, values))
+        counts = np.fromiter(map(sys.getrefcount, values), np.intp, len(values))
+        suspects = np.flatnonzero(counts > once)
+        if not len(suspects):
+            return []
+        # The list holds some arrays in several slots (the same array is the gradient of
+        # both inputs of x + y): each such slot is a suspect, so counting the suspects' ids
+        # counts every place of their arrays.
+        ids = list(map(id, map(values.__getitem__, suspects.tolist())))
         expected = collections.Counter(ids)
-        counts -= np.fromiter(map(expected.__getitem__, ids), np.intp, n)
-        out = [k for k in np.flatnonzero(counts > once - 1).tolist() if k not in kinds]
+        counts = counts[suspects] - np.fromiter(map(expected.__getitem__, ids), np.intp, len(ids))
+        out = [k for k in suspects[counts > once - 1].tolist() if k not in kinds]
         if not out:
             return []
         # The holders in two looks, the costly one only for what the first leaves.
@@ -1346,7 +1356,8 @@ def _count_bases(values: list, expected) -> None:
 
 class Recording:
     """What a finished trace hands to the program builder: the instructions (with the slots
-    each reads and makes), the values (constants are needed), slot kinds and places, the
+    each reads and makes: `writes` holds a number for an instruction that makes one slot,
+    else a sequence), the values (constants are needed), slot kinds and places, the
     tensors from outside (which of them persist), the outputs, the guards on .grad, which
     inputs are tensors, the backward program of outputs with a live graph, the hooks on
     the leaves its backward walks reached, and the changes to arguments."""
