@@ -8,7 +8,6 @@ from __future__ import annotations
 import collections
 import functools
 import gc
-import itertools
 import sys
 import weakref
 from collections.abc import Callable
@@ -88,7 +87,6 @@ INPUT, EXTERNAL, CONST, COMPUTED = range(4)
 # (Vjp, Fwd1, Fwd2: one per operation recorded).
 _make = tuple.__new__
 # `needs` of a node none of whose inputs is cut off (by number of inputs).
-_UNKNOWN = itertools.repeat(-1)  # slot_of.get's default in _vjp, for map
 
 _ALL_NEEDED = ((), (True,), (True, True), (True, True, True))
 
@@ -191,8 +189,7 @@ class Tracer:
         self.values: list = []  # slot -> value (held: no id is reused while tracing)
         self.kinds: dict[int, int] = {}  # slot -> INPUT, EXTERNAL or CONST (else COMPUTED)
         self.where: dict[int, int] = {}  # slot -> input position or External index
-        # id(array) -> its latest slot (and id(None) -> None: see _vjp)
-        self.slot_of: dict[int, int | None] = {id(None): None}
+        self.slot_of: dict[int, int] = {}  # id(array) -> its latest slot
         self.code: list = []
         self.reads: list = []  # per instruction: the slots it reads
         self.writes: list = []  # per instruction: the slots it makes (a number for one)
@@ -803,6 +800,7 @@ class Tracer:
         """Run node's VJP on gradient slot(s) g and record it; the input gradients' slots.
         (The walk's hand, _Recorded.vjp, is this method with xp and reach bound.)"""
         values = self.values
+        slot_of = self.slot_of
         if g.__class__ is list:
             multi = True
             g_ref = tuple(g)
@@ -816,22 +814,24 @@ class Tracer:
         saved = node.saved
         saved_ref = None
         if saved is not None:
-            # In C: a saved value's slot, None for None (see _NO_VALUE), -1 for a value
-            # without a slot (a Python number, or one from outside: see _saved_slots).
-            saved_ref = tuple(map(self.slot_of.get, map(id, saved), _UNKNOWN))
-            if -1 in saved_ref:
-                saved_ref = self._saved_slots(saved)
-            for s in saved_ref:
-                if s is not None:
-                    reads.append(s)
+            refs = []
+            for v in saved:
+                if v is None:
+                    refs.append(None)
+                    continue
+                s = slot_of.get(id(v)) if v.__class__ not in _PLAIN else self.const(v)
+                if s is None:
+                    raise Unsupported("a saved value from outside the trace")
+                refs.append(s)
+                reads.append(s)
+            saved_ref = tuple(refs)
         edges = node.edges
-        n = len(edges)
         if reach is not None:
             needs = tuple([e is not None and node_of(e) in reach for e in edges])
         elif None in edges:
             needs = tuple([e is not None for e in edges])
         else:
-            needs = _ALL_NEEDED[n] if n < 4 else (True,) * n
+            needs = _ALL_NEEDED[len(edges)] if len(edges) < 4 else (True,) * len(edges)
         rule = node.rule
         vjp = rule.vjp
         params = node.params
@@ -842,10 +842,10 @@ class Tracer:
         fit = node.fit
         outs = []
         specs = []
-        slot_of = self.slot_of
-        k = len(values)
-        for i in range(n):
-            gi = gins[i]
+        made = []
+        i = -1
+        for gi in gins:
+            i += 1
             if gi is None or not needs[i]:
                 outs.append(None)
                 continue
@@ -861,11 +861,12 @@ class Tracer:
                 if f_dtype is not None and gi.dtype != f_dtype:
                     dtype = f_dtype
                     gi = _engine._cast(xp, gi, dtype)
+            k = len(values)
             values.append(gi)
             slot_of[id(gi)] = k
             outs.append(k)
+            made.append(k)
             specs.append((i, k, shape, dtype))
-            k += 1
         if params is not None:
             params, p_reads = self.params(params)
             reads += p_reads
@@ -874,22 +875,8 @@ class Tracer:
                         tuple(specs), xp))
         )  # fmt: skip
         self.reads.append(reads)
-        self.writes.append(outs if len(specs) == n else [spec[1] for spec in specs])
+        self.writes.append(made)
         return outs
-
-    def _saved_slots(self, saved: tuple) -> tuple:
-        """The slots of a node's saved values: None for None, a constant for a Python
-        number; Unsupported for an array the trace doesn't know."""
-        refs = []
-        for v in saved:
-            if v is None:
-                refs.append(None)
-                continue
-            s = self.slot_of.get(id(v)) if v.__class__ not in _PLAIN else self.const(v)
-            if s is None:
-                raise Unsupported("a saved value from outside the trace")
-            refs.append(s)
-        return tuple(refs)
 
     # -- the end of the call
 
