@@ -10,7 +10,7 @@ import functools
 import gc
 import sys
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from .. import _backend
 from .._mode import grad_mode, set_feature
@@ -195,8 +195,9 @@ class Tracer:
         self.writes: list = []  # per instruction: the slots it makes (a number for one)
         self.externals: list[External] = []
         self.external_of: dict[int, int] = {}  # id(tensor) -> index in externals
-        self.held: list = []  # tensors and nodes kept alive so that ids stay unique
-        self.nodes: set[int] = set()  # ids of the nodes recorded by this trace
+        self.held: list = []  # tensors kept alive so that ids stay unique
+        # id -> node recorded by this trace (and kept alive, as `held`)
+        self.nodes: dict[int, Node] = {}
         self.arg_of: dict[int, int] = {}  # id(argument tensor) -> input position
         self.arg_refs: list = []
         self.arg_entries: dict[int, External] = {}  # id(argument tensor) -> its state at entry
@@ -412,8 +413,7 @@ class Tracer:
         e = results[0]._edge
         if e is not None:
             node = e.node if e.__class__ is Port else e
-            self.held.append(node)
-            self.nodes.add(id(node))
+            self.nodes[id(node)] = node
 
     def guard(self, key, check) -> None:
         """A Python value the traced code branched on (Module.training, an optimizer's
@@ -563,8 +563,7 @@ class Tracer:
         """Nodes that an in-place write through a view made (CopySlices, the views' new
         nodes): part of the graph recorded inside."""
         for node in nodes:
-            self.held.append(node)
-            self.nodes.add(id(node))
+            self.nodes[id(node)] = node
 
     def realiased(self, arrays) -> None:
         """The tensors of `arrays` (pairs of a tensor and its array before) that were given new
@@ -896,11 +895,13 @@ class Tracer:
             # node it hooks) hold values too, and the cyclic GC is paused while tracing:
             # collect them, keeping the objects of the trace that something else holds.
             refs = [weakref.ref(x) for x in self.held]
-            self.held = []
+            node_refs = [(k, weakref.ref(node)) for k, node in self.nodes.items()]
+            self.held, self.nodes = [], {}
             gc.collect()
             self.held = [x for x in (ref() for ref in refs) if x is not None]
+            self.nodes = {k: ref() for k, ref in node_refs if ref() is not None}
             escaped = self._unexplained(outputs, externals)
-        self.held = []
+        self.held, self.nodes = [], {}
         hook_guards = self._hook_guards()
         if escaped:
             raise Unsupported(
@@ -940,7 +941,7 @@ class Tracer:
         """The ids of the arrays that the nodes recorded, views' bases and alias groups'
         roots hold, once per reference: not escapes either (a pass over every node, made only
         for the values that _holders doesn't explain)."""
-        extra = _node_arrays(self.held)
+        extra = _node_arrays(self.nodes.values())
         bases = _view_bases([*outputs, *externals])
         extra += bases
         extra += self._roots(outputs, set(bases))
@@ -968,7 +969,7 @@ class Tracer:
                 seen.add(id(group))
                 out.append(id(entry))
         groups = [alias_group(t) for t in outputs if t.__class__ is Tensor]
-        for node in self.held:  # the counters of saved values that nodes made inside check
+        for node in self.nodes.values():  # the counters of saved values nodes made inside check
             if node.__class__ is Node and node.versions is not None:
                 groups += [vc.group for _, vc, _ in node.versions]
         for group in groups:
@@ -1426,7 +1427,7 @@ def _reaches_freed(edge) -> bool:
     return False
 
 
-def _node_arrays(objects: list) -> list:
+def _node_arrays(objects: Iterable) -> list:
     """The ids of the arrays that the nodes among `objects` hold (saved values, parameters),
     once per reference."""
     out = []
