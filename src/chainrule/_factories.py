@@ -408,6 +408,10 @@ def _extended(rule: Rule, xs, xp, outs, p) -> tuple:
 def _features(rule: Rule, xs, outs, p, results) -> None:
     """The part of each feature that is on (see _mode.FEATURES), for an operation on `xs`
     that made `results`."""
+    tracer = grad_mode.lone_tracer
+    if tracer is not None:  # compile's trace, alone: the operation is recorded, nothing more
+        tracer.record(rule, xs, outs, p, results)
+        return
     profiler = grad_mode.profiler
     if profiler is not None:  # first: its time for the operation ends here
         profiler.operation(rule, xs, outs, p, results)

@@ -40,6 +40,9 @@ class _GradMode(threading.local):
     # The one dual level while forward mode, at one level, is the only feature on (else 0):
     # operations on dual tensors then take forward mode's lean path.
     dual = 0
+    # The tracer while chainrule.compile's trace is the only feature on (else None):
+    # operations hand their results straight to it.
+    lone_tracer = None
 
 
 grad_mode = _GradMode()
@@ -56,6 +59,7 @@ def set_feature(name: str, value: Any) -> None:
     grad_mode.extended = bool(on)
     levels = grad_mode.forward
     grad_mode.dual = levels[0] if on == ["forward"] and len(levels) == 1 else 0
+    grad_mode.lone_tracer = grad_mode.tracer if on == ["tracer"] else None
 
 
 class _ModeContext:

@@ -67,8 +67,16 @@ def _roots(fn, leaves: list) -> list[tuple]:
     return out
 
 
+# Containers searched as they are: no array (asking the array libraries costs a first look-up
+# of array-api-compat, an import, when no array of it was met yet).
+_CONTAINERS = frozenset((dict, list, tuple, types.CellType))
+
+
 def _plain(x) -> bool:
-    return isinstance(x, _OPAQUE) or x.__class__ is Tensor or _backend.is_array(x)
+    c = x.__class__
+    if c in _CONTAINERS:
+        return False
+    return isinstance(x, _OPAQUE) or c is Tensor or _backend.is_array(x)
 
 
 def _step(obj, kind: int, key):
@@ -104,7 +112,9 @@ def find_paths(fn, leaves: list, wanted: dict[int, int]) -> dict[int, tuple]:
             if n is not None and n not in found:
                 found[n] = (root, steps)
             continue
-        if isinstance(obj, _OPAQUE) or _backend.is_array(obj):
+        if obj.__class__ not in _CONTAINERS and (
+            isinstance(obj, _OPAQUE) or _backend.is_array(obj)
+        ):
             continue
         if isinstance(obj, dict):
             if len(obj) > _MAX_ITEMS:

@@ -63,7 +63,7 @@ np = _backend.np
 #   that returns RETRACE has changed nothing and the call can be traced again.
 # - An instruction runs only if a later one (or the end: outputs, write-backs, the shared
 #   node) reads what it makes, or if it acts outside (ACC, SETGRAD, WRITE, HOST): `_analyze`.
-# - A value is let go after its last read (`_frees`, or the source's variable reuse), so a
+# - A value is let go after its last read (`_analyze`'s frees, or the source's variable reuse), so a
 #   replay holds no more memory than the eager call held.
 # - The loop's list has a place per slot, then places for the tensors it touches and for
 #   the node that outputs with a live graph share (`_LoopPlan.place`); the source has a
@@ -98,7 +98,7 @@ class Replay:
     __slots__ = ("run", "calls", "spent", "cost", "settles", "_pending", "rerun")
 
     def __init__(self, rec: Recording, treedef, unflatten) -> None:
-        keep, last = _analyze(rec)
+        keep, last, frees = _analyze(rec)
         # What create_graph through the outputs with a live graph needs (None: none has one).
         self.rerun = None
         if rec.graph is not None:
@@ -106,7 +106,7 @@ class Replay:
             self.rerun = Rerun(rec, keep, refs)
             spec = ((tuple, len(refs)),) + (None,) * len(refs)
             rec.graph = (_graph_rule(sub, spec, unflatten, outputs, self.rerun), saved, refs)
-        self.run = _loop(rec, keep, last, treedef, unflatten)
+        self.run = _loop(rec, keep, last, frees, treedef, unflatten)
         rec.strip()
         self.calls = 0
         self.spent = 0.0
@@ -382,30 +382,55 @@ def _epilogue_slots(rec: Recording) -> list[int]:
     return slots
 
 
-def _analyze(rec: Recording) -> tuple[list[bool], list[int]]:
+def _analyze(rec: Recording) -> tuple[list[bool], list[int], list]:
     """Which instructions are needed (their results are used, or they act on something
-    outside) and, per slot, the index of its last use (len(code) for the end; -1: unused)."""
-    code, reads, writes = rec.code, rec.reads, rec.writes
+    outside); per slot, the index of its last use (len(code) for the end; -1: unused); and
+    per instruction, the computed slots to clear after it (None: none): what it read for the
+    last time, what it made for nothing."""
+    code, reads, writes, kinds = rec.code, rec.reads, rec.writes, rec.kinds
     n = len(code)
     keep = [False] * n
+    frees: list = [None] * n
     # One backward pass: a slot is needed once a later kept instruction (or the end) reads
     # it, and the first such read met is its last use. Every slot is written once.
     last = [-1] * len(rec.values)
     for s in _epilogue_slots(rec):
         last[s] = n
-    effects = (ACC, SETGRAD, WRITE, HOST)
+    effects = _EFFECTS
     for i in range(n - 1, -1, -1):
-        for s in writes[i]:
-            if last[s] >= 0:
-                break
-        else:
-            if code[i].op not in effects:
+        made = writes[i]
+        if made.__class__ is int:  # (most instructions make one slot: see Recording)
+            if last[made] >= 0:
+                free = None
+            elif code[i].op in effects:
+                free = frees[i] = [made]  # made for nothing
+            else:
                 continue
+        else:
+            for s in made:
+                if last[s] >= 0:
+                    break
+            else:
+                if code[i].op not in effects:
+                    continue
+            free = None
+            for s in made:
+                if last[s] < 0:  # made for nothing
+                    if free is None:
+                        free = frees[i] = []
+                    free.append(s)
         keep[i] = True
         for s in reads[i]:
             if last[s] < 0:
                 last[s] = i
-    return keep, last
+                if s not in kinds:  # computed: read here for the last time
+                    if free is None:
+                        free = frees[i] = []
+                    free.append(s)
+    return keep, last, frees
+
+
+_EFFECTS = frozenset((ACC, SETGRAD, WRITE, HOST))  # instructions that act outside
 
 
 def _used(outs: tuple, last: list) -> tuple:
@@ -425,10 +450,10 @@ def _vjp_parts(ins) -> list:
 # ----------------------------------------------------------------------------- the loop
 
 
-def _loop(rec: Recording, keep, last, treedef, unflatten) -> Callable:
+def _loop(rec: Recording, keep, last, frees, treedef, unflatten) -> Callable:
     """The replay as a loop over the instructions, on a list with a place per slot (each
     cleared after its last use). Nothing to compile: cheap to build."""
-    plan = _LoopPlan(rec, keep, last)
+    plan = _LoopPlan(rec, keep, last, frees)
     getters = plan.getters
     enter, execute, leave = plan.enter, plan.execute, plan.leave
 
@@ -486,26 +511,10 @@ def _as_view(base: Tensor, t: Tensor, steps: tuple | None, path: tuple) -> None:
     share(base, t, path)
 
 
-def _frees(rec: Recording, keep, last) -> list:
-    """Per instruction, the slots to clear after it (None: none): what it read for the last
-    time, what it made for nothing."""
-    kinds = rec.kinds
-    n = len(rec.code)
-    frees: list = [None] * n
-    made = [-1] * len(rec.values)
-    for i, w in enumerate(rec.writes):
-        if keep[i]:
-            for s in w:
-                made[s] = i
-    for s, i in enumerate(last):
-        if i < 0:
-            i = made[s]
-        if 0 <= i < n and s not in kinds:
-            if frees[i] is None:
-                frees[i] = [s]
-            else:
-                frees[i].append(s)
-    return frees
+# The opcodes whose loop entry is the instruction alone, and those with parameters that may
+# be a Template (see _LoopPlan._instruction).
+_PLAIN = frozenset((FWD2, ADD, NORM, STORED))
+_PARAMS = frozenset((FWD1, FWDN, VJP))
 
 
 class _LoopPlan:
@@ -513,12 +522,9 @@ class _LoopPlan:
     tensors and the shared node), what it checks and loads on entry (enter), the program it
     runs (execute), what it writes back on exit (leave), and a getter per output."""
 
-    def __init__(self, rec: Recording, keep, last) -> None:
+    def __init__(self, rec: Recording, keep, last, frees) -> None:
         self.rec = rec
         self.init: list = [None] * len(rec.values)
-        for s, kind in rec.kinds.items():
-            if kind == CONST:
-                self.init[s] = rec.values[s]
         self.guards = rec.guards
         # (place, ref, edge kind, whether its values are read, shape, dtype, namespace)
         self.checks: list = []
@@ -532,8 +538,11 @@ class _LoopPlan:
         # (place, leaf position, read ._data) or (place, -1 - external place, True)
         self.loads: list = []
         self.fresh: list = []  # (place, namespace, values to copy)
+        init, values = self.init, rec.values
         for s, kind in rec.kinds.items():
-            if last[s] >= 0 and kind != CONST:
+            if kind == CONST:
+                init[s] = values[s]
+            elif last[s] >= 0:
                 self._load(s, kind)
         # (tensor place, what its .grad must be: None, anything but None (-1), an external's
         # place)
@@ -543,10 +552,14 @@ class _LoopPlan:
         ]
         self.hook_guards = [(self.tensor_place(ref), key) for ref, key in rec.hook_guards]
         self.hooked = any(key is not None for _, key in rec.hook_guards)
-        frees = _frees(rec, keep, last)
-        self.program = [
-            self._instruction(ins, last, frees[i]) for i, ins in enumerate(rec.code) if keep[i]
-        ]
+        self.program = program = []
+        for i, ins in enumerate(rec.code):
+            if keep[i]:
+                op = ins.op
+                if op in _PLAIN or op in _PARAMS and ins.p.__class__ is not Template:
+                    program.append((op, ins, None, frees[i], None))  # (most: no call)
+                else:
+                    program.append(self._instruction(ins, last, frees[i]))
         self.tail = self._tail()
         self.graph = None
         self.node_place = 0

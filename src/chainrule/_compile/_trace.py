@@ -6,14 +6,15 @@ the call finishes eagerly and the function stays eager, with the reason."""
 from __future__ import annotations
 
 import collections
+import functools
 import gc
 import sys
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from .. import _backend
 from .._mode import grad_mode, set_feature
-from .._node import RELEASED, ZERO, AccumulateGrad, Node, Port, node_of
+from .._node import RELEASED, ZERO, AccumulateGrad, ComplexFit, Node, Port, node_of
 from .._rules import raw_namespace
 from .._state import STATE
 from .._tensor import Tensor, alias_group
@@ -81,6 +82,13 @@ INPUT, EXTERNAL, CONST, COMPUTED = range(4)
 #   change is added at the end of the replay, once per version counter (views share one).
 # - Nothing computed inside is kept outside unless returned (`_unexplained`): a replay
 #   updates only the outputs, the tensors from outside it writes, and leaves' .grad.
+
+# A record made from its fields in order, without the named tuple's Python-level __new__
+# (Vjp, Fwd1, Fwd2: one per operation recorded).
+_make = tuple.__new__
+# `needs` of a node none of whose inputs is cut off (by number of inputs).
+
+_ALL_NEEDED = ((), (True,), (True, True), (True, True, True))
 
 # How a rule's forward is called (Rule.form): the instruction that replays it.
 _CALLS = {"unary": FWD1, "binary": FWD2, "sequence": FWDN}
@@ -184,11 +192,12 @@ class Tracer:
         self.slot_of: dict[int, int] = {}  # id(array) -> its latest slot
         self.code: list = []
         self.reads: list = []  # per instruction: the slots it reads
-        self.writes: list = []  # per instruction: the slots it makes
+        self.writes: list = []  # per instruction: the slots it makes (a number for one)
         self.externals: list[External] = []
         self.external_of: dict[int, int] = {}  # id(tensor) -> index in externals
-        self.held: list = []  # tensors and nodes kept alive so that ids stay unique
-        self.nodes: set[int] = set()  # ids of the nodes recorded by this trace
+        self.held: list = []  # tensors kept alive so that ids stay unique
+        # id -> node recorded by this trace (and kept alive, as `held`)
+        self.nodes: dict[int, Node] = {}
         self.arg_of: dict[int, int] = {}  # id(argument tensor) -> input position
         self.arg_refs: list = []
         self.arg_entries: dict[int, External] = {}  # id(argument tensor) -> its state at entry
@@ -196,6 +205,7 @@ class Tracer:
         self.arg_edges = [_edge_kind(x._edge) if x.__class__ is Tensor else -1 for x in inputs]
         # (tensor ref, tensor) whose .grad a backward or an assignment set
         self.leaf_grads: list = []
+        self.grad_leaves: list = []  # the leaf (ref) of each Acc and SetGrad recorded
         self.graph = None  # the backward of outputs with a live graph (see _graph_program)
         self.out_versions: list = []  # see _out_versions
         self.out_same: list = []  # (position, first position) of an output returned again
@@ -382,10 +392,18 @@ class Tracer:
         values = self.values
         ins = []
         for x in xs:
-            if x.__class__ is Tensor:
+            c = x.__class__
+            if c is Tensor:
                 s = slot_of.get(id(x._data))
-                if s is None or s in kinds and not self._stands_for(s, x):
+                # (not _stands_for: a slot of a tensor from outside that is not x's)
+                if s is None or (
+                    kinds.get(s) == EXTERNAL and self.externals[self.where[s]].ref() is not x
+                ):
                     s = self._external(x)
+            elif c in _PLAIN:  # a Python number: a constant (see const)
+                s = len(values)
+                values.append(x)
+                kinds[s] = CONST
             else:
                 s = self.const(x)
             ins.append(s)
@@ -400,13 +418,12 @@ class Tracer:
             k = len(values)
             values.append(o)
             slot_of[id(o)] = k
-            norm = o.ndim == 0
             if kind == FWD1:
-                self.code.append(Fwd1(FWD1, rule.fwd, ins[0], p, k, norm, xp))
+                self.code.append(_make(Fwd1, (FWD1, rule.fwd, ins[0], p, k, o.ndim == 0, xp)))
             else:
-                self.code.append(Fwd2(FWD2, rule.fwd, ins[0], ins[1], k, norm, xp))
+                self.code.append(_make(Fwd2, (FWD2, rule.fwd, ins[0], ins[1], k, o.ndim == 0, xp)))
             self.reads.append(ins)
-            self.writes.append((k,))
+            self.writes.append(k)
         else:
             out_slots = tuple(self._new(o) for o in outs)
             norms = tuple(getattr(o, "ndim", 1) == 0 for o in outs)
@@ -418,9 +435,8 @@ class Tracer:
             )
         e = results[0]._edge
         if e is not None:
-            node = node_of(e)
-            self.held.append(node)
-            self.nodes.add(id(node))
+            node = e.node if e.__class__ is Port else e
+            self.nodes[id(node)] = node
 
     def guard(self, key, check) -> None:
         """A Python value the traced code branched on (Module.training, an optimizer's
@@ -541,6 +557,7 @@ class Tracer:
         if value is not None:
             self.grad_owner[id(value)] = (ref, weakref.ref(t))
             self.leaf_grads.append((ref, t))
+        self.grad_leaves.append(ref)
         self.emit(SetGrad(SETGRAD, ref, s), () if s is None else (s,), ())
 
     def writing(self, t: Tensor) -> None:
@@ -590,8 +607,7 @@ class Tracer:
         """Nodes that an in-place write through a view made (CopySlices, the views' new
         nodes): part of the graph recorded inside."""
         for node in nodes:
-            self.held.append(node)
-            self.nodes.add(id(node))
+            self.nodes[id(node)] = node
 
     def realiased(self, arrays) -> None:
         """The tensors of `arrays` (pairs of a tensor and its array before) that were given new
@@ -677,6 +693,7 @@ class Tracer:
             if before is not None and t._grad is before and before._version != version:
                 # Added in place: the replay's accumulation counts the write itself.
                 self.rebinds.append((ref, before._vc, before._version - version))
+            self.grad_leaves.append(ref)
             self.emit(Acc(ACC, ref, s, stored, out), (s, stored), (out,))
             i = self.external_of.get(id(t._grad))
             if i is not None:  # added into a .grad from before the call: it must be there
@@ -722,7 +739,7 @@ class Tracer:
         grads: dict = {}
         for e, g in roots:
             self._add(grads, e, g)
-        steps = _Recorded(self, backend, reach, hooked, retain_graph)
+        steps = _Recorded(self, backend, reach, hooked)
         captured = _engine.walk(order, grads, run, reach, targets, shared, steps)
         for node in wanted:
             if node not in captured and node in grads:
@@ -733,8 +750,10 @@ class Tracer:
                 captured[node] = g
         # Saved values are released once the walk is done: a walk that stops on Unsupported
         # leaves the graph whole for the engine to run.
-        for node in steps.released:
-            node.saved = RELEASED
+        if not retain_graph:
+            for node in steps.ran:
+                if node.saved is not None:
+                    node.saved = RELEASED
         return captured
 
     def _check_walk(self, nodes, targets, hooked: bool) -> None:
@@ -749,7 +768,7 @@ class Tracer:
                 raise Unsupported("saved-tensor hooks")
             if hooked:
                 _check_hooks(node)
-            if node.meets_complex and saved is not None:
+            if node.fit.__class__ is ComplexFit and saved is not None:  # (meets_complex)
                 # The engine conjugates around holomorphic rules that meet complex values
                 # (apply_complex); a replay runs the formulas as written.
                 if _engine._holds_complex(saved):
@@ -810,20 +829,28 @@ class Tracer:
         grads[edge] = g if prev is None else self._sum(prev, g)
 
     def _sum(self, a: int, b: int) -> int:
-        out = self._new(self.values[a] + self.values[b])
-        self.emit(Add(ADD, a, b, out), (a, b), (out,))
+        values = self.values
+        v = values[a] + values[b]
+        out = len(values)
+        values.append(v)
+        self.slot_of[id(v)] = out
+        self.code.append(_make(Add, (ADD, a, b, out)))
+        self.reads.append((a, b))
+        self.writes.append(out)  # (one slot: the number itself, see Recording)
         return out
 
-    def _vjp(self, node, g, xp, reach) -> list:
-        """Run node's VJP on gradient slot(s) g and record it; the input gradients' slots."""
+    def _vjp(self, xp, reach, node, g) -> list:
+        """Run node's VJP on gradient slot(s) g and record it; the input gradients' slots.
+        (The walk's hand, _Recorded.vjp, is this method with xp and reach bound.)"""
         values = self.values
         slot_of = self.slot_of
-        multi = g.__class__ is list
-        if multi:
+        if g.__class__ is list:
+            multi = True
             g_ref = tuple(g)
             g_value = tuple([None if s is None else values[s] for s in g])
             reads = [s for s in g if s is not None]
         else:
+            multi = False
             g_ref = g
             g_value = values[g]
             reads = [g]
@@ -842,19 +869,23 @@ class Tracer:
                 reads.append(s)
             saved_ref = tuple(refs)
         edges = node.edges
-        if reach is None:
+        if reach is not None:
+            needs = tuple([e is not None and node_of(e) in reach for e in edges])
+        elif None in edges:
             needs = tuple([e is not None for e in edges])
         else:
-            needs = tuple([e is not None and node_of(e) in reach for e in edges])
-        vjp = node.rule.vjp
+            needs = _ALL_NEEDED[len(edges)] if len(edges) < 4 else (True,) * len(edges)
+        rule = node.rule
+        vjp = rule.vjp
         params = node.params
         gins = vjp(xp, g_value, saved, params, needs)
         # Rules declared by formula (one per input) are replayed by calling the formulas.
-        parts = node.rule.vjp_formulas
+        parts = rule.vjp_formulas
         form = 0 if parts is None or multi else len(parts)
         fit = node.fit
         outs = []
         specs = []
+        made = []
         i = -1
         for gi in gins:
             i += 1
@@ -877,16 +908,17 @@ class Tracer:
             values.append(gi)
             slot_of[id(gi)] = k
             outs.append(k)
+            made.append(k)
             specs.append((i, k, shape, dtype))
         if params is not None:
             params, p_reads = self.params(params)
             reads += p_reads
         self.code.append(
-            Vjp(VJP, vjp if form == 0 else parts, form, g_ref, saved_ref, params, needs,
-             tuple(specs), xp)
+            _make(Vjp, (VJP, vjp if form == 0 else parts, form, g_ref, saved_ref, params, needs,
+                        tuple(specs), xp))
         )  # fmt: skip
         self.reads.append(reads)
-        self.writes.append([spec[1] for spec in specs])
+        self.writes.append(made)
         return outs
 
     # -- the end of the call
@@ -901,17 +933,19 @@ class Tracer:
         self._shared_kept(outputs, externals, persistent)
         arg_changes = self._arg_changes()
         out_specs = self._outputs(outputs, externals, persistent)
-        escaped = self._unexplained(self._holders(outputs, externals))
+        escaped = self._unexplained(outputs, externals)
         if escaped:
             # Reference cycles made by the call (a hook whose closure holds the tensor whose
             # node it hooks) hold values too, and the cyclic GC is paused while tracing:
             # collect them, keeping the objects of the trace that something else holds.
             refs = [weakref.ref(x) for x in self.held]
-            self.held = []
+            node_refs = [(k, weakref.ref(node)) for k, node in self.nodes.items()]
+            self.held, self.nodes = [], {}
             gc.collect()
             self.held = [x for x in (ref() for ref in refs) if x is not None]
-            escaped = self._unexplained(self._holders(outputs, externals))
-        self.held = []
+            self.nodes = {k: ref() for k, ref in node_refs if ref() is not None}
+            escaped = self._unexplained(outputs, externals)
+        self.held, self.nodes = [], {}
         hook_guards = self._hook_guards()
         if escaped:
             raise Unsupported(
@@ -936,16 +970,23 @@ class Tracer:
         return rec
 
     def _holders(self, outputs: list, externals: list) -> list:
-        """The ids of the arrays that the outputs, the arguments, tensors from outside,
-        leaves' .grad and the nodes recorded hold, once per reference: not escapes."""
+        """The ids of the arrays that the outputs, the arguments, tensors from outside and
+        leaves' .grad hold, once per reference: not escapes (the first look; see
+        _node_holders)."""
         extra = [id(t._data) for t in outputs if t.__class__ is Tensor]
         extra += [id(t._data) for t in externals if t is not None]
         extra += [id(t._data) for t in (ref() for ref in self.arg_refs) if t is not None]
         leaves = {id(t): t for _, t in self.leaf_grads}.values()
         extra += [id(t._grad._data) for t in leaves if t._grad is not None]
-        extra += _node_arrays(self.held)
         extra += [id(e.entry) for e in self.externals]
         extra += [id(e.entry) for e in self.arg_entries.values()]
+        return extra
+
+    def _node_holders(self, outputs: list, externals: list) -> list:
+        """The ids of the arrays that the nodes recorded, views' bases and alias groups'
+        roots hold, once per reference: not escapes either (a pass over every node, made only
+        for the values that _holders doesn't explain)."""
+        extra = _node_arrays(self.nodes.values())
         bases = _view_bases([*outputs, *externals])
         kept = _kept_bases([*outputs, *externals])
         extra += [b for b in bases if b not in kept]
@@ -973,7 +1014,7 @@ class Tracer:
                 seen.add(id(group))
                 out.append(id(entry))
         groups = [alias_group(t) for t in outputs if t.__class__ is Tensor]
-        for node in self.held:  # the counters of saved values that nodes made inside check
+        for node in self.nodes.values():  # the counters of saved values nodes made inside check
             if node.__class__ is Node and node.versions is not None:
                 groups += [vc.group for _, vc, _ in node.versions]
         for group in groups:
@@ -1142,7 +1183,7 @@ class Tracer:
             if g.__class__ is list:
                 g = g[e.index]
             results.append(g)
-        made = {s for w in writes for s in w}
+        made = {s for w in writes for s in ((w,) if w.__class__ is int else w)}
         roots_slots = [s for _, s in roots]
         saved = sorted(
             {s for r in reads for s in r}
@@ -1209,8 +1250,8 @@ class Tracer:
         for i, t in enumerate(externals):
             if out[i]:
                 self._changes(t, self.externals[i], "a tensor from outside")
-        for ins in self.code:
-            if ins.op in (ACC, SETGRAD) and ins.leaf[0] == "ext" and not out[ins.leaf[1]]:
+        for leaf in self.grad_leaves:
+            if leaf[0] == "ext" and not out[leaf[1]]:
                 raise Unsupported("a leaf tensor made inside the function got a .grad", True)
         return out
 
@@ -1246,26 +1287,37 @@ class Tracer:
                 out.append((self.arg_of[i], ext))
         return out
 
-    def _unexplained(self, extra: list) -> list[int]:
+    def _unexplained(self, outputs: list, externals: list) -> list[int]:
         """The computed slots whose arrays something other than this trace and the holders
-        counted in `extra` (ids, one per reference) holds: values kept somewhere that a
-        replay would not update."""
-        values = self.values
+        it knows of (see _holders, _node_holders) holds: values kept somewhere that a replay
+        would not update."""
+        values, kinds = self.values, self.kinds
         # A first look, in C: most values are held by this trace's list alone.
         once = next(map(sys.getrefcount, [object()]))  # held by a list, read by map
         counts = np.fromiter(map(sys.getrefcount, values), np.intp, len(values))
-        suspects = np.flatnonzero(counts > once).tolist()
-        if not suspects:
+        suspects = np.flatnonzero(counts > once)
+        if not len(suspects):
             return []
-        expected = collections.Counter(map(id, values))
-        for i in extra:
-            if i in expected:
-                expected[i] += 1
-        out = self._held_elsewhere(suspects, expected)
-        if out:  # a view holds its base: counted only where it matters
-            _count_bases(values, expected)
+        # The list holds some arrays in several slots (the same array is the gradient of
+        # both inputs of x + y): each such slot is a suspect, so counting the suspects' ids
+        # counts every place of their arrays.
+        ids = list(map(id, map(values.__getitem__, suspects.tolist())))
+        expected = collections.Counter(ids)
+        counts = counts[suspects] - np.fromiter(map(expected.__getitem__, ids), np.intp, len(ids))
+        out = [k for k in suspects[counts > once - 1].tolist() if k not in kinds]
+        if not out:
+            return []
+        # The holders in two looks, the costly one only for what the first leaves.
+        for holders in (self._holders, self._node_holders):
+            for i in holders(outputs, externals):
+                if i in expected:
+                    expected[i] += 1
             out = self._held_elsewhere(out, expected)
-        return out
+            if not out:
+                return []
+        # A view holds its base: counted only where it matters.
+        _count_bases(values, expected)
+        return self._held_elsewhere(out, expected)
 
     def _held_elsewhere(self, slots: list, expected) -> list[int]:
         """Those of the computed `slots` whose arrays have more references than `expected`
@@ -1298,29 +1350,24 @@ class Tracer:
 class _Recorded:
     """The tracer's hand on the engine's walk (autograd._engine.walk): gradients are slots,
     each VJP and sum is recorded (Tracer._vjp, Tracer._add), tensor hooks on the nodes made
-    inside run recorded (the rest was refused by Tracer._check_walk), and the nodes whose
-    saved values the walk frees are listed, released once it is done."""
+    inside run recorded (the rest was refused by Tracer._check_walk), and the nodes that ran
+    are listed (`ran`), their saved values released once the walk is done (unless retain).
+    vjp, add and done are bound methods (no frame of this class between the walk and them)."""
 
-    __slots__ = ("tracer", "backend", "xp", "reach", "hooked", "retain", "released", "add")
+    __slots__ = ("tracer", "backend", "hooked", "ran", "vjp", "add", "done")
 
-    def __init__(self, tracer: Tracer, backend, reach, hooked: bool, retain: bool) -> None:
-        self.tracer, self.backend, self.reach = tracer, backend, reach
-        self.xp = raw_namespace(backend)
-        self.hooked, self.retain = hooked, retain
-        self.released: list = []
+    def __init__(self, tracer: Tracer, backend, reach, hooked: bool) -> None:
+        self.tracer, self.backend = tracer, backend
+        self.hooked = hooked
+        self.ran: list = []
+        self.vjp = functools.partial(tracer._vjp, raw_namespace(backend), reach)
         self.add = tracer._add
+        self.done = self.ran.append
 
     def pre(self, node, hooks, g):
         if hooks.tensor and id(node) in self.tracer.nodes:
             return self.tracer._tensor_hooks(node, hooks, g, self.backend)
         return g
-
-    def vjp(self, node, g) -> list:
-        return self.tracer._vjp(node, g, self.xp, self.reach)
-
-    def done(self, node) -> None:
-        if not self.retain and node.saved is not None:
-            self.released.append(node)
 
 
 def _base_counts(inside: list, outputs: list) -> dict:
@@ -1422,7 +1469,8 @@ def _count_bases(values: list, expected) -> None:
 
 class Recording:
     """What a finished trace hands to the program builder: the instructions (with the slots
-    each reads and makes), the values (constants are needed), slot kinds and places, the
+    each reads and makes: `writes` holds a number for an instruction that makes one slot,
+    else a sequence), the values (constants are needed), slot kinds and places, the
     tensors from outside (which of them persist), the outputs, the guards on .grad, which
     inputs are tensors, the backward program of outputs with a live graph, the hooks on
     the leaves its backward walks reached, and the changes to arguments."""
@@ -1464,8 +1512,11 @@ class Recording:
     def strip(self) -> None:
         """Let go of the values of the traced call that a replay does not use (everything
         but constants), so that keeping the recording keeps no memory."""
-        kinds = self.kinds
-        self.values = [v if kinds.get(k) == CONST else None for k, v in enumerate(self.values)]
+        values = self.values
+        self.values = [None] * len(values)
+        for k, kind in self.kinds.items():
+            if kind == CONST:
+                self.values[k] = values[k]
         for ext, persistent in zip(self.externals, self.persistent):
             if persistent:
                 ext.entry = None
@@ -1503,7 +1554,7 @@ def _reaches_freed(edge) -> bool:
     return False
 
 
-def _node_arrays(objects: list) -> list:
+def _node_arrays(objects: Iterable) -> list:
     """The ids of the arrays that the nodes among `objects` hold (saved values, parameters),
     once per reference."""
     out = []
