@@ -18,6 +18,7 @@ from typing import Any
 from .. import _namespace as ops
 from .. import _rules, _tensor
 from .._batching import level_of
+from .._inplace import undo_writes
 from .._node import AccumulateGrad, node_of
 from .._tensor import Tensor, enable_grad, grad_mode
 from ..autograd import forward_ad
@@ -463,21 +464,32 @@ def jacfwd(
             return func(*full, **kwargs)
 
         zeros = [None if x is None else ops.zeros_like(x) for x in inputs]
+        columns = []  # per input leaf: the output leaves' tangents, one-hots last
+        # func runs once per batched pass and once more for the values: each pass starts
+        # from the tensors func writes in place as they were (arguments end written once,
+        # as by one call); one captured from outside is refused, as PyTorch does.
+        passed = {id(t) for t in tree_flatten((args, kwargs))[0] if isinstance(t, Tensor)}
+        writes: dict = {}
+        outer, grad_mode.writes = grad_mode.writes, writes
+        try:
+            for k, x in enumerate(inputs):
+                if x is None or not x.size:
+                    columns.append(None)
+                    continue
+
+                def column(e: Tensor, k: int = k) -> list:
+                    ts = tuple(e if j == k else z for j, z in enumerate(zeros))
+                    return tree_flatten(jvp(partial, tuple(inputs), ts, has_aux=has_aux)[1])[0]
+
+                # One batched forward pass for all of x's elements (vmap over the one-hots).
+                columns.append(_vmap(column, out_dims=-1, randomness=randomness)(_basis(x)))
+                _refuse_captured(undo_writes(writes), passed)
+        finally:
+            grad_mode.writes = outer
+            undo_writes(writes)
         found = jvp(partial, tuple(inputs), tuple(zeros), has_aux=has_aux)
         out, aux = found[0], found[2] if has_aux else None
         outputs, out_spec = tree_flatten(out)
-        columns = []  # per input leaf: the output leaves' tangents, one-hots last
-        for k, x in enumerate(inputs):
-            if x is None or not x.size:
-                columns.append(None)
-                continue
-
-            def column(e: Tensor, k: int = k) -> list:
-                ts = tuple(e if j == k else z for j, z in enumerate(zeros))
-                return tree_flatten(jvp(partial, tuple(inputs), ts, has_aux=has_aux)[1])[0]
-
-            # One batched forward pass for all of x's elements (vmap over the one-hots).
-            columns.append(_vmap(column, out_dims=-1, randomness=randomness)(_basis(x)))
         jacobians = []
         for i, o in enumerate(outputs):
             if o is None:
@@ -497,6 +509,21 @@ def jacfwd(
         return (result, aux) if has_aux else result
 
     return wrapper
+
+
+_CAPTURED = (
+    "During a grad (vjp, jvp, grad, etc) transform, the function provided attempted to call "
+    "in-place operation on a Tensor that would mutate a captured Tensor. This is not "
+    "supported; please rewrite the function being transformed to explicitly accept the "
+    "mutated Tensor(s) as inputs."
+)
+
+
+def _refuse_captured(written: list, passed: set) -> None:
+    """Raise PyTorch's RuntimeError if a tensor that jacfwd's pass wrote in place (and
+    undid) outlives it without being an argument: one captured from outside (or kept)."""
+    if any(id(t) not in passed for t in written):
+        raise RuntimeError(_CAPTURED)
 
 
 def hessian(func: Callable, argnums: _Argnums = 0) -> Callable:
