@@ -9,11 +9,21 @@ from hypothesis import strategies as st
 
 import chainrule as cr
 from chainrule.func import vmap
-from conftest import N, T, failing_on_dask
+from conftest import DASK_LACKS, DASK_LINALG, N, T, fails_on
 from helpers import leaf
 from test_forward_rules import DIFFERENTIABLE, _draw, _jvp, _outputs, _random_like
 
 EXACT = dict(rtol=1e-10, atol=1e-12)
+# Dask's linalg takes 2-D arrays only: under vmap these rules meet a batch of matrices (some
+# in one direction only, depending on the drawn sample: not strict).
+DASK_2D = {"linalg_inv", "linalg_solve", "linalg_cholesky", "linalg_qr", "linalg_svd"}
+DASK_REASON = f"{DASK_LINALG}, and takes 2-D arrays only"
+NAMES = [
+    pytest.param(n, marks=fails_on("dask", reason=DASK_REASON, strict=False))
+    if n in DASK_2D | DASK_LACKS
+    else n
+    for n in DIFFERENTIABLE
+]
 K = 3  # rows in a batch
 
 
@@ -22,7 +32,7 @@ def _stacked(rows):
     return [T(np.stack(parts)) for parts in zip(*rows)]
 
 
-@pytest.mark.parametrize("name", failing_on_dask(DIFFERENTIABLE))
+@pytest.mark.parametrize("name", NAMES)
 @settings(max_examples=3)
 @given(data=st.data())
 def test_a_batch_of_cotangents_gives_each_rows_vjp(name, data):
@@ -41,7 +51,7 @@ def test_a_batch_of_cotangents_gives_each_rows_vjp(name, data):
                 np.testing.assert_allclose(N(g)[i], N(w), **EXACT)
 
 
-@pytest.mark.parametrize("name", failing_on_dask(DIFFERENTIABLE))
+@pytest.mark.parametrize("name", NAMES)
 @settings(max_examples=3)
 @given(data=st.data())
 def test_a_batch_of_tangents_gives_each_rows_jvp(name, data):
