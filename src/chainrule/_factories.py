@@ -147,7 +147,7 @@ def unary_primitive(rule: Rule):
             # Node.meets_complex, in fit: the result's dtype tells (for the usual real ones,
             # by identity).
             od = out.dtype
-            if od is not FLOAT64 and od is not FLOAT32 and not own and IS_COMPLEX[od]:
+            if od is not FLOAT64 and od is not FLOAT32 and not own and IS_COMPLEX[od.__class__][od]:
                 res = Tensor(out, xp, Node(rule, (e,), saved, p, COMPLEX_ONE))
             else:
                 res = Tensor(out, xp, Node(rule, (e,), saved, p))
@@ -185,7 +185,7 @@ def _view_primitive(rule: Rule):
             res = _unrecorded(out, xp)
         else:
             od = out.dtype  # (Node.meets_complex, as unary_primitive's)
-            if od is not FLOAT64 and od is not FLOAT32 and not own and IS_COMPLEX[od]:
+            if od is not FLOAT64 and od is not FLOAT32 and not own and IS_COMPLEX[od.__class__][od]:
                 res = Tensor(out, xp, Node(rule, (e,), None, p, COMPLEX_ONE))
             else:
                 res = Tensor(out, xp, Node(rule, (e,), None, p))
@@ -285,7 +285,12 @@ def binary_primitive(rule: Rule):
                     fit = ComplexFit(fit or (None, None))
             else:
                 od = out.dtype
-                if od is not FLOAT64 and od is not FLOAT32 and not own and IS_COMPLEX[od]:
+                if (
+                    od is not FLOAT64
+                    and od is not FLOAT32
+                    and not own
+                    and IS_COMPLEX[od.__class__][od]
+                ):
                     fit = COMPLEX_TWO
         else:
             xdt = xd.dtype
@@ -295,12 +300,18 @@ def binary_primitive(rule: Rule):
                     (xd.shape if elementwise else None, xdt),
                     (yd.shape if elementwise else None, ydt),
                 )
-                if not own and IS_COMPLEX[out.dtype]:
+                od = out.dtype
+                if not own and IS_COMPLEX[od.__class__][od]:
                     fit = ComplexFit(fit)
             else:  # the result has the operands' dtype
                 if elementwise and xd.shape != yd.shape:
                     fit = ((xd.shape, None), (yd.shape, None))
-                if xdt is not FLOAT64 and xdt is not FLOAT32 and not own and IS_COMPLEX[xdt]:
+                if (
+                    xdt is not FLOAT64
+                    and xdt is not FLOAT32
+                    and not own
+                    and IS_COMPLEX[xdt.__class__][xdt]
+                ):
                     fit = ComplexFit(fit or (None, None))
         node = Node(rule, (ex, ey), saved, None, fit, versions)
         res = Tensor(out, xp, node)
@@ -517,11 +528,13 @@ def _record(rule: Rule, xs, xp, edges, needs, outs, p) -> tuple:
 def _meets_complex(xs, outs) -> bool:
     """Whether an input (a tensor or a Python scalar) or an output (a raw array) is complex."""
     for o in outs:
-        if IS_COMPLEX[o.dtype]:
+        d = o.dtype
+        if IS_COMPLEX[d.__class__][d]:
             return True
     for x in xs:
         if x.__class__ is Tensor:
-            if IS_COMPLEX[x._data.dtype]:
+            d = x._data.dtype
+            if IS_COMPLEX[d.__class__][d]:
                 return True
         elif x.__class__ is complex:
             return True

@@ -9,7 +9,9 @@ does a tensor whose memory a graph holds (an alias): copy-on-write. In forward m
 gives the tensor the tangent of the value written (through a view: its base's tangent in that
 region, and every view of the base the view of that). Inside
 vmap, a value of a higher level the same for every sample (jacfwd's primals) lifts the tensor
-written into that level; one that differs per sample can't be written (RuntimeError).
+written into that level; one that differs per sample can't be written (RuntimeError). Inside
+func.jacfwd's passes each tensor written is noted first (note_write), so that jacfwd can undo
+the writes between passes (undo_writes).
 
 A tensor whose memory other tensors share (views, detach(), .data: an Alias group) is written
 in that memory instead, as PyTorch's: every member sees the write; a write through a view
@@ -53,7 +55,14 @@ from ._rules import OPS
 from ._state import STATE
 from ._tensor import _SCALARS, Tensor, constant, dual, grad_mode, mixed_error, no_grad
 
-__all__ = ["INPLACE_OPERATORS", "check_dirty", "rebase_dirty", "setitem"]
+__all__ = [
+    "INPLACE_OPERATORS",
+    "check_dirty",
+    "note_write",
+    "rebase_dirty",
+    "setitem",
+    "undo_writes",
+]
 
 _LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
 
@@ -76,6 +85,41 @@ def _records(t: Tensor, value) -> bool:
     if e is not None and e.__class__ is AccumulateGrad:
         raise RuntimeError(_LEAF)
     return e is not None or (value.__class__ is Tensor and value._edge is not None)
+
+
+def note_write(t: Tensor) -> None:
+    """Inside func.jacfwd's batched passes (grad_mode.writes): keep what tensor t is before
+    its first write there (a copy of its values too), so that jacfwd can undo the write and
+    refuse one to a tensor captured from outside (undo_writes)."""
+    writes = grad_mode.writes
+    if id(t) not in writes:
+        data = t._data
+        copy = t._xp.asarray(data, copy=True)
+        vc = getattr(t, "_vc", None)
+        state = (t._xp, t._edge, getattr(t, "_fw", None), vc, None if vc is None else vc.value)
+        writes[id(t)] = (weakref.ref(t), data, copy, state)
+
+
+def undo_writes(writes: dict) -> list:
+    """Give each tensor noted in `writes` that is still alive its values and state from
+    before its first write (in its own memory where arrays share it: views see them), and
+    forget them all; returns those tensors."""
+    alive = []
+    for ref, data, copy, (xp, edge, fw, vc, version) in writes.values():
+        t = ref()
+        if t is None:
+            continue
+        if _backend.aliasing(xp) == "memory":
+            _backend.write_into(xp, data, Ellipsis, copy)
+        t._data, t._xp, t._edge, t._fw = data, xp, edge, fw
+        if vc is None:
+            t._vc = VersionCounter()
+        else:
+            t._vc = vc
+            vc.value = version  # the nodes that saved t see it unwritten
+        alive.append(t)
+    writes.clear()
+    return alive
 
 
 def _in_place_ok(t: Tensor) -> bool:
@@ -521,6 +565,8 @@ def rebase_dirty(t: Tensor, edge) -> None:
 
 def _inplace_operator(op, raw_op, name: str):
     def method(self: Tensor, other):
+        if grad_mode.writes is not None:
+            note_write(self)
         group = _shared(self)
         if group is not None:
             _write_shared(
@@ -637,6 +683,8 @@ _NUMBERS = (bool, int, float, complex)
 
 def setitem(self: Tensor, key, value) -> None:
     """`t[key] = value`: in place, recorded, or copy-on-write (see the module docstring)."""
+    if grad_mode.writes is not None:
+        note_write(self)
     key = _index_key(key, self._xp)
     group = _shared(self)
     if group is not None:

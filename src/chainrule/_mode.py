@@ -37,6 +37,9 @@ class _GradMode(threading.local):
     forward: tuple = ()  # forward mode: the dual levels operations see, innermost last
     vmap: tuple = ()  # vmap: (level, batch size, randomness) of the active levels, innermost last
     profiler = None  # autograd.profiler's profile in progress: it times every operation
+    # func.jacfwd's batched passes: id -> the state of each tensor written in place before
+    # its first write there (see _inplace.note_write); None elsewhere.
+    writes: dict | None = None
     # The one dual level while forward mode, at one level, is the only feature on (else 0):
     # operations on dual tensors then take forward mode's lean path.
     dual = 0

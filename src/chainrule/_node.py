@@ -261,7 +261,8 @@ class _KnownZero:
     """A gradient known to be zero: what a VJP returns for an input whose values no longer
     matter (every element overwritten). The engine runs no VJP on it and hands it on as it
     is, so a NaN the overwritten values came from can't make it NaN (0 * NaN); it becomes
-    zeros only where a result is asked for (a leaf's .grad, autograd.grad's answer)."""
+    zeros only where a result is asked for (a leaf's .grad, autograd.grad's answer) or a
+    hook sees it (a hook that returns a gradient replaces it)."""
 
     __slots__ = ()
 
@@ -322,9 +323,12 @@ class Hooks:
     a leaf, index 0, they run before accumulation); retain: per output index, a weak reference
     to a tensor whose .grad keeps the gradient (retain_grad: after the tensor hooks);
     pre: the node's prehooks `fn(grad_outputs)`; post: its hooks `fn(grad_inputs,
-    grad_outputs)`; accumulated: a leaf's post-accumulate-grad hooks `fn(tensor)`."""
+    grad_outputs)`; accumulated: a leaf's post-accumulate-grad hooks `fn(tensor)`;
+    zeros: per output index of a node, (namespace, shape, dtype, device) of the tensor a hook
+    or retain_grad was registered on: what its hooks see when its gradient is known to be
+    zero (ZERO; a node holds no tensor of its outputs to take it from)."""
 
-    __slots__ = ("tensor", "retain", "pre", "post", "accumulated", "metadata")
+    __slots__ = ("tensor", "retain", "pre", "post", "accumulated", "metadata", "zeros")
 
     def __init__(self) -> None:
         self.tensor: dict[int, list] = {}
@@ -333,6 +337,7 @@ class Hooks:
         self.post: list = []
         self.accumulated: list = []
         self.metadata: dict = {}
+        self.zeros: dict[int, tuple] = {}
 
 
 def hooks_of(node: Any) -> Hooks:

@@ -403,12 +403,21 @@ class Tensor:
             return e.node, e.index
         return e, 0
 
+    def _note_zeros(self, hooks: Any, index: int) -> None:
+        """Note in a node's hooks what this output's zeros are made of: its hooks and
+        retain_grad see zeros when its gradient is known to be zero (see _node.ZERO)."""
+        if self._edge.__class__ is not AccumulateGrad:  # a leaf's zeros come from the leaf
+            data = self._data
+            hooks.zeros[index] = (self._xp, tuple(data.shape), data.dtype, _backend.device(data))
+
     def register_hook(self, hook: Any) -> RemovableHandle:
         """Call `hook(grad)` when this tensor's gradient is computed (for a leaf, before it is
         accumulated); a tensor it returns replaces the gradient. Returns a handle whose
         remove() takes the hook away."""
         node, index = self._hook_site()
-        return RemovableHandle(hooks_of(node).tensor.setdefault(index, []), hook)
+        hooks = hooks_of(node)
+        self._note_zeros(hooks, index)
+        return RemovableHandle(hooks.tensor.setdefault(index, []), hook)
 
     def register_post_accumulate_grad_hook(self, hook: Any) -> RemovableHandle:
         """Call `hook(tensor)` on this leaf as soon as backward accumulated its .grad."""
@@ -427,7 +436,9 @@ class Tensor:
         if self.is_leaf or self.retains_grad:
             return
         node, index = self._hook_site()
-        hooks_of(node).retain[index] = weakref.ref(self)
+        hooks = hooks_of(node)
+        self._note_zeros(hooks, index)
+        hooks.retain[index] = weakref.ref(self)
         STATE.live_hooks += 1
         weakref.finalize(self, _forget_retained)
 

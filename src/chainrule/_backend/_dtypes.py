@@ -175,16 +175,42 @@ def dtype_kind(d) -> str:
     return (n if n is not None else from_backend_dtype(d)).kind
 
 
+class _Kinds(dict):
+    """dtype -> its kind (see dtype_kind), learned on first sight of each dtype."""
+
+    def __missing__(self, d) -> str:
+        k = self[d] = dtype_kind(d)
+        return k
+
+
 class _ComplexDtypes(dict):
-    """dtype -> whether it is complex floating, learned on first sight of each dtype: one
-    dict lookup for the record paths, which ask it of the dtypes of every operation."""
+    """dtype -> whether it is complex floating, learned on first sight of each dtype."""
 
     def __missing__(self, d) -> bool:
         c = self[d] = dtype_kind(d) == "c"
         return c
 
 
-IS_COMPLEX = _ComplexDtypes()
+class _ByClass(dict):
+    """dtype class -> a table of the dtypes of that class (made on first sight), asked as
+    TABLE[d.__class__][d]. One table for all would compare dtypes of two libraries whose
+    hashes are equal (array_api_strict's hash as their NumPy twins), and array_api_strict
+    warns on that comparison."""
+
+    __slots__ = ("table",)
+
+    def __init__(self, table: type) -> None:
+        super().__init__()
+        self.table = table
+
+    def __missing__(self, cls) -> dict:
+        t = self[cls] = self.table()
+        return t
+
+
+# Two lookups for the record paths, which ask them of the dtypes of every operation.
+KIND = _ByClass(_Kinds)
+IS_COMPLEX = _ByClass(_ComplexDtypes)
 # NumPy's float64 and float32, which most operations meet: the record paths know them as real
 # by identity before asking IS_COMPLEX (hashing a NumPy dtype costs ~400 instructions).
 FLOAT64, FLOAT32 = np.dtype("float64"), np.dtype("float32")

@@ -20,6 +20,10 @@ no formula of their own, and say which identity gives them (`jvp=`):
   VJP of ones gives each element's partial derivative; the JVP sums them times the tangent.
 The others are written out: `(xp, t, x, out, p)` for unary rules, the full signature
 otherwise.
+Under vmap (jacrev, is_grads_batched) `g` may be a batched value while the saved ones are raw
+arrays: a formula puts the value made from `g` on the left of an operator (`g * y`, not
+`y * g`) and writes products as `xp.matmul`, since array-api-strict's operators raise on an
+operand they don't know instead of deferring to it.
 
 The table is one registry (`_declare`) filled by its families, each in a module of its own:
 `_elementwise`, `_reductions`, `_products`, `_shape`, `_linalg`, `_nondiff`, `_fft`,

@@ -132,7 +132,7 @@ def _solve_vjp(xp, g, s, p, needs):
         ga = -(xp.expand_dims(gb, axis=-1) * xp.expand_dims(out, axis=-2)) if needs[0] else None
     else:
         gb = xp.linalg.solve(at, g)
-        ga = -(gb @ _mT(xp, out)) if needs[0] else None
+        ga = -xp.matmul(gb, _mT(xp, out)) if needs[0] else None
     return (
         None if ga is None else sum_to(xp, ga, a.shape),
         sum_to(xp, gb, b.shape) if needs[1] else None,
@@ -148,7 +148,7 @@ def _solve_jvp(xp, ts, xs, outs, p):
         tb = None if tb is None else xp.expand_dims(tb, axis=-1)
     rhs = tb
     if ta is not None:
-        rhs = -(ta @ x) if rhs is None else rhs - ta @ x
+        rhs = -xp.matmul(ta, x) if rhs is None else rhs - xp.matmul(ta, x)
     dx = xp.linalg.solve(a, rhs)
     return dx[..., 0] if vector else dx
 
@@ -168,7 +168,7 @@ def _cholesky_vjp(xp, g, x, out, p):
     # diagonal's real part, for complex values), by two solves with L^H (the standard has no
     # triangular solve). S is Hermitian, so solving L^H Y = S and then L^H Z = Y^H gives Z = gA.
     lh = _mH(xp, out)
-    w = xp.tril(lh @ g)
+    w = xp.tril(xp.matmul(lh, g))
     s = (w + _mH(xp, xp.tril(w, k=-1))) / 2
     if _is_complex(s):
         s = (s + _mH(xp, s)) / 2
@@ -182,7 +182,7 @@ def _cholesky_jvp(xp, t, x, out, p):
     da = (t + _mH(xp, t)) / 2
     m = xp.linalg.solve(out, _mH(xp, xp.linalg.solve(out, da)))
     lower = xp.tril(m)
-    return out @ (lower - xp.triu(lower) / 2)
+    return xp.matmul(out, lower - xp.triu(lower) / 2)
 
 
 unary(
@@ -199,14 +199,14 @@ def _qr_square_or_tall(xp, gq, gr, q, r):
     """gA for A = QR with R square and invertible (its diagonal real):
     gA = (gQ + Q copyltu(gR R^H - Q^H gQ)) R^-H, copyltu(M) = triu(M) + triu(M, 1)^H with
     the real part of M's diagonal."""
-    c = None if gr is None else gr @ _mH(xp, r)
+    c = None if gr is None else xp.matmul(gr, _mH(xp, r))
     if gq is not None:
-        qtg = _mH(xp, q) @ gq
+        qtg = xp.matmul(_mH(xp, q), gq)
         c = -qtg if c is None else c - qtg
     n = xp.triu(c) + _mH(xp, xp.triu(c, k=1))
     if _is_complex(n):
         n = (n + _mH(xp, n)) / 2
-    b = q @ n
+    b = xp.matmul(q, n)
     if gq is not None:
         b = b + gq
     return _mH(xp, xp.linalg.solve(r, _mH(xp, b)))
@@ -227,9 +227,9 @@ def _qr_vjp(xp, g, s, p, needs):
     # a square QR whose gQ gains Y gV^T.
     u, v = r[..., :m], r[..., m:]
     gu, gv = (None, xp.zeros_like(v)) if gr is None else (gr[..., :m], gr[..., m:])
-    y_gv = (q @ v) @ _mH(xp, gv)
+    y_gv = xp.matmul(xp.matmul(q, v), _mH(xp, gv))
     gq = y_gv if gq is None else gq + y_gv
-    return (xp.concat([_qr_square_or_tall(xp, gq, gu, q, u), q @ gv], axis=-1),)
+    return (xp.concat([_qr_square_or_tall(xp, gq, gu, q, u), xp.matmul(q, gv)], axis=-1),)
 
 
 def _qr_square_or_tall_jvp(xp, da, q, r):
@@ -238,12 +238,12 @@ def _qr_square_or_tall_jvp(xp, da, q, r):
     with a real diagonal: Q^H dQ = W - W^H + i Im(diag X) with W the strict lower triangle
     of X, dR = (X - Q^H dQ) R, dQ = dA R^-1 - Q (X - Q^H dQ)."""
     da_rinv = _mT(xp, xp.linalg.solve(_mT(xp, r), _mT(xp, da)))
-    x = _mH(xp, q) @ da_rinv
+    x = xp.matmul(_mH(xp, q), da_rinv)
     w = xp.tril(x, k=-1)
     upper = x - (w - _mH(xp, w))
     if _is_complex(upper):
         upper = upper - (xp.triu(xp.tril(upper)) - _mH(xp, xp.triu(xp.tril(upper)))) / 2
-    return da_rinv - q @ upper, upper @ r
+    return da_rinv - xp.matmul(q, upper), xp.matmul(upper, r)
 
 
 def _qr_jvp(xp, ts, xs, outs, p):
@@ -263,7 +263,7 @@ def _qr_jvp(xp, ts, xs, outs, p):
     # Wide (m < n): A = [X | Y] with X = QU square and Y = QV: dV = Q^T (dY - dQ V).
     u, v = r[..., :m], r[..., m:]
     dq, du = _qr_square_or_tall_jvp(xp, t[..., :m], q, u)
-    dv = _mH(xp, q) @ (t[..., m:] - dq @ v)
+    dv = xp.matmul(_mH(xp, q), t[..., m:] - xp.matmul(dq, v))
     return dq, xp.concat([du, dv], axis=-1)
 
 
@@ -293,12 +293,12 @@ def _eigh_vjp(xp, g, s, p, needs):
     _, w, v = s
     vt = _mH(xp, v)
     if gv is None:
-        return ((v * xp.expand_dims(gw, axis=-2)) @ vt,)
-    x = vt @ gv
-    inner = _gap_inverse(xp, w, p) * ((x - _mH(xp, x)) / 2)
+        return (xp.matmul(xp.expand_dims(gw, axis=-2) * v, vt),)
+    x = xp.matmul(vt, gv)
+    inner = (x - _mH(xp, x)) / 2 * _gap_inverse(xp, w, p)
     if gw is not None:
         inner = xp.where(p, inner, xp.expand_dims(gw, axis=-2))
-    return (v @ inner @ vt,)
+    return (xp.matmul(xp.matmul(v, inner), vt),)
 
 
 def _eigh_jvp(xp, ts, xs, outs, p):
@@ -306,13 +306,13 @@ def _eigh_jvp(xp, ts, xs, outs, p):
     # with F_ij = 1 / (w_j - w_i) off the diagonal, 0 on it.
     t, (w, v) = ts[0], outs
     da = (t + _mH(xp, t)) / 2
-    da_v = da @ v
+    da_v = xp.matmul(da, v)
     if _is_complex(v):
         dw = xp.real(xp.sum(xp.conj(v) * da_v, axis=-2))
     else:
         dw = xp.sum(v * da_v, axis=-2)
-    inner = xp.where(p, _gap_inverse(xp, w, p) * (_mH(xp, v) @ da_v), 0.0)
-    return dw, v @ inner
+    inner = xp.where(p, xp.matmul(_mH(xp, v), da_v) * _gap_inverse(xp, w, p), 0.0)
+    return dw, xp.matmul(v, inner)
 
 
 nary(
@@ -329,7 +329,7 @@ nary(
 def _eig_parts(xp, w, v, offdiagonal):
     """E_ij = 1 / (w_j - w_i) off the diagonal, 0 on it; and V^H V."""
     e = xp.where(offdiagonal, _gap_inverse(xp, w, offdiagonal), 0.0)
-    return e, _mH(xp, v) @ v
+    return e, xp.matmul(_mH(xp, v), v)
 
 
 def _eig_vjp(xp, g, s, p, needs):
@@ -345,21 +345,23 @@ def _eig_vjp(xp, g, s, p, needs):
         inner = xp.where(p[1], 0.0, xp.expand_dims(gw, axis=-2))
     else:
         e, vhv = _eig_parts(xp, w, v, p[1])
-        wm = vh @ gv
+        wm = xp.matmul(vh, gv)
         re_diag = xp.real(xp.linalg.diagonal(wm))
-        inner = xp.conj(e) * (wm - vhv * xp.expand_dims(re_diag, axis=-2))
+        inner = (wm - xp.expand_dims(re_diag, axis=-2) * vhv) * xp.conj(e)
         if gw is not None:
             inner = xp.where(p[1], inner, xp.expand_dims(gw, axis=-2))
-    return (xp.linalg.solve(vh, inner @ vh),)
+    return (xp.linalg.solve(vh, xp.matmul(inner, vh)),)
 
 
 def _eig_jvp(xp, ts, xs, outs, p):
     t, (w, v) = ts[0], outs
-    pm = xp.linalg.solve(v, xp.astype(t, v.dtype) @ v)  # a real tangent: PyTorch won't promote
+    pm = xp.linalg.solve(
+        v, xp.matmul(xp.astype(t, v.dtype), v)
+    )  # a real tangent: PyTorch won't promote
     e, vhv = _eig_parts(xp, w, v, p[1])
     c = e * pm
-    d = -xp.real(xp.linalg.diagonal(vhv @ c))
-    return xp.linalg.diagonal(pm), v @ (c + xp.where(p[1], 0.0, xp.expand_dims(d, axis=-2)))
+    d = -xp.real(xp.linalg.diagonal(xp.matmul(vhv, c)))
+    return xp.linalg.diagonal(pm), xp.matmul(v, c + xp.where(p[1], 0.0, xp.expand_dims(d, axis=-2)))
 
 
 # eig: eigenvalues and eigenvectors as complex dtype p[0]; p[1]: True off the diagonal.
@@ -394,20 +396,20 @@ def _svd_vjp(xp, g, saved, p, needs):
             )
         u, vh = u[..., :k], vh[..., :k, :]
     if gu is None and gvh is None:
-        return ((u * xp.expand_dims(gs, axis=-2)) @ vh,)
+        return (xp.matmul(xp.expand_dims(gs, axis=-2) * u, vh),)
     s_col, s_row = xp.expand_dims(s, axis=-1), xp.expand_dims(s, axis=-2)
     f = _gap_inverse(xp, s * s, offdiagonal)
     inner = None
     phase = None  # Im(X_ii - Y_ii), complex values only
     complex_values = _is_complex(u)
     if gu is not None:
-        x = _mH(xp, u) @ gu
-        inner = f * (x - _mH(xp, x)) * s_row
+        x = xp.matmul(_mH(xp, u), gu)
+        inner = (x - _mH(xp, x)) * f * s_row
         if complex_values:
             phase = xp.imag(xp.linalg.diagonal(x))
     if gvh is not None:
-        y = vh @ _mH(xp, gvh)
-        term = s_col * (f * (y - _mH(xp, y)))
+        y = xp.matmul(vh, _mH(xp, gvh))
+        term = (y - _mH(xp, y)) * f * s_col
         inner = term if inner is None else inner + term
         if complex_values:
             im_y = xp.imag(xp.linalg.diagonal(y))
@@ -420,11 +422,11 @@ def _svd_vjp(xp, g, saved, p, needs):
         inner = xp.where(offdiagonal, inner, xp.expand_dims(diagonal, axis=-2))
     elif complex_values:
         inner = xp.where(offdiagonal, inner, 0.0)
-    ga = u @ inner @ vh
+    ga = xp.matmul(xp.matmul(u, inner), vh)
     if gu is not None and m > k:
-        ga = ga + ((gu - u @ x) / s_row) @ vh
+        ga = ga + xp.matmul((gu - xp.matmul(u, x)) / s_row, vh)
     if gvh is not None and n > k:
-        ga = ga + u @ ((gvh - _mH(xp, y) @ vh) / s_col)
+        ga = ga + xp.matmul(u, (gvh - xp.matmul(_mH(xp, y), vh)) / s_col)
     return (ga,)
 
 
@@ -445,9 +447,9 @@ def _svd_jvp(xp, ts, xs, outs, p):
         u_all, vh_all = u, vh
         u, vh = u[..., :k], vh[..., :k, :]
     v = _mH(xp, vh)
-    dav = t @ v
-    datu = _mH(xp, t) @ u
-    pm = _mH(xp, u) @ dav
+    dav = xp.matmul(t, v)
+    datu = xp.matmul(_mH(xp, t), u)
+    pm = xp.matmul(_mH(xp, u), dav)
     s_col, s_row = xp.expand_dims(s, axis=-1), xp.expand_dims(s, axis=-2)
     f = xp.where(offdiagonal, _gap_inverse(xp, s * s, offdiagonal), 0.0)
     complex_values = _is_complex(u)
@@ -462,12 +464,12 @@ def _svd_jvp(xp, ts, xs, outs, p):
         phase = xp.where(offdiagonal, 0.0, xp.expand_dims(pd * 0.5j / s, axis=-2))
         du_inner = du_inner + phase
         dv_inner = dv_inner - phase
-    du = u @ du_inner
-    dv = v @ dv_inner
+    du = xp.matmul(u, du_inner)
+    dv = xp.matmul(v, dv_inner)
     if m > k:
-        du = du + (dav - u @ pm) / s_row
+        du = du + (dav - xp.matmul(u, pm)) / s_row
     if n > k:
-        dv = dv + (datu - v @ _mH(xp, pm)) / s_row
+        dv = dv + (datu - xp.matmul(v, _mH(xp, pm))) / s_row
     dvh = _mH(xp, dv)
     if extra:
         du = xp.concat([du, xp.zeros_like(u_all[..., k:])], axis=-1)
@@ -490,17 +492,17 @@ def _pinv_vjp(xp, g, x, out, p):
     # P = pinv(A), exact where the rank of A is locally constant (Golub & Pereyra):
     # gA = -P^H g P^H + (I - A P) g^H P P^H + P^H P g^H (I - P A).
     pt, gt = _mH(xp, out), _mH(xp, g)
-    ga = -(pt @ g @ pt)
-    ga = ga + (gt - x @ (out @ gt)) @ (out @ pt)
-    return ga + (pt @ out) @ (gt - (gt @ out) @ x)
+    ga = -xp.matmul(xp.matmul(pt, g), pt)
+    ga = ga + xp.matmul(gt - xp.matmul(x, xp.matmul(out, gt)), xp.matmul(out, pt))
+    return ga + xp.matmul(xp.matmul(pt, out), gt - xp.matmul(xp.matmul(gt, out), x))
 
 
 def _pinv_jvp(xp, t, x, out, p):
     # dP = -P dA P + P P^H dA^H (I - A P) + (I - P A) dA^H P^H P.
     pt, dat = _mH(xp, out), _mH(xp, t)
-    dp = -(out @ t @ out)
-    dp = dp + (out @ pt) @ (dat - (dat @ x) @ out)
-    return dp + (dat - out @ (x @ dat)) @ (pt @ out)
+    dp = -xp.matmul(xp.matmul(out, t), out)
+    dp = dp + xp.matmul(xp.matmul(out, pt), dat - xp.matmul(xp.matmul(dat, x), out))
+    return dp + xp.matmul(dat - xp.matmul(out, xp.matmul(x, dat)), xp.matmul(pt, out))
 
 
 unary(

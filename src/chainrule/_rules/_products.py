@@ -28,7 +28,7 @@ def _matmul_grads(xp, g, x, y, want_x: bool):
         return xp.reshape(sum_to(xp, rows, (1, y.shape[0])), y.shape)
     # x (k,) @ y (..., k, m) -> g (..., m)
     if not want_x:
-        return sum_to(xp, xp.expand_dims(x, axis=-1) * xp.expand_dims(g, axis=-2), y.shape)
+        return sum_to(xp, xp.expand_dims(g, axis=-2) * xp.expand_dims(x, axis=-1), y.shape)
     if y.ndim == 2:
         return xp.matmul(y, g)
     cols = xp.matmul(y, xp.expand_dims(g, axis=-1))

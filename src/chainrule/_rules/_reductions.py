@@ -138,7 +138,7 @@ def _log_softmax_fwd(xp, x, p):
 unary(
     "softmax",
     _softmax_fwd,
-    lambda xp, g, x, out, p: out * (g - xp.sum(g * out, axis=p, keepdims=True)),
+    lambda xp, g, x, out, p: (g - xp.sum(g * out, axis=p, keepdims=True)) * out,
     "out",
     jvp="symmetric",
     complex="holomorphic",
@@ -146,7 +146,7 @@ unary(
 unary(
     "log_softmax",
     _log_softmax_fwd,
-    lambda xp, g, x, out, p: g - xp.exp(out) * xp.sum(g, axis=p, keepdims=True),
+    lambda xp, g, x, out, p: g - xp.sum(g, axis=p, keepdims=True) * xp.exp(out),
     "out",
     jvp=lambda xp, t, x, out, p: t - xp.sum(t * xp.exp(out), axis=p, keepdims=True),
     complex="holomorphic",

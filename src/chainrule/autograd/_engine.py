@@ -52,8 +52,9 @@ _FREED = (
 # - Values. A walk carries one kind of gradient: raw arrays of the backend (first order:
 #   VJPs run with the raw namespace and no Tensor or Node is made), or tensors (create_graph,
 #   or a dual level active: VJPs run with GRAPH_NAMESPACE, recorded under create_graph).
-#   ZERO stands for a gradient known to be zero: no VJP or hook runs on it and it is handed
-#   on as it is; zeros are made only where a user sees a gradient (zeros_for).
+#   ZERO stands for a gradient known to be zero: no VJP runs on it and it is handed on as
+#   it is; zeros are made only where a user sees a gradient (zeros_for; the hooks of a node
+#   it reaches, _pre_hooks_on_zero, which may replace it).
 # - Release. Without retain_graph, a node's saved values become RELEASED right after its
 #   VJP ran. A walk that needs a released node, or a node whose saved tensor was written in
 #   place since, raises before any VJP runs (_check_runnable): a refused backward changes
@@ -516,20 +517,18 @@ def walk(order, grads, run, reach, targets, shared, steps) -> dict:
         if hooked and node.__class__ is AccumulateGrad:
             steps.leaf(node, hooks, g, captured)
             continue
-        if g is not ZERO and hooks is not None:
-            # No hook runs on a gradient known to be zero (see _node.ZERO).
+        if hooks is not None:
+            # Hooks run on a gradient known to be zero too (PyTorch's see zeros); one that
+            # replaces it gives the node a gradient to run on (see _Steps.pre).
             g = steps.pre(node, hooks, g)
         if run is not None:
             if node in targets:
                 captured[node] = g
             if node not in run:
                 continue
-        if g is ZERO:
-            gins = (ZERO,) * len(node.edges)
-        else:
-            gins = steps.vjp(node, g)
-            if hooks is not None and hooks.post:
-                gins = steps.post(node, hooks, gins, g)
+        gins = (ZERO,) * len(node.edges) if g is ZERO else steps.vjp(node, g)
+        if hooks is not None and hooks.post:
+            gins = steps.post(node, hooks, gins, g)
         steps.done(node)
         for e, gi in zip(node.edges, gins):
             if e is None or gi is None:
@@ -572,6 +571,8 @@ class _Steps:
             captured[node] = g
 
     def pre(self, node, hooks, g):
+        if g is ZERO:
+            return _pre_hooks_on_zero(node, hooks, self.backend, self.tensors)
         return _pre_hooks(node, hooks, g, self.backend, self.tensors)
 
     def vjp(self, node, g):
@@ -660,10 +661,43 @@ def _pre_hooks(node, hooks, g, backend, create_graph: bool):
     return result if many else result[0]
 
 
+def _known_zeros(node, hooks, tensors: bool) -> list:
+    """Per output of node, the zeros its known-zero gradient stands for (a tensor when the
+    backward runs on tensors, else a raw array), or None where hooks.zeros doesn't say."""
+    zeros = []
+    for i in range(node.n_out):
+        meta = hooks.zeros.get(i)
+        if meta is None:
+            zeros.append(None)
+        else:
+            xp, shape, dtype, device = meta
+            z = _backend.normalize(xp.zeros(shape, dtype=dtype, device=device), xp)
+            zeros.append(Tensor(z, xp, None) if tensors else z)
+    return zeros
+
+
+def _pre_hooks_on_zero(node, hooks, backend, create_graph: bool):
+    """`_pre_hooks` on a gradient known to be zero: the hooks see zeros for the outputs whose
+    tensor registered a hook or retain_grad (hooks.zeros), None for the others (a node's own
+    prehooks only: no tensor told their shape). Outputs whose gradient no hook replaced stay
+    known to be zero: ZERO when all do, else None in their place (no gradient)."""
+    zeros = _known_zeros(node, hooks, create_graph)
+    many = node.rule.multi
+    got = _pre_hooks(node, hooks, zeros if many else zeros[0], backend, create_graph)
+    got = list(got) if many else [got]
+    replaced = [gi if gi is not z else None for gi, z in zip(got, zeros)]
+    if all(gi is None for gi in replaced):
+        return ZERO
+    return replaced if many else replaced[0]
+
+
 def _post_hooks(node, hooks, gins, g, backend, create_graph: bool):
     """The node's hooks `fn(grad_inputs, grad_outputs)`; one may replace grad_inputs."""
     many = node.rule.multi
-    outs = tuple(_wrap(gi, backend) for gi in (g if many else (g,)))
+    if g is ZERO:
+        outs = tuple(_wrap(z, backend) for z in _known_zeros(node, hooks, create_graph))
+    else:
+        outs = tuple(_wrap(gi, backend) for gi in (g if many else (g,)))
     # A gradient known to be zero reaches the hooks as none; it stays ZERO unless replaced.
     zero = [gi is ZERO for gi in gins]
     ins = tuple(None if z else _wrap(gi, backend) for gi, z in zip(gins, zero))

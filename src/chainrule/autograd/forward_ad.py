@@ -10,7 +10,7 @@ from collections import namedtuple
 from typing import Any
 
 from .. import _backend, _factories, _inplace, _namespace, _rules, _tensor
-from .._backend import ndarray
+from .._backend import FLOAT32, FLOAT64, KIND, ndarray
 from .._batching import NAMESPACE, Batched, level_of
 from .._mode import set_feature
 from .._node import Port
@@ -320,8 +320,8 @@ def _lean(rule, x, y, xd, yd, out, p, res, level) -> None:
     # A NumPy tangent as the JVP returned it, when it is the result's dtype (a floating one)
     # and shape; else fitted.
     if t.__class__ is ndarray and t.dtype is out.dtype and t.shape == out.shape:
-        kind = _KINDS.get(out.dtype)
-        if kind == "f":
+        d = out.dtype
+        if d is FLOAT64 or d is FLOAT32 or KIND[d.__class__][d] == "f":
             res._fw = {level: t}
             return
     _attach(rule, res, t, level, False, True)
@@ -427,10 +427,8 @@ def _push(rule, xs, xp, outs, results, p, outer, level, ts, fresh) -> None:
 def _attach(rule, r: Tensor, t, level: int, tensors: bool, fresh: bool) -> None:
     """Give result r the tangent t at `level`: fitted to r's shape and dtype; none for a
     result that is not floating. A complex result of a rule for real values only raises."""
-    data = r._data
-    kind = _KINDS.get(data.dtype)
-    if kind is None:
-        kind = _KINDS[data.dtype] = _backend.dtype_kind(data.dtype)
+    d = r._data.dtype
+    kind = KIND[d.__class__][d]
     if t is None or kind != "f":
         if t is None or kind != "c":
             if fresh:
@@ -450,9 +448,6 @@ def _attach(rule, r: Tensor, t, level: int, tensors: bool, fresh: bool) -> None:
         r._fw = {level: t}
     else:
         fw[level] = t
-
-
-_KINDS: dict = {}  # dtype -> its kind ("f", "c", ...): looked up on every operation
 
 
 def _fitted(t, r: Tensor, tensors: bool):

@@ -18,6 +18,7 @@ from typing import Any
 from .. import _backend, _rules, _tensor
 from .. import _namespace as ops
 from .._batching import level_of
+from .._inplace import undo_writes
 from .._node import AccumulateGrad, node_of
 from .._tensor import Tensor, enable_grad, grad_mode
 from ..autograd import forward_ad
@@ -512,7 +513,20 @@ def jacfwd(
                 found_spec[:] = [spec_out, spec_aux, len(tangents), leaves]
                 return tangents + [a for a in leaves if a.__class__ is Tensor]
 
-            batched = _vmap(column, out_dims=-1, randomness=randomness)(*bases)
+            # A tensor captured from outside that func writes in place is refused, as PyTorch
+            # does, and then every tensor it wrote is left as it was before (undo_writes:
+            # nothing half done); without one, the arguments keep their writes (one call's).
+            passed = {id(t) for t in tree_flatten((args, kwargs))[0] if isinstance(t, Tensor)}
+            writes: dict = {}
+            outer, grad_mode.writes = grad_mode.writes, writes
+            try:
+                batched = _vmap(column, out_dims=-1, randomness=randomness)(*bases)
+                if any(k not in passed for k in writes):
+                    _refuse_captured(undo_writes(writes), passed)
+                writes.clear()
+            finally:
+                grad_mode.writes = outer
+                undo_writes(writes)
             out_spec, aux_spec, n_out, aux_leaves = found_spec
             cols = batched[:n_out]
             aux = None
@@ -541,6 +555,21 @@ def jacfwd(
         return (result, aux) if has_aux else result
 
     return wrapper
+
+
+_CAPTURED = (
+    "During a grad (vjp, jvp, grad, etc) transform, the function provided attempted to call "
+    "in-place operation on a Tensor that would mutate a captured Tensor. This is not "
+    "supported; please rewrite the function being transformed to explicitly accept the "
+    "mutated Tensor(s) as inputs."
+)
+
+
+def _refuse_captured(written: list, passed: set) -> None:
+    """Raise PyTorch's RuntimeError if a tensor that jacfwd's pass wrote in place (and
+    undid) outlives it without being an argument: one captured from outside (or kept)."""
+    if any(id(t) not in passed for t in written):
+        raise RuntimeError(_CAPTURED)
 
 
 def hessian(func: Callable, argnums: _Argnums = 0) -> Callable:
