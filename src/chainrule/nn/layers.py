@@ -22,6 +22,9 @@ __all__ = [
     "Tanh",
     "GELU",
     "Sigmoid",
+    "Softmax",
+    "LogSoftmax",
+    "Softmin",
     "Dropout",
     "LayerNorm",
     "Embedding",
@@ -189,6 +192,46 @@ class Sigmoid(_Elementwise):
     """1 / (1 + exp(-x))."""
 
     fn = staticmethod(F.sigmoid)
+
+
+class _AlongDim(Module):
+    """A layer without parameters that applies its class's function `fn` along axis `dim`
+    (PyTorch's nn.Softmax family; the last axis where dim is None)."""
+
+    fn: staticmethod[..., Tensor]
+
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: Tensor) -> Tensor:
+        """fn(x, dim), as the class's docstring says."""
+        return self.fn(x, self.dim)
+
+    if TYPE_CHECKING:
+        __call__ = forward
+
+    def extra_repr(self) -> str:
+        """The axis, as PyTorch prints it."""
+        return f"dim={self.dim}"
+
+
+class Softmax(_AlongDim):
+    """exp(x) / sum(exp(x)) along `dim`."""
+
+    fn = staticmethod(F.softmax)
+
+
+class LogSoftmax(_AlongDim):
+    """log(softmax(x)) along `dim`."""
+
+    fn = staticmethod(F.log_softmax)
+
+
+class Softmin(_AlongDim):
+    """softmax(-x) along `dim`."""
+
+    fn = staticmethod(F.softmin)
 
 
 class GELU(Module):
