@@ -112,3 +112,19 @@ def test_a_compiled_step_of_a_complex_parameter_equals_eager(name):
             loss(z, c).backward()
             step()
     np.testing.assert_array_equal(N(z), N(z_eager))
+
+
+def test_a_saved_state_of_a_complex_parameter_loads_as_real_pairs():
+    z, opt = stepped("Adam", {"lr": 0.1}, Z0, 2)
+    saved = opt.state_dict()
+    again = optim.Adam([z], lr=0.1)
+    again.load_state_dict(saved)
+    for key in ("exp_avg", "exp_avg_sq"):
+        loaded = again.state[z][key]
+        assert (loaded.dtype, loaded.shape) == (cr.float64, (2, 2, 2))
+        np.testing.assert_array_equal(N(loaded), N(opt.state[z][key]))
+    # PyTorch's state of a complex parameter is complex: loaded as its real pairs.
+    m = opt.state[z]["exp_avg"]
+    saved["state"][0]["exp_avg"] = N(m)[..., 0] + 1j * N(m)[..., 1]
+    again.load_state_dict(saved)
+    np.testing.assert_array_equal(N(again.state[z]["exp_avg"]), N(m))

@@ -242,7 +242,8 @@ def _traced_step_tensors(refs: tuple) -> list[Tensor]:
 
 def _state_value(value: Any, p: Tensor) -> Any:
     """A saved state entry for parameter p: arrays and tensors become new tensors of p's
-    library (floating ones in p's dtype); numbers stay."""
+    library (floating ones in p's dtype, real pairs of its precision for a complex p); numbers
+    stay."""
     if isinstance(value, (bool, int, float)) or value is None:
         return value
     t = ops.asarray(value).detach()
@@ -250,7 +251,14 @@ def _state_value(value: Any, p: Tensor) -> Any:
         t = ops.asarray(p._xp.asarray(ops.np.asarray(t.numpy())))
     else:
         t = ops.asarray(t, copy=True)
-    if ops.isdtype(t.dtype, "real floating") and t.dtype != p.dtype:
+    if p.dtype.kind == "c":
+        # A complex parameter's state holds real pairs (as PyTorch's view_as_real of its
+        # complex state, which is taken too), in p's precision.
+        if t.dtype.kind == "c":
+            t = _as_pairs(t)
+        if ops.isdtype(t.dtype, "real floating") and t.dtype != ops.finfo(p.dtype).dtype:
+            t = ops.astype(t, ops.finfo(p.dtype).dtype)
+    elif ops.isdtype(t.dtype, "real floating") and t.dtype != p.dtype:
         t = ops.astype(t, p.dtype)
     return t
 
