@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .. import _namespace as ops
 from .. import random as _random
-from .._tensor import Tensor
+from .._tensor import Tensor, no_grad
 from . import functional as F
 from .module import Module, Parameter
 
@@ -318,26 +318,48 @@ class LayerNorm(Module):
 
 class Embedding(Module):
     """A lookup table: integer indices of any shape -> rows of `weight` (num_embeddings,
-    embedding_dim), which starts standard normal."""
+    embedding_dim), which starts standard normal; the row `padding_idx` (if given; negative
+    counts from the end) starts at zeros and gets no gradient, as PyTorch's."""
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, *, dtype: Any = None) -> None:
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        padding_idx: int | None = None,
+        *,
+        dtype: Any = None,
+    ) -> None:
         super().__init__()
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx %= num_embeddings
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
+        self.padding_idx = padding_idx
         self.weight = Parameter(_random.randn(num_embeddings, embedding_dim, dtype=dtype))
+        if padding_idx is not None:
+            with no_grad():
+                self.weight[padding_idx] = 0.0
 
     def forward(self, indices: Tensor) -> Tensor:
-        """weight[indices], of shape indices.shape + (embedding_dim,)."""
+        """weight[indices], of shape indices.shape + (embedding_dim,); the lookups of
+        padding_idx send no gradient to its row."""
         indices = ops.asarray(indices)
-        flat = ops.take(self.weight, ops.reshape(indices, (-1,)), axis=0)
+        flat_indices = ops.reshape(indices, (-1,))
+        flat = ops.take(self.weight, flat_indices, axis=0)
+        if self.padding_idx is not None:
+            padding = ops.expand_dims(flat_indices == self.padding_idx, axis=-1)
+            flat = ops.where(padding, flat.detach(), flat)
         return ops.reshape(flat, indices.shape + (self.embedding_dim,))
 
     if TYPE_CHECKING:
         __call__ = forward
 
     def extra_repr(self) -> str:
-        """Table size."""
-        return f"{self.num_embeddings}, {self.embedding_dim}"
+        """Table size, and padding_idx where given."""
+        padding = "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"
+        return f"{self.num_embeddings}, {self.embedding_dim}{padding}"
 
 
 class Flatten(Module):
