@@ -57,9 +57,14 @@ def sigmoid(x: Tensor, /) -> Tensor:
     return OPS["sigmoid"](x)
 
 
-def relu(x: Tensor, /) -> Tensor:
-    """max(x, 0), with gradient 0 at 0 (as PyTorch)."""
-    return OPS["relu"](x)
+def relu(x: Tensor, /, inplace: bool = False) -> Tensor:
+    """max(x, 0), with gradient 0 at 0 (as PyTorch); with `inplace`, written into x (with
+    autograd's checks on in-place writes) and x returned."""
+    out = OPS["relu"](x)
+    if not inplace:
+        return out
+    x[...] = out
+    return x
 
 
 def tanh(x: Tensor, /) -> Tensor:
@@ -435,19 +440,27 @@ def dropout(
     x: Tensor,
     p: float = 0.5,
     training: bool = True,
+    inplace: bool = False,
     *,
     generator: _random.Generator | None = None,
 ) -> Tensor:
     """In training, zero each element with probability `p` (a new mask per call, from
-    `generator` or the default one) and scale the kept ones by 1 / (1 - p); else x itself."""
+    `generator` or the default one) and scale the kept ones by 1 / (1 - p); else x itself.
+    With `inplace`, the result is written into x (with autograd's checks on in-place writes)
+    and x returned."""
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return x
     if p == 1.0:
-        return x * 0.0
-    keep = _random.bernoulli(1.0 - p, x.shape, dtype=x.dtype, generator=generator)
-    return x * (keep * (1.0 / (1.0 - p)))
+        out = x * 0.0
+    else:
+        keep = _random.bernoulli(1.0 - p, x.shape, dtype=x.dtype, generator=generator)
+        out = x * (keep * (1.0 / (1.0 - p)))
+    if not inplace:
+        return out
+    x[...] = out
+    return x
 
 
 def one_hot(x: Tensor, /, num_classes: int = -1) -> Tensor:

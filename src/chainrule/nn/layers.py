@@ -176,10 +176,23 @@ class _Elementwise(Module):
         __call__ = forward
 
 
-class ReLU(_Elementwise):
-    """max(x, 0)."""
+class ReLU(Module):
+    """max(x, 0); with `inplace`, written into x (as F.relu)."""
 
-    fn = staticmethod(F.relu)
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, x: Tensor) -> Tensor:
+        """max(x, 0), into x with inplace."""
+        return F.relu(x, self.inplace)
+
+    if TYPE_CHECKING:
+        __call__ = forward
+
+    def extra_repr(self) -> str:
+        """inplace=True where set, as PyTorch prints it."""
+        return "inplace=True" if self.inplace else ""
 
 
 class Tanh(_Elementwise):
@@ -255,24 +268,27 @@ class GELU(Module):
 
 class Dropout(Module):
     """In training mode, zeroes each element with probability p and scales the rest by
-    1 / (1 - p), a new mask per call; in eval mode, the identity."""
+    1 / (1 - p), a new mask per call (written into the input with `inplace`); in eval mode,
+    the identity."""
 
-    def __init__(self, p: float = 0.5) -> None:
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
         self.p = p
+        self.inplace = inplace
 
     def forward(self, x: Tensor) -> Tensor:
-        """Dropout of x in training mode, x itself in eval mode."""
-        return F.dropout(x, self.p, self.training)
+        """Dropout of x in training mode (written into x with inplace), x itself in eval
+        mode."""
+        return F.dropout(x, self.p, self.training, self.inplace)
 
     if TYPE_CHECKING:
         __call__ = forward
 
     def extra_repr(self) -> str:
-        """The probability."""
-        return f"p={self.p}"
+        """The probability and inplace, as PyTorch prints them."""
+        return f"p={self.p}, inplace={self.inplace}"
 
 
 class LayerNorm(Module):
