@@ -995,6 +995,27 @@ class Tensor:
         def mT(self) -> Tensor:
             """This tensor with its last two axes swapped (stacked transposes)."""
 
+        # PyTorch's real and imag (_torch_methods): views of a complex tensor's parts.
+        @property
+        def real(self) -> Tensor:
+            """The real part: for a complex tensor a view (writes through it reach this tensor;
+            the gradient is g + 0i), for a real one the tensor itself (as PyTorch)."""
+
+        @real.setter
+        def real(self, value: ArrayLike) -> None:
+            """The real part: for a complex tensor a view (writes through it reach this tensor;
+            the gradient is g + 0i), for a real one the tensor itself (as PyTorch)."""
+
+        @property
+        def imag(self) -> Tensor:
+            """The imaginary part of a complex tensor, a view (writes through it reach this
+            tensor; the gradient is i g); PyTorch's RuntimeError for a real tensor."""
+
+        @imag.setter
+        def imag(self, value: ArrayLike) -> None:
+            """The imaginary part of a complex tensor, a view (writes through it reach this
+            tensor; the gradient is i g); PyTorch's RuntimeError for a real tensor."""
+
         @property
         def grad_dtype(self) -> Any:
             """Tensor.grad_dtype: the dtype a leaf's .grad is accumulated in (its own unless set;

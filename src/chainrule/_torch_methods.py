@@ -519,6 +519,28 @@ def copy_(self: Tensor, src: ArrayLike, non_blocking: bool = False) -> Tensor:
     return self
 
 
+def _real(self: Tensor) -> Tensor:
+    """The real part: for a complex tensor a view (writes through it reach this tensor; the
+    gradient is g + 0i), for a real one the tensor itself (as PyTorch)."""
+    return ops.real(self) if self.dtype.kind == "c" else self
+
+
+def _set_real(self: Tensor, value: ArrayLike) -> None:
+    setitem(_real(self), Ellipsis, value)
+
+
+def _imag(self: Tensor) -> Tensor:
+    """The imaginary part of a complex tensor, a view (writes through it reach this tensor;
+    the gradient is i g); PyTorch's RuntimeError for a real tensor."""
+    if self.dtype.kind != "c":
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return ops.imag(self)
+
+
+def _set_imag(self: Tensor, value: ArrayLike) -> None:
+    setitem(_imag(self), Ellipsis, value)
+
+
 def clamp_(self: Tensor, min: ArrayLike = None, max: ArrayLike = None) -> Tensor:  # noqa: A002
     """Limit this tensor to [min, max], in place."""
     setitem(self, Ellipsis, clamp(self, min, max))
@@ -749,6 +771,8 @@ TORCH_METHODS = {
     "zero_": zero_,
     "fill_": fill_,
     "copy_": copy_,
+    "real": property(_real, _set_real, doc=_real.__doc__),
+    "imag": property(_imag, _set_imag, doc=_imag.__doc__),
     "clamp_": clamp_,
     "normal_": normal_,
     "uniform_": uniform_,

@@ -17,10 +17,13 @@ from .layers import (
     Flatten,
     LayerNorm,
     Linear,
+    LogSoftmax,
     MaxPool2d,
     ReLU,
     Sequential,
     Sigmoid,
+    Softmax,
+    Softmin,
     Tanh,
 )
 from .loss import (
@@ -50,6 +53,9 @@ __all__ = [
     "Tanh",
     "GELU",
     "Sigmoid",
+    "Softmax",
+    "LogSoftmax",
+    "Softmin",
     "Dropout",
     "LayerNorm",
     "Embedding",

@@ -1,6 +1,6 @@
 """Neural-network functions with PyTorch's names and semantics: activations, losses,
-normalisation, dropout, linear and one-hot; differentiable to any order. Axes are the Array API
-spelling (`axis=`); class scores sit on axis 1, as in PyTorch."""
+normalisation, dropout, linear and one-hot; differentiable to any order. The softmax family
+takes PyTorch's `dim` or the Array API's `axis`; class scores sit on axis 1, as in PyTorch."""
 
 from __future__ import annotations
 
@@ -15,12 +15,14 @@ from .._mode import grad_mode
 from .._namespace import logsumexp
 from .._rules import OPS
 from .._tensor import Tensor, as_tensor, no_grad
+from .._typing import DTypeLike
 from ..autograd.function import Function, FunctionCtx
 
 __all__ = [
     "logsumexp",
     "softmax",
     "log_softmax",
+    "softmin",
     "sigmoid",
     "relu",
     "tanh",
@@ -56,9 +58,14 @@ def sigmoid(x: Tensor, /) -> Tensor:
     return OPS["sigmoid"](x)
 
 
-def relu(x: Tensor, /) -> Tensor:
-    """max(x, 0), with gradient 0 at 0 (as PyTorch)."""
-    return OPS["relu"](x)
+def relu(x: Tensor, /, inplace: bool = False) -> Tensor:
+    """max(x, 0), with gradient 0 at 0 (as PyTorch); with `inplace`, written into x (with
+    autograd's checks on in-place writes) and x returned."""
+    out = OPS["relu"](x)
+    if not inplace:
+        return out
+    x[...] = out
+    return x
 
 
 def tanh(x: Tensor, /) -> Tensor:
@@ -66,14 +73,41 @@ def tanh(x: Tensor, /) -> Tensor:
     return ops.tanh(x)
 
 
-def softmax(x: Tensor, /, *, axis: int = -1) -> Tensor:
-    """exp(x) / sum(exp(x)) along `axis`, computed without overflow."""
-    return ops.softmax(x, axis=axis)
+def _dim_or_axis(dim: int | None, axis: int | None, name: str) -> int:
+    """The axis a softmax-like function works along: PyTorch's `dim` or the Array API's `axis`
+    (one of them; the last axis where neither is given)."""
+    if dim is not None and axis is not None:
+        raise TypeError(f"{name}() got both 'dim' and 'axis'; pass one of them")
+    return -1 if dim is None and axis is None else dim if axis is None else axis
 
 
-def log_softmax(x: Tensor, /, *, axis: int = -1) -> Tensor:
-    """x - logsumexp(x) along `axis`, computed without overflow."""
-    return ops.log_softmax(x, axis=axis)
+def _as_dtype(x: Tensor, dtype: DTypeLike) -> Tensor:
+    """x cast to `dtype` first (PyTorch's `dtype=` argument of the softmax family)."""
+    return x if dtype is None else ops.astype(x, dtype)
+
+
+def softmax(
+    x: Tensor, /, dim: int | None = None, *, axis: int | None = None, dtype: DTypeLike = None
+) -> Tensor:
+    """exp(x) / sum(exp(x)) along `dim` (or `axis`; the last axis by default), computed
+    without overflow; `dtype` casts x first, as PyTorch."""
+    return ops.softmax(_as_dtype(x, dtype), axis=_dim_or_axis(dim, axis, "softmax"))
+
+
+def log_softmax(
+    x: Tensor, /, dim: int | None = None, *, axis: int | None = None, dtype: DTypeLike = None
+) -> Tensor:
+    """x - logsumexp(x) along `dim` (or `axis`; the last axis by default), computed without
+    overflow; `dtype` casts x first, as PyTorch."""
+    return ops.log_softmax(_as_dtype(x, dtype), axis=_dim_or_axis(dim, axis, "log_softmax"))
+
+
+def softmin(
+    x: Tensor, /, dim: int | None = None, *, axis: int | None = None, dtype: DTypeLike = None
+) -> Tensor:
+    """softmax(-x) along `dim` (or `axis`; the last axis by default), as PyTorch's softmin."""
+    x = _as_dtype(x, dtype)
+    return ops.softmax(ops.negative(x), axis=_dim_or_axis(dim, axis, "softmin"))
 
 
 # ----------------------------------------------------------------------------- erf and gelu
@@ -407,19 +441,27 @@ def dropout(
     x: Tensor,
     p: float = 0.5,
     training: bool = True,
+    inplace: bool = False,
     *,
     generator: _random.Generator | None = None,
 ) -> Tensor:
     """In training, zero each element with probability `p` (a new mask per call, from
-    `generator` or the default one) and scale the kept ones by 1 / (1 - p); else x itself."""
+    `generator` or the default one) and scale the kept ones by 1 / (1 - p); else x itself.
+    With `inplace`, the result is written into x (with autograd's checks on in-place writes)
+    and x returned."""
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return x
     if p == 1.0:
-        return x * 0.0
-    keep = _random.bernoulli(1.0 - p, x.shape, dtype=x.dtype, generator=generator)
-    return x * (keep * (1.0 / (1.0 - p)))
+        out = x * 0.0
+    else:
+        keep = _random.bernoulli(1.0 - p, x.shape, dtype=x.dtype, generator=generator)
+        out = x * (keep * (1.0 / (1.0 - p)))
+    if not inplace:
+        return out
+    x[...] = out
+    return x
 
 
 def one_hot(x: Tensor, /, num_classes: int = -1) -> Tensor:

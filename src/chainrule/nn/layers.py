@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .. import _namespace as ops
 from .. import random as _random
-from .._tensor import Tensor
+from .._tensor import Tensor, no_grad
 from . import functional as F
 from .module import Module, Parameter
 
@@ -22,6 +22,9 @@ __all__ = [
     "Tanh",
     "GELU",
     "Sigmoid",
+    "Softmax",
+    "LogSoftmax",
+    "Softmin",
     "Dropout",
     "LayerNorm",
     "Embedding",
@@ -173,10 +176,23 @@ class _Elementwise(Module):
         __call__ = forward
 
 
-class ReLU(_Elementwise):
-    """max(x, 0)."""
+class ReLU(Module):
+    """max(x, 0); with `inplace`, written into x (as F.relu)."""
 
-    fn = staticmethod(F.relu)
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, x: Tensor) -> Tensor:
+        """max(x, 0), into x with inplace."""
+        return F.relu(x, self.inplace)
+
+    if TYPE_CHECKING:
+        __call__ = forward
+
+    def extra_repr(self) -> str:
+        """inplace=True where set, as PyTorch prints it."""
+        return "inplace=True" if self.inplace else ""
 
 
 class Tanh(_Elementwise):
@@ -189,6 +205,46 @@ class Sigmoid(_Elementwise):
     """1 / (1 + exp(-x))."""
 
     fn = staticmethod(F.sigmoid)
+
+
+class _AlongDim(Module):
+    """A layer without parameters that applies its class's function `fn` along axis `dim`
+    (PyTorch's nn.Softmax family; the last axis where dim is None)."""
+
+    fn: staticmethod[..., Tensor]
+
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: Tensor) -> Tensor:
+        """fn(x, dim), as the class's docstring says."""
+        return self.fn(x, self.dim)
+
+    if TYPE_CHECKING:
+        __call__ = forward
+
+    def extra_repr(self) -> str:
+        """The axis, as PyTorch prints it."""
+        return f"dim={self.dim}"
+
+
+class Softmax(_AlongDim):
+    """exp(x) / sum(exp(x)) along `dim`."""
+
+    fn = staticmethod(F.softmax)
+
+
+class LogSoftmax(_AlongDim):
+    """log(softmax(x)) along `dim`."""
+
+    fn = staticmethod(F.log_softmax)
+
+
+class Softmin(_AlongDim):
+    """softmax(-x) along `dim`."""
+
+    fn = staticmethod(F.softmin)
 
 
 class GELU(Module):
@@ -212,24 +268,27 @@ class GELU(Module):
 
 class Dropout(Module):
     """In training mode, zeroes each element with probability p and scales the rest by
-    1 / (1 - p), a new mask per call; in eval mode, the identity."""
+    1 / (1 - p), a new mask per call (written into the input with `inplace`); in eval mode,
+    the identity."""
 
-    def __init__(self, p: float = 0.5) -> None:
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
         self.p = p
+        self.inplace = inplace
 
     def forward(self, x: Tensor) -> Tensor:
-        """Dropout of x in training mode, x itself in eval mode."""
-        return F.dropout(x, self.p, self.training)
+        """Dropout of x in training mode (written into x with inplace), x itself in eval
+        mode."""
+        return F.dropout(x, self.p, self.training, self.inplace)
 
     if TYPE_CHECKING:
         __call__ = forward
 
     def extra_repr(self) -> str:
-        """The probability."""
-        return f"p={self.p}"
+        """The probability and inplace, as PyTorch prints them."""
+        return f"p={self.p}, inplace={self.inplace}"
 
 
 class LayerNorm(Module):
@@ -275,26 +334,48 @@ class LayerNorm(Module):
 
 class Embedding(Module):
     """A lookup table: integer indices of any shape -> rows of `weight` (num_embeddings,
-    embedding_dim), which starts standard normal."""
+    embedding_dim), which starts standard normal; the row `padding_idx` (if given; negative
+    counts from the end) starts at zeros and gets no gradient, as PyTorch's."""
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, *, dtype: Any = None) -> None:
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        padding_idx: int | None = None,
+        *,
+        dtype: Any = None,
+    ) -> None:
         super().__init__()
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx %= num_embeddings
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
+        self.padding_idx = padding_idx
         self.weight = Parameter(_random.randn(num_embeddings, embedding_dim, dtype=dtype))
+        if padding_idx is not None:
+            with no_grad():
+                self.weight[padding_idx] = 0.0
 
     def forward(self, indices: Tensor) -> Tensor:
-        """weight[indices], of shape indices.shape + (embedding_dim,)."""
+        """weight[indices], of shape indices.shape + (embedding_dim,); the lookups of
+        padding_idx send no gradient to its row."""
         indices = ops.asarray(indices)
-        flat = ops.take(self.weight, ops.reshape(indices, (-1,)), axis=0)
+        flat_indices = ops.reshape(indices, (-1,))
+        flat = ops.take(self.weight, flat_indices, axis=0)
+        if self.padding_idx is not None:
+            padding = ops.expand_dims(flat_indices == self.padding_idx, axis=-1)
+            flat = ops.where(padding, flat.detach(), flat)
         return ops.reshape(flat, indices.shape + (self.embedding_dim,))
 
     if TYPE_CHECKING:
         __call__ = forward
 
     def extra_repr(self) -> str:
-        """Table size."""
-        return f"{self.num_embeddings}, {self.embedding_dim}"
+        """Table size, and padding_idx where given."""
+        padding = "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"
+        return f"{self.num_embeddings}, {self.embedding_dim}{padding}"
 
 
 class Flatten(Module):

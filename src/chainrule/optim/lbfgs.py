@@ -137,6 +137,8 @@ class LBFGS(Optimizer):
     iteration's scaled by 1 / |g|_1) or found by line_search_fn='strong_wolfe'; stops early
     when the gradient (tolerance_grad) or the change (tolerance_change) is small."""
 
+    _COMPLEX_PARAMETERS = None  # refused: its flat vectors would need the real pairs
+
     def __init__(
         self,
         params: ParamsT,

@@ -23,10 +23,11 @@ class Optimizer:
     """Base class of the optimizers: holds `param_groups` (dicts of 'params' and
     hyperparameters) and `state` (per-parameter dicts). Subclasses write `_update`."""
 
-    # Whether `_update` is right for complex parameters as written: PyTorch updates those of
-    # its other optimizers as pairs of real numbers (view_as_real), which the formulas here
-    # (g * g, sqrt, max, ...) would get wrong on complex values: refused until then.
-    _COMPLEX_PARAMETERS = False
+    # How complex parameters are stepped: "as is" where `_update` is right for complex values
+    # as written (linear in g: SGD); "pairs", PyTorch's view_as_real, for the others, whose
+    # formulas (g * g, sqrt, max, ...) are for reals: p and g as real pairs on a last axis of
+    # 2, the state too; None: refused (NotImplementedError).
+    _COMPLEX_PARAMETERS: str | None = "pairs"
 
     def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         if isinstance(params, Tensor):
@@ -58,11 +59,11 @@ class Optimizer:
                 )
             if not p.is_leaf:
                 raise ValueError("can't optimize a non-leaf Tensor")
-            if not self._COMPLEX_PARAMETERS and _backend.dtype_kind(p._data.dtype) == "c":
+            if self._COMPLEX_PARAMETERS is None and _backend.dtype_kind(p._data.dtype) == "c":
                 raise NotImplementedError(
                     f"{type(self).__name__} with complex parameters: PyTorch updates their "
                     "real and imaginary parts as separate real numbers (view_as_real), which "
-                    "chainrule does not yet (SGD supports them)"
+                    f"chainrule's {type(self).__name__} does not yet (the other optimizers do)"
                 )
         for name, default in self.defaults.items():
             group.setdefault(name, default)
@@ -100,10 +101,17 @@ class Optimizer:
                     if group.get("maximize", False):
                         g = -g
                     state = self.state.setdefault(p, {})
+                    # A complex p stepped as real pairs (view_as_real): `pairs` is updated,
+                    # then written back into p.
+                    pairs = p
+                    if self._COMPLEX_PARAMETERS == "pairs" and p.dtype.kind == "c":
+                        pairs, g = _as_pairs(p), _as_pairs(g)
                     if not state:
-                        self._init(p, state, group)
+                        self._init(pairs, state, group)
                     if tracer is None:
-                        self._update(p, g, _Update(state, group, self._scalars(state, group)))
+                        self._update(pairs, g, _Update(state, group, self._scalars(state, group)))
+                        if pairs is not p:
+                            p[...] = _from_pairs(pairs)
                         if _backend.is_lazy(p._data):
                             lazy += _step_tensors(p, state)
                         continue
@@ -116,8 +124,10 @@ class Optimizer:
                     # what the update branched on is checked before it.
                     where = (self, p, state, index, group, self._layout(p, state, group))
                     tracer.guard((id(self), id(p)), functools.partial(_same_layout, where))
-                    numbers = tracer.host(self._scalars, (state, group), p)
-                    self._update(p, g, _Update(state, group, tuple(numbers), traced=True))
+                    numbers = tracer.host(self._scalars, (state, group), pairs)
+                    self._update(pairs, g, _Update(state, group, tuple(numbers), traced=True))
+                    if pairs is not p:
+                        p[...] = _from_pairs(pairs)
         if lazy:
             # On a lazy library (Dask) each update is a task graph on top of the last one:
             # left lazy, step k would carry the graphs of all k steps. Settled, the next step
@@ -211,6 +221,17 @@ def _step_tensors(p: Tensor, state: dict[str, Any]) -> list[Tensor]:
     return [p, p.grad, *(v for v in state.values() if v.__class__ is Tensor)]
 
 
+def _as_pairs(t: Tensor) -> Tensor:
+    """A complex tensor's real and imaginary parts on a new last axis (PyTorch's
+    view_as_real, as a copy)."""
+    return ops.stack([ops.real(t), ops.imag(t)], axis=-1)
+
+
+def _from_pairs(t: Tensor) -> Tensor:
+    """The complex tensor whose real and imaginary parts `_as_pairs` put on t's last axis."""
+    return t[..., 0] + 1j * t[..., 1]
+
+
 def _traced_step_tensors(refs: tuple) -> list[Tensor]:
     """_step_tensors of a compiled step's parameter (none once it or its optimizer is gone)."""
     opt, p = refs[0](), refs[1]()
@@ -221,7 +242,8 @@ def _traced_step_tensors(refs: tuple) -> list[Tensor]:
 
 def _state_value(value: Any, p: Tensor) -> Any:
     """A saved state entry for parameter p: arrays and tensors become new tensors of p's
-    library (floating ones in p's dtype); numbers stay."""
+    library (floating ones in p's dtype, real pairs of its precision for a complex p); numbers
+    stay."""
     if isinstance(value, (bool, int, float)) or value is None:
         return value
     t = ops.asarray(value).detach()
@@ -229,7 +251,14 @@ def _state_value(value: Any, p: Tensor) -> Any:
         t = ops.asarray(p._xp.asarray(ops.np.asarray(t.numpy())))
     else:
         t = ops.asarray(t, copy=True)
-    if ops.isdtype(t.dtype, "real floating") and t.dtype != p.dtype:
+    if p.dtype.kind == "c":
+        # A complex parameter's state holds real pairs (as PyTorch's view_as_real of its
+        # complex state, which is taken too), in p's precision.
+        if t.dtype.kind == "c":
+            t = _as_pairs(t)
+        if ops.isdtype(t.dtype, "real floating") and t.dtype != ops.finfo(p.dtype).dtype:
+            t = ops.astype(t, ops.finfo(p.dtype).dtype)
+    elif ops.isdtype(t.dtype, "real floating") and t.dtype != p.dtype:
         t = ops.astype(t, p.dtype)
     return t
 

@@ -17,7 +17,7 @@ class SGD(Optimizer):
     b = momentum b + (1 - dampening) g, and g = b (or g + momentum b with nesterov);
     p = p - lr g."""
 
-    _COMPLEX_PARAMETERS = True  # linear in g: right for complex values as written
+    _COMPLEX_PARAMETERS = "as is"  # linear in g: right for complex values as written
 
     def __init__(
         self,
