@@ -10,7 +10,7 @@ from hypothesis.extra import numpy as hnp
 
 import chainrule as cr
 from chainrule.autograd import gradcheck, gradgradcheck
-from conftest import N, T, examples, fails_on
+from conftest import N, T, examples
 from helpers import leaf
 
 SAMPLES = np.array([0.1, 0.5, 0.9, 0.3, -1.0, 1.0, 0.5, 2.0])
@@ -93,7 +93,6 @@ def test_histogram_without_weights_still_gives_numpys_arrays():
     np.testing.assert_array_equal(edges, expected[1])
 
 
-@fails_on("dask", reason="vmap's gather by index arrays on Dask (its indexing)")
 def test_histogram_under_vmap_over_weights_gives_each_samples_counts():
     batch = np.stack([WEIGHTS, WEIGHTS[::-1]])
 

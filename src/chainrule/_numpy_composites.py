@@ -13,6 +13,7 @@ import numpy as np
 from . import _backend, linalg
 from . import _namespace as ops
 from ._backend import normalize_axes
+from ._batching import Batched
 from ._einsum import einsum
 from ._numpy_functions import LINALG as _LINALG
 from ._numpy_functions import TABLES as _TABLES
@@ -731,6 +732,35 @@ def _host(x):
     return _backend.to_numpy(x._data) if x.__class__ is Tensor else np.asarray(x)
 
 
+def _library(t: Tensor):
+    """The array library of t's values (under vmap, of the arrays that hold the samples)."""
+    data = t._data
+    while data.__class__ is Batched:
+        data = data.value
+    return _backend.namespace(data)
+
+
+def _sums(w: Tensor, bins, n: int) -> Tensor:
+    """The sums of the weights w (a vector) by bin (the NumPy integer array `bins`), over n
+    bins: linear in w (take_add, whose VJP is take)."""
+    if bins.size == 0:  # zeros, in the weights' graph (a sum of none; Dask takes no empty key)
+        return ops.zeros((n,), dtype=w.dtype) + ops.sum(w)
+    xp = _library(w)
+    return OPS["take_add"](w, (xp.asarray(bins, dtype=xp.int64), 0, (n,), w._data.dtype))
+
+
+def _bincount(x, weights=None, minlength=0):
+    """NumPy's bincount: without weights NumPy's counts on the values (no derivative); with
+    weights a float64 tensor of their sums by position, linear in the weights."""
+    positions = _host(x)
+    if weights is None:
+        return np.bincount(positions, None, minlength)
+    w = ops.asarray(weights)
+    # NumPy's checks (1-D, non-negative integers, the weights' length) and its length
+    n = np.bincount(positions, np.ones(w.shape), minlength).shape[0]
+    return _sums(ops.astype(w, ops.float64), positions, n)
+
+
 def _histogram(a, bins=10, range=None, density=None, weights=None):
     """NumPy's histogram. Without weights: NumPy's counts and edges on the values (counts
     carry no derivative). With weights: the counts are a tensor, linear in the weights (each
@@ -749,13 +779,9 @@ def _histogram(a, bins=10, range=None, density=None, weights=None):
     inside = np.flatnonzero((values >= edges[0]) & (values <= edges[-1]))
     # [e_i, e_i+1) for each bin but the last, which holds its right edge, as NumPy's
     which = np.minimum(np.searchsorted(edges, values[inside], side="right") - 1, nbins - 1)
-    xp = w._xp
-    if inside.size == 0:  # no sample in range: zeros, in the weights' graph (a sum of none)
-        counts = ops.zeros((nbins,), dtype=w.dtype) + ops.sum(_flat(w)[:0])
-    else:
-        kept = _flat(w)[xp.asarray(inside, dtype=xp.int64)]
-        p = (xp.asarray(which, dtype=xp.int64), 0, (nbins,), w._data.dtype)
-        counts = OPS["take_add"](kept, p)
+    xp = _library(w)
+    kept = _flat(w)[xp.asarray(inside, dtype=xp.int64)] if inside.size else _flat(w)[:0]
+    counts = _sums(kept, which, nbins)
     if density:
         widths = ops.asarray(xp.asarray(np.diff(edges)))
         counts = counts / widths / ops.sum(counts)
@@ -1121,6 +1147,7 @@ FUNCTIONS = {
     "polyval": _custom(_polyval),
     "interp": _custom(_interp),
     "histogram": _custom(_histogram),
+    "bincount": _custom(_bincount),
     "trapezoid": _custom(_trapezoid),
     "gradient": _custom(_gradient),
     "cov": _custom(_cov),
