@@ -26,6 +26,7 @@ import weakref
 from . import _backend, _rules, _special_cases
 from ._batching import NAMESPACE, Batched, level_of
 from ._namespace import (
+    UNSTACKED,
     _index_key,
     add,
     astype,
@@ -210,6 +211,13 @@ def _take_value(t: Tensor, new: Tensor, name: str, recorded: bool = True) -> Non
         raise RuntimeError(
             f"Output {edge.index} of {edge.node.name()} is a view and is being modified "
             "inplace. This view is the output of a function that returns multiple views. Such "
+            "functions do not allow the output views to be modified inplace. You should "
+            "replace the inplace operation by an out-of-place one."
+        )
+    if recorded and id(t) in UNSTACKED:
+        raise RuntimeError(
+            "A view was created in no_grad mode and is being modified inplace with grad mode "
+            "enabled. This view is the output of a function that returns multiple views. Such "
             "functions do not allow the output views to be modified inplace. You should "
             "replace the inplace operation by an out-of-place one."
         )

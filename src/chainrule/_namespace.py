@@ -7,6 +7,7 @@ from __future__ import annotations
 import builtins
 import inspect
 import numbers as _numbers
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, NamedTuple, cast
 
@@ -791,7 +792,18 @@ def unstack(x: ArrayLike, /, *, axis: int = 0) -> tuple[Tensor, ...]:
     if x.shape[axis] == 1:
         # The engine gives a multi-output node with one output a bare gradient, not a list.
         return (reshape(x, x.shape[:axis] + x.shape[axis + 1 :]),)
-    return OPS["unstack"]((x,), axis)
+    outs = OPS["unstack"]((x,), axis)
+    if outs[0]._edge is None:
+        for t in outs:
+            UNSTACKED[id(t)] = None
+            weakref.finalize(t, UNSTACKED.pop, id(t), None)  # ids are reused
+    return outs
+
+
+# The outputs of unstack made without history, by id: they share x's memory (as NumPy's
+# list(x)) but no view is recorded, so a recorded write into one would change it alone;
+# _inplace refuses that write, as PyTorch does.
+UNSTACKED: dict = {}
 
 
 def take_along_axis(x: ArrayLike, indices: ArrayLike, /, *, axis: int = -1) -> Tensor:

@@ -8,13 +8,17 @@ from __future__ import annotations
 import math
 import operator
 
+import numpy as np
+
 from . import _backend, linalg
 from . import _namespace as ops
 from ._backend import normalize_axes
+from ._batching import Batched
 from ._einsum import einsum
 from ._numpy_functions import LINALG as _LINALG
 from ._numpy_functions import TABLES as _TABLES
 from ._numpy_functions import _custom, _flat, _ints
+from ._rules import OPS
 from ._tensor import Tensor
 
 
@@ -723,6 +727,67 @@ def _interp(x, xp, fp, left=None, right=None):
     return ops.where(x < xp[0], first, ops.where(x > xp[-1], last, y))
 
 
+def _host(x):
+    """x's values as a NumPy array (a tensor's detached; no graph is kept)."""
+    return _backend.to_numpy(x._data) if x.__class__ is Tensor else np.asarray(x)
+
+
+def _library(t: Tensor):
+    """The array library of t's values (under vmap, of the arrays that hold the samples)."""
+    data = t._data
+    while data.__class__ is Batched:
+        data = data.value
+    return _backend.namespace(data)
+
+
+def _sums(w: Tensor, bins, n: int) -> Tensor:
+    """The sums of the weights w (a vector) by bin (the NumPy integer array `bins`), over n
+    bins: linear in w (take_add, whose VJP is take)."""
+    if bins.size == 0:  # zeros, in the weights' graph (a sum of none; Dask takes no empty key)
+        return ops.zeros((n,), dtype=w.dtype) + ops.sum(w)
+    xp = _library(w)
+    return OPS["take_add"](w, (xp.asarray(bins, dtype=xp.int64), 0, (n,), w._data.dtype))
+
+
+def _bincount(x, weights=None, minlength=0):
+    """NumPy's bincount: without weights NumPy's counts on the values (no derivative); with
+    weights a float64 tensor of their sums by position, linear in the weights."""
+    positions = _host(x)
+    if weights is None:
+        return np.bincount(positions, None, minlength)
+    w = ops.asarray(weights)
+    # NumPy's checks (1-D, non-negative integers, the weights' length) and its length
+    n = np.bincount(positions, np.ones(w.shape), minlength).shape[0]
+    return _sums(ops.astype(w, ops.float64), positions, n)
+
+
+def _histogram(a, bins=10, range=None, density=None, weights=None):
+    """NumPy's histogram. Without weights: NumPy's counts and edges on the values (counts
+    carry no derivative). With weights: the counts are a tensor, linear in the weights (each
+    adds to the bin its sample falls in; those outside the range add nothing); the samples
+    and the edges are NumPy's, on the values, and carry no gradient (the bins are piecewise
+    constant in them)."""
+    bins = _host(bins) if bins.__class__ is Tensor else bins
+    values = _host(a)
+    if weights is None:
+        return np.histogram(values, bins, range, density)
+    w = ops.asarray(weights)
+    # NumPy's checks of the weights' shape and of the bins (no estimator for weighted data)
+    # and its edges, which depend on the samples, the bins and the range only.
+    edges = np.histogram_bin_edges(values, bins, range, np.ones(w.shape))
+    values, nbins = values.reshape(-1), edges.shape[0] - 1
+    inside = np.flatnonzero((values >= edges[0]) & (values <= edges[-1]))
+    # [e_i, e_i+1) for each bin but the last, which holds its right edge, as NumPy's
+    which = np.minimum(np.searchsorted(edges, values[inside], side="right") - 1, nbins - 1)
+    xp = _library(w)
+    kept = _flat(w)[xp.asarray(inside, dtype=xp.int64)] if inside.size else _flat(w)[:0]
+    counts = _sums(kept, which, nbins)
+    if density:
+        widths = ops.asarray(xp.asarray(np.diff(edges)))
+        counts = counts / widths / ops.sum(counts)
+    return counts, edges
+
+
 def _trapezoid(y, x=None, dx=1.0, axis=-1):
     y = ops.asarray(y)
     axis = _axis(axis, y.ndim)
@@ -1081,6 +1146,8 @@ FUNCTIONS = {
     "correlate": _custom(_correlate),
     "polyval": _custom(_polyval),
     "interp": _custom(_interp),
+    "histogram": _custom(_histogram),
+    "bincount": _custom(_bincount),
     "trapezoid": _custom(_trapezoid),
     "gradient": _custom(_gradient),
     "cov": _custom(_cov),

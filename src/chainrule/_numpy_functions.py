@@ -554,6 +554,5 @@ TABLES = {"numpy": FUNCTIONS, "numpy.linalg": LINALG, "numpy.fft": FFT}
 # tensors' values, so no graph is lost.
 VALUE_FUNCTIONS = frozenset(
     ("allclose", "isclose", "array_equal", "array_equiv", "shape", "ndim", "size",
-     "result_type", "iscomplexobj", "isrealobj", "may_share_memory", "shares_memory",
-     "histogram")
+     "result_type", "iscomplexobj", "isrealobj", "may_share_memory", "shares_memory")
 )  # fmt: skip

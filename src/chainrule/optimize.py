@@ -201,13 +201,14 @@ def minimize(
     fun: Callable[..., Any],
     x0: Any,
     args: tuple = (),
-    method: str = "BFGS",
+    method: str | Callable[..., Any] | None = None,
     **kwargs: Any,
 ) -> Any:
     """Minimise the scalar `fun(params, *args)` from `x0` with `scipy.optimize.minimize`.
 
     `x0` is a pytree (nested tuples, lists and dicts) of tensors, arrays and numbers; `fun`
-    receives the same structure with float64 tensors and returns a scalar tensor. chainrule
+    receives the same structure with float64 tensors and returns a scalar tensor. Without a
+    `method`, SciPy's default: SLSQP with constraints, L-BFGS-B with bounds, else BFGS. chainrule
     supplies `jac` for the methods that use a gradient, `hessp` (Hessian-vector products, by
     grad of grad) for Newton-CG, trust-ncg, trust-krylov and trust-constr, and `hess` for
     dogleg and trust-exact. Other keyword arguments (`tol`, `bounds`, `constraints`,
@@ -218,6 +219,13 @@ def minimize(
     so = _scipy_optimize()
     tree = _Tree(x0)
     objective = _Objective(fun, tree, tuple(args))
+    if method is None:  # SciPy's default for the problem (BFGS ignores bounds, constraints)
+        if kwargs.get("constraints"):
+            method = "SLSQP"
+        elif kwargs.get("bounds") is not None:
+            method = "L-BFGS-B"
+        else:
+            method = "BFGS"
     name = method.lower() if isinstance(method, str) else ""
     if name in _GRADIENT:
         kwargs.setdefault("jac", True)
