@@ -380,6 +380,8 @@ class Tensor:
     def detach(self) -> Tensor:
         """The same memory, cut from the graph: a write to either is seen by both and counts
         as a write to both (one version counter), as PyTorch's."""
+        if grad_mode.extended and grad_mode.tracer is not None:
+            grad_mode.tracer.detaching(self)
         t = Tensor(self._data, self._xp, None)
         t._vc = version_counter(self)
         share(self, t)

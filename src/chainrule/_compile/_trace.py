@@ -462,6 +462,14 @@ class Tracer:
         self.emit(Host(HOST, fn, args, slots, dtype, xp), (), slots)
         return [Tensor(a, xp, None) for a in arrays]
 
+    def detaching(self, t: Tensor) -> None:
+        """Before t.detach(): a tensor the trace has not met is one from outside (a .grad an
+        eager backward made, read by an optimizer's step), whose detached twin shares its
+        array; it becomes external here, so that the twin reads it at each replay (see
+        External.shares) rather than being a constant of the trace."""
+        if id(t._data) not in self.slot_of:
+            self._external(t)
+
     def converted(self, src, out: Tensor, fn, p) -> None:
         """out was made as fn(xp, values of src, p) outside the recorded operations (see
         _tensor.converted): recorded as a computation when src is a tensor or an array of
