@@ -77,6 +77,11 @@ np = _backend.np
 #   from nothing the call passes) is copied before it is handed out, so that a caller
 #   writing into an output can't change the next replay.
 
+# The least result, in bytes, that a ufunc writes into its dying input (see _in_place): below
+# it a new array costs about what the checks and out= cost (measured on NumPy 2: the same up
+# to 16 KiB, a quarter less from 128 KiB, where new memory is no longer in the cache).
+IN_PLACE_BYTES = 16384
+
 # When a program becomes source: by default once the loop's time adds up to what compiling
 # the source is expected to cost (a rent-or-buy rule: at most twice the best choice in
 # hindsight); the expected cost per instruction is measured at each compilation. A number
@@ -479,7 +484,7 @@ def _in_place(rec: Recording, keep: list, last: list) -> dict[int, tuple]:
         else:
             continue
         res = values[ins.out]
-        if res.__class__ is not np.ndarray or res.ndim == 0:
+        if res.__class__ is not np.ndarray or res.ndim == 0 or res.nbytes < IN_PLACE_BYTES:
             continue
         for s in xs:
             v = values[s]
@@ -810,9 +815,9 @@ def _run_in_place(ins, r: list, spec: tuple) -> None:
         and (layout is None or (_layout(r[layout[0]]) == layout[1] and _layout(r[s]) == layout[2]))
     ):
         if len(xs) == 1:
-            r[o] = ufunc(r[s], out=r[s])
+            r[o] = ufunc(r[s], r[s])
         else:
-            r[o] = ufunc(r[xs[0]], r[xs[1]], out=r[s])
+            r[o] = ufunc(r[xs[0]], r[xs[1]], r[s])
     elif ins.op == ADD:
         r[o] = r[xs[0]] + r[xs[1]]
     elif ins.op == FWD1:
@@ -1209,7 +1214,7 @@ class _SourceBuilder:
         self.release(reads, i)
         self.free.remove(n)  # the result takes the variable of the input it is written into
         self.names[o] = n
-        self.emit(f"{n} = {self.src.name(ufunc, 'UF')}({args}, out={n}) if {cond} else {line}")
+        self.emit(f"{n} = {self.src.name(ufunc, 'UF')}({args}, {n}) if {cond} else {line}")
         return True
 
     def fwd1(self, ins, reads, i: int) -> None:
