@@ -469,6 +469,9 @@ def _in_place(rec: Recording, keep: list, last: list) -> dict[int, tuple]:
     values, kinds = rec.values, rec.kinds
     # Arrays of tensors (an in-place write's result, .grad's array): never free to write.
     held = {ins.out for ins in rec.code if ins.op == WRITE or ins.op == ACC}
+    # ADD has no namespace: its operands are NumPy's where every kernel runs in NumPy (not
+    # a copy run in vmap's namespace, see _in_namespace).
+    numpy = all(ins.xp is np for ins in rec.code if ins.op in KERNELS)
     found: dict[int, tuple] = {}
     for i, ins in enumerate(rec.code):
         op = ins.op
@@ -479,8 +482,10 @@ def _in_place(rec: Recording, keep: list, last: list) -> dict[int, tuple]:
             if ufunc is None or ins.xp is not np or ins.norm or (op == FWD1 and ins.p is not None):
                 continue
             xs = (ins.x,) if op == FWD1 else (ins.x, ins.y)
-        elif op == ADD and values[ins.a].__class__ is values[ins.b].__class__ is np.ndarray:
+        elif op == ADD and numpy:
             ufunc, xs = np.add, (ins.a, ins.b)
+            if any(values[x].__class__ is not np.ndarray for x in xs):
+                continue
         else:
             continue
         res = values[ins.out]
