@@ -8,6 +8,7 @@ Tensor or Node is made, except the outputs."""
 from __future__ import annotations
 
 import copy
+import sys
 import time
 from collections.abc import Callable
 
@@ -21,6 +22,7 @@ from .._node import (
     VersionCounter,
     View,
 )
+from .._rules import RULES
 from .._state import STATE
 from .._tensor import Tensor, share, version_counter, view_of
 from ..autograd._backward import _ACCUMULATE, _accumulate
@@ -69,9 +71,17 @@ np = _backend.np
 #   the node that outputs with a live graph share (`_LoopPlan.place`); the source has a
 #   local variable per live value instead. Both run the same instructions in the same
 #   order, with the same kernels and the same casts, so they agree bit for bit.
+# - A NumPy ufunc whose input dies there and has the result's shape and dtype writes its result
+#   into that input (`_in_place`), when at that call nothing else holds the input's array:
+#   the same kernel, the same bits, no new array.
 # - Outputs are new tensors at each call; an array baked into the recording (made inside
 #   from nothing the call passes) is copied before it is handed out, so that a caller
 #   writing into an output can't change the next replay.
+
+# The least result, in bytes, that a ufunc writes into its dying input (see _in_place): below
+# it a new array costs about what the checks and out= cost (measured on NumPy 2: the same up
+# to 16 KiB, a quarter less from 128 KiB, where new memory is no longer in the cache).
+IN_PLACE_BYTES = 16384
 
 # When a program becomes source: by default once the loop's time adds up to what compiling
 # the source is expected to cost (a rent-or-buy rule: at most twice the best choice in
@@ -99,6 +109,7 @@ class Replay:
 
     def __init__(self, rec: Recording, treedef, unflatten) -> None:
         keep, last, frees = _analyze(rec)
+        inplace = _in_place(rec, keep, last)
         # What create_graph through the outputs with a live graph needs (None: none has one).
         self.rerun = None
         if rec.graph is not None:
@@ -106,13 +117,13 @@ class Replay:
             self.rerun = Rerun(rec, keep, refs)
             spec = ((tuple, len(refs)),) + (None,) * len(refs)
             rec.graph = (_graph_rule(sub, spec, unflatten, outputs, self.rerun), saved, refs)
-        self.run = _loop(rec, keep, last, frees, treedef, unflatten)
+        self.run = _loop(rec, keep, last, frees, inplace, treedef, unflatten)
         rec.strip()
         self.calls = 0
         self.spent = 0.0
         self.cost = sum(keep) * STATE.source_cost
         self.settles = rec.settles
-        self._pending = (rec, keep, last, treedef, unflatten)
+        self._pending = (rec, keep, last, inplace, treedef, unflatten)
 
     def __call__(self, leaves):
         if self._pending is None:
@@ -438,6 +449,91 @@ def _used(outs: tuple, last: list) -> tuple:
     return tuple(k for k, s in enumerate(outs) if last[s] >= 0)
 
 
+# The rules whose forward, on NumPy arrays, is one call of a ufunc (an operator of ndarray
+# calls the same ufunc): given out=, it writes the same values into an array it is given.
+_UFUNCS = {
+    RULES[name].fwd: ufunc
+    for name, ufunc in (
+        ("add", np.add), ("subtract", np.subtract), ("multiply", np.multiply),
+        ("divide", np.divide), ("maximum", np.maximum), ("minimum", np.minimum),
+        ("negative", np.negative), ("sqrt", np.sqrt), ("exp", np.exp), ("log", np.log),
+        ("tanh", np.tanh), ("abs", np.absolute),
+    )
+}  # fmt: skip
+
+
+def _solo() -> tuple[int, int] | None:
+    """What sys.getrefcount says of an array that nothing holds but one local variable (the
+    source's replay), and but one place of a list (the loop's): (variable, list). None where
+    the count can't tell that (no getrefcount; a build without the GIL)."""
+    gil = getattr(sys, "_is_gil_enabled", None)
+    if not hasattr(sys, "getrefcount") or (gil is not None and not gil()):
+        return None
+    v = np.empty(1)
+    held = [np.empty(1)]
+    return sys.getrefcount(v), sys.getrefcount(held[0])
+
+
+_SOLO = _solo()
+
+
+def _in_place(rec: Recording, keep: list, last: list) -> dict[int, tuple]:
+    """The instructions that may write their result into an input: a NumPy ufunc (FWD1,
+    FWD2 of a rule of _UFUNCS; ADD) with an input that was made inside (not an argument, a
+    tensor from outside, a constant, a tensor's array), is read there for the last time and
+    has the result's shape, dtype and strides (its memory order: a later reduction sums in
+    it). Index -> (ufunc, its inputs, the input written, the result, layout): layout is (the
+    other input, its shape and strides, the written one's) where the other is an array of 1
+    or more dimensions, else None. At each call the input is written only if its array is no
+    view and nothing else holds it (a view of it, a tensor, a value returned or saved:
+    `_SOLO`), and, given layout, both inputs are laid out as traced: shapes may change with
+    the values (a boolean mask) and strides with the arguments' (which NumPy follows when it
+    makes a result), numbers of dimensions and dtypes may not. A one-input ufunc, or one
+    whose other input has no dimensions, makes its result in its input's order."""
+    if _SOLO is None:
+        return {}
+    values, kinds = rec.values, rec.kinds
+    # Arrays of tensors (an in-place write's result, .grad's array): never free to write.
+    held = {ins.out for ins in rec.code if ins.op == WRITE or ins.op == ACC}
+    # ADD has no namespace: its operands are NumPy's where every kernel runs in NumPy (not
+    # a copy run in vmap's namespace, see _in_namespace).
+    numpy = all(ins.xp is np for ins in rec.code if ins.op in KERNELS)
+    found: dict[int, tuple] = {}
+    for i, ins in enumerate(rec.code):
+        op = ins.op
+        if not keep[i]:
+            continue
+        if op == FWD1 or op == FWD2:
+            ufunc = _UFUNCS.get(ins.fn)
+            if ufunc is None or ins.xp is not np or ins.norm or (op == FWD1 and ins.p is not None):
+                continue
+            xs = (ins.x,) if op == FWD1 else (ins.x, ins.y)
+        elif op == ADD and numpy:
+            ufunc, xs = np.add, (ins.a, ins.b)
+            if any(values[x].__class__ is not np.ndarray for x in xs):
+                continue
+        else:
+            continue
+        res = values[ins.out]
+        if res.__class__ is not np.ndarray or res.ndim == 0 or res.nbytes < IN_PLACE_BYTES:
+            continue
+        for s in xs:
+            v = values[s]
+            if (
+                last[s] != i or s in kinds or s in held or v.__class__ is not np.ndarray
+                or v.shape != res.shape or v.dtype != res.dtype or v.strides != res.strides
+            ):  # fmt: skip
+                continue
+            layout = None
+            for other in xs:
+                w = values[other]
+                if other != s and w.__class__ is np.ndarray and w.ndim > 0:
+                    layout = (other, (w.shape, w.strides), (v.shape, v.strides))
+            found[i] = (ufunc, xs, s, ins.out, layout)
+            break
+    return found
+
+
 def _vjp_parts(ins) -> list:
     """A VJP instruction as calls: (function, form, input index or None, output slot, shape
     to sum to, dtype to cast to); form 0 is the rule's VJP (one call, indexed per input)."""
@@ -450,10 +546,10 @@ def _vjp_parts(ins) -> list:
 # ----------------------------------------------------------------------------- the loop
 
 
-def _loop(rec: Recording, keep, last, frees, treedef, unflatten) -> Callable:
+def _loop(rec: Recording, keep, last, frees, inplace, treedef, unflatten) -> Callable:
     """The replay as a loop over the instructions, on a list with a place per slot (each
     cleared after its last use). Nothing to compile: cheap to build."""
-    plan = _LoopPlan(rec, keep, last, frees)
+    plan = _LoopPlan(rec, keep, last, frees, inplace)
     getters = plan.getters
     enter, execute, leave = plan.enter, plan.execute, plan.leave
 
@@ -522,7 +618,7 @@ class _LoopPlan:
     tensors and the shared node), what it checks and loads on entry (enter), the program it
     runs (execute), what it writes back on exit (leave), and a getter per output."""
 
-    def __init__(self, rec: Recording, keep, last, frees) -> None:
+    def __init__(self, rec: Recording, keep, last, frees, inplace: dict) -> None:
         self.rec = rec
         self.init: list = [None] * len(rec.values)
         self.guards = rec.guards
@@ -556,7 +652,9 @@ class _LoopPlan:
         for i, ins in enumerate(rec.code):
             if keep[i]:
                 op = ins.op
-                if op in _PLAIN or op in _PARAMS and ins.p.__class__ is not Template:
+                if i in inplace:
+                    program.append((_IN_PLACE, ins, None, frees[i], inplace[i]))
+                elif op in _PLAIN or op in _PARAMS and ins.p.__class__ is not Template:
                     program.append((op, ins, None, frees[i], None))  # (most: no call)
                 else:
                     program.append(self._instruction(ins, last, frees[i]))
@@ -680,21 +778,26 @@ class _LoopPlan:
         return r
 
     def execute(self, r: list) -> None:
+        # No local variable holds a value past its instruction (see _run_in_place).
         for op, ins, pf, free, extra in self.program:
             if op == FWD1:
                 _, f, a, p, o, norm, xp = ins
-                out = f(xp, r[a], p if pf is None else pf(r))
-                r[o] = _backend.normalize(out, xp) if norm else out
+                r[o] = f(xp, r[a], p if pf is None else pf(r))
+                if norm:
+                    r[o] = _backend.normalize(r[o], xp)
             elif op == VJP:
                 _run_vjp(ins, r, pf)
             elif op == FWD2:
                 _, f, a, b, o, norm, xp = ins
-                out = f(xp, r[a], r[b])
-                r[o] = _backend.normalize(out, xp) if norm else out
+                r[o] = f(xp, r[a], r[b])
+                if norm:
+                    r[o] = _backend.normalize(r[o], xp)
             elif op == ADD:
                 r[ins.out] = r[ins.a] + r[ins.b]
             elif op == FWDN:
                 _run_fwdn(ins, r, pf)
+            elif op == _IN_PLACE:
+                _run_in_place(ins, r, extra)
             else:
                 _run_other(op, ins, r, pf, extra)
             if free is not None:
@@ -729,6 +832,35 @@ def _grads_hold(grad_guards: list, r: list) -> bool:
         elif grad is not r[kg]:
             return False
     return True
+
+
+# The loop's opcode of an instruction that may write its result into an input (_in_place).
+_IN_PLACE = -1
+
+
+def _run_in_place(ins, r: list, spec: tuple) -> None:
+    """A ufunc's result written into its input s (spec: see _in_place) when nothing but its
+    place holds that array, else the instruction as recorded."""
+    ufunc, xs, s, o, layout = spec
+    if (
+        r[s].base is None
+        and sys.getrefcount(r[s]) == _SOLO[1]
+        and (layout is None or (_layout(r[layout[0]]) == layout[1] and _layout(r[s]) == layout[2]))
+    ):
+        if len(xs) == 1:
+            r[o] = ufunc(r[s], r[s])
+        else:
+            r[o] = ufunc(r[xs[0]], r[xs[1]], r[s])
+    elif ins.op == ADD:
+        r[o] = r[xs[0]] + r[xs[1]]
+    elif ins.op == FWD1:
+        r[o] = ins.fn(ins.xp, r[s], None)
+    else:
+        r[o] = ins.fn(ins.xp, r[xs[0]], r[xs[1]])
+
+
+def _layout(a) -> tuple:
+    return a.shape, a.strides
 
 
 def _run_fwdn(ins, r, pf) -> None:
@@ -912,6 +1044,7 @@ class _Source:
             "VERSIONS": _versions,
             "FIX_OUTPUTS": _fix_outputs,
             "HOST": host_arrays,
+            "REFS": sys.getrefcount,
         }
         self._names: dict[int, str] = {}
 
@@ -935,9 +1068,9 @@ _EDGE_CHECKS = (
 )
 
 
-def _source(rec: Recording, keep, last, treedef, unflatten) -> Callable:
+def _source(rec: Recording, keep, last, inplace, treedef, unflatten) -> Callable:
     """The replay as straight-line source, compiled once."""
-    b = _SourceBuilder(rec, last)
+    b = _SourceBuilder(rec, last, inplace)
     b.prologue()
     emitters = b.emitters()
     for i, ins in enumerate(rec.code):
@@ -967,9 +1100,10 @@ class _SourceBuilder:
     opcode, the write-backs and the outputs (epilogue). Each value lives in a local variable
     from the line that makes it to its last use (`last`); variables are reused after."""
 
-    def __init__(self, rec: Recording, last: list) -> None:
+    def __init__(self, rec: Recording, last: list, inplace: dict) -> None:
         self.rec = rec
         self.last = last
+        self.inplace = inplace
         self.src = _Source()
         self.names: dict[int, str] = {}  # slot -> its variable (or a constant's global)
         self.free: list[str] = []  # variables free for reuse
@@ -1095,19 +1229,44 @@ class _SourceBuilder:
     def _result(self, o, line: str, norm: bool, x: str) -> None:
         self.emit(f"{self.out(o)} = " + (f"NORMALIZE({line}, {x})" if norm else line))
 
+    def _in_place(self, i: int, reads, line: str) -> bool:
+        """The line of instruction i that writes its result into its input when nothing
+        else holds that array (see _in_place), `line` otherwise; False if it can't."""
+        spec = self.inplace.get(i)
+        if spec is None:
+            return False
+        ufunc, xs, s, o, layout = spec
+        n = self.names[s]
+        args = ", ".join(self.ref(x) for x in xs)
+        cond = f"{n}.base is None and REFS({n}) == {_SOLO[0]}"
+        if layout is not None:
+            other, (shape, strides), (own, own_strides) = layout
+            w = self.ref(other)
+            cond += (
+                f" and {w}.shape == {shape!r} and {w}.strides == {strides!r}"
+                f" and {n}.shape == {own!r} and {n}.strides == {own_strides!r}"
+            )
+        self.release(reads, i)
+        self.free.remove(n)  # the result takes the variable of the input it is written into
+        self.names[o] = n
+        self.emit(f"{n} = {self.src.name(ufunc, 'UF')}({args}, {n}) if {cond} else {line}")
+        return True
+
     def fwd1(self, ins, reads, i: int) -> None:
         _, f, a, p, o, norm, xp = ins
         x = self.src.name(xp, "X")
         line = f"{self.src.name(f, 'F')}({x}, {self.ref(a)}, {self.param(p)})"
-        self.release(reads, i)
-        self._result(o, line, norm, x)
+        if not self._in_place(i, reads, line):
+            self.release(reads, i)
+            self._result(o, line, norm, x)
 
     def fwd2(self, ins, reads, i: int) -> None:
         _, f, a, b, o, norm, xp = ins
         x = self.src.name(xp, "X")
         line = f"{self.src.name(f, 'F')}({x}, {self.ref(a)}, {self.ref(b)})"
-        self.release(reads, i)
-        self._result(o, line, norm, x)
+        if not self._in_place(i, reads, line):
+            self.release(reads, i)
+            self._result(o, line, norm, x)
 
     def fwdn(self, ins, reads, i: int) -> None:
         _, f, xs, p, outs, norms, multi, xp = ins
@@ -1168,8 +1327,9 @@ class _SourceBuilder:
 
     def add(self, ins, reads, i: int) -> None:
         line = f"{self.ref(ins.a)} + {self.ref(ins.b)}"
-        self.release(reads, i)
-        self.emit(f"{self.out(ins.out)} = {line}")
+        if not self._in_place(i, reads, line):
+            self.release(reads, i)
+            self.emit(f"{self.out(ins.out)} = {line}")
 
     def norm(self, ins, reads, i: int) -> None:
         line = f"ASARRAY({self.ref(ins.x)})"

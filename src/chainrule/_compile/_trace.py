@@ -1456,6 +1456,8 @@ def host_arrays(fn, args: tuple, dtype, xp, which: tuple | None = None) -> tuple
     values = fn(*args)
     if which is not None:
         values = [values[i] for i in which]
+    if xp is np:  # np.array makes a 0-d array of a number (asarray's cast), never a scalar
+        return tuple([np.array(v, dtype) for v in values])
     return tuple([_backend.normalize(xp.asarray(v, dtype=dtype), xp) for v in values])
 
 

@@ -17,6 +17,8 @@ from .._tensor import Tensor, as_tensor, grad_mode
 from . import _batched, graph
 from ._engine import _root_grads, execute, runs_on_tensors, zeros_for
 
+np = _backend.np
+
 __all__ = ["backward", "grad"]
 
 _Tensors = Tensor | Sequence[Tensor]
@@ -192,7 +194,13 @@ def _accumulate(t: Tensor, g, on_tensors: bool, stored: set) -> None:
         # Stored as it is only when no one else can hold it: not a view, not a gradient the
         # caller passed in, not already given to another leaf.
         if id(g) in stored or not _backend.owns_memory(g):
-            g = _backend.normalize(xp.asarray(g, copy=True), xp)
+            if g.__class__ is np.ndarray and t._data.flags.c_contiguous:
+                # Copied in the leaf's memory order, as PyTorch's AccumulateGrad: a Linear's
+                # weight gradient (a transposed view) would be Fortran-ordered, and every
+                # optimizer kernel that meets it and the C-ordered state goes element by element.
+                g = np.array(g, order="C")
+            else:
+                g = _backend.normalize(xp.asarray(g, copy=True), xp)
         stored.add(id(g))
         t._grad = Tensor(g, xp, None)
     elif current._edge is None and _backend.writable(current._data) and not _aliased(current):

@@ -82,7 +82,9 @@ class Adam(_AdamLike):
         )  # fmt: skip
 
     def _flags(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
-        return super()._flags(state, group) + (group["amsgrad"],)
+        # _AdamLike's flags, then amsgrad (written out: compile's guard reads them per call).
+        wd, near = bool(group["weight_decay"]), 1 - group["betas"][0] < 0.5
+        return wd, self._DECOUPLED, near, group["amsgrad"]
 
     def _update(self, p: Tensor, g: Tensor, u: _Update) -> None:
         g, exp_avg, v = self._moments(p, g, u)

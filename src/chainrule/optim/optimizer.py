@@ -94,6 +94,7 @@ class Optimizer:
         tracer = grad_mode.tracer if grad_mode.extended else None
         with no_grad():
             for index, group in enumerate(self.param_groups):
+                traced = []  # (p, p's state, what its update branched on)
                 for p in group["params"]:
                     if p.grad is None:
                         continue
@@ -121,13 +122,16 @@ class Optimizer:
                         tracer.settle_after(functools.partial(_traced_step_tensors, refs))
                     # Traced by chainrule.compile: the numbers are computed in Python at each
                     # replay (a scheduler may change lr between steps; a step count grows);
-                    # what the update branched on is checked before it.
-                    where = (self, p, state, index, group, self._layout(p, state, group))
-                    tracer.guard((id(self), id(p)), functools.partial(_same_layout, where))
+                    # what the update branched on is checked before it (one guard a group).
+                    traced.append((p, state, self._layout(p, state, group)))
                     numbers = tracer.host(self._scalars, (state, group), pairs)
                     self._update(pairs, g, _Update(state, group, tuple(numbers), traced=True))
                     if pairs is not p:
                         p[...] = _from_pairs(pairs)
+                if traced:
+                    key = (id(self), index, *[id(entry[0]) for entry in traced])
+                    where = (self, index, group, tuple(traced))
+                    tracer.guard(key, functools.partial(_same_layouts, where))
         if lazy:
             # On a lazy library (Dask) each update is a task graph on top of the last one:
             # left lazy, step k would carry the graphs of all k steps. Settled, the next step
@@ -267,18 +271,19 @@ def _copied(v: Any) -> Any:
     return ops.asarray(v, copy=True) if v.__class__ is Tensor else v
 
 
-def _same_layout(where: tuple, leaves: Any) -> bool:
-    """compile's guard on a traced step, `where` = (optimizer, p, p's state, group index,
-    group, layout): p's state and group are still those it updated (not replaced by
-    load_state_dict), and its update branches as it did."""
-    opt, p, state, index, group, layout = where
+def _same_layouts(where: tuple, leaves: Any) -> bool:
+    """compile's guard on a traced step of a parameter group, `where` = (optimizer, group
+    index, group, ((p, p's state, layout), ...)): the group and each p's state are still
+    those it updated (not replaced by load_state_dict), and each update branches as it did."""
+    opt, index, group, traced = where
     groups = opt.param_groups
-    return (
-        opt.state.get(p) is state
-        and index < len(groups)
-        and groups[index] is group
-        and opt._layout(p, state, group) == layout
-    )
+    if index >= len(groups) or groups[index] is not group:
+        return False
+    states, layout = opt.state, opt._layout
+    for p, state, was in traced:
+        if states.get(p) is not state or layout(p, state, group) != was:
+            return False
+    return True
 
 
 class _Update:
