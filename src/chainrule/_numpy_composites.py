@@ -49,9 +49,9 @@ def _filled(like, shape, value):
 
 
 def _beside(like, value):
-    """value as a tensor of like's array library (Python data converted there, not by the
-    default library)."""
-    if value.__class__ is Tensor or _backend.is_array(value):
+    """value as a tensor of like's array library (Python data and NumPy scalars converted
+    there, not by the default library)."""
+    if value.__class__ is Tensor or _backend.is_array(value) and not isinstance(value, np.generic):
         return ops.asarray(value)
     return ops.asarray(like._xp.asarray(value))
 
