@@ -201,17 +201,64 @@ def _pair(v: int | Sequence[int], name: str) -> tuple[int, int]:
     return pair  # type: ignore[return-value]
 
 
+def _same_padding(kernel: Sequence[int], dilation: Sequence[int]) -> tuple[tuple[int, int], ...]:
+    """PyTorch's padding="same": per spatial axis, (before, after) zeros summing to
+    dilation (k - 1), the odd one after."""
+    totals = [d * (k - 1) for k, d in zip(kernel, dilation, strict=True)]
+    return tuple((t // 2, t - t // 2) for t in totals)
+
+
+def _zero_pad_after(x: Tensor, extra: Sequence[int]) -> Tensor:
+    """x (N, C, *spatial) with extra[i] zeros appended along spatial axis i."""
+    for axis, e in enumerate(extra, start=2):
+        if e:
+            shape = list(x.shape)
+            shape[axis] = e
+            x = ops.concat([x, ops.zeros(tuple(shape), dtype=x.dtype)], axis=axis)
+    return x
+
+
+def _conv_padding(
+    padding: int | Sequence[int] | str, stride: tuple[int, ...], kernel, dilation, name: str
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(symmetric padding, extra zeros after) per spatial axis, from an int, a tuple, "valid"
+    or "same"."""
+    n = len(kernel)
+    if isinstance(padding, str):
+        if padding == "valid":
+            return (0,) * n, (0,) * n
+        if padding != "same":
+            raise RuntimeError(f"Invalid padding string: {padding!r}")
+        if any(s != 1 for s in stride):
+            raise RuntimeError("padding='same' is not supported for strided convolutions")
+        same = _same_padding(kernel, dilation)
+        return tuple(b for b, _ in same), tuple(a - b for b, a in same)
+    return _tuple(padding, n, "padding", name), (0,) * n
+
+
+def _tuple(v: int | Sequence[int], n: int, what: str, name: str) -> tuple[int, ...]:
+    out = (v,) * n if isinstance(v, int) else tuple(v)
+    if len(out) != n or not all(isinstance(k, int) for k in out):
+        raise TypeError(f"{name}: {what} must be an int or {n} ints, got {v!r}")
+    return out
+
+
 def conv2d(
     x: Tensor,
     weight: Tensor,
     bias: Tensor | None = None,
     stride: int | Sequence[int] = 1,
-    padding: int | Sequence[int] = 0,
+    padding: int | Sequence[int] | str = 0,
+    dilation: int | Sequence[int] = 1,
+    groups: int = 1,
 ) -> Tensor:
-    """2-D cross-correlation (PyTorch's conv2d, groups=1, no dilation) of x (N, C, H, W), or
-    (C, H, W) for one image, with weight (O, C, kh, kw), then + bias (O,): output (N, O, Ho,
-    Wo), Ho = (H + 2 pad_h - kh) // stride_h + 1. `stride` and `padding` (zeros) are ints or
-    (height, width) pairs. One primitive, differentiable to any order."""
+    """2-D cross-correlation (PyTorch's conv2d) of x (N, C, H, W), or (C, H, W) for one image,
+    with weight (O, C / groups, kh, kw), then + bias (O,): output (N, O, Ho, Wo), Ho = (H + 2
+    pad_h - dil_h (kh - 1) - 1) // stride_h + 1. `stride`, `padding` (zeros) and `dilation`
+    are ints or (height, width) pairs; padding may be "valid" (none) or "same" (stride 1
+    only; an odd total puts the extra zero after, as PyTorch). `groups` splits the input and
+    output channels into that many independent convolutions. One primitive per group,
+    differentiable to any order."""
     x, weight = as_tensor(x), as_tensor(weight)
     single = x.ndim == 3
     if single:
@@ -221,27 +268,50 @@ def conv2d(
             "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: "
             f"{list(x.shape)}"
         )
-    if weight.ndim != 4 or weight.shape[1] != x.shape[1]:
+    if not isinstance(groups, int) or groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if weight.ndim != 4 or weight.shape[1] * groups != x.shape[1]:
         raise RuntimeError(
-            f"Given groups=1, weight of size {list(weight.shape)}, expected input"
-            f"{list(x.shape)} to have {weight.shape[1] if weight.ndim == 4 else '?'} "
+            f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
+            f"{list(x.shape)} to have "
+            f"{weight.shape[1] * groups if weight.ndim == 4 else '?'} "
             f"channels, but got {x.shape[1]} channels instead"
         )
-    stride, padding = _pair(stride, "stride"), _pair(padding, "padding")
+    if weight.shape[0] % groups:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension "
+            f"0, but got weight of size {list(weight.shape)} instead"
+        )
+    stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
     if min(stride) <= 0:
         raise RuntimeError("non-positive stride is not supported")
+    if min(dilation) <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
+    kh, kw = weight.shape[2:]
+    padding, after = _conv_padding(padding, stride, (kh, kw), dilation, "conv2d")
     if min(padding) < 0:
         raise RuntimeError("negative padding is not supported")
-    kh, kw = weight.shape[2:]
+    x = _zero_pad_after(x, after)
     h, w = x.shape[2:]
     hp, wp = h + 2 * padding[0], w + 2 * padding[1]
-    if hp < kh or wp < kw:
+    eh, ew = dilation[0] * (kh - 1) + 1, dilation[1] * (kw - 1) + 1
+    if hp < eh or wp < ew:
         raise RuntimeError(
             f"Calculated padded input size per channel: ({hp} x {wp}). Kernel size: "
-            f"({kh} x {kw}). Kernel size can't be greater than actual input size"
+            f"({eh} x {ew}). Kernel size can't be greater than actual input size"
         )
-    p = (stride, padding, (kh, kw), (h, w), x._data.dtype)
-    out = OPS["conv2d"]((x, weight), p)
+    p = (stride, padding, (kh, kw), (h, w), x._data.dtype, dilation)
+    if groups == 1:
+        out = OPS["conv2d"]((x, weight), p)
+    else:
+        cin, cout = x.shape[1] // groups, weight.shape[0] // groups
+        out = ops.concat(
+            [
+                OPS["conv2d"]((x[:, g * cin : (g + 1) * cin], weight[g * cout : (g + 1) * cout]), p)
+                for g in range(groups)
+            ],
+            axis=1,
+        )
     if bias is not None:
         out = out + ops.reshape(bias, (1, -1, 1, 1))
     return out[0] if single else out
@@ -252,20 +322,29 @@ def conv1d(
     weight: Tensor,
     bias: Tensor | None = None,
     stride: int | Sequence[int] = 1,
-    padding: int | Sequence[int] = 0,
+    padding: int | Sequence[int] | str = 0,
+    dilation: int | Sequence[int] = 1,
+    groups: int = 1,
 ) -> Tensor:
-    """1-D cross-correlation of x (N, C, L), or (C, L), with weight (O, C, k), then + bias:
-    conv2d on a height of 1."""
+    """1-D cross-correlation of x (N, C, L), or (C, L), with weight (O, C / groups, k), then +
+    bias: conv2d on a height of 1, with the same stride, padding, dilation and groups."""
     x, weight = as_tensor(x), as_tensor(weight)
     if x.ndim not in (2, 3) or weight.ndim != 3:
         raise RuntimeError(
             "Expected 2D (unbatched) or 3D (batched) input to conv1d and a 3D weight, but got "
             f"input of size: {list(x.shape)} and weight of size {list(weight.shape)}"
         )
-    (s,) = (stride,) if isinstance(stride, int) else tuple(stride)
-    (pad,) = (padding,) if isinstance(padding, int) else tuple(padding)
+    (s,) = _tuple(stride, 1, "stride", "conv1d")
+    (d,) = _tuple(dilation, 1, "dilation", "conv1d")
+    pad = padding if isinstance(padding, str) else (0, *_tuple(padding, 1, "padding", "conv1d"))
     out = conv2d(
-        ops.expand_dims(x, axis=-2), ops.expand_dims(weight, axis=-2), bias, (1, s), (0, pad)
+        ops.expand_dims(x, axis=-2),
+        ops.expand_dims(weight, axis=-2),
+        bias,
+        (1, s),
+        pad,
+        (1, d),
+        groups,
     )
     return ops.squeeze(out, axis=-2)
 

@@ -92,8 +92,9 @@ class Linear(Module):
 
 class Conv2d(Module):
     """2-D convolution (cross-correlation) of NCHW input by a weight (out_channels,
-    in_channels, kh, kw), with stride and zero padding; weight and bias start uniform in
-    +-1/sqrt(in_channels kh kw)."""
+    in_channels / groups, kh, kw), with stride, zero padding (ints, "valid" or "same"),
+    dilation and groups (see functional.conv2d); weight and bias start uniform in
+    +-1/sqrt(in_channels / groups kh kw)."""
 
     def __init__(
         self,
@@ -101,34 +102,84 @@ class Conv2d(Module):
         out_channels: int,
         kernel_size: int | Sequence[int],
         stride: int | Sequence[int] = 1,
-        padding: int | Sequence[int] = 0,
+        padding: int | Sequence[int] | str = 0,
+        dilation: int | Sequence[int] = 1,
+        groups: int = 1,
         bias: bool = True,
+        padding_mode: str = "zeros",
         *,
         dtype: Any = None,
     ) -> None:
         super().__init__()
+        kernel = F._pair(kernel_size, "kernel_size")
+        _check_conv_options(in_channels, out_channels, groups, padding, stride, padding_mode)
         self.in_channels = in_channels
         self.out_channels = out_channels
-        self.kernel_size = F._pair(kernel_size, "kernel_size")
+        self.kernel_size = kernel
         self.stride = F._pair(stride, "stride")
-        self.padding = F._pair(padding, "padding")
+        self.padding = padding if isinstance(padding, str) else F._pair(padding, "padding")
+        self.dilation = F._pair(dilation, "dilation")
+        self.groups = groups
+        self.padding_mode = padding_mode
         kh, kw = self.kernel_size
-        shape = (out_channels, in_channels, kh, kw)
-        _weight_and_bias(self, shape, in_channels * kh * kw, bias, dtype)
+        shape = (out_channels, in_channels // groups, kh, kw)
+        _weight_and_bias(self, shape, in_channels // groups * kh * kw, bias, dtype)
 
     def forward(self, x: Tensor) -> Tensor:
         """The convolution of x (N, C, H, W)."""
-        return F.conv2d(x, self.weight, self.bias, stride=self.stride, padding=self.padding)
+        return F.conv2d(
+            x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
+        )
 
     if TYPE_CHECKING:
         __call__ = forward
 
     def extra_repr(self) -> str:
-        """Channels, kernel size, stride and padding."""
+        """Channels, kernel size, stride and padding; dilation and groups where not 1."""
         return (
             f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-            f"stride={self.stride}, padding={self.padding}, bias={self.bias is not None}"
+            f"stride={self.stride}, padding={self.padding}{_conv_extra_repr(self)}, "
+            f"bias={self.bias is not None}"
         )
+
+
+def _check_conv_options(
+    in_channels: int, out_channels: int, groups: int, padding, stride, padding_mode: str
+) -> None:
+    """PyTorch's checks of a convolution layer's options, with its wording."""
+    if groups <= 0:
+        raise ValueError("groups must be a positive integer")
+    if in_channels % groups:
+        raise ValueError("in_channels must be divisible by groups")
+    if out_channels % groups:
+        raise ValueError("out_channels must be divisible by groups")
+    if isinstance(padding, str):
+        if padding not in ("valid", "same"):
+            raise ValueError(
+                f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}"
+            )
+        strides = (stride,) if isinstance(stride, int) else tuple(stride)
+        if padding == "same" and any(s != 1 for s in strides):
+            raise ValueError("padding='same' is not supported for strided convolutions")
+    if padding_mode in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(
+            f"padding_mode={padding_mode!r} is not implemented in chainrule; only 'zeros' is"
+        )
+    if padding_mode != "zeros":
+        raise ValueError(
+            "padding_mode must be one of {'zeros', 'replicate', 'reflect', 'circular'}, but "
+            f"got padding_mode='{padding_mode}'"
+        )
+
+
+def _conv_extra_repr(layer: Module) -> str:
+    """ ", dilation=..., groups=..." for the options a convolution layer sets away from 1."""
+    out = ""
+    if any(d != 1 for d in layer.dilation):
+        out += f", dilation={layer.dilation}"
+    if layer.groups != 1:
+        out += f", groups={layer.groups}"
+    return out
 
 
 class Sequential(Module):
@@ -488,41 +539,54 @@ class BatchNorm2d(_BatchNorm):
 
 class Conv1d(Module):
     """1-D convolution (cross-correlation) of (N, C, L) input by a weight (out_channels,
-    in_channels, k), with stride and zero padding; weight and bias start uniform in
-    +-1/sqrt(in_channels k)."""
+    in_channels / groups, k), with stride, zero padding (an int, "valid" or "same"),
+    dilation and groups (see functional.conv1d); weight and bias start uniform in
+    +-1/sqrt(in_channels / groups k)."""
 
     def __init__(
         self,
         in_channels: int,
         out_channels: int,
-        kernel_size: int,
-        stride: int = 1,
-        padding: int = 0,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int] = 1,
+        padding: int | Sequence[int] | str = 0,
+        dilation: int | Sequence[int] = 1,
+        groups: int = 1,
         bias: bool = True,
+        padding_mode: str = "zeros",
         *,
         dtype: Any = None,
     ) -> None:
         super().__init__()
+        _check_conv_options(in_channels, out_channels, groups, padding, stride, padding_mode)
         self.in_channels = in_channels
         self.out_channels = out_channels
-        self.kernel_size = kernel_size
-        self.stride = stride
-        self.padding = padding
-        shape = (out_channels, in_channels, kernel_size)
-        _weight_and_bias(self, shape, in_channels * kernel_size, bias, dtype)
+        self.kernel_size = F._tuple(kernel_size, 1, "kernel_size", "Conv1d")
+        self.stride = F._tuple(stride, 1, "stride", "Conv1d")
+        self.padding = (
+            padding if isinstance(padding, str) else F._tuple(padding, 1, "padding", "Conv1d")
+        )
+        self.dilation = F._tuple(dilation, 1, "dilation", "Conv1d")
+        self.groups = groups
+        self.padding_mode = padding_mode
+        shape = (out_channels, in_channels // groups, *self.kernel_size)
+        _weight_and_bias(self, shape, in_channels // groups * self.kernel_size[0], bias, dtype)
 
     def forward(self, x: Tensor) -> Tensor:
         """The convolution of x (N, C, L)."""
-        return F.conv1d(x, self.weight, self.bias, self.stride, self.padding)
+        return F.conv1d(
+            x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
+        )
 
     if TYPE_CHECKING:
         __call__ = forward
 
     def extra_repr(self) -> str:
-        """Channels, kernel size, stride and padding."""
+        """Channels, kernel size, stride and padding; dilation and groups where not 1."""
         return (
-            f"{self.in_channels}, {self.out_channels}, kernel_size=({self.kernel_size},), "
-            f"stride=({self.stride},), padding=({self.padding},), bias={self.bias is not None}"
+            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+            f"stride={self.stride}, padding={self.padding}{_conv_extra_repr(self)}, "
+            f"bias={self.bias is not None}"
         )
 
 
