@@ -349,26 +349,57 @@ def conv1d(
     return ops.squeeze(out, axis=-2)
 
 
+def _pool_size(n: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
+    """PyTorch's pooled length of n: with ceil_mode a last, partial window is kept if it
+    starts inside the input or its left padding."""
+    span = n + 2 * p - d * (k - 1) - 1
+    out = (-(-span // s) if ceil_mode else span // s) + 1
+    if ceil_mode and (out - 1) * s >= n + p:
+        out -= 1
+    return out
+
+
+def _pad_axis(x: Tensor, axis: int, before: int, after: int, value) -> Tensor:
+    """x with `before` and `after` slices of `value` around it along `axis` (2 or 3)."""
+    if not before and not after:
+        return x
+    shape = list(x.shape)
+    parts = []
+    for length in (before, after):
+        shape[axis] = length
+        parts.append(ops.full(tuple(shape), value, dtype=x.dtype))
+    return ops.concat([parts[0], x, parts[1]], axis=axis)
+
+
 def _windows(
-    x: Tensor, kernel: tuple[int, int], stride: tuple[int, int], padding: tuple[int, int], fill
+    x: Tensor,
+    kernel: tuple[int, int],
+    stride: tuple[int, int],
+    padding: tuple[int, int],
+    fill,
+    ceil_mode: bool = False,
+    dilation: tuple[int, int] = (1, 1),
+    overhang=None,
 ) -> list[Tensor]:
     """The kernel's views of x (N, C, H, W), one (N, C, Ho, Wo) tensor per kernel position
-    (row-major), after padding with `fill`."""
-    (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
-    if ph > kh // 2 or pw > kw // 2:
+    (row-major), after padding with `fill`, and, under ceil_mode, past the padding where the
+    last window overhangs it, with `overhang` (default: `fill`)."""
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
+    if ph > (dh * (kh - 1) + 1) // 2 or pw > (dw * (kw - 1) + 1) // 2:
         raise RuntimeError("pad should be at most half of effective kernel size")
-    if ph or pw:
-        n, c, h, w = x.shape
-        rows = ops.full((n, c, ph, w), fill, dtype=x.dtype)
-        x = ops.concat([rows, x, rows], axis=2)
-        cols = ops.full((n, c, h + 2 * ph, pw), fill, dtype=x.dtype)
-        x = ops.concat([cols, x, cols], axis=3)
     h, w = x.shape[2:]
-    ho, wo = (h - kh) // sh + 1, (w - kw) // sw + 1
+    ho = _pool_size(h, kh, sh, ph, dh, ceil_mode)
+    wo = _pool_size(w, kw, sw, pw, dw, ceil_mode)
     if ho <= 0 or wo <= 0:
         raise RuntimeError(f"Output size is too small: input {h}x{w}, kernel {kh}x{kw}")
+    overhang = fill if overhang is None else overhang
+    extra_h = max(0, (ho - 1) * sh + dh * (kh - 1) + 1 - h - 2 * ph)
+    extra_w = max(0, (wo - 1) * sw + dw * (kw - 1) + 1 - w - 2 * pw)
+    # the overhang last, so that it spans the padding too
+    x = _pad_axis(_pad_axis(x, 2, ph, ph, fill), 3, pw, pw, fill)
+    x = _pad_axis(_pad_axis(x, 2, 0, extra_h, overhang), 3, 0, extra_w, overhang)
     return [
-        x[:, :, i : i + sh * (ho - 1) + 1 : sh, j : j + sw * (wo - 1) + 1 : sw]
+        x[:, :, i * dh : i * dh + sh * (ho - 1) + 1 : sh, j * dw : j * dw + sw * (wo - 1) + 1 : sw]
         for i in range(kh)
         for j in range(kw)
     ]
@@ -378,7 +409,11 @@ def _pool_args(x: Tensor, kernel_size, stride, padding, name: str) -> tuple:
     if x.ndim not in (3, 4):
         raise RuntimeError(f"{name}: expected 3D or 4D input, got {x.ndim}D")
     kernel = _pair(kernel_size, "kernel_size")
-    return kernel, kernel if stride is None else _pair(stride, "stride"), _pair(padding, "padding")
+    if stride is None or (not isinstance(stride, int) and len(stride) == 0):
+        step = kernel
+    else:
+        step = _pair(stride, "stride")
+    return kernel, step, _pair(padding, "padding")
 
 
 def max_pool2d(
@@ -386,16 +421,26 @@ def max_pool2d(
     kernel_size: int | Sequence[int],
     stride: int | Sequence[int] | None = None,
     padding: int | Sequence[int] = 0,
+    dilation: int | Sequence[int] = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
 ) -> Tensor:
     """The maximum of each kernel window of x (N, C, H, W) or (C, H, W); stride defaults to
-    the kernel size; padding counts as -inf. The gradient goes to the first maximum of each
-    window (row-major), as PyTorch's."""
+    the kernel size; padding counts as -inf; `dilation` spaces the window's elements;
+    `ceil_mode` keeps a last, partial window (PyTorch's rule). The gradient goes to the first
+    maximum of each window (row-major), as PyTorch's."""
+    if return_indices:
+        raise NotImplementedError("max_pool2d: return_indices=True is not implemented")
     x = as_tensor(x)
     kernel, step, pad = _pool_args(x, kernel_size, stride, padding, "max_pool2d")
+    dilation = _pair(dilation, "dilation")
+    if min(dilation) <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
     single = x.ndim == 3
     if single:
         x = ops.expand_dims(x, axis=0)
-    stacked = ops.stack(_windows(x, kernel, step, pad, -math.inf), axis=-1)
+    windows = _windows(x, kernel, step, pad, -math.inf, ceil_mode, dilation)
+    stacked = ops.stack(windows, axis=-1)
     first = ops.argmax(stacked, axis=-1, keepdims=True)
     out = ops.squeeze(ops.take_along_axis(stacked, first, axis=-1), axis=-1)
     return out[0] if single else out
@@ -406,20 +451,46 @@ def avg_pool2d(
     kernel_size: int | Sequence[int],
     stride: int | Sequence[int] | None = None,
     padding: int | Sequence[int] = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
 ) -> Tensor:
     """The mean of each kernel window of x (N, C, H, W) or (C, H, W); stride defaults to the
-    kernel size; padding counts as zeros in the mean (PyTorch's count_include_pad)."""
+    kernel size. As PyTorch's: the divisor counts the window's elements inside the padded
+    input (count_include_pad, the default) or inside x only, or is `divisor_override`;
+    `ceil_mode` keeps a last, partial window, whose overhang past the padding never counts."""
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
     x = as_tensor(x)
     kernel, step, pad = _pool_args(x, kernel_size, stride, padding, "avg_pool2d")
     single = x.ndim == 3
     if single:
         x = ops.expand_dims(x, axis=0)
-    windows = _windows(x, kernel, step, pad, 0.0)
+    windows = _windows(x, kernel, step, pad, 0.0, ceil_mode)
     total = windows[0]
     for w in windows[1:]:
         total = total + w
-    out = total / len(windows)
+    if divisor_override is not None:
+        out = total / divisor_override
+    elif not ceil_mode and (count_include_pad or pad == (0, 0)):
+        out = total / len(windows)
+    else:
+        out = total / _window_counts(x, kernel, step, pad, ceil_mode, count_include_pad)
     return out[0] if single else out
+
+
+def _window_counts(
+    x: Tensor, kernel, stride, padding, ceil_mode: bool, count_include_pad: bool
+) -> Tensor:
+    """(1, 1, Ho, Wo): how many elements of each window lie in x, or in padded x where
+    count_include_pad; a constant, with no gradient."""
+    ones = ops.ones((1, 1, *x.shape[2:]), dtype=x.dtype)
+    pad_counts = 1.0 if count_include_pad else 0.0
+    counts = _windows(ones, kernel, stride, padding, pad_counts, ceil_mode, overhang=0.0)
+    total = counts[0]
+    for c in counts[1:]:
+        total = total + c
+    return total
 
 
 def _adaptive_mean(x: Tensor, size: int, axis: int) -> Tensor:

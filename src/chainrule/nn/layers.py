@@ -591,9 +591,13 @@ class Conv1d(Module):
 
 
 class _Pool2d(Module):
-    """Pooling of each kernel window by the class's function `pool`."""
+    """Pooling of each kernel window by the class's function `pool`, with the keyword
+    options `options` (PyTorch's names) after kernel_size, stride and padding; the repr
+    shows those of them in `shown`, as PyTorch's."""
 
     pool: staticmethod[..., Tensor]
+    options: tuple[str, ...]
+    shown: tuple[str, ...]
 
     def __init__(
         self,
@@ -607,12 +611,16 @@ class _Pool2d(Module):
         self.padding = padding
 
     def extra_repr(self) -> str:
-        """Kernel size, stride and padding."""
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+        """Kernel size, stride, padding and the options."""
+        options = "".join(f", {name}={getattr(self, name)}" for name in self.shown)
+        return (
+            f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}{options}"
+        )
 
     def forward(self, x: Tensor) -> Tensor:
         """The pooled x."""
-        return self.pool(x, self.kernel_size, self.stride, self.padding)
+        options = {name: getattr(self, name) for name in self.options}
+        return self.pool(x, self.kernel_size, self.stride, self.padding, **options)
 
     if TYPE_CHECKING:
         __call__ = forward
@@ -622,12 +630,44 @@ class MaxPool2d(_Pool2d):
     """The maximum of each kernel window (see functional.max_pool2d)."""
 
     pool = staticmethod(F.max_pool2d)
+    options = shown = ("dilation", "ceil_mode")
+
+    def __init__(
+        self,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int] | None = None,
+        padding: int | Sequence[int] = 0,
+        dilation: int | Sequence[int] = 1,
+        return_indices: bool = False,
+        ceil_mode: bool = False,
+    ) -> None:
+        if return_indices:
+            raise NotImplementedError("MaxPool2d: return_indices=True is not implemented")
+        super().__init__(kernel_size, stride, padding)
+        self.dilation = dilation
+        self.ceil_mode = ceil_mode
 
 
 class AvgPool2d(_Pool2d):
     """The mean of each kernel window (see functional.avg_pool2d)."""
 
     pool = staticmethod(F.avg_pool2d)
+    options = ("ceil_mode", "count_include_pad", "divisor_override")
+    shown = ()
+
+    def __init__(
+        self,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int] | None = None,
+        padding: int | Sequence[int] = 0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+        divisor_override: int | None = None,
+    ) -> None:
+        super().__init__(kernel_size, stride, padding)
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+        self.divisor_override = divisor_override
 
 
 class AdaptiveAvgPool2d(Module):
