@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from .. import _namespace as ops
+from .. import linalg
 from .. import random as _random
 from .._batching import Batched, every_sample
 from .._mode import grad_mode
@@ -39,6 +40,7 @@ __all__ = [
     "batch_norm",
     "dropout",
     "one_hot",
+    "embedding",
     "mse_loss",
     "nll_loss",
     "cross_entropy",
@@ -612,6 +614,45 @@ def dropout(
         return out
     x[...] = out
     return x
+
+
+def _renorm_rows(weight: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> None:
+    """PyTorch's embedding_renorm_: each row of weight that indices look up, of norm_type
+    norm above max_norm, scaled in place (no gradient) by max_norm / (norm + 1e-7). One
+    write of the whole table (every backend can make it; the other rows are scaled by
+    exactly 1)."""
+    with no_grad():
+        looked_up = ops.isin(ops.arange(weight.shape[0], dtype=indices.dtype), indices)
+        norms = linalg.vector_norm(weight, ord=norm_type, axis=-1, keepdims=True)
+        over = ops.expand_dims(looked_up, axis=-1) & (norms > max_norm)
+        weight[...] = weight * ops.where(over, max_norm / (norms + 1e-7), ops.ones_like(norms))
+
+
+def embedding(
+    indices: Tensor,
+    weight: Tensor,
+    padding_idx: int | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> Tensor:
+    """weight[indices], of shape indices.shape + (embedding_dim,). As PyTorch's: the lookups
+    of padding_idx send no gradient to its row; with max_norm, the rows looked up whose
+    norm_type norm exceeds it are first scaled down to it, in place in weight."""
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding: scale_grad_by_freq and sparse are not implemented")
+    indices = ops.asarray(indices)
+    flat_indices = ops.reshape(indices, (-1,))
+    if max_norm is not None:
+        _renorm_rows(weight, flat_indices, max_norm, norm_type)
+    flat = ops.take(weight, flat_indices, axis=0)
+    if padding_idx is not None:
+        if padding_idx < 0:
+            padding_idx += weight.shape[0]
+        padding = ops.expand_dims(flat_indices == padding_idx, axis=-1)
+        flat = ops.where(padding, flat.detach(), flat)
+    return ops.reshape(flat, indices.shape + (weight.shape[-1],))
 
 
 def one_hot(x: Tensor, /, num_classes: int = -1) -> Tensor:

@@ -386,17 +386,26 @@ class LayerNorm(Module):
 class Embedding(Module):
     """A lookup table: integer indices of any shape -> rows of `weight` (num_embeddings,
     embedding_dim), which starts standard normal; the row `padding_idx` (if given; negative
-    counts from the end) starts at zeros and gets no gradient, as PyTorch's."""
+    counts from the end) starts at zeros and gets no gradient; with `max_norm`, each call
+    first scales the rows it looks up down to that norm_type norm, in place, as PyTorch's."""
 
     def __init__(
         self,
         num_embeddings: int,
         embedding_dim: int,
         padding_idx: int | None = None,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
         *,
         dtype: Any = None,
     ) -> None:
         super().__init__()
+        if scale_grad_by_freq or sparse:
+            raise NotImplementedError(
+                "Embedding: scale_grad_by_freq and sparse are not implemented"
+            )
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
                 raise AssertionError("Padding_idx must be within num_embeddings")
@@ -404,29 +413,31 @@ class Embedding(Module):
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
         self.padding_idx = padding_idx
+        self.max_norm = max_norm
+        self.norm_type = norm_type
         self.weight = Parameter(_random.randn(num_embeddings, embedding_dim, dtype=dtype))
         if padding_idx is not None:
             with no_grad():
                 self.weight[padding_idx] = 0.0
 
     def forward(self, indices: Tensor) -> Tensor:
-        """weight[indices], of shape indices.shape + (embedding_dim,); the lookups of
-        padding_idx send no gradient to its row."""
-        indices = ops.asarray(indices)
-        flat_indices = ops.reshape(indices, (-1,))
-        flat = ops.take(self.weight, flat_indices, axis=0)
-        if self.padding_idx is not None:
-            padding = ops.expand_dims(flat_indices == self.padding_idx, axis=-1)
-            flat = ops.where(padding, flat.detach(), flat)
-        return ops.reshape(flat, indices.shape + (self.embedding_dim,))
+        """weight[indices], of shape indices.shape + (embedding_dim,) (see
+        functional.embedding)."""
+        return F.embedding(indices, self.weight, self.padding_idx, self.max_norm, self.norm_type)
 
     if TYPE_CHECKING:
         __call__ = forward
 
     def extra_repr(self) -> str:
-        """Table size, and padding_idx where given."""
-        padding = "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"
-        return f"{self.num_embeddings}, {self.embedding_dim}{padding}"
+        """Table size, and padding_idx, max_norm and norm_type where given."""
+        out = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            out += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            out += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            out += f", norm_type={self.norm_type}"
+        return out
 
 
 class Flatten(Module):
