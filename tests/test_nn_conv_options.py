@@ -8,12 +8,15 @@ import pathlib
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import chainrule as cr
 import chainrule.nn.functional as F
 from chainrule import nn
-from conftest import N, T
-from helpers import check_grads, leaf
+from chainrule.autograd import gradcheck
+from conftest import N, T, examples
+from helpers import arrays, check_grads, leaf
 
 RECORD = json.loads(
     (pathlib.Path(__file__).parent / "fixtures" / "conv_pool_torch.json").read_text()
@@ -53,6 +56,50 @@ def test_conv1d_same_with_groups_has_first_and_second_derivatives():
     rng = np.random.default_rng(6)
     x, w = leaf(rng.normal(size=(2, 4, 6))), leaf(rng.normal(size=(2, 2, 4)))
     check_grads(lambda x, w: F.conv1d(x, w, padding="same", dilation=2, groups=2), x, w)
+
+
+@st.composite
+def _grouped_dilated_conv(draw):
+    groups, cin, cout = draw(st.integers(1, 2)), draw(st.integers(1, 2)), draw(st.integers(1, 2))
+    kh, kw = draw(st.integers(1, 3)), draw(st.integers(1, 2))
+    dh, dw = draw(st.integers(1, 2)), draw(st.integers(1, 3))
+    same = draw(st.booleans())
+    h = draw(st.integers(1 if same else dh * (kh - 1) + 1, 5))
+    w = draw(st.integers(1 if same else dw * (kw - 1) + 1, 5))
+    x = draw(arrays((1, groups * cin, h, w)))
+    weight = draw(arrays((groups * cout, cin, kh, kw)))
+    kwargs = {"dilation": (dh, dw), "groups": groups, "padding": "same" if same else 0}
+    return x, weight, kwargs
+
+
+@examples(10)
+@given(_grouped_dilated_conv())
+def test_conv2d_groups_dilation_same_against_the_composition_and_in_forward_mode(case):
+    x, weight, kwargs = case
+    groups, (dh, dw) = kwargs["groups"], kwargs["dilation"]
+    kh, kw = weight.shape[2:]
+    # the composition: each group's convolution by the zero-filled (dilated) kernel, after
+    # padding by hand as PyTorch's "same" does (the odd zero after)
+    spread = np.zeros((*weight.shape[:2], dh * (kh - 1) + 1, dw * (kw - 1) + 1))
+    spread[:, :, ::dh, ::dw] = weight
+    padded = x
+    if kwargs["padding"] == "same":
+        th, tw = dh * (kh - 1), dw * (kw - 1)
+        padded = np.pad(x, ((0, 0), (0, 0), (th // 2, th - th // 2), (tw // 2, tw - tw // 2)))
+    cin, cout = x.shape[1] // groups, weight.shape[0] // groups
+    parts = [
+        N(F.conv2d(T(padded[:, g * cin : (g + 1) * cin]), T(spread[g * cout : (g + 1) * cout])))
+        for g in range(groups)
+    ]
+    np.testing.assert_allclose(
+        N(F.conv2d(T(x), T(weight), **kwargs)), np.concatenate(parts, axis=1), atol=1e-12
+    )
+    assert gradcheck(
+        lambda a, b: F.conv2d(a, b, **kwargs),
+        (leaf(x), leaf(weight)),
+        check_forward_ad=True,
+        check_backward_ad=False,
+    )
 
 
 def test_conv2d_dilated_equals_the_convolution_by_the_zero_filled_kernel():
