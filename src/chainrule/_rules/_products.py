@@ -71,11 +71,12 @@ binary(
 
 # ----------------------------------------------------------------------------- convolution
 # conv2d((x, w), p): the cross-correlation of x (N, C, H, W) with w (O, C, kh, kw), with
-# p = ((stride_h, stride_w), (pad_h, pad_w), (kh, kw), (H, W), x's dtype): im2col by strided
-# slices of the zero-padded input (a loop over the kernel's offsets, never over pixels) and
-# one matrix product. The VJPs are the transposed products; x's sends w^T g back through the
-# same windows: each offset's slice is getitem's adjoint, index_add, into the padded shape,
-# summed and cropped. Padding is a concat, so that it records on tensors.
+# p = ((stride_h, stride_w), (pad_h, pad_w), (kh, kw), (H, W), x's dtype, (dil_h, dil_w)):
+# kernel offset (i, j) meets the padded input (i dil_h, j dil_w) past each window's corner.
+# im2col by strided slices of the zero-padded input (a loop over the kernel's offsets, never
+# over pixels) and one matrix product. The VJPs are the transposed products; x's sends w^T g
+# back through the same windows: each offset's slice is getitem's adjoint, index_add, into
+# the padded shape, summed and cropped. Padding is a concat, so that it records on tensors.
 
 
 def _conv_pad(xp, x, ph, pw):
@@ -92,15 +93,17 @@ def _conv_pad(xp, x, ph, pw):
 def _conv_output_size(p, h: int, w: int) -> tuple[int, int]:
     """(Ho, Wo) of conv2d with parameters p for an input of height h and width w."""
     (sh, sw), (ph, pw), (kh, kw) = p[:3]
-    return (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
+    dh, dw = p[5]
+    return (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1, (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
 
 
 def _conv_windows(p, h, w):
     """For each kernel offset (i, j), the key of the padded input's elements it meets."""
     (sh, sw), _, (kh, kw) = p[:3]
+    dh, dw = p[5]
     ho, wo = _conv_output_size(p, h, w)
-    rows = [slice(i, i + sh * (ho - 1) + 1, sh) for i in range(kh)]
-    cols = [slice(j, j + sw * (wo - 1) + 1, sw) for j in range(kw)]
+    rows = [slice(i * dh, i * dh + sh * (ho - 1) + 1, sh) for i in range(kh)]
+    cols = [slice(j * dw, j * dw + sw * (wo - 1) + 1, sw) for j in range(kw)]
     return [(slice(None), slice(None), r, c) for r in rows for c in cols]
 
 

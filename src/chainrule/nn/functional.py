@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from .. import _namespace as ops
+from .. import linalg
 from .. import random as _random
 from .._batching import Batched, every_sample
 from .._mode import grad_mode
@@ -39,6 +40,7 @@ __all__ = [
     "batch_norm",
     "dropout",
     "one_hot",
+    "embedding",
     "mse_loss",
     "nll_loss",
     "cross_entropy",
@@ -201,17 +203,64 @@ def _pair(v: int | Sequence[int], name: str) -> tuple[int, int]:
     return pair  # type: ignore[return-value]
 
 
+def _same_padding(kernel: Sequence[int], dilation: Sequence[int]) -> tuple[tuple[int, int], ...]:
+    """PyTorch's padding="same": per spatial axis, (before, after) zeros summing to
+    dilation (k - 1), the odd one after."""
+    totals = [d * (k - 1) for k, d in zip(kernel, dilation, strict=True)]
+    return tuple((t // 2, t - t // 2) for t in totals)
+
+
+def _zero_pad_after(x: Tensor, extra: Sequence[int]) -> Tensor:
+    """x (N, C, *spatial) with extra[i] zeros appended along spatial axis i."""
+    for axis, e in enumerate(extra, start=2):
+        if e:
+            shape = list(x.shape)
+            shape[axis] = e
+            x = ops.concat([x, ops.zeros(tuple(shape), dtype=x.dtype)], axis=axis)
+    return x
+
+
+def _conv_padding(
+    padding: int | Sequence[int] | str, stride: tuple[int, ...], kernel, dilation, name: str
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(symmetric padding, extra zeros after) per spatial axis, from an int, a tuple, "valid"
+    or "same"."""
+    n = len(kernel)
+    if isinstance(padding, str):
+        if padding == "valid":
+            return (0,) * n, (0,) * n
+        if padding != "same":
+            raise RuntimeError(f"Invalid padding string: {padding!r}")
+        if any(s != 1 for s in stride):
+            raise RuntimeError("padding='same' is not supported for strided convolutions")
+        same = _same_padding(kernel, dilation)
+        return tuple(b for b, _ in same), tuple(a - b for b, a in same)
+    return _tuple(padding, n, "padding", name), (0,) * n
+
+
+def _tuple(v: int | Sequence[int], n: int, what: str, name: str) -> tuple[int, ...]:
+    out = (v,) * n if isinstance(v, int) else tuple(v)
+    if len(out) != n or not all(isinstance(k, int) for k in out):
+        raise TypeError(f"{name}: {what} must be an int or {n} ints, got {v!r}")
+    return out
+
+
 def conv2d(
     x: Tensor,
     weight: Tensor,
     bias: Tensor | None = None,
     stride: int | Sequence[int] = 1,
-    padding: int | Sequence[int] = 0,
+    padding: int | Sequence[int] | str = 0,
+    dilation: int | Sequence[int] = 1,
+    groups: int = 1,
 ) -> Tensor:
-    """2-D cross-correlation (PyTorch's conv2d, groups=1, no dilation) of x (N, C, H, W), or
-    (C, H, W) for one image, with weight (O, C, kh, kw), then + bias (O,): output (N, O, Ho,
-    Wo), Ho = (H + 2 pad_h - kh) // stride_h + 1. `stride` and `padding` (zeros) are ints or
-    (height, width) pairs. One primitive, differentiable to any order."""
+    """2-D cross-correlation (PyTorch's conv2d) of x (N, C, H, W), or (C, H, W) for one image,
+    with weight (O, C / groups, kh, kw), then + bias (O,): output (N, O, Ho, Wo), Ho = (H + 2
+    pad_h - dil_h (kh - 1) - 1) // stride_h + 1. `stride`, `padding` (zeros) and `dilation`
+    are ints or (height, width) pairs; padding may be "valid" (none) or "same" (stride 1
+    only; an odd total puts the extra zero after, as PyTorch). `groups` splits the input and
+    output channels into that many independent convolutions. One primitive per group,
+    differentiable to any order."""
     x, weight = as_tensor(x), as_tensor(weight)
     single = x.ndim == 3
     if single:
@@ -221,27 +270,50 @@ def conv2d(
             "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: "
             f"{list(x.shape)}"
         )
-    if weight.ndim != 4 or weight.shape[1] != x.shape[1]:
+    if not isinstance(groups, int) or groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if weight.ndim != 4 or weight.shape[1] * groups != x.shape[1]:
         raise RuntimeError(
-            f"Given groups=1, weight of size {list(weight.shape)}, expected input"
-            f"{list(x.shape)} to have {weight.shape[1] if weight.ndim == 4 else '?'} "
+            f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
+            f"{list(x.shape)} to have "
+            f"{weight.shape[1] * groups if weight.ndim == 4 else '?'} "
             f"channels, but got {x.shape[1]} channels instead"
         )
-    stride, padding = _pair(stride, "stride"), _pair(padding, "padding")
+    if weight.shape[0] % groups:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension "
+            f"0, but got weight of size {list(weight.shape)} instead"
+        )
+    stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
     if min(stride) <= 0:
         raise RuntimeError("non-positive stride is not supported")
+    if min(dilation) <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
+    kh, kw = weight.shape[2:]
+    padding, after = _conv_padding(padding, stride, (kh, kw), dilation, "conv2d")
     if min(padding) < 0:
         raise RuntimeError("negative padding is not supported")
-    kh, kw = weight.shape[2:]
+    x = _zero_pad_after(x, after)
     h, w = x.shape[2:]
     hp, wp = h + 2 * padding[0], w + 2 * padding[1]
-    if hp < kh or wp < kw:
+    eh, ew = dilation[0] * (kh - 1) + 1, dilation[1] * (kw - 1) + 1
+    if hp < eh or wp < ew:
         raise RuntimeError(
             f"Calculated padded input size per channel: ({hp} x {wp}). Kernel size: "
-            f"({kh} x {kw}). Kernel size can't be greater than actual input size"
+            f"({eh} x {ew}). Kernel size can't be greater than actual input size"
         )
-    p = (stride, padding, (kh, kw), (h, w), x._data.dtype)
-    out = OPS["conv2d"]((x, weight), p)
+    p = (stride, padding, (kh, kw), (h, w), x._data.dtype, dilation)
+    if groups == 1:
+        out = OPS["conv2d"]((x, weight), p)
+    else:
+        cin, cout = x.shape[1] // groups, weight.shape[0] // groups
+        out = ops.concat(
+            [
+                OPS["conv2d"]((x[:, g * cin : (g + 1) * cin], weight[g * cout : (g + 1) * cout]), p)
+                for g in range(groups)
+            ],
+            axis=1,
+        )
     if bias is not None:
         out = out + ops.reshape(bias, (1, -1, 1, 1))
     return out[0] if single else out
@@ -252,44 +324,84 @@ def conv1d(
     weight: Tensor,
     bias: Tensor | None = None,
     stride: int | Sequence[int] = 1,
-    padding: int | Sequence[int] = 0,
+    padding: int | Sequence[int] | str = 0,
+    dilation: int | Sequence[int] = 1,
+    groups: int = 1,
 ) -> Tensor:
-    """1-D cross-correlation of x (N, C, L), or (C, L), with weight (O, C, k), then + bias:
-    conv2d on a height of 1."""
+    """1-D cross-correlation of x (N, C, L), or (C, L), with weight (O, C / groups, k), then +
+    bias: conv2d on a height of 1, with the same stride, padding, dilation and groups."""
     x, weight = as_tensor(x), as_tensor(weight)
     if x.ndim not in (2, 3) or weight.ndim != 3:
         raise RuntimeError(
             "Expected 2D (unbatched) or 3D (batched) input to conv1d and a 3D weight, but got "
             f"input of size: {list(x.shape)} and weight of size {list(weight.shape)}"
         )
-    (s,) = (stride,) if isinstance(stride, int) else tuple(stride)
-    (pad,) = (padding,) if isinstance(padding, int) else tuple(padding)
+    (s,) = _tuple(stride, 1, "stride", "conv1d")
+    (d,) = _tuple(dilation, 1, "dilation", "conv1d")
+    pad = padding if isinstance(padding, str) else (0, *_tuple(padding, 1, "padding", "conv1d"))
     out = conv2d(
-        ops.expand_dims(x, axis=-2), ops.expand_dims(weight, axis=-2), bias, (1, s), (0, pad)
+        ops.expand_dims(x, axis=-2),
+        ops.expand_dims(weight, axis=-2),
+        bias,
+        (1, s),
+        pad,
+        (1, d),
+        groups,
     )
     return ops.squeeze(out, axis=-2)
 
 
+def _pool_size(n: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
+    """PyTorch's pooled length of n: with ceil_mode a last, partial window is kept if it
+    starts inside the input or its left padding."""
+    span = n + 2 * p - d * (k - 1) - 1
+    out = (-(-span // s) if ceil_mode else span // s) + 1
+    if ceil_mode and (out - 1) * s >= n + p:
+        out -= 1
+    return out
+
+
+def _pad_axis(x: Tensor, axis: int, before: int, after: int, value) -> Tensor:
+    """x with `before` and `after` slices of `value` around it along `axis` (2 or 3)."""
+    if not before and not after:
+        return x
+    shape = list(x.shape)
+    parts = []
+    for length in (before, after):
+        shape[axis] = length
+        parts.append(ops.full(tuple(shape), value, dtype=x.dtype))
+    return ops.concat([parts[0], x, parts[1]], axis=axis)
+
+
 def _windows(
-    x: Tensor, kernel: tuple[int, int], stride: tuple[int, int], padding: tuple[int, int], fill
+    x: Tensor,
+    kernel: tuple[int, int],
+    stride: tuple[int, int],
+    padding: tuple[int, int],
+    fill,
+    ceil_mode: bool = False,
+    dilation: tuple[int, int] = (1, 1),
+    overhang=None,
 ) -> list[Tensor]:
     """The kernel's views of x (N, C, H, W), one (N, C, Ho, Wo) tensor per kernel position
-    (row-major), after padding with `fill`."""
-    (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
-    if ph > kh // 2 or pw > kw // 2:
+    (row-major), after padding with `fill`, and, under ceil_mode, past the padding where the
+    last window overhangs it, with `overhang` (default: `fill`)."""
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
+    if ph > (dh * (kh - 1) + 1) // 2 or pw > (dw * (kw - 1) + 1) // 2:
         raise RuntimeError("pad should be at most half of effective kernel size")
-    if ph or pw:
-        n, c, h, w = x.shape
-        rows = ops.full((n, c, ph, w), fill, dtype=x.dtype)
-        x = ops.concat([rows, x, rows], axis=2)
-        cols = ops.full((n, c, h + 2 * ph, pw), fill, dtype=x.dtype)
-        x = ops.concat([cols, x, cols], axis=3)
     h, w = x.shape[2:]
-    ho, wo = (h - kh) // sh + 1, (w - kw) // sw + 1
+    ho = _pool_size(h, kh, sh, ph, dh, ceil_mode)
+    wo = _pool_size(w, kw, sw, pw, dw, ceil_mode)
     if ho <= 0 or wo <= 0:
         raise RuntimeError(f"Output size is too small: input {h}x{w}, kernel {kh}x{kw}")
+    overhang = fill if overhang is None else overhang
+    extra_h = max(0, (ho - 1) * sh + dh * (kh - 1) + 1 - h - 2 * ph)
+    extra_w = max(0, (wo - 1) * sw + dw * (kw - 1) + 1 - w - 2 * pw)
+    # the overhang last, so that it spans the padding too
+    x = _pad_axis(_pad_axis(x, 2, ph, ph, fill), 3, pw, pw, fill)
+    x = _pad_axis(_pad_axis(x, 2, 0, extra_h, overhang), 3, 0, extra_w, overhang)
     return [
-        x[:, :, i : i + sh * (ho - 1) + 1 : sh, j : j + sw * (wo - 1) + 1 : sw]
+        x[:, :, i * dh : i * dh + sh * (ho - 1) + 1 : sh, j * dw : j * dw + sw * (wo - 1) + 1 : sw]
         for i in range(kh)
         for j in range(kw)
     ]
@@ -299,7 +411,11 @@ def _pool_args(x: Tensor, kernel_size, stride, padding, name: str) -> tuple:
     if x.ndim not in (3, 4):
         raise RuntimeError(f"{name}: expected 3D or 4D input, got {x.ndim}D")
     kernel = _pair(kernel_size, "kernel_size")
-    return kernel, kernel if stride is None else _pair(stride, "stride"), _pair(padding, "padding")
+    if stride is None or (not isinstance(stride, int) and len(stride) == 0):
+        step = kernel
+    else:
+        step = _pair(stride, "stride")
+    return kernel, step, _pair(padding, "padding")
 
 
 def max_pool2d(
@@ -307,16 +423,26 @@ def max_pool2d(
     kernel_size: int | Sequence[int],
     stride: int | Sequence[int] | None = None,
     padding: int | Sequence[int] = 0,
+    dilation: int | Sequence[int] = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
 ) -> Tensor:
     """The maximum of each kernel window of x (N, C, H, W) or (C, H, W); stride defaults to
-    the kernel size; padding counts as -inf. The gradient goes to the first maximum of each
-    window (row-major), as PyTorch's."""
+    the kernel size; padding counts as -inf; `dilation` spaces the window's elements;
+    `ceil_mode` keeps a last, partial window (PyTorch's rule). The gradient goes to the first
+    maximum of each window (row-major), as PyTorch's."""
+    if return_indices:
+        raise NotImplementedError("max_pool2d: return_indices=True is not implemented")
     x = as_tensor(x)
     kernel, step, pad = _pool_args(x, kernel_size, stride, padding, "max_pool2d")
+    dilation = _pair(dilation, "dilation")
+    if min(dilation) <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
     single = x.ndim == 3
     if single:
         x = ops.expand_dims(x, axis=0)
-    stacked = ops.stack(_windows(x, kernel, step, pad, -math.inf), axis=-1)
+    windows = _windows(x, kernel, step, pad, -math.inf, ceil_mode, dilation)
+    stacked = ops.stack(windows, axis=-1)
     first = ops.argmax(stacked, axis=-1, keepdims=True)
     out = ops.squeeze(ops.take_along_axis(stacked, first, axis=-1), axis=-1)
     return out[0] if single else out
@@ -327,20 +453,46 @@ def avg_pool2d(
     kernel_size: int | Sequence[int],
     stride: int | Sequence[int] | None = None,
     padding: int | Sequence[int] = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
 ) -> Tensor:
     """The mean of each kernel window of x (N, C, H, W) or (C, H, W); stride defaults to the
-    kernel size; padding counts as zeros in the mean (PyTorch's count_include_pad)."""
+    kernel size. As PyTorch's: the divisor counts the window's elements inside the padded
+    input (count_include_pad, the default) or inside x only, or is `divisor_override`;
+    `ceil_mode` keeps a last, partial window, whose overhang past the padding never counts."""
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
     x = as_tensor(x)
     kernel, step, pad = _pool_args(x, kernel_size, stride, padding, "avg_pool2d")
     single = x.ndim == 3
     if single:
         x = ops.expand_dims(x, axis=0)
-    windows = _windows(x, kernel, step, pad, 0.0)
+    windows = _windows(x, kernel, step, pad, 0.0, ceil_mode)
     total = windows[0]
     for w in windows[1:]:
         total = total + w
-    out = total / len(windows)
+    if divisor_override is not None:
+        out = total / divisor_override
+    elif not ceil_mode and (count_include_pad or pad == (0, 0)):
+        out = total / len(windows)
+    else:
+        out = total / _window_counts(x, kernel, step, pad, ceil_mode, count_include_pad)
     return out[0] if single else out
+
+
+def _window_counts(
+    x: Tensor, kernel, stride, padding, ceil_mode: bool, count_include_pad: bool
+) -> Tensor:
+    """(1, 1, Ho, Wo): how many elements of each window lie in x, or in padded x where
+    count_include_pad; a constant, with no gradient."""
+    ones = ops.ones((1, 1, *x.shape[2:]), dtype=x.dtype)
+    pad_counts = 1.0 if count_include_pad else 0.0
+    counts = _windows(ones, kernel, stride, padding, pad_counts, ceil_mode, overhang=0.0)
+    total = counts[0]
+    for c in counts[1:]:
+        total = total + c
+    return total
 
 
 def _adaptive_mean(x: Tensor, size: int, axis: int) -> Tensor:
@@ -462,6 +614,45 @@ def dropout(
         return out
     x[...] = out
     return x
+
+
+def _renorm_rows(weight: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> None:
+    """PyTorch's embedding_renorm_: each row of weight that indices look up, of norm_type
+    norm above max_norm, scaled in place (no gradient) by max_norm / (norm + 1e-7). One
+    write of the whole table (every backend can make it; the other rows are scaled by
+    exactly 1)."""
+    with no_grad():
+        looked_up = ops.isin(ops.arange(weight.shape[0], dtype=indices.dtype), indices)
+        norms = linalg.vector_norm(weight, ord=norm_type, axis=-1, keepdims=True)
+        over = ops.expand_dims(looked_up, axis=-1) & (norms > max_norm)
+        weight[...] = weight * ops.where(over, max_norm / (norms + 1e-7), ops.ones_like(norms))
+
+
+def embedding(
+    indices: Tensor,
+    weight: Tensor,
+    padding_idx: int | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> Tensor:
+    """weight[indices], of shape indices.shape + (embedding_dim,). As PyTorch's: the lookups
+    of padding_idx send no gradient to its row; with max_norm, the rows looked up whose
+    norm_type norm exceeds it are first scaled down to it, in place in weight."""
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding: scale_grad_by_freq and sparse are not implemented")
+    indices = ops.asarray(indices)
+    flat_indices = ops.reshape(indices, (-1,))
+    if max_norm is not None:
+        _renorm_rows(weight, flat_indices, max_norm, norm_type)
+    flat = ops.take(weight, flat_indices, axis=0)
+    if padding_idx is not None:
+        if padding_idx < 0:
+            padding_idx += weight.shape[0]
+        padding = ops.expand_dims(flat_indices == padding_idx, axis=-1)
+        flat = ops.where(padding, flat.detach(), flat)
+    return ops.reshape(flat, indices.shape + (weight.shape[-1],))
 
 
 def one_hot(x: Tensor, /, num_classes: int = -1) -> Tensor:

@@ -92,8 +92,9 @@ class Linear(Module):
 
 class Conv2d(Module):
     """2-D convolution (cross-correlation) of NCHW input by a weight (out_channels,
-    in_channels, kh, kw), with stride and zero padding; weight and bias start uniform in
-    +-1/sqrt(in_channels kh kw)."""
+    in_channels / groups, kh, kw), with stride, zero padding (ints, "valid" or "same"),
+    dilation and groups (see functional.conv2d); weight and bias start uniform in
+    +-1/sqrt(in_channels / groups kh kw)."""
 
     def __init__(
         self,
@@ -101,34 +102,84 @@ class Conv2d(Module):
         out_channels: int,
         kernel_size: int | Sequence[int],
         stride: int | Sequence[int] = 1,
-        padding: int | Sequence[int] = 0,
+        padding: int | Sequence[int] | str = 0,
+        dilation: int | Sequence[int] = 1,
+        groups: int = 1,
         bias: bool = True,
+        padding_mode: str = "zeros",
         *,
         dtype: Any = None,
     ) -> None:
         super().__init__()
+        kernel = F._pair(kernel_size, "kernel_size")
+        _check_conv_options(in_channels, out_channels, groups, padding, stride, padding_mode)
         self.in_channels = in_channels
         self.out_channels = out_channels
-        self.kernel_size = F._pair(kernel_size, "kernel_size")
+        self.kernel_size = kernel
         self.stride = F._pair(stride, "stride")
-        self.padding = F._pair(padding, "padding")
+        self.padding = padding if isinstance(padding, str) else F._pair(padding, "padding")
+        self.dilation = F._pair(dilation, "dilation")
+        self.groups = groups
+        self.padding_mode = padding_mode
         kh, kw = self.kernel_size
-        shape = (out_channels, in_channels, kh, kw)
-        _weight_and_bias(self, shape, in_channels * kh * kw, bias, dtype)
+        shape = (out_channels, in_channels // groups, kh, kw)
+        _weight_and_bias(self, shape, in_channels // groups * kh * kw, bias, dtype)
 
     def forward(self, x: Tensor) -> Tensor:
         """The convolution of x (N, C, H, W)."""
-        return F.conv2d(x, self.weight, self.bias, stride=self.stride, padding=self.padding)
+        return F.conv2d(
+            x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
+        )
 
     if TYPE_CHECKING:
         __call__ = forward
 
     def extra_repr(self) -> str:
-        """Channels, kernel size, stride and padding."""
+        """Channels, kernel size, stride and padding; dilation and groups where not 1."""
         return (
             f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-            f"stride={self.stride}, padding={self.padding}, bias={self.bias is not None}"
+            f"stride={self.stride}, padding={self.padding}{_conv_extra_repr(self)}, "
+            f"bias={self.bias is not None}"
         )
+
+
+def _check_conv_options(
+    in_channels: int, out_channels: int, groups: int, padding, stride, padding_mode: str
+) -> None:
+    """PyTorch's checks of a convolution layer's options, with its wording."""
+    if groups <= 0:
+        raise ValueError("groups must be a positive integer")
+    if in_channels % groups:
+        raise ValueError("in_channels must be divisible by groups")
+    if out_channels % groups:
+        raise ValueError("out_channels must be divisible by groups")
+    if isinstance(padding, str):
+        if padding not in ("valid", "same"):
+            raise ValueError(
+                f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}"
+            )
+        strides = (stride,) if isinstance(stride, int) else tuple(stride)
+        if padding == "same" and any(s != 1 for s in strides):
+            raise ValueError("padding='same' is not supported for strided convolutions")
+    if padding_mode in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(
+            f"padding_mode={padding_mode!r} is not implemented in chainrule; only 'zeros' is"
+        )
+    if padding_mode != "zeros":
+        raise ValueError(
+            "padding_mode must be one of {'zeros', 'replicate', 'reflect', 'circular'}, but "
+            f"got padding_mode='{padding_mode}'"
+        )
+
+
+def _conv_extra_repr(layer: Module) -> str:
+    """ ", dilation=..., groups=..." for the options a convolution layer sets away from 1."""
+    out = ""
+    if any(d != 1 for d in layer.dilation):
+        out += f", dilation={layer.dilation}"
+    if layer.groups != 1:
+        out += f", groups={layer.groups}"
+    return out
 
 
 class Sequential(Module):
@@ -335,17 +386,26 @@ class LayerNorm(Module):
 class Embedding(Module):
     """A lookup table: integer indices of any shape -> rows of `weight` (num_embeddings,
     embedding_dim), which starts standard normal; the row `padding_idx` (if given; negative
-    counts from the end) starts at zeros and gets no gradient, as PyTorch's."""
+    counts from the end) starts at zeros and gets no gradient; with `max_norm`, each call
+    first scales the rows it looks up down to that norm_type norm, in place, as PyTorch's."""
 
     def __init__(
         self,
         num_embeddings: int,
         embedding_dim: int,
         padding_idx: int | None = None,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
         *,
         dtype: Any = None,
     ) -> None:
         super().__init__()
+        if scale_grad_by_freq or sparse:
+            raise NotImplementedError(
+                "Embedding: scale_grad_by_freq and sparse are not implemented"
+            )
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
                 raise AssertionError("Padding_idx must be within num_embeddings")
@@ -353,29 +413,31 @@ class Embedding(Module):
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
         self.padding_idx = padding_idx
+        self.max_norm = max_norm
+        self.norm_type = norm_type
         self.weight = Parameter(_random.randn(num_embeddings, embedding_dim, dtype=dtype))
         if padding_idx is not None:
             with no_grad():
                 self.weight[padding_idx] = 0.0
 
     def forward(self, indices: Tensor) -> Tensor:
-        """weight[indices], of shape indices.shape + (embedding_dim,); the lookups of
-        padding_idx send no gradient to its row."""
-        indices = ops.asarray(indices)
-        flat_indices = ops.reshape(indices, (-1,))
-        flat = ops.take(self.weight, flat_indices, axis=0)
-        if self.padding_idx is not None:
-            padding = ops.expand_dims(flat_indices == self.padding_idx, axis=-1)
-            flat = ops.where(padding, flat.detach(), flat)
-        return ops.reshape(flat, indices.shape + (self.embedding_dim,))
+        """weight[indices], of shape indices.shape + (embedding_dim,) (see
+        functional.embedding)."""
+        return F.embedding(indices, self.weight, self.padding_idx, self.max_norm, self.norm_type)
 
     if TYPE_CHECKING:
         __call__ = forward
 
     def extra_repr(self) -> str:
-        """Table size, and padding_idx where given."""
-        padding = "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"
-        return f"{self.num_embeddings}, {self.embedding_dim}{padding}"
+        """Table size, and padding_idx, max_norm and norm_type where given."""
+        out = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            out += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            out += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            out += f", norm_type={self.norm_type}"
+        return out
 
 
 class Flatten(Module):
@@ -488,48 +550,65 @@ class BatchNorm2d(_BatchNorm):
 
 class Conv1d(Module):
     """1-D convolution (cross-correlation) of (N, C, L) input by a weight (out_channels,
-    in_channels, k), with stride and zero padding; weight and bias start uniform in
-    +-1/sqrt(in_channels k)."""
+    in_channels / groups, k), with stride, zero padding (an int, "valid" or "same"),
+    dilation and groups (see functional.conv1d); weight and bias start uniform in
+    +-1/sqrt(in_channels / groups k)."""
 
     def __init__(
         self,
         in_channels: int,
         out_channels: int,
-        kernel_size: int,
-        stride: int = 1,
-        padding: int = 0,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int] = 1,
+        padding: int | Sequence[int] | str = 0,
+        dilation: int | Sequence[int] = 1,
+        groups: int = 1,
         bias: bool = True,
+        padding_mode: str = "zeros",
         *,
         dtype: Any = None,
     ) -> None:
         super().__init__()
+        _check_conv_options(in_channels, out_channels, groups, padding, stride, padding_mode)
         self.in_channels = in_channels
         self.out_channels = out_channels
-        self.kernel_size = kernel_size
-        self.stride = stride
-        self.padding = padding
-        shape = (out_channels, in_channels, kernel_size)
-        _weight_and_bias(self, shape, in_channels * kernel_size, bias, dtype)
+        self.kernel_size = F._tuple(kernel_size, 1, "kernel_size", "Conv1d")
+        self.stride = F._tuple(stride, 1, "stride", "Conv1d")
+        self.padding = (
+            padding if isinstance(padding, str) else F._tuple(padding, 1, "padding", "Conv1d")
+        )
+        self.dilation = F._tuple(dilation, 1, "dilation", "Conv1d")
+        self.groups = groups
+        self.padding_mode = padding_mode
+        shape = (out_channels, in_channels // groups, *self.kernel_size)
+        _weight_and_bias(self, shape, in_channels // groups * self.kernel_size[0], bias, dtype)
 
     def forward(self, x: Tensor) -> Tensor:
         """The convolution of x (N, C, L)."""
-        return F.conv1d(x, self.weight, self.bias, self.stride, self.padding)
+        return F.conv1d(
+            x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
+        )
 
     if TYPE_CHECKING:
         __call__ = forward
 
     def extra_repr(self) -> str:
-        """Channels, kernel size, stride and padding."""
+        """Channels, kernel size, stride and padding; dilation and groups where not 1."""
         return (
-            f"{self.in_channels}, {self.out_channels}, kernel_size=({self.kernel_size},), "
-            f"stride=({self.stride},), padding=({self.padding},), bias={self.bias is not None}"
+            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+            f"stride={self.stride}, padding={self.padding}{_conv_extra_repr(self)}, "
+            f"bias={self.bias is not None}"
         )
 
 
 class _Pool2d(Module):
-    """Pooling of each kernel window by the class's function `pool`."""
+    """Pooling of each kernel window by the class's function `pool`, with the keyword
+    options `options` (PyTorch's names) after kernel_size, stride and padding; the repr
+    shows those of them in `shown`, as PyTorch's."""
 
     pool: staticmethod[..., Tensor]
+    options: tuple[str, ...]
+    shown: tuple[str, ...]
 
     def __init__(
         self,
@@ -543,12 +622,16 @@ class _Pool2d(Module):
         self.padding = padding
 
     def extra_repr(self) -> str:
-        """Kernel size, stride and padding."""
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+        """Kernel size, stride, padding and the options."""
+        options = "".join(f", {name}={getattr(self, name)}" for name in self.shown)
+        return (
+            f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}{options}"
+        )
 
     def forward(self, x: Tensor) -> Tensor:
         """The pooled x."""
-        return self.pool(x, self.kernel_size, self.stride, self.padding)
+        options = {name: getattr(self, name) for name in self.options}
+        return self.pool(x, self.kernel_size, self.stride, self.padding, **options)
 
     if TYPE_CHECKING:
         __call__ = forward
@@ -558,12 +641,44 @@ class MaxPool2d(_Pool2d):
     """The maximum of each kernel window (see functional.max_pool2d)."""
 
     pool = staticmethod(F.max_pool2d)
+    options = shown = ("dilation", "ceil_mode")
+
+    def __init__(
+        self,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int] | None = None,
+        padding: int | Sequence[int] = 0,
+        dilation: int | Sequence[int] = 1,
+        return_indices: bool = False,
+        ceil_mode: bool = False,
+    ) -> None:
+        if return_indices:
+            raise NotImplementedError("MaxPool2d: return_indices=True is not implemented")
+        super().__init__(kernel_size, stride, padding)
+        self.dilation = dilation
+        self.ceil_mode = ceil_mode
 
 
 class AvgPool2d(_Pool2d):
     """The mean of each kernel window (see functional.avg_pool2d)."""
 
     pool = staticmethod(F.avg_pool2d)
+    options = ("ceil_mode", "count_include_pad", "divisor_override")
+    shown = ()
+
+    def __init__(
+        self,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int] | None = None,
+        padding: int | Sequence[int] = 0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+        divisor_override: int | None = None,
+    ) -> None:
+        super().__init__(kernel_size, stride, padding)
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+        self.divisor_override = divisor_override
 
 
 class AdaptiveAvgPool2d(Module):

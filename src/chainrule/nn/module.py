@@ -113,6 +113,7 @@ class Module:
         object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
         object.__setattr__(self, "_forward_hooks", OrderedDict())
         object.__setattr__(self, "_backward_hooks", OrderedDict())
+        object.__setattr__(self, "_backward_pre_hooks", OrderedDict())
         object.__setattr__(self, "training", True)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
@@ -122,7 +123,12 @@ class Module:
         )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self._forward_pre_hooks or self._forward_hooks or self._backward_hooks:
+        if (
+            self._forward_pre_hooks
+            or self._forward_hooks
+            or self._backward_hooks
+            or self._backward_pre_hooks
+        ):
             return _call_with_hooks(self, args, kwargs)
         return self.forward(*args, **kwargs)
 
@@ -144,6 +150,18 @@ class Module:
         inputs); a tuple it returns replaces grad_input. grad_input has None for inputs that
         need no gradient. Returns a handle with remove()."""
         return HookHandle(self._backward_hooks, hook)
+
+    def register_full_backward_pre_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> HookHandle:
+        """Call `hook(module, grad_output)` when the gradients of the module's outputs (from
+        this call) have been computed, before those of its inputs; a tuple it returns
+        replaces grad_output (the full backward hooks then see the new one). `prepend` runs
+        it before the pre-hooks already registered. Returns a handle with remove()."""
+        handle = HookHandle(self._backward_pre_hooks, hook)
+        if prepend:
+            self._backward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
 
     # -- registration
 
@@ -554,8 +572,9 @@ class _HookInputs(Function):
 
 
 class _HookOutputs(Function):
-    """Identity on a hooked call's tensor outputs: its backward keeps their gradients (and
-    runs the hooks itself when no input needs a gradient)."""
+    """Identity on a hooked call's tensor outputs: its backward runs the backward pre-hooks on
+    their gradients and keeps what they give (and runs the backward hooks itself when no
+    input needs a gradient)."""
 
     @staticmethod
     def forward(ctx: FunctionCtx, state: _BackwardHookState, *outs: Tensor) -> tuple:
@@ -565,6 +584,16 @@ class _HookOutputs(Function):
     @staticmethod
     def backward(ctx: FunctionCtx, *grads: Tensor) -> tuple:
         state = ctx.state
+        for hook in list(state.module._backward_pre_hooks.values()):
+            result = hook(state.module, grads)
+            if result is not None:
+                result = tuple(result)
+                if len(result) != len(grads):
+                    raise RuntimeError(
+                        "Backward pre hook returned an invalid number of grad_output, got "
+                        f"{len(result)}, but expected {len(grads)}"
+                    )
+                grads = result
         state.grad_output = grads
         if state.n_inputs == 0:
             state.run((None,) * state.n_tensors)
@@ -579,11 +608,12 @@ def _call_with_hooks(module: Module, args: tuple, kwargs: dict) -> Any:
         if result is not None:
             args = result if isinstance(result, tuple) else (result,)
     state = None
-    if module._backward_hooks:
+    if module._backward_hooks or module._backward_pre_hooks:
         places = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
         tensors = sum(isinstance(a, Tensor) for a in args)
         state = _BackwardHookState(module, len(places), tensors)
-        if places:
+        # only full backward hooks need the inputs' gradients
+        if places and module._backward_hooks:
             wrapped = _HookInputs.apply(state, *(args[i] for i in places))
             args = list(args)
             for i, t in zip(places, wrapped):
