@@ -975,7 +975,8 @@ def asarray(
     """A tensor from a tensor, an array of any Array API library (wrapped as it is unless a
     copy or another dtype is asked for), or Python data. A copy of a tensor that requires grad
     is recorded (as PyTorch's clone): the gradient reaches `obj`. `requires_grad`, as in
-    PyTorch's asarray, makes the result a leaf that requires grad."""
+    PyTorch's asarray, makes the result a leaf that requires grad. A `device` of a library
+    (a torch.device, a JAX Device) makes the values that library's, on that device."""
     out = _asarray(obj, dtype, device, copy)
     if requires_grad:
         if out.requires_grad:
@@ -1002,6 +1003,8 @@ def _asarray(obj: Any, dtype: DTypeLike, device: Device, copy: builtins.bool | N
                 return _new(_backend.checked(obj), xp)  # refuses a dtype chainrule lacks
     else:
         xp = _backend.default_namespace()
+    if device is not None:
+        xp = _owner(device, xp)
     out = _new(_convert(xp, obj, dtype, copy, device), xp)
     _tensor.converted(obj, out, _converted, (dtype, copy, device))
     return out
@@ -1089,16 +1092,27 @@ def _check_elements(data: Any) -> None:
             )
 
 
+def _owner(device: Device, xp: Any) -> Any:
+    """The namespace that makes arrays on `device`: the library that owns it (a torch.device
+    is PyTorch's, whatever the data's library), else `xp` (a string such as "cpu")."""
+    owner = _backend.device_namespace(device)
+    return xp if owner is None else owner
+
+
 def _on(device: Device) -> dict:
     """The device keyword for a backend's creation function: passed on only when given."""
     return {} if device is None else {"device": device}
 
 
-def _default(dtype: DTypeLike, floating: builtins.bool = False) -> tuple[Any, Any]:
-    """The default backend, and the backend dtype for `dtype`; for None, the default floating
-    dtype where the result is `floating` and that default is not the backend's own (float64),
-    else None (the backend's choice)."""
+def _default(
+    dtype: DTypeLike, floating: builtins.bool = False, device: Device = None
+) -> tuple[Any, Any]:
+    """The default backend (or the library that owns `device`), and the backend dtype for
+    `dtype`; for None, the default floating dtype where the result is `floating` and that
+    default is not the backend's own (float64), else None (the backend's choice)."""
     xp = _backend.default_namespace()
+    if device is not None:
+        xp = _owner(device, xp)
     if dtype is None and floating and DEFAULT_FLOAT.real is not float64:
         dtype = DEFAULT_FLOAT.real
     return xp, _dtype(xp, dtype)
@@ -1133,21 +1147,21 @@ def _from_dlpack(xp: Any, a: Any, kwargs: dict) -> Any:
 def zeros(shape: Shape, *size: int, dtype: DTypeLike = None, device: Device = None) -> Tensor:
     """A new tensor of `shape` filled with zeros, in the default backend (the default floating
     dtype, float64 unless set_default_dtype changed it). `zeros(2, 3)` is `zeros((2, 3))`."""
-    xp, dt = _default(dtype, True)
+    xp, dt = _default(dtype, True, device)
     return _new(xp.zeros(_size(shape, size, "zeros"), dtype=dt, **_on(device)), xp)
 
 
 def ones(shape: Shape, *size: int, dtype: DTypeLike = None, device: Device = None) -> Tensor:
     """A new tensor of `shape` filled with ones, in the default backend (the default floating
     dtype unless `dtype`). `ones(2, 3)` is `ones((2, 3))`."""
-    xp, dt = _default(dtype, True)
+    xp, dt = _default(dtype, True, device)
     return _new(xp.ones(_size(shape, size, "ones"), dtype=dt, **_on(device)), xp)
 
 
 def empty(shape: Shape, *size: int, dtype: DTypeLike = None, device: Device = None) -> Tensor:
     """A new tensor of `shape` with unspecified values, in the default backend (the default
     floating dtype unless `dtype`). `empty(2, 3)` is `empty((2, 3))`."""
-    xp, dt = _default(dtype, True)
+    xp, dt = _default(dtype, True, device)
     return _new(xp.empty(_size(shape, size, "empty"), dtype=dt, **_on(device)), xp)
 
 
@@ -1156,7 +1170,7 @@ def full(
 ) -> Tensor:
     """A new tensor of `shape` filled with `fill_value`, in the default backend (a float
     `fill_value`: the default floating dtype unless `dtype`)."""
-    xp, dt = _default(dtype, isinstance(fill_value, builtins.float))
+    xp, dt = _default(dtype, isinstance(fill_value, builtins.float), device)
     return _new(xp.full(shape, fill_value, dtype=dt, **_on(device)), xp)
 
 
@@ -1172,7 +1186,7 @@ def arange(
     """Evenly spaced values in [start, stop) with spacing `step` (from 0 to start when stop
     is None), in the default backend; a leaf that needs no grad."""
     floating = builtins.any(isinstance(v, builtins.float) for v in (start, stop, step))
-    xp, dt = _default(dtype, floating)
+    xp, dt = _default(dtype, floating, device)
     return _new(xp.arange(start, stop, step, dtype=dt, **_on(device)), xp)
 
 
@@ -1189,7 +1203,7 @@ def linspace(
     """`num` evenly spaced values from start to stop (included if `endpoint`), in the
     default backend."""
     floating = not isinstance(start, builtins.complex) and not isinstance(stop, builtins.complex)
-    xp, dt = _default(dtype, floating)
+    xp, dt = _default(dtype, floating, device)
     return _new(xp.linspace(start, stop, num, dtype=dt, endpoint=endpoint, **_on(device)), xp)
 
 
@@ -1204,7 +1218,7 @@ def eye(
 ) -> Tensor:
     """A matrix of n_rows by n_cols (default: square) with ones on diagonal `k`, zeros
     elsewhere."""
-    xp, dt = _default(dtype, True)
+    xp, dt = _default(dtype, True, device)
     return _new(_backend.eye(xp, n_rows, n_cols, k, dtype=dt, **_on(device)), xp)
 
 
