@@ -103,3 +103,39 @@ def test_sklearn_randomized_pca_on_the_backend_under_test_matches_numpy():
         out = pca().fit_transform(T(x))
     assert isinstance(out, cr.Tensor)
     np.testing.assert_allclose(N(out), expected, atol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore:The given buffer is not writable")
+@pytest.mark.filterwarnings("ignore:You are comparing a array_api_strict dtype")
+@pytest.mark.parametrize("library", OWNING)
+def test_asarray_of_a_tensor_on_another_librarys_device_moves_its_values(library):
+    t = _stored_in(library)
+    source = T(VALUES)
+    out = cr.asarray(source, device=t.device, dtype=cr.float64 if library == "torch" else None)
+    assert _library(out) == library and out.device == t.device
+    np.testing.assert_array_equal(N(out), VALUES)
+    assert cr.asarray(t, device=t.device) is t  # already there: the tensor itself
+
+
+@pytest.mark.parametrize("library", OWNING)
+def test_asarray_refuses_to_move_a_tensor_that_requires_grad_to_another_library(library):
+    t = _stored_in(library)
+    if LIBRARY == library:
+        pytest.skip("the backend under test is that library: nothing moves")
+    x = T(VALUES, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="detach"):
+        cr.asarray(x, device=t.device)
+    with cr.no_grad():
+        assert _library(cr.asarray(x, device=t.device)) == library
+
+
+@pytest.mark.filterwarnings("ignore:The given buffer is not writable")
+@pytest.mark.filterwarnings("ignore:You are comparing a array_api_strict dtype")
+@pytest.mark.parametrize("library", OWNING)
+def test_compiled_asarray_onto_another_librarys_device_moves_each_calls_values(library):
+    device = _stored_in(library).device
+    f = cr.compile(lambda x: cr.asarray(x, device=device) * 2)
+    for values in (VALUES, VALUES + 1):
+        out = f(T(values))
+        assert _library(out) == library
+        np.testing.assert_array_equal(N(out), values * 2)

@@ -987,6 +987,11 @@ def asarray(
 
 def _asarray(obj: Any, dtype: DTypeLike, device: Device, copy: builtins.bool | None) -> Tensor:
     if obj.__class__ is Tensor:
+        owner = None if device is None else _backend.device_namespace(device)
+        if owner is not None and device != obj.device:
+            if _backend.library(owner) != _backend.library(obj._xp):
+                return _to_library(obj, owner, dtype, copy, device)
+            obj = obj.to_device(device)
         if dtype is not None and obj.dtype != _backend.from_backend_dtype(dtype):
             if copy is False:
                 raise ValueError("asarray: a cast to another dtype needs a copy, but copy=False")
@@ -1008,6 +1013,29 @@ def _asarray(obj: Any, dtype: DTypeLike, device: Device, copy: builtins.bool | N
     out = _new(_convert(xp, obj, dtype, copy, device), xp)
     _tensor.converted(obj, out, _converted, (dtype, copy, device))
     return out
+
+
+def _to_library(
+    obj: Tensor, xp: Any, dtype: DTypeLike, copy: builtins.bool | None, device: Device
+) -> Tensor:
+    """obj's values as an array of library `xp` on `device` (a device of that library):
+    refused, as to_device refuses it, where the move would have to be differentiated."""
+    if (obj.requires_grad and _tensor.grad_mode.enabled) or _tensor.dual(obj):
+        raise NotImplementedError(
+            "asarray: moving a tensor that requires grad to another library's device is not "
+            "differentiable yet; move tensor.detach() instead"
+        )
+    out = _new(_moved(xp, obj._data, (dtype, copy, device)), xp)
+    _tensor.converted(obj, out, _moved, (dtype, copy, device))
+    return out
+
+
+def _moved(xp: Any, a: Any, p: tuple) -> Any:
+    """_to_library's conversion, as compile's replay makes it again. A Dask array's values are
+    computed first (the move asks for them): not every library takes a Dask array."""
+    if _backend.is_lazy(a):
+        a = _backend.to_numpy(a)
+    return _converted(xp, a, p)
 
 
 def tensor(
