@@ -139,3 +139,14 @@ def test_compiled_asarray_onto_another_librarys_device_moves_each_calls_values(l
         out = f(T(values))
         assert _library(out) == library
         np.testing.assert_array_equal(N(out), values * 2)
+
+
+def test_asarray_onto_another_device_of_the_same_library_is_to_device():
+    xps = pytest.importorskip("array_api_strict")
+    other = xps.Device("device1")
+    t = cr.asarray(xps.asarray(VALUES))
+    moved = cr.asarray(t, device=other)
+    assert moved.device == other and t.device != other
+    np.testing.assert_array_equal(N(moved), VALUES)
+    with pytest.raises(NotImplementedError, match="detach"):
+        cr.asarray(t.requires_grad_(), device=other)
