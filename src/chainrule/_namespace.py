@@ -987,11 +987,12 @@ def asarray(
 
 def _asarray(obj: Any, dtype: DTypeLike, device: Device, copy: builtins.bool | None) -> Tensor:
     if obj.__class__ is Tensor:
-        owner = None if device is None else _backend.device_namespace(device)
-        if owner is not None and device != obj.device:
-            if _backend.library(owner) != _backend.library(obj._xp):
+        if device is not None and device != obj.device:
+            owner = _backend.device_namespace(device)  # None: "cpu", which names no library
+            if owner is not None and _backend.library(owner) != _backend.library(obj._xp):
                 return _to_library(obj, owner, dtype, copy, device)
-            obj = obj.to_device(device)
+            if owner is not None:
+                obj = obj.to_device(device)
         if dtype is not None and obj.dtype != _backend.from_backend_dtype(dtype):
             if copy is False:
                 raise ValueError("asarray: a cast to another dtype needs a copy, but copy=False")
