@@ -150,3 +150,24 @@ def test_asarray_onto_another_device_of_the_same_library_is_to_device():
     np.testing.assert_array_equal(N(moved), VALUES)
     with pytest.raises(NotImplementedError, match="detach"):
         cr.asarray(t.requires_grad_(), device=other)
+
+
+LIKE = {
+    "zeros_like": (lambda x, d: cr.zeros_like(x, device=d), np.zeros(3)),
+    "ones_like": (lambda x, d: cr.ones_like(x, device=d), np.ones(3)),
+    "empty_like": (lambda x, d: cr.empty_like(x, device=d), None),
+    "full_like": (lambda x, d: cr.full_like(x, 2.5, device=d), np.full(3, 2.5)),
+}
+
+
+@pytest.mark.parametrize("name", LIKE)
+@pytest.mark.parametrize("library", OWNING)
+def test_like_functions_on_another_librarys_device_make_values_there(library, name):
+    t = _stored_in(library)
+    make, expected = LIKE[name]
+    x = cr.asarray(VALUES) if LIBRARY == library else T(VALUES)  # of another library if any
+    out = make(x, t.device)
+    assert _library(out) == library and out.device == t.device and out.dtype == x.dtype
+    assert tuple(out.shape) == (3,)
+    if expected is not None:
+        np.testing.assert_array_equal(N(out), expected)

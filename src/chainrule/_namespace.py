@@ -1251,36 +1251,42 @@ def eye(
     return _new(_backend.eye(xp, n_rows, n_cols, k, dtype=dt, **_on(device)), xp)
 
 
-def zeros_like(x: ArrayLike, /, *, dtype: DTypeLike = None, device: Device = None) -> Tensor:
-    """A new tensor of zeros shaped like x (x's backend and dtype unless `dtype`); no
-    gradient."""
+def _like(x: ArrayLike, kind: str, fill: tuple, dtype: DTypeLike, device: Device) -> Tensor:
+    """`xp.<kind>_like(x)` in x's library, or `<kind>(x.shape)` in the library that owns
+    `device` where that is another one (x's dtype unless `dtype`)."""
     x = as_tensor(x)
-    return _new(x._xp.zeros_like(x._data, dtype=_dtype(x._xp, dtype), **_on(device)), x._xp)
+    xp = x._xp if device is None else _owner(device, x._xp)
+    if xp is x._xp:
+        make = getattr(xp, f"{kind}_like")
+        return _new(make(x._data, *fill, dtype=_dtype(xp, dtype), **_on(device)), xp)
+    dt = _dtype(xp, x.dtype if dtype is None else dtype)
+    return _new(getattr(xp, kind)(tuple(x.shape), *fill, dtype=dt, device=device), xp)
+
+
+def zeros_like(x: ArrayLike, /, *, dtype: DTypeLike = None, device: Device = None) -> Tensor:
+    """A new tensor of zeros shaped like x (x's backend and dtype unless `dtype`, or the
+    library that owns `device`); no gradient."""
+    return _like(x, "zeros", (), dtype, device)
 
 
 def ones_like(x: ArrayLike, /, *, dtype: DTypeLike = None, device: Device = None) -> Tensor:
-    """A new tensor of ones shaped like x (x's backend and dtype unless `dtype`); no
-    gradient."""
-    x = as_tensor(x)
-    return _new(x._xp.ones_like(x._data, dtype=_dtype(x._xp, dtype), **_on(device)), x._xp)
+    """A new tensor of ones shaped like x (x's backend and dtype unless `dtype`, or the
+    library that owns `device`); no gradient."""
+    return _like(x, "ones", (), dtype, device)
 
 
 def empty_like(x: ArrayLike, /, *, dtype: DTypeLike = None, device: Device = None) -> Tensor:
-    """A new tensor shaped like x (of x's backend and dtype unless `dtype`), values
-    unspecified."""
-    x = as_tensor(x)
-    return _new(x._xp.empty_like(x._data, dtype=_dtype(x._xp, dtype), **_on(device)), x._xp)
+    """A new tensor shaped like x (of x's backend and dtype unless `dtype`, or the library
+    that owns `device`), values unspecified."""
+    return _like(x, "empty", (), dtype, device)
 
 
 def full_like(
     x: ArrayLike, /, fill_value: Scalar, *, dtype: DTypeLike = None, device: Device = None
 ) -> Tensor:
-    """A new tensor shaped like x (x's backend and dtype unless `dtype`) filled with
-    `fill_value`."""
-    x = as_tensor(x)
-    return _new(
-        x._xp.full_like(x._data, fill_value, dtype=_dtype(x._xp, dtype), **_on(device)), x._xp
-    )
+    """A new tensor shaped like x (x's backend and dtype unless `dtype`, or the library that
+    owns `device`) filled with `fill_value`."""
+    return _like(x, "full", (fill_value,), dtype, device)
 
 
 def _triangle(x: ArrayLike, k: int, lower: builtins.bool) -> Tensor:
