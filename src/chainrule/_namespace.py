@@ -975,7 +975,8 @@ def asarray(
     """A tensor from a tensor, an array of any Array API library (wrapped as it is unless a
     copy or another dtype is asked for), or Python data. A copy of a tensor that requires grad
     is recorded (as PyTorch's clone): the gradient reaches `obj`. `requires_grad`, as in
-    PyTorch's asarray, makes the result a leaf that requires grad."""
+    PyTorch's asarray, makes the result a leaf that requires grad. A `device` of a library
+    (a torch.device, a JAX Device) makes the values that library's, on that device."""
     out = _asarray(obj, dtype, device, copy)
     if requires_grad:
         if out.requires_grad:
@@ -986,6 +987,12 @@ def asarray(
 
 def _asarray(obj: Any, dtype: DTypeLike, device: Device, copy: builtins.bool | None) -> Tensor:
     if obj.__class__ is Tensor:
+        if device is not None and device != obj.device:
+            owner = _backend.device_namespace(device)  # None: "cpu", which names no library
+            if owner is not None and _backend.library(owner) != _backend.library(obj._xp):
+                return _to_library(obj, owner, dtype, copy, device)
+            if owner is not None:
+                obj = obj.to_device(device)
         if dtype is not None and obj.dtype != _backend.from_backend_dtype(dtype):
             if copy is False:
                 raise ValueError("asarray: a cast to another dtype needs a copy, but copy=False")
@@ -1002,9 +1009,34 @@ def _asarray(obj: Any, dtype: DTypeLike, device: Device, copy: builtins.bool | N
                 return _new(_backend.checked(obj), xp)  # refuses a dtype chainrule lacks
     else:
         xp = _backend.default_namespace()
+    if device is not None:
+        xp = _owner(device, xp)
     out = _new(_convert(xp, obj, dtype, copy, device), xp)
     _tensor.converted(obj, out, _converted, (dtype, copy, device))
     return out
+
+
+def _to_library(
+    obj: Tensor, xp: Any, dtype: DTypeLike, copy: builtins.bool | None, device: Device
+) -> Tensor:
+    """obj's values as an array of library `xp` on `device` (a device of that library):
+    refused, as to_device refuses it, where the move would have to be differentiated."""
+    if (obj.requires_grad and _tensor.grad_mode.enabled) or _tensor.dual(obj):
+        raise NotImplementedError(
+            "asarray: moving a tensor that requires grad to another library's device is not "
+            "differentiable yet; move tensor.detach() instead"
+        )
+    out = _new(_moved(xp, obj._data, (dtype, copy, device)), xp)
+    _tensor.converted(obj, out, _moved, (dtype, copy, device))
+    return out
+
+
+def _moved(xp: Any, a: Any, p: tuple) -> Any:
+    """_to_library's conversion, as compile's replay makes it again. A Dask array's values are
+    computed first (the move asks for them): not every library takes a Dask array."""
+    if _backend.is_lazy(a):
+        a = _backend.to_numpy(a)
+    return _converted(xp, a, p)
 
 
 def tensor(
@@ -1089,16 +1121,27 @@ def _check_elements(data: Any) -> None:
             )
 
 
+def _owner(device: Device, xp: Any) -> Any:
+    """The namespace that makes arrays on `device`: the library that owns it (a torch.device
+    is PyTorch's, whatever the data's library), else `xp` (a string such as "cpu")."""
+    owner = _backend.device_namespace(device)
+    return xp if owner is None else owner
+
+
 def _on(device: Device) -> dict:
     """The device keyword for a backend's creation function: passed on only when given."""
     return {} if device is None else {"device": device}
 
 
-def _default(dtype: DTypeLike, floating: builtins.bool = False) -> tuple[Any, Any]:
-    """The default backend, and the backend dtype for `dtype`; for None, the default floating
-    dtype where the result is `floating` and that default is not the backend's own (float64),
-    else None (the backend's choice)."""
+def _default(
+    dtype: DTypeLike, floating: builtins.bool = False, device: Device = None
+) -> tuple[Any, Any]:
+    """The default backend (or the library that owns `device`), and the backend dtype for
+    `dtype`; for None, the default floating dtype where the result is `floating` and that
+    default is not the backend's own (float64), else None (the backend's choice)."""
     xp = _backend.default_namespace()
+    if device is not None:
+        xp = _owner(device, xp)
     if dtype is None and floating and DEFAULT_FLOAT.real is not float64:
         dtype = DEFAULT_FLOAT.real
     return xp, _dtype(xp, dtype)
@@ -1133,21 +1176,21 @@ def _from_dlpack(xp: Any, a: Any, kwargs: dict) -> Any:
 def zeros(shape: Shape, *size: int, dtype: DTypeLike = None, device: Device = None) -> Tensor:
     """A new tensor of `shape` filled with zeros, in the default backend (the default floating
     dtype, float64 unless set_default_dtype changed it). `zeros(2, 3)` is `zeros((2, 3))`."""
-    xp, dt = _default(dtype, True)
+    xp, dt = _default(dtype, True, device)
     return _new(xp.zeros(_size(shape, size, "zeros"), dtype=dt, **_on(device)), xp)
 
 
 def ones(shape: Shape, *size: int, dtype: DTypeLike = None, device: Device = None) -> Tensor:
     """A new tensor of `shape` filled with ones, in the default backend (the default floating
     dtype unless `dtype`). `ones(2, 3)` is `ones((2, 3))`."""
-    xp, dt = _default(dtype, True)
+    xp, dt = _default(dtype, True, device)
     return _new(xp.ones(_size(shape, size, "ones"), dtype=dt, **_on(device)), xp)
 
 
 def empty(shape: Shape, *size: int, dtype: DTypeLike = None, device: Device = None) -> Tensor:
     """A new tensor of `shape` with unspecified values, in the default backend (the default
     floating dtype unless `dtype`). `empty(2, 3)` is `empty((2, 3))`."""
-    xp, dt = _default(dtype, True)
+    xp, dt = _default(dtype, True, device)
     return _new(xp.empty(_size(shape, size, "empty"), dtype=dt, **_on(device)), xp)
 
 
@@ -1156,7 +1199,7 @@ def full(
 ) -> Tensor:
     """A new tensor of `shape` filled with `fill_value`, in the default backend (a float
     `fill_value`: the default floating dtype unless `dtype`)."""
-    xp, dt = _default(dtype, isinstance(fill_value, builtins.float))
+    xp, dt = _default(dtype, isinstance(fill_value, builtins.float), device)
     return _new(xp.full(shape, fill_value, dtype=dt, **_on(device)), xp)
 
 
@@ -1172,7 +1215,7 @@ def arange(
     """Evenly spaced values in [start, stop) with spacing `step` (from 0 to start when stop
     is None), in the default backend; a leaf that needs no grad."""
     floating = builtins.any(isinstance(v, builtins.float) for v in (start, stop, step))
-    xp, dt = _default(dtype, floating)
+    xp, dt = _default(dtype, floating, device)
     return _new(xp.arange(start, stop, step, dtype=dt, **_on(device)), xp)
 
 
@@ -1189,7 +1232,7 @@ def linspace(
     """`num` evenly spaced values from start to stop (included if `endpoint`), in the
     default backend."""
     floating = not isinstance(start, builtins.complex) and not isinstance(stop, builtins.complex)
-    xp, dt = _default(dtype, floating)
+    xp, dt = _default(dtype, floating, device)
     return _new(xp.linspace(start, stop, num, dtype=dt, endpoint=endpoint, **_on(device)), xp)
 
 
@@ -1204,40 +1247,46 @@ def eye(
 ) -> Tensor:
     """A matrix of n_rows by n_cols (default: square) with ones on diagonal `k`, zeros
     elsewhere."""
-    xp, dt = _default(dtype, True)
+    xp, dt = _default(dtype, True, device)
     return _new(_backend.eye(xp, n_rows, n_cols, k, dtype=dt, **_on(device)), xp)
 
 
-def zeros_like(x: ArrayLike, /, *, dtype: DTypeLike = None, device: Device = None) -> Tensor:
-    """A new tensor of zeros shaped like x (x's backend and dtype unless `dtype`); no
-    gradient."""
+def _like(x: ArrayLike, kind: str, fill: tuple, dtype: DTypeLike, device: Device) -> Tensor:
+    """`xp.<kind>_like(x)` in x's library, or `<kind>(x.shape)` in the library that owns
+    `device` where that is another one (x's dtype unless `dtype`)."""
     x = as_tensor(x)
-    return _new(x._xp.zeros_like(x._data, dtype=_dtype(x._xp, dtype), **_on(device)), x._xp)
+    xp = x._xp if device is None else _owner(device, x._xp)
+    if xp is x._xp:
+        make = getattr(xp, f"{kind}_like")
+        return _new(make(x._data, *fill, dtype=_dtype(xp, dtype), **_on(device)), xp)
+    dt = _dtype(xp, x.dtype if dtype is None else dtype)
+    return _new(getattr(xp, kind)(tuple(x.shape), *fill, dtype=dt, device=device), xp)
+
+
+def zeros_like(x: ArrayLike, /, *, dtype: DTypeLike = None, device: Device = None) -> Tensor:
+    """A new tensor of zeros shaped like x (x's backend and dtype unless `dtype`, or the
+    library that owns `device`); no gradient."""
+    return _like(x, "zeros", (), dtype, device)
 
 
 def ones_like(x: ArrayLike, /, *, dtype: DTypeLike = None, device: Device = None) -> Tensor:
-    """A new tensor of ones shaped like x (x's backend and dtype unless `dtype`); no
-    gradient."""
-    x = as_tensor(x)
-    return _new(x._xp.ones_like(x._data, dtype=_dtype(x._xp, dtype), **_on(device)), x._xp)
+    """A new tensor of ones shaped like x (x's backend and dtype unless `dtype`, or the
+    library that owns `device`); no gradient."""
+    return _like(x, "ones", (), dtype, device)
 
 
 def empty_like(x: ArrayLike, /, *, dtype: DTypeLike = None, device: Device = None) -> Tensor:
-    """A new tensor shaped like x (of x's backend and dtype unless `dtype`), values
-    unspecified."""
-    x = as_tensor(x)
-    return _new(x._xp.empty_like(x._data, dtype=_dtype(x._xp, dtype), **_on(device)), x._xp)
+    """A new tensor shaped like x (of x's backend and dtype unless `dtype`, or the library
+    that owns `device`), values unspecified."""
+    return _like(x, "empty", (), dtype, device)
 
 
 def full_like(
     x: ArrayLike, /, fill_value: Scalar, *, dtype: DTypeLike = None, device: Device = None
 ) -> Tensor:
-    """A new tensor shaped like x (x's backend and dtype unless `dtype`) filled with
-    `fill_value`."""
-    x = as_tensor(x)
-    return _new(
-        x._xp.full_like(x._data, fill_value, dtype=_dtype(x._xp, dtype), **_on(device)), x._xp
-    )
+    """A new tensor shaped like x (x's backend and dtype unless `dtype`, or the library that
+    owns `device`) filled with `fill_value`."""
+    return _like(x, "full", (fill_value,), dtype, device)
 
 
 def _triangle(x: ArrayLike, k: int, lower: builtins.bool) -> Tensor:

@@ -168,6 +168,31 @@ def default_namespace():
     return _DEFAULT
 
 
+# The library that owns a device object, by the top module of the device's type: PyTorch's
+# torch.device, JAX's Device (jaxlib's), array-api-strict's Device, CuPy's cuda Device.
+_DEVICE_OWNERS = {
+    "torch": "torch",
+    "jaxlib": "jax",
+    "jax": "jax",
+    "array_api_strict": "array_api_strict",
+    "cupy": "cupy",
+}
+_device_namespaces: dict[type, object] = {str: None}
+
+
+def device_namespace(device):
+    """The namespace of the library that owns `device`, or None for a device that names no
+    one library (a string: NumPy's "cpu", which Dask's arrays report too). Looked up once per
+    device type; the library is imported already, since one of its devices exists."""
+    t = device.__class__
+    if t in _device_namespaces:
+        return _device_namespaces[t]
+    owner = _DEVICE_OWNERS.get(t.__module__.split(".")[0])
+    xp = None if owner is None else importlib.import_module(BACKENDS[owner][0])
+    _device_namespaces[t] = xp
+    return xp
+
+
 # ----------------------------------------------------------------------------- library names
 
 # First match wins: "jax.numpy" is JAX, "array_api_compat.dask.array" Dask; "vmap" is
