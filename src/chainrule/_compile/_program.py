@@ -11,6 +11,7 @@ import copy
 import sys
 import time
 from collections.abc import Callable
+from itertools import compress
 
 from .. import _backend, _inplace
 from .._node import (
@@ -493,15 +494,25 @@ def _in_place(rec: Recording, keep: list, last: list) -> dict[int, tuple]:
     if _SOLO is None:
         return {}
     values, kinds = rec.values, rec.kinds
-    # Arrays of tensors (an in-place write's result, .grad's array): never free to write.
-    held = {ins.out for ins in rec.code if ins.op == WRITE or ins.op == ACC}
+    # Arrays of tensors (an in-place write's result, .grad's array): never free to write;
+    # each is made before any instruction that reads it, so one forward pass meets it first.
+    held = set()
     # ADD has no namespace: its operands are NumPy's where every kernel runs in NumPy (not
-    # a copy run in vmap's namespace, see _in_namespace).
-    numpy = all(ins.xp is np for ins in rec.code if ins.op in KERNELS)
+    # a copy run in vmap's namespace, see _in_namespace); its finds are kept only then.
+    numpy = True
+    adds = []
     found: dict[int, tuple] = {}
     for i, ins in enumerate(rec.code):
         op = ins.op
-        if not keep[i]:
+        if op in KERNELS and ins.xp is not np:
+            numpy = False
+        if op == WRITE or op == ACC:
+            held.add(ins.out)
+        if not keep[i] or (op != FWD1 and op != FWD2 and op != ADD):
+            continue
+        # The result's size first: most results of a program of many operations are small.
+        res = values[ins.out]
+        if res.__class__ is not np.ndarray or res.ndim == 0 or res.nbytes < IN_PLACE_BYTES:
             continue
         if op == FWD1 or op == FWD2:
             ufunc = _UFUNCS.get(ins.fn)
@@ -510,12 +521,10 @@ def _in_place(rec: Recording, keep: list, last: list) -> dict[int, tuple]:
             xs = (ins.x,) if op == FWD1 else (ins.x, ins.y)
         elif op == ADD and numpy:
             ufunc, xs = np.add, (ins.a, ins.b)
+            adds.append(i)
             if any(values[x].__class__ is not np.ndarray for x in xs):
                 continue
         else:
-            continue
-        res = values[ins.out]
-        if res.__class__ is not np.ndarray or res.ndim == 0 or res.nbytes < IN_PLACE_BYTES:
             continue
         for s in xs:
             v = values[s]
@@ -531,6 +540,9 @@ def _in_place(rec: Recording, keep: list, last: list) -> dict[int, tuple]:
                     layout = (other, (w.shape, w.strides), (v.shape, v.strides))
             found[i] = (ufunc, xs, s, ins.out, layout)
             break
+    if not numpy:
+        for i in adds:
+            found.pop(i, None)
     return found
 
 
@@ -648,16 +660,26 @@ class _LoopPlan:
         ]
         self.hook_guards = [(self.tensor_place(ref), key) for ref, key in rec.hook_guards]
         self.hooked = any(key is not None for _, key in rec.hook_guards)
+        # The program: (opcode, instruction, slots to clear after it) per kept instruction;
+        # one with more to run than its fields (parameters to build, a tensor's place,
+        # numbers read, an in-place write) has opcode _SPECIAL or _IN_PLACE, and what it
+        # needs in place of the instruction.
         self.program = program = []
-        for i, ins in enumerate(rec.code):
-            if keep[i]:
-                op = ins.op
-                if i in inplace:
-                    program.append((_IN_PLACE, ins, None, frees[i], inplace[i]))
-                elif op in _PLAIN or op in _PARAMS and ins.p.__class__ is not Template:
-                    program.append((op, ins, None, frees[i], None))  # (most: no call)
-                else:
-                    program.append(self._instruction(ins, last, frees[i]))
+        append = program.append
+        plain, params = _PLAIN, _PARAMS
+        for ins, free in compress(zip(rec.code, frees), keep):
+            op = ins[0]
+            if op in plain or op in params and ins.p.__class__ is not Template:
+                append((op, ins, free))
+            else:
+                append((_SPECIAL, self._instruction(ins, last), free))
+        if inplace:
+            j = 0
+            for i, kept in enumerate(keep):
+                if kept:
+                    if i in inplace:
+                        program[j] = (_IN_PLACE, (rec.code[i], inplace[i]), frees[i])
+                    j += 1
         self.tail = self._tail()
         self.graph = None
         self.node_place = 0
@@ -705,8 +727,8 @@ class _LoopPlan:
         else:
             self.init[s] = ext.entry
 
-    def _instruction(self, ins, last, free) -> tuple:
-        """(opcode, instruction, its parameters' builder, slots to clear, extra): extra is
+    def _instruction(self, ins, last) -> tuple:
+        """(opcode, instruction, its parameters' builder, extra): extra is
         the place of the tensor written (WRITE: with whether it is a .grad; ACC, SETGRAD), the
         numbers read (HOST)."""
         op = ins.op
@@ -727,7 +749,7 @@ class _LoopPlan:
         elif op == HOST:
             extra = _used(ins.outs, last)
         pf = _param_builder(p.value, int) if p.__class__ is Template else None
-        return (op, ins, pf, free or None, extra)
+        return (op, ins, pf, extra)
 
     def _tail(self) -> list:
         """(tensor place, slot of its new values or -1, version change, replace, alias) of
@@ -779,27 +801,30 @@ class _LoopPlan:
 
     def execute(self, r: list) -> None:
         # No local variable holds a value past its instruction (see _run_in_place).
-        for op, ins, pf, free, extra in self.program:
+        for op, ins, free in self.program:
             if op == FWD1:
                 _, f, a, p, o, norm, xp = ins
-                r[o] = f(xp, r[a], p if pf is None else pf(r))
+                r[o] = f(xp, r[a], p)
                 if norm:
                     r[o] = _backend.normalize(r[o], xp)
             elif op == VJP:
-                _run_vjp(ins, r, pf)
+                _run_vjp(ins, r, None)
             elif op == FWD2:
                 _, f, a, b, o, norm, xp = ins
                 r[o] = f(xp, r[a], r[b])
                 if norm:
                     r[o] = _backend.normalize(r[o], xp)
             elif op == ADD:
-                r[ins.out] = r[ins.a] + r[ins.b]
+                _, a, b, o = ins
+                r[o] = r[a] + r[b]
             elif op == FWDN:
-                _run_fwdn(ins, r, pf)
+                _run_fwdn(ins, r, None)
             elif op == _IN_PLACE:
-                _run_in_place(ins, r, extra)
+                _run_in_place(ins[0], r, ins[1])
+            elif op == _SPECIAL:
+                _run_special(ins, r)
             else:
-                _run_other(op, ins, r, pf, extra)
+                _run_other(op, ins, r, None, None)
             if free is not None:
                 for s in free:
                     r[s] = None
@@ -834,8 +859,25 @@ def _grads_hold(grad_guards: list, r: list) -> bool:
     return True
 
 
-# The loop's opcode of an instruction that may write its result into an input (_in_place).
+# The loop's opcodes of an instruction that may write its result into an input (_in_place),
+# and of one with more to run than its fields (see _LoopPlan._instruction).
 _IN_PLACE = -1
+_SPECIAL = -2
+
+
+def _run_special(entry: tuple, r: list) -> None:
+    op, ins, pf, extra = entry
+    if op == FWD1:
+        _, f, a, p, o, norm, xp = ins
+        r[o] = f(xp, r[a], pf(r))
+        if norm:
+            r[o] = _backend.normalize(r[o], xp)
+    elif op == VJP:
+        _run_vjp(ins, r, pf)
+    elif op == FWDN:
+        _run_fwdn(ins, r, pf)
+    else:
+        _run_other(op, ins, r, pf, extra)
 
 
 def _run_in_place(ins, r: list, spec: tuple) -> None:

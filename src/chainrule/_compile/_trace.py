@@ -926,7 +926,7 @@ class Tracer:
                         tuple(specs), xp))
         )  # fmt: skip
         self.reads.append(reads)
-        self.writes.append(made)
+        self.writes.append(made[0] if len(made) == 1 else made)  # (one slot: see Recording)
         return outs
 
     # -- the end of the call
