@@ -9,7 +9,7 @@ import weakref
 
 from . import _backend
 from ._backend import ARRAY_TYPES, FLOAT32, FLOAT64, IS_COMPLEX, ndarray
-from ._batching import Batched
+from ._batching import Batched, every_sample
 from ._mode import grad_mode
 from ._node import (
     COMPLEX_ONE,
@@ -90,10 +90,7 @@ def _copies_per_sample(x: Tensor, rule: Rule, p) -> bool:
     if group is None or group.root is None:
         return False
     path = group.path(x)
-    d = x._data
-    while d.__class__ is Batched:
-        d = d.value
-    xp = _backend.namespace(d)
+    xp = _backend.namespace(every_sample(x._data))
     if not path or _backend.aliasing(xp) != "memory":
         return False  # x holds the root's values; JAX and Dask: every reshape is a view
     a = xp.empty(group.root.shape, dtype=group.root.dtype)

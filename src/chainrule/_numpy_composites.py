@@ -13,7 +13,7 @@ import numpy as np
 from . import _backend, linalg
 from . import _namespace as ops
 from ._backend import normalize_axes
-from ._batching import Batched
+from ._batching import every_sample
 from ._einsum import einsum
 from ._numpy_functions import LINALG as _LINALG
 from ._numpy_functions import TABLES as _TABLES
@@ -734,10 +734,7 @@ def _host(x):
 
 def _library(t: Tensor):
     """The array library of t's values (under vmap, of the arrays that hold the samples)."""
-    data = t._data
-    while data.__class__ is Batched:
-        data = data.value
-    return _backend.namespace(data)
+    return _backend.namespace(every_sample(t._data))
 
 
 def _sums(w: Tensor, bins, n: int) -> Tensor:

@@ -17,7 +17,7 @@ from time import perf_counter_ns
 from typing import Any, TypeVar
 
 from .. import _backend
-from .._batching import Batched
+from .._batching import every_sample
 from .._mode import grad_mode, set_feature
 from .._node import node_of
 from .._tensor import Tensor
@@ -494,9 +494,7 @@ def _shape(v) -> list:
 def _nbytes(v) -> int:
     """The bytes of an array's values (0 for none, or for a lazy array of unknown size); a
     vmap Batched value's, all of its samples."""
-    v = _array(v)
-    while v.__class__ is Batched:
-        v = v.value
+    v = every_sample(_array(v))
     shape = getattr(v, "shape", None)
     if shape is None:
         return 0
