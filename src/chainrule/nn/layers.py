@@ -512,7 +512,8 @@ class _BatchNorm(Module):
         if self.training and self.track_running_stats:
             self.num_batches_tracked.add_(1)
             if self.momentum is None:  # cumulative moving average
-                factor = 1.0 / int(self.num_batches_tracked)
+                # A tensor, not a Python number: compile replays it from the counter.
+                factor = 1.0 / ops.astype(self.num_batches_tracked, ops.float64)
         by_batch = self.training or self.running_mean is None
         return F.batch_norm(
             x,
