@@ -1198,9 +1198,28 @@ def full(
     shape: Shape, fill_value: Scalar, *, dtype: DTypeLike = None, device: Device = None
 ) -> Tensor:
     """A new tensor of `shape` filled with `fill_value`, in the default backend (a float
-    `fill_value`: the default floating dtype unless `dtype`)."""
+    `fill_value`: the default floating dtype unless `dtype`). A 0-d tensor as `fill_value`
+    (NumPy and PyTorch take one; SciPy passes `xp.asarray(number)`): see `_full_of`."""
+    if fill_value.__class__ is Tensor:
+        size = (shape,) if isinstance(shape, _numbers.Integral) else tuple(shape)
+        return _full_of(size, fill_value, dtype, device)
     xp, dt = _default(dtype, isinstance(fill_value, builtins.float), device)
     return _new(xp.full(shape, fill_value, dtype=dt, **_on(device)), xp)
+
+
+def _full_of(shape: tuple, value: Tensor, dtype: DTypeLike, device: Device) -> Tensor:
+    """`full` with a 0-d tensor as the value: the value broadcast and copied (in its dtype
+    unless `dtype`, its library unless `device`), never read by Python, so that compile
+    replays it and Dask stays lazy; its gradient is the result's sum, as broadcast_to's. The
+    backend's `full` would take the tensor for an array and hand it to NumPy's copyto."""
+    if value.ndim != 0:
+        raise TypeError(
+            "full(): fill_value must be a number or a 0-d tensor, got a tensor of shape "
+            f"{tuple(value.shape)}"
+        )
+    if dtype is not None:
+        value = astype(value, dtype)
+    return asarray(broadcast_to(value, shape), copy=True, device=device)
 
 
 def arange(
@@ -1255,6 +1274,8 @@ def _like(x: ArrayLike, kind: str, fill: tuple, dtype: DTypeLike, device: Device
     """`xp.<kind>_like(x)` in x's library, or `<kind>(x.shape)` in the library that owns
     `device` where that is another one (x's dtype unless `dtype`)."""
     x = as_tensor(x)
+    if fill and fill[0].__class__ is Tensor:
+        return _full_of(tuple(x.shape), fill[0], x.dtype if dtype is None else dtype, device)
     xp = x._xp if device is None else _owner(device, x._xp)
     if xp is x._xp:
         make = getattr(xp, f"{kind}_like")

@@ -674,7 +674,12 @@ def new_full(
 ) -> Tensor:
     """A new tensor of `size` filled with `fill_value`, in this tensor's library, dtype and
     device unless `dtype`/`device` say otherwise."""
-    out = _new_full(self, _sizes((size,)), fill_value, dtype, device)
+    if fill_value.__class__ is Tensor:  # a 0-d tensor: chainrule.full broadcasts it
+        dtype = self.dtype if dtype is None else dtype
+        device = self.device if device is None else device
+        out = ops.full(_sizes((size,)), fill_value, dtype=dtype, device=device)
+    else:
+        out = _new_full(self, _sizes((size,)), fill_value, dtype, device)
     return out.requires_grad_(requires_grad)
 
 
