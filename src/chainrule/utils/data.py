@@ -1,7 +1,8 @@
 """Datasets and batch loading with PyTorch's names (torch.utils.data): Dataset, TensorDataset,
 Subset, random_split, the samplers (Sequential, Random, SubsetRandom, Batch), and DataLoader
 (batch_size, shuffle from a seeded generator, sampler, batch_sampler, drop_last, collation of
-tensors, numbers, arrays, tuples and dicts). Loading runs in the calling process."""
+tensors, numbers, arrays, tuples and dicts, default_convert of unbatched samples). Loading
+runs in the calling process."""
 
 from __future__ import annotations
 
@@ -13,10 +14,12 @@ from .. import _backend
 from .. import _namespace as ops
 from .. import random as _random
 from .._tensor import Tensor
+from .tree import tree_map
 
 __all__ = [
     "BatchSampler", "DataLoader", "Dataset", "RandomSampler", "Sampler", "SequentialSampler",
-    "Subset", "SubsetRandomSampler", "TensorDataset", "default_collate", "random_split",
+    "Subset", "SubsetRandomSampler", "TensorDataset", "default_collate", "default_convert",
+    "random_split",
 ]  # fmt: skip
 
 
@@ -213,7 +216,10 @@ def default_collate(batch: Sequence[Any]) -> Any:
         if any(len(sample) != len(first) for sample in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
         columns = [default_collate(list(column)) for column in zip(*batch)]
-        return tuple(columns) if isinstance(first, tuple) else columns
+        if isinstance(first, tuple):
+            kind = first.__class__
+            return kind(*columns) if hasattr(kind, "_fields") else tuple(columns)
+        return columns
     if isinstance(first, (bool, int, float)):
         return ops.asarray(list(batch))
     if isinstance(first, (str, bytes)):
@@ -226,11 +232,32 @@ def default_collate(batch: Sequence[Any]) -> Any:
     )
 
 
+def _converted(x: Any) -> Any:
+    """One value of an unbatched sample: an array (a NumPy scalar too) as a tensor."""
+    if x.__class__ is Tensor:
+        return x
+    if _backend.is_array(x) or (isinstance(x, float) and x.__class__ is not float):
+        try:
+            return ops.asarray(x)
+        except TypeError:  # strings and objects: chainrule has no dtype for them
+            return x
+    return x
+
+
+def default_convert(data: Any) -> Any:
+    """A sample as a loader without batching (batch_size=None) gives it, as PyTorch's:
+    arrays and NumPy scalars of numbers become tensors (NumPy's arrays shared, not copied),
+    inside tuples, lists, dicts and namedtuples too; tensors, Python numbers and strings stay
+    as they are. (PyTorch also turns a tuple into a list.)"""
+    return tree_map(_converted, data)
+
+
 class DataLoader:
     """Batches of a dataset: `batch_size` samples each (None: samples one by one, not
     collated into batches), in the order of `sampler` (default: in order, or shuffled anew
     each epoch from `generator` when `shuffle`), or the index lists of `batch_sampler`; the
-    last short batch kept unless `drop_last`; collated by `collate_fn` (default_collate)."""
+    last short batch kept unless `drop_last`; collated by `collate_fn` (default_collate; without
+    batching each sample goes through it, default_convert by default)."""
 
     def __init__(
         self,
@@ -280,13 +307,15 @@ class DataLoader:
         self.drop_last = drop_last
         self.sampler = sampler
         self.batch_sampler = batch_sampler
-        self.collate_fn = default_collate if collate_fn is None else collate_fn
+        if collate_fn is None:
+            collate_fn = default_collate if batch_sampler is not None else default_convert
+        self.collate_fn = collate_fn
         self.generator = generator
 
     def __iter__(self) -> Iterator[Any]:
         if self.batch_sampler is None:
             for i in self.sampler:
-                yield self.dataset[i]
+                yield self.collate_fn(self.dataset[i])
             return
         for indices in self.batch_sampler:
             yield self.collate_fn([self.dataset[i] for i in indices])
