@@ -251,6 +251,9 @@ SCIPY_CALLS = {
     "zeta": lambda t: ss.zeta(3.0, t),
     "betaln": lambda t: ss.betaln(t, 2.0),
     "gammaincc": lambda t: ss.gammaincc(2.0, t),
+    "expm1": lambda t: ss.expm1(t),
+    "log1p": lambda t: ss.log1p(t),
+    "round": lambda t: ss.round(t * 3.0) * t,
 }
 
 

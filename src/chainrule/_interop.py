@@ -75,6 +75,9 @@ _SCIPY_SAME_NAME = (
     "i1 i1e j0 j1 gammainc gammaincc beta betaln jv iv ive"
 ).split()
 SCIPY_UFUNCS = {name: f"special.{name}" for name in _SCIPY_SAME_NAME} | {
+    "expm1": "expm1",  # the standard's own, under SciPy's ufunc of the same name
+    "log1p": "log1p",
+    "round": "round",
     "psi": "special.digamma",
     "_zeta": "special.zeta",
     "_riemann_zeta": "special.zeta",
