@@ -1,22 +1,25 @@
 """PyTorch's top-level functions that the Array API lacks: seeding and random tensors drawn
 from chainrule's default generator (`manual_seed`, `rand`, `randn`, `randint`, `randperm`),
-`from_numpy`, and the default floating dtype (`get_default_dtype`, `set_default_dtype`)."""
+`from_numpy`, `einsum`, and the default floating dtype (`get_default_dtype`,
+`set_default_dtype`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from . import random as _random
 from ._backend import DType, from_backend_dtype
 from ._dtypes import DEFAULT_FLOAT, complex64, complex128, float16, float32, float64
+from ._einsum import einsum as _einsum
 from ._namespace import asarray, int64
 from ._tensor import Tensor
 from ._typing import Device, DTypeLike
 
 __all__ = [
-    "manual_seed", "rand", "randn", "randint", "randperm", "from_numpy",
+    "manual_seed", "rand", "randn", "randint", "randperm", "from_numpy", "einsum",
     "get_default_dtype", "set_default_dtype",
 ]  # fmt: skip
 
@@ -117,6 +120,14 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     return asarray(ndarray)
+
+
+def einsum(equation: str, *operands: Any) -> Tensor:
+    """Einstein summation over the operands (given one by one, or as one list), as
+    `torch.einsum` and `numpy.einsum`: `einsum("bij,bjk->bik", x, y)`; differentiable."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    return _einsum(equation, *operands)
 
 
 def get_default_dtype() -> DType:

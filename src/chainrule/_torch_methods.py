@@ -284,12 +284,26 @@ def permute(self: Tensor, *dims: int | Sequence[int]) -> Tensor:
     return ops.permute_dims(self, _sizes(dims))
 
 
-def transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
-    """This tensor with dimensions `dim0` and `dim1` swapped."""
-    order = list(range(self.ndim))
-    a, b = _dim(dim0, self.ndim), _dim(dim1, self.ndim)
-    order[a], order[b] = order[b], order[a]
-    return ops.permute_dims(self, tuple(order))
+def transpose(self: Tensor, *axes: Any, dim0: int | None = None, dim1: int | None = None) -> Tensor:
+    """PyTorch's `x.transpose(dim0, dim1)`: this tensor with dimensions dim0 and dim1 swapped.
+    NumPy's forms too, where two ints can't name them (code written for NumPy arrays, such as
+    opt_einsum's, calls them): `x.transpose()` reverses the axes, `x.transpose(axes)` and
+    `x.transpose(*axes)` permute them by a whole permutation."""
+    named = tuple(d for d in (dim0, dim1) if d is not None)
+    if named:
+        axes += named
+        if len(axes) != 2:
+            raise TypeError("transpose() takes two dimensions, dim0 and dim1")
+    if len(axes) == 2 and all(isinstance(a, int) for a in axes):
+        order = list(range(self.ndim))
+        a, b = _dim(axes[0], self.ndim), _dim(axes[1], self.ndim)
+        order[a], order[b] = order[b], order[a]
+        return ops.permute_dims(self, tuple(order))
+    if len(axes) == 1 and axes[0] is not None and not isinstance(axes[0], int):
+        axes = tuple(axes[0])
+    if not axes or axes == (None,):
+        axes = tuple(range(self.ndim))[::-1]
+    return ops.permute_dims(self, axes)
 
 
 def t(self: Tensor) -> Tensor:
