@@ -718,6 +718,58 @@ def new_tensor(
     return ops.asarray(raw).requires_grad_(requires_grad)
 
 
+def round(self: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001 - PyTorch's name
+    """Elements rounded half to even, to `decimals` decimal places (PyTorch's: x 10^decimals
+    rounded, then divided back); its gradient is zero."""
+    if not decimals:
+        return ops.round(self)
+    scale = 10.0**decimals
+    return ops.round(self * scale) / scale
+
+
+def rsqrt(self: Tensor) -> Tensor:
+    """1 / sqrt(x), elementwise."""
+    return ops.reciprocal(ops.sqrt(self))
+
+
+def logsumexp(self: Tensor, dim: int | Sequence[int], keepdim: bool = False) -> Tensor:
+    """log(sum(exp(x))) over `dim`, without overflow."""
+    return ops.logsumexp(self, axis=dim, keepdims=keepdim)
+
+
+def roll(
+    self: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] | None = None
+) -> Tensor:
+    """Elements shifted by `shifts` places along `dims` (all flattened when None)."""
+    return ops.roll(self, shifts, axis=dims)
+
+
+def tril(self: Tensor, diagonal: int = 0) -> Tensor:
+    """The lower triangle of the last two dimensions (on and below `diagonal`)."""
+    return ops.tril(self, k=diagonal)
+
+
+def triu(self: Tensor, diagonal: int = 0) -> Tensor:
+    """The upper triangle of the last two dimensions (on and above `diagonal`)."""
+    return ops.triu(self, k=diagonal)
+
+
+# PyTorch's elementwise methods that are the namespace's functions under PyTorch's names.
+_ELEMENTWISE = {
+    "neg": ops.negative, "negative": ops.negative, "reciprocal": ops.reciprocal,
+    "square": ops.square, "sign": ops.sign, "signbit": ops.signbit, "floor": ops.floor,
+    "ceil": ops.ceil, "trunc": ops.trunc, "log2": ops.log2, "log10": ops.log10,
+    "log1p": ops.log1p, "expm1": ops.expm1, "tan": ops.tan, "asin": ops.asin,
+    "acos": ops.acos, "atan": ops.atan, "sinh": ops.sinh, "cosh": ops.cosh,
+    "asinh": ops.asinh, "acosh": ops.acosh, "atanh": ops.atanh, "isnan": ops.isnan,
+    "isinf": ops.isinf, "isfinite": ops.isfinite, "logical_not": ops.logical_not,
+    "atan2": ops.atan2, "maximum": ops.maximum, "minimum": ops.minimum, "hypot": ops.hypot,
+    "copysign": ops.copysign, "logaddexp": ops.logaddexp, "remainder": ops.remainder,
+    "floor_divide": ops.floor_divide, "logical_and": ops.logical_and,
+    "logical_or": ops.logical_or, "eq": ops.equal, "ne": ops.not_equal, "lt": ops.less,
+    "le": ops.less_equal, "gt": ops.greater, "ge": ops.greater_equal,
+}  # fmt: skip
+
 _add, _add_ = _alpha("add", ops.add, "__iadd__")
 _sub, _sub_ = _alpha("sub", ops.subtract, "__isub__")
 _mul, _mul_ = _binary("mul", ops.multiply, "__imul__", "*")
@@ -778,6 +830,13 @@ TORCH_METHODS = {
     "where": where,
     "clamp": clamp,
     "clip": clamp,
+    **_ELEMENTWISE,
+    "round": round,
+    "rsqrt": rsqrt,
+    "logsumexp": logsumexp,
+    "roll": roll,
+    "tril": tril,
+    "triu": triu,
     "matmul": ops.matmul,
     "mm": mm,
     "bmm": bmm,
