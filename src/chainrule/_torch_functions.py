@@ -1,7 +1,8 @@
 """PyTorch's top-level functions that the Array API lacks: seeding and random tensors drawn
 from chainrule's default generator (`manual_seed`, `rand`, `randn`, `randint`, `randperm`),
-`from_numpy`, `einsum`, and the default floating dtype (`get_default_dtype`,
-`set_default_dtype`)."""
+`from_numpy`, `einsum`, the default floating dtype (`get_default_dtype`, `set_default_dtype`),
+and the tensor functions PyTorch has at the top level beside its methods (`cat`, `flatten`,
+`unsqueeze`, `transpose`, `chunk`, `split`, `sigmoid`, `relu`, `clamp`, `mm`, `bmm`)."""
 
 from __future__ import annotations
 
@@ -10,17 +11,19 @@ from typing import Any
 
 import numpy as np
 
+from . import _torch_methods as _method
 from . import random as _random
 from ._backend import DType, from_backend_dtype
 from ._dtypes import DEFAULT_FLOAT, complex64, complex128, float16, float32, float64
 from ._einsum import einsum as _einsum
-from ._namespace import asarray, int64
-from ._tensor import Tensor
-from ._typing import Device, DTypeLike
+from ._namespace import asarray, concat, int64
+from ._tensor import Tensor, as_tensor
+from ._typing import ArrayLike, Device, DTypeLike
 
 __all__ = [
     "manual_seed", "rand", "randn", "randint", "randperm", "from_numpy", "einsum",
-    "get_default_dtype", "set_default_dtype",
+    "get_default_dtype", "set_default_dtype", "cat", "flatten", "unsqueeze", "transpose",
+    "chunk", "split", "sigmoid", "relu", "clamp", "mm", "bmm",
 ]  # fmt: skip
 
 _COMPLEX_OF = {float16: complex64, float32: complex64, float64: complex128}
@@ -143,3 +146,66 @@ def set_default_dtype(d: DTypeLike) -> None:
     if dtype not in _COMPLEX_OF:
         raise TypeError(f"only floating-point types are supported as the default type, got {dtype}")
     DEFAULT_FLOAT.real, DEFAULT_FLOAT.complex = dtype, _COMPLEX_OF[dtype]
+
+
+# ----------------------------------------------------------------------------- as the methods
+# PyTorch's top-level forms of tensor methods that the Array API lacks (its own names, such as
+# sum, stack or squeeze, keep the standard's signatures): `torch.cat(xs, 1)` is
+# `concat(xs, axis=1)`, `torch.flatten(x, 1)` is `x.flatten(1)`.
+
+
+def cat(tensors: Sequence[ArrayLike], dim: int = 0) -> Tensor:
+    """The tensors joined along `dim` (the standard's `concat`)."""
+    return concat(list(tensors), axis=dim)
+
+
+def flatten(input: ArrayLike, start_dim: int = 0, end_dim: int = -1) -> Tensor:  # noqa: A002
+    """`input.flatten(start_dim, end_dim)`."""
+    return _method.flatten(as_tensor(input), start_dim, end_dim)
+
+
+def unsqueeze(input: ArrayLike, dim: int) -> Tensor:  # noqa: A002
+    """`input.unsqueeze(dim)`."""
+    return _method.unsqueeze(as_tensor(input), dim)
+
+
+def transpose(input: ArrayLike, dim0: int, dim1: int) -> Tensor:  # noqa: A002
+    """`input.transpose(dim0, dim1)`: dimensions dim0 and dim1 swapped."""
+    return _method.transpose(as_tensor(input), dim0, dim1)
+
+
+def chunk(input: ArrayLike, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
+    """`input.chunk(chunks, dim)`."""
+    return _method.chunk(as_tensor(input), chunks, dim)
+
+
+def split(
+    tensor: ArrayLike, split_size_or_sections: int | Sequence[int], dim: int = 0
+) -> tuple[Tensor, ...]:
+    """`tensor.split(split_size_or_sections, dim)`."""
+    return _method.split(as_tensor(tensor), split_size_or_sections, dim)
+
+
+def sigmoid(input: ArrayLike) -> Tensor:  # noqa: A002
+    """1 / (1 + exp(-input)), elementwise."""
+    return _method.sigmoid(as_tensor(input))
+
+
+def relu(input: ArrayLike) -> Tensor:  # noqa: A002
+    """max(input, 0), elementwise."""
+    return _method.relu(as_tensor(input))
+
+
+def clamp(input: ArrayLike, min: ArrayLike = None, max: ArrayLike = None) -> Tensor:  # noqa: A002
+    """`input.clamp(min, max)`."""
+    return _method.clamp(as_tensor(input), min, max)
+
+
+def mm(input: ArrayLike, mat2: ArrayLike) -> Tensor:  # noqa: A002
+    """The product of two matrices."""
+    return _method.mm(as_tensor(input), as_tensor(mat2))
+
+
+def bmm(input: ArrayLike, mat2: ArrayLike) -> Tensor:  # noqa: A002
+    """The products of two batches of matrices."""
+    return _method.bmm(as_tensor(input), as_tensor(mat2))

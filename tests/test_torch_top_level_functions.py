@@ -1,0 +1,49 @@
+"""PyTorch's top-level forms of tensor methods that the Array API lacks (`torch.cat(xs, 1)`,
+`torch.flatten(x, 1)`, `torch.sigmoid(x)`, ...): a port calls them so (they raised
+AttributeError); each equals its method, and `cat` the standard's `concat`; gradients
+through cat and the others."""
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+from chainrule.autograd import gradcheck, gradgradcheck
+from conftest import N, T
+
+RNG = np.random.default_rng(8)
+X = RNG.normal(size=(2, 3, 4))
+
+FUNCTIONS = {
+    "cat": (lambda t: cr.cat([t, 2 * t], 1), lambda a: np.concatenate([a, 2 * a], 1)),
+    "cat default dim": (lambda t: cr.cat((t, t)), lambda a: np.concatenate([a, a])),
+    "flatten": (lambda t: cr.flatten(t, 1), lambda a: a.reshape(2, 12)),
+    "flatten all": (lambda t: cr.flatten(t), lambda a: a.reshape(-1)),
+    "unsqueeze": (lambda t: cr.unsqueeze(t, -1), lambda a: a[..., None]),
+    "transpose": (lambda t: cr.transpose(t, 0, 2), lambda a: np.swapaxes(a, 0, 2)),
+    "chunk": (lambda t: cr.chunk(t, 2, 2)[1], lambda a: a[:, :, 2:]),
+    "split": (lambda t: cr.split(t, [1, 2], 1)[1], lambda a: a[:, 1:]),
+    "sigmoid": (lambda t: cr.sigmoid(t), lambda a: 1 / (1 + np.exp(-a))),
+    "relu": (lambda t: cr.relu(t), lambda a: np.maximum(a, 0)),
+    "clamp": (lambda t: cr.clamp(t, -0.5, 0.5), lambda a: np.clip(a, -0.5, 0.5)),
+    "clamp min": (lambda t: cr.clamp(t, min=0.1), lambda a: np.maximum(a, 0.1)),
+    "mm": (lambda t: cr.mm(t[0], t[1].T), lambda a: a[0] @ a[1].T),
+    "bmm": (lambda t: cr.bmm(t, cr.transpose(t, 1, 2)), lambda a: a @ a.transpose(0, 2, 1)),
+}
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_pytorchs_top_level_functions_match_numpy_and_differentiate(name):
+    ours, numpys = FUNCTIONS[name]
+    x = T(X, requires_grad=True)
+    np.testing.assert_allclose(N(ours(x)), numpys(X), rtol=1e-13, atol=1e-15)
+    assert gradcheck(ours, (x,))
+    assert gradgradcheck(ours, (x,))
+
+
+def test_the_standards_functions_keep_their_signatures():
+    # sum, stack and squeeze are the standard's: axis keyword-only, PyTorch's dim refused.
+    x = T(X)
+    with pytest.raises(TypeError):
+        cr.sum(x, dim=1)
+    with pytest.raises(TypeError):
+        cr.stack([x, x], dim=1)
