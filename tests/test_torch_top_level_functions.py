@@ -20,6 +20,7 @@ FUNCTIONS = {
     "flatten all": (lambda t: cr.flatten(t), lambda a: a.reshape(-1)),
     "unsqueeze": (lambda t: cr.unsqueeze(t, -1), lambda a: a[..., None]),
     "transpose": (lambda t: cr.transpose(t, 0, 2), lambda a: np.swapaxes(a, 0, 2)),
+    "transpose axes": (lambda t: cr.transpose(t, (1, 2, 0)), lambda a: a.transpose(1, 2, 0)),
     "chunk": (lambda t: cr.chunk(t, 2, 2)[1], lambda a: a[:, :, 2:]),
     "split": (lambda t: cr.split(t, [1, 2], 1)[1], lambda a: a[:, 1:]),
     "sigmoid": (lambda t: cr.sigmoid(t), lambda a: 1 / (1 + np.exp(-a))),

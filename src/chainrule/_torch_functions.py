@@ -169,9 +169,10 @@ def unsqueeze(input: ArrayLike, dim: int) -> Tensor:  # noqa: A002
     return _method.unsqueeze(as_tensor(input), dim)
 
 
-def transpose(input: ArrayLike, dim0: int, dim1: int) -> Tensor:  # noqa: A002
-    """`input.transpose(dim0, dim1)`: dimensions dim0 and dim1 swapped."""
-    return _method.transpose(as_tensor(input), dim0, dim1)
+def transpose(input: ArrayLike, *axes: Any) -> Tensor:  # noqa: A002
+    """`input.transpose(...)`: `transpose(x, dim0, dim1)` swaps two dimensions (PyTorch's),
+    `transpose(x, axes)` permutes them (NumPy's, which opt_einsum calls)."""
+    return _method.transpose(as_tensor(input), *axes)
 
 
 def chunk(input: ArrayLike, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
