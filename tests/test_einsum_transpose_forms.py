@@ -27,6 +27,10 @@ def test_einsum_as_pytorchs_matches_numpy_and_differentiates(as_list):
 
 FORMS = {
     "two ints swap (PyTorch)": (lambda t: t.transpose(0, 2), lambda a: np.swapaxes(a, 0, 2)),
+    "two NumPy ints swap": (
+        lambda t: t.transpose(np.int64(0), np.int64(1)),
+        lambda a: np.swapaxes(a, 0, 1),
+    ),
     "dim0 and dim1": (lambda t: t.transpose(dim0=1, dim1=2), lambda a: np.swapaxes(a, 1, 2)),
     "no argument reverses (NumPy)": (lambda t: t.transpose(), lambda a: a.transpose()),
     "a tuple (NumPy)": (lambda t: t.transpose((1, 0, 2)), lambda a: a.transpose((1, 0, 2))),

@@ -5,6 +5,7 @@ order. `_methods` binds this table onto Tensor beside the Array API's operators.
 from __future__ import annotations
 
 import builtins
+import numbers
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -294,12 +295,12 @@ def transpose(self: Tensor, *axes: Any, dim0: int | None = None, dim1: int | Non
         axes += named
         if len(axes) != 2:
             raise TypeError("transpose() takes two dimensions, dim0 and dim1")
-    if len(axes) == 2 and all(isinstance(a, int) for a in axes):
+    if len(axes) == 2 and all(isinstance(a, numbers.Integral) for a in axes):
         order = list(range(self.ndim))
         a, b = _dim(axes[0], self.ndim), _dim(axes[1], self.ndim)
         order[a], order[b] = order[b], order[a]
         return ops.permute_dims(self, tuple(order))
-    if len(axes) == 1 and axes[0] is not None and not isinstance(axes[0], int):
+    if len(axes) == 1 and axes[0] is not None and not isinstance(axes[0], numbers.Integral):
         axes = tuple(axes[0])
     if not axes or axes == (None,):
         axes = tuple(range(self.ndim))[::-1]
