@@ -201,6 +201,14 @@ def _set_history(t: Tensor, edge) -> None:
     t._edge = edge
 
 
+_UNSTACKED = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode "
+    "enabled. This view is the output of a function that returns multiple views. Such "
+    "functions do not allow the output views to be modified inplace. You should "
+    "replace the inplace operation by an out-of-place one."
+)
+
+
 def _take_value(t: Tensor, new: Tensor, name: str, recorded: bool = True) -> None:
     """Give t the value of `new` (and its history when recorded), which must keep t's shape
     and dtype kind. t's memory is new: it gets a counter of its own, one version on."""
@@ -215,12 +223,7 @@ def _take_value(t: Tensor, new: Tensor, name: str, recorded: bool = True) -> Non
             "replace the inplace operation by an out-of-place one."
         )
     if recorded and id(t) in UNSTACKED:
-        raise RuntimeError(
-            "A view was created in no_grad mode and is being modified inplace with grad mode "
-            "enabled. This view is the output of a function that returns multiple views. Such "
-            "functions do not allow the output views to be modified inplace. You should "
-            "replace the inplace operation by an out-of-place one."
-        )
+        raise RuntimeError(_UNSTACKED)
     new = _fitted(t, new, name)
     t._data = new._data
     t._xp = new._xp  # another only where t is lifted into a vmap level (_lifts)
@@ -330,6 +333,8 @@ def _write_shared(t: Tensor, group, name: str, value, compute, write, replay) ->
     if grad_mode.enabled and view is not None and view.base._edge.__class__ is AccumulateGrad:
         raise RuntimeError(_VIEW_OF_LEAF)
     records = _records(t, value)
+    if records and id(t) in UNSTACKED:
+        raise RuntimeError(_UNSTACKED)
     if not _backend.writable(t._data) or _broadcast(path):
         # NumPy's read-only views are broadcasts (broadcast_to), as PyTorch's unwritable ones.
         raise RuntimeError(_OVERLAP)

@@ -792,7 +792,13 @@ def unstack(x: ArrayLike, /, *, axis: int = 0) -> tuple[Tensor, ...]:
     if x.shape[axis] == 1:
         # The engine gives a multi-output node with one output a bare gradient, not a list.
         return (reshape(x, x.shape[:axis] + x.shape[axis + 1 :]),)
-    outs = OPS["unstack"]((x,), axis)
+    if x._edge is None:
+        # Without history, each slice is a view of x (a basic index), as PyTorch's unbind:
+        # a write through one reaches x and its other views, and in forward mode x's tangent.
+        lead = (slice(None),) * axis
+        outs = tuple([getitem(x, lead + (i,)) for i in range(x.shape[axis])])
+    else:
+        outs = OPS["unstack"]((x,), axis)
     if outs[0]._edge is None:
         for t in outs:
             UNSTACKED[id(t)] = None
@@ -800,9 +806,8 @@ def unstack(x: ArrayLike, /, *, axis: int = 0) -> tuple[Tensor, ...]:
     return outs
 
 
-# The outputs of unstack made without history, by id: they share x's memory (as NumPy's
-# list(x)) but no view is recorded, so a recorded write into one would change it alone;
-# _inplace refuses that write, as PyTorch does.
+# The outputs of unstack made without history, by id: a recorded write into one (a value
+# that requires grad) is refused by _inplace, as PyTorch refuses it.
 UNSTACKED: dict = {}
 
 
