@@ -24,7 +24,7 @@ import operator
 import weakref
 
 from . import _backend, _rules, _special_cases
-from ._batching import NAMESPACE, Batched, level_of
+from ._batching import NAMESPACE, Batched, batch, level_of
 from ._namespace import (
     UNSTACKED,
     _index_key,
@@ -338,6 +338,8 @@ def _write_shared(t: Tensor, group, name: str, value, compute, write, replay) ->
     if not _backend.writable(t._data) or _broadcast(path):
         # NumPy's read-only views are broadcasts (broadcast_to), as PyTorch's unwritable ones.
         raise RuntimeError(_OVERLAP)
+    if _lifts(t, value, name):
+        _lift_members(group, value)
     tracer = grad_mode.tracer if grad_mode.extended else None
     if tracer is not None:
         replay = replay()
@@ -383,6 +385,24 @@ def _write_shared(t: Tensor, group, name: str, value, compute, write, replay) ->
         tracer.realiased(arrays)
     if tangents is not None:
         _share_tangents(t, group, tangents)
+
+
+def _lift_members(group, value: Tensor) -> None:
+    """Make every member of `group` a tensor of the vmap levels of `value` above its own, the
+    same for every sample (as _lifts finds the value: jacfwd's primals): each member's array
+    gets a batch axis of one element per level, a view of its memory, so that the members
+    still share it and the write reaches them all."""
+    for m, _ in group.live():
+        low = level_of(m._data)
+        levels = []
+        d = value._data
+        while d.__class__ is Batched and d.level > low:
+            levels.append((d.level, d.n))
+            d = d.value
+        a = m._data
+        for level, n in reversed(levels):  # the lowest level first: levels nest outwards
+            a = batch(a, level, n, None)
+        m._data, m._xp = a, NAMESPACE
 
 
 # Forward mode (PyTorch's forward AD): the tangents of a tensor and of its views share memory
