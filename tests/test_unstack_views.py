@@ -82,3 +82,31 @@ def test_an_input_written_with_history_after_unstack_shows_in_its_outputs():
     np.testing.assert_array_equal(N(rows[1]), [2.0, 2.0, 2.0])
     (rows[1] * 3.0).sum().backward()
     np.testing.assert_array_equal(N(y.grad), [[0.0, 0.0, 0.0], [6.0, 6.0, 6.0]])
+
+
+def test_an_input_with_history_written_after_unstack_shows_in_its_outputs():
+    # PyTorch shows the new values too (and then refuses backward through the outputs).
+    x = T(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    z = x * 1.0
+    rows = cr.unstack(z)
+    z.mul_(2.0)
+    np.testing.assert_array_equal(N(rows[1]), [6.0, 8.0, 10.0])
+    (rows[1] * 1.0).sum().backward()
+    np.testing.assert_array_equal(N(x.grad), [[0.0, 0.0, 0.0], [2.0, 2.0, 2.0]])
+
+
+def test_an_unstacked_output_saved_then_its_input_written_makes_backward_raise():
+    x = T(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    z = x * 1.0
+    rows = cr.unstack(z)
+    w = rows[0] * rows[0]
+    z.add_(1.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        w.sum().backward()
+
+
+def test_a_write_into_an_unstacked_output_with_history_still_raises():
+    x = T(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    rows = cr.unstack(x * 1.0)
+    with pytest.raises(RuntimeError, match="Output 1 of UnbindBackward0 is a view"):
+        rows[1].mul_(2.0)

@@ -201,6 +201,17 @@ def _set_history(t: Tensor, edge) -> None:
     t._edge = edge
 
 
+def _refuse_multiple_views(edge: Port) -> None:
+    """A recorded write into one of several views one node made (unstack's): PyTorch refuses
+    it (its history is that node's, which a write could not rebase)."""
+    raise RuntimeError(
+        f"Output {edge.index} of {edge.node.name()} is a view and is being modified "
+        "inplace. This view is the output of a function that returns multiple views. Such "
+        "functions do not allow the output views to be modified inplace. You should "
+        "replace the inplace operation by an out-of-place one."
+    )
+
+
 _UNSTACKED = (
     "A view was created in no_grad mode and is being modified inplace with grad mode "
     "enabled. This view is the output of a function that returns multiple views. Such "
@@ -214,14 +225,7 @@ def _take_value(t: Tensor, new: Tensor, name: str, recorded: bool = True) -> Non
     and dtype kind. t's memory is new: it gets a counter of its own, one version on."""
     edge = t._edge
     if recorded and edge.__class__ is Port and edge.node.rule.view:
-        # One of several views (unstack's): its write would not reach the others nor the
-        # base (their memory, with no grad), so PyTorch refuses it.
-        raise RuntimeError(
-            f"Output {edge.index} of {edge.node.name()} is a view and is being modified "
-            "inplace. This view is the output of a function that returns multiple views. Such "
-            "functions do not allow the output views to be modified inplace. You should "
-            "replace the inplace operation by an out-of-place one."
-        )
+        _refuse_multiple_views(edge)
     if recorded and id(t) in UNSTACKED:
         raise RuntimeError(_UNSTACKED)
     new = _fitted(t, new, name)
@@ -335,6 +339,8 @@ def _write_shared(t: Tensor, group, name: str, value, compute, write, replay) ->
     records = _records(t, value)
     if records and id(t) in UNSTACKED:
         raise RuntimeError(_UNSTACKED)
+    if records and t._edge.__class__ is Port and t._edge.node.rule.view:
+        _refuse_multiple_views(t._edge)
     if not _backend.writable(t._data) or _broadcast(path):
         # NumPy's read-only views are broadcasts (broadcast_to), as PyTorch's unwritable ones.
         raise RuntimeError(_OVERLAP)
