@@ -257,6 +257,13 @@ def _check_kind(t: Tensor, value, name: str) -> None:
 _VIEW_OF_LEAF = (
     "a view of a leaf Variable that requires grad is being used in an in-place operation."
 )
+_NO_GRAD_VIEW = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
+    "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
+    "your code by moving both the view and the inplace either both inside the no_grad block "
+    "(if you don't want the inplace to be tracked) or both outside (if you want the inplace "
+    "to be tracked)."
+)
 _OVERLAP = (
     "unsupported operation: more than one element of the written-to tensor refers to a single "
     "memory location. Please clone() the tensor before performing the operation."
@@ -336,6 +343,10 @@ def _write_shared(t: Tensor, group, name: str, value, compute, write, replay) ->
     path = group.path(t)
     if grad_mode.enabled and view is not None and view.base._edge.__class__ is AccumulateGrad:
         raise RuntimeError(_VIEW_OF_LEAF)
+    if grad_mode.enabled and view is not None and t._edge is None and view.base._edge is not None:
+        # Made under no_grad from a base with history: the write would change the base's
+        # values but not its history, so PyTorch refuses it.
+        raise RuntimeError(_NO_GRAD_VIEW)
     records = _records(t, value)
     if records and id(t) in UNSTACKED:
         raise RuntimeError(_UNSTACKED)
