@@ -635,7 +635,9 @@ def _inplace_operator(op, raw_op, name: str):
                 _take_value(self, op(self, other), name, recorded=False)
             return self
         _same_library(self, other, name)
-        tangents = op(self, other) if dual(self) or dual(other) else None
+        tangents = None
+        if dual(self) or dual(other):  # the tangent in self's dtype, as its values
+            tangents = _fitted(self, op(self, other), name)
         value = other if other.__class__ in _SCALARS else constant(other, self._xp)._data
         _check_kind(self, value, name)
         tracer = grad_mode.tracer if grad_mode.extended else None
