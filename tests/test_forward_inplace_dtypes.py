@@ -57,3 +57,16 @@ def test_an_integer_tensor_written_with_a_float_dual_raises_type_error():
         b = T(np.zeros(3, dtype=np.int64))
         with pytest.raises(TypeError):
             b += v
+
+
+@MIXED
+def test_a_float32_tensor_with_an_alias_written_with_a_float64_dual_keeps_a_float32_tangent():
+    with fwAD.dual_level():
+        v = fwAD.make_dual(T(np.array([1.0, 2.0])), T(np.array([0.5, -1.0])))
+        b = T(np.array([3.0, 5.0], dtype=np.float32))
+        alias = b.detach()
+        b += v
+        tangent = fwAD.unpack_dual(b).tangent
+        assert tangent.dtype == cr.float32
+        np.testing.assert_array_equal(N(tangent), np.array([0.5, -1.0], dtype=np.float32))
+        np.testing.assert_array_equal(N(alias), np.array([4.0, 7.0], dtype=np.float32))

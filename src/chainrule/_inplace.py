@@ -381,7 +381,7 @@ def _write_shared(t: Tensor, group, name: str, value, compute, write, replay) ->
             _remake(t, group, path, new._data)
         tangents = new if grad_mode.forward else None
     else:
-        tangents = compute(t) if dual(t) or dual(value) else None
+        tangents = _fitted(t, compute(t), name) if dual(t) or dual(value) else None
         if tracer is not None:
             tracer.writing(t)
         out = write(t._data)
