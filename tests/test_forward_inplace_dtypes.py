@@ -70,3 +70,15 @@ def test_a_float32_tensor_with_an_alias_written_with_a_float64_dual_keeps_a_floa
         assert tangent.dtype == cr.float32
         np.testing.assert_array_equal(N(tangent), np.array([0.5, -1.0], dtype=np.float32))
         np.testing.assert_array_equal(N(alias), np.array([4.0, 7.0], dtype=np.float32))
+
+
+@MIXED
+@pytest.mark.parametrize("name", OPERATORS)
+def test_an_in_place_operator_keeps_the_dtype_of_the_tensor_written(name):
+    # Libraries whose in-place operators make a new array (Dask, JAX) promoted it to float64.
+    b = T(np.array([3.0, 5.0, 7.0], dtype=np.float32))
+    OPERATORS[name](b, T(np.array([1.0, 2.0, 4.0])))
+    assert b.dtype == cr.float32
+    expected = {"iadd": [4, 7, 11], "isub": [2, 3, 3], "imul": [3, 10, 28]}
+    expected["itruediv"] = [3.0, 2.5, 1.75]
+    np.testing.assert_allclose(N(b), np.array(expected[name], dtype=np.float32), rtol=1e-6)

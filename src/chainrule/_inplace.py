@@ -650,6 +650,8 @@ def _inplace_operator(op, raw_op, name: str):
                 f"in-place {name}: the result has shape {tuple(out.shape)}, "
                 f"but the tensor written has shape {self.shape}"
             )
+        if out.dtype != self._data.dtype:  # and promotes: the tensor keeps its dtype
+            out = self._xp.astype(out, self._data.dtype)
         self._data = out
         _bump(self)
         if tracer is not None:
@@ -677,6 +679,8 @@ def _raw_write(a, raw_op, other, t: Tensor, name: str, mutable: bool):
             f"in-place {name}: the result has shape {tuple(out.shape)}, "
             f"but the tensor written has shape {t.shape}"
         )
+    if out.dtype != a.dtype:  # and promotes: the tensor keeps its dtype
+        out = t._xp.astype(out, a.dtype)
     if out is not a and mutable:  # a library that made a new array
         _backend.write_into(t._xp, a, Ellipsis, out)
         return a
