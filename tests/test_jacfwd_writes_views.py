@@ -70,3 +70,18 @@ def test_second_order_jacfwd_of_writes_through_views_matches_differences():
     jac = func.jacfwd(_writes_through_views)
     hess = N(func.jacfwd(jac)(T(X)))
     np.testing.assert_allclose(hess, _central_differences(jac, X), rtol=1e-6, atol=1e-6)
+
+
+def test_jacfwd_of_a_write_through_a_view_of_a_captured_tensor_raises_and_leaves_it():
+    captured = T(np.zeros((2, 3)))
+    outside = captured[1]
+
+    def g(x):
+        captured[0].copy_(x)
+        return x * 1.0
+
+    with pytest.raises(RuntimeError, match="mutate a captured Ten"):
+        func.jacfwd(g)(T(X))
+    np.testing.assert_array_equal(N(captured), np.zeros((2, 3)))
+    captured[1] = 5.0  # still a NumPy tensor that shares its memory with its view
+    np.testing.assert_array_equal(N(outside), [5.0, 5.0, 5.0])

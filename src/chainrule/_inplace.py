@@ -408,8 +408,11 @@ def _lift_members(group, value: Tensor) -> None:
     """Make every member of `group` a tensor of the vmap levels of `value` above its own, the
     same for every sample (as _lifts finds the value: jacfwd's primals): each member's array
     gets a batch axis of one element per level, a view of its memory, so that the members
-    still share it and the write reaches them all."""
+    still share it and the write reaches them all. Inside jacfwd's pass each member is
+    noted as written (note_write): jacfwd refuses and undoes a lift of a captured tensor."""
     for m, _ in group.live():
+        if grad_mode.writes is not None:
+            note_write(m)
         low = level_of(m._data)
         levels = []
         d = value._data
