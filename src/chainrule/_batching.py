@@ -652,7 +652,11 @@ def assign(a, key, v):
     per_sample_keys = any(k.__class__ is Batched for k in keys) or _split_advanced(keys)
     if a.__class__ is Batched and a.level == top.level:
         target = a.value
-        every = per_sample_keys or v.__class__ is Batched and v.level == top.level
+        # A value the same for every sample (one row) keeps a target of one row one row: in
+        # its memory, which other tensors may share (jacfwd's lifted views, _inplace).
+        every = per_sample_keys or (
+            v.__class__ is Batched and v.level == top.level and v.value.shape[0] != 1
+        )
         n = top.n if every else target.shape[0]
         if target.shape[0] != n:
             xp = _library((target,))

@@ -24,7 +24,7 @@ import operator
 import weakref
 
 from . import _backend, _rules, _special_cases
-from ._batching import NAMESPACE, Batched, level_of
+from ._batching import NAMESPACE, Batched, batch, level_of
 from ._namespace import (
     UNSTACKED,
     _index_key,
@@ -201,26 +201,33 @@ def _set_history(t: Tensor, edge) -> None:
     t._edge = edge
 
 
+def _refuse_multiple_views(edge: Port) -> None:
+    """A recorded write into one of several views one node made (unstack's): PyTorch refuses
+    it (its history is that node's, which a write could not rebase)."""
+    raise RuntimeError(
+        f"Output {edge.index} of {edge.node.name()} is a view and is being modified "
+        "inplace. This view is the output of a function that returns multiple views. Such "
+        "functions do not allow the output views to be modified inplace. You should "
+        "replace the inplace operation by an out-of-place one."
+    )
+
+
+_UNSTACKED = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode "
+    "enabled. This view is the output of a function that returns multiple views. Such "
+    "functions do not allow the output views to be modified inplace. You should "
+    "replace the inplace operation by an out-of-place one."
+)
+
+
 def _take_value(t: Tensor, new: Tensor, name: str, recorded: bool = True) -> None:
     """Give t the value of `new` (and its history when recorded), which must keep t's shape
     and dtype kind. t's memory is new: it gets a counter of its own, one version on."""
     edge = t._edge
     if recorded and edge.__class__ is Port and edge.node.rule.view:
-        # One of several views (unstack's): its write would not reach the others nor the
-        # base (their memory, with no grad), so PyTorch refuses it.
-        raise RuntimeError(
-            f"Output {edge.index} of {edge.node.name()} is a view and is being modified "
-            "inplace. This view is the output of a function that returns multiple views. Such "
-            "functions do not allow the output views to be modified inplace. You should "
-            "replace the inplace operation by an out-of-place one."
-        )
+        _refuse_multiple_views(edge)
     if recorded and id(t) in UNSTACKED:
-        raise RuntimeError(
-            "A view was created in no_grad mode and is being modified inplace with grad mode "
-            "enabled. This view is the output of a function that returns multiple views. Such "
-            "functions do not allow the output views to be modified inplace. You should "
-            "replace the inplace operation by an out-of-place one."
-        )
+        raise RuntimeError(_UNSTACKED)
     new = _fitted(t, new, name)
     t._data = new._data
     t._xp = new._xp  # another only where t is lifted into a vmap level (_lifts)
@@ -249,6 +256,13 @@ def _check_kind(t: Tensor, value, name: str) -> None:
 
 _VIEW_OF_LEAF = (
     "a view of a leaf Variable that requires grad is being used in an in-place operation."
+)
+_NO_GRAD_VIEW = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
+    "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
+    "your code by moving both the view and the inplace either both inside the no_grad block "
+    "(if you don't want the inplace to be tracked) or both outside (if you want the inplace "
+    "to be tracked)."
 )
 _OVERLAP = (
     "unsupported operation: more than one element of the written-to tensor refers to a single "
@@ -329,10 +343,20 @@ def _write_shared(t: Tensor, group, name: str, value, compute, write, replay) ->
     path = group.path(t)
     if grad_mode.enabled and view is not None and view.base._edge.__class__ is AccumulateGrad:
         raise RuntimeError(_VIEW_OF_LEAF)
+    if grad_mode.enabled and view is not None and t._edge is None and view.base._edge is not None:
+        # Made under no_grad from a base with history: the write would change the base's
+        # values but not its history, so PyTorch refuses it.
+        raise RuntimeError(_NO_GRAD_VIEW)
     records = _records(t, value)
+    if records and id(t) in UNSTACKED:
+        raise RuntimeError(_UNSTACKED)
+    if records and t._edge.__class__ is Port and t._edge.node.rule.view:
+        _refuse_multiple_views(t._edge)
     if not _backend.writable(t._data) or _broadcast(path):
         # NumPy's read-only views are broadcasts (broadcast_to), as PyTorch's unwritable ones.
         raise RuntimeError(_OVERLAP)
+    if _lifts(t, value, name):
+        _lift_members(group, value)
     tracer = grad_mode.tracer if grad_mode.extended else None
     if tracer is not None:
         replay = replay()
@@ -357,7 +381,7 @@ def _write_shared(t: Tensor, group, name: str, value, compute, write, replay) ->
             _remake(t, group, path, new._data)
         tangents = new if grad_mode.forward else None
     else:
-        tangents = compute(t) if dual(t) or dual(value) else None
+        tangents = _fitted(t, compute(t), name) if dual(t) or dual(value) else None
         if tracer is not None:
             tracer.writing(t)
         out = write(t._data)
@@ -378,6 +402,27 @@ def _write_shared(t: Tensor, group, name: str, value, compute, write, replay) ->
         tracer.realiased(arrays)
     if tangents is not None:
         _share_tangents(t, group, tangents)
+
+
+def _lift_members(group, value: Tensor) -> None:
+    """Make every member of `group` a tensor of the vmap levels of `value` above its own, the
+    same for every sample (as _lifts finds the value: jacfwd's primals): each member's array
+    gets a batch axis of one element per level, a view of its memory, so that the members
+    still share it and the write reaches them all. Inside jacfwd's pass each member is
+    noted as written (note_write): jacfwd refuses and undoes a lift of a captured tensor."""
+    for m, _ in group.live():
+        if grad_mode.writes is not None:
+            note_write(m)
+        low = level_of(m._data)
+        levels = []
+        d = value._data
+        while d.__class__ is Batched and d.level > low:
+            levels.append((d.level, d.n))
+            d = d.value
+        a = m._data
+        for level, n in reversed(levels):  # the lowest level first: levels nest outwards
+            a = batch(a, level, n, None)
+        m._data, m._xp = a, NAMESPACE
 
 
 # Forward mode (PyTorch's forward AD): the tangents of a tensor and of its views share memory
@@ -593,7 +638,9 @@ def _inplace_operator(op, raw_op, name: str):
                 _take_value(self, op(self, other), name, recorded=False)
             return self
         _same_library(self, other, name)
-        tangents = op(self, other) if dual(self) or dual(other) else None
+        tangents = None
+        if dual(self) or dual(other):  # the tangent in self's dtype, as its values
+            tangents = _fitted(self, op(self, other), name)
         value = other if other.__class__ in _SCALARS else constant(other, self._xp)._data
         _check_kind(self, value, name)
         tracer = grad_mode.tracer if grad_mode.extended else None
@@ -606,6 +653,8 @@ def _inplace_operator(op, raw_op, name: str):
                 f"in-place {name}: the result has shape {tuple(out.shape)}, "
                 f"but the tensor written has shape {self.shape}"
             )
+        if out.dtype != self._data.dtype:  # and promotes: the tensor keeps its dtype
+            out = self._xp.astype(out, self._data.dtype)
         self._data = out
         _bump(self)
         if tracer is not None:
@@ -633,6 +682,8 @@ def _raw_write(a, raw_op, other, t: Tensor, name: str, mutable: bool):
             f"in-place {name}: the result has shape {tuple(out.shape)}, "
             f"but the tensor written has shape {t.shape}"
         )
+    if out.dtype != a.dtype:  # and promotes: the tensor keeps its dtype
+        out = t._xp.astype(out, a.dtype)
     if out is not a and mutable:  # a library that made a new array
         _backend.write_into(t._xp, a, Ellipsis, out)
         return a

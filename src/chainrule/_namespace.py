@@ -41,7 +41,7 @@ from ._dtypes import (  # noqa: F401 - public
     uint32,
     uint64,
 )
-from ._rules import OPS
+from ._rules import OPS, RULES
 from ._tensor import Tensor, as_tensor, as_tensors
 from ._typing import ArrayLike, Axis, Device, DTypeLike, IndexKey, Scalar, Shape
 
@@ -792,7 +792,20 @@ def unstack(x: ArrayLike, /, *, axis: int = 0) -> tuple[Tensor, ...]:
     if x.shape[axis] == 1:
         # The engine gives a multi-output node with one output a bare gradient, not a list.
         return (reshape(x, x.shape[:axis] + x.shape[axis + 1 :]),)
-    outs = OPS["unstack"]((x,), axis)
+    lead = (slice(None),) * axis
+    if x._edge is None:
+        # Without history, each slice is a view of x (a basic index), as PyTorch's unbind:
+        # a write through one reaches x and its other views, and in forward mode x's tangent.
+        outs = tuple([getitem(x, lead + (i,)) for i in range(x.shape[axis])])
+    else:
+        # One node for all (a backward of one stack, not one scatter per slice); each output
+        # still a view of x, so that a write into x reaches it (its history rebased).
+        outs = OPS["unstack"]((x,), axis)
+        if outs[0]._edge is not None:
+            rule, shape, dtype = RULES["getitem"], x._data.shape, x._data.dtype
+            for i, t in enumerate(outs):
+                key = _index_key(lead + (i,), x._xp)
+                _factories._view_of(x, t, rule, (key, shape, dtype))
     if outs[0]._edge is None:
         for t in outs:
             UNSTACKED[id(t)] = None
@@ -800,9 +813,8 @@ def unstack(x: ArrayLike, /, *, axis: int = 0) -> tuple[Tensor, ...]:
     return outs
 
 
-# The outputs of unstack made without history, by id: they share x's memory (as NumPy's
-# list(x)) but no view is recorded, so a recorded write into one would change it alone;
-# _inplace refuses that write, as PyTorch does.
+# The outputs of unstack made without history, by id: a recorded write into one (a value
+# that requires grad) is refused by _inplace, as PyTorch refuses it.
 UNSTACKED: dict = {}
 
 

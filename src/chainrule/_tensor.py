@@ -388,7 +388,10 @@ class Tensor:
         return t
 
     def detach_(self) -> Tensor:
-        """Cut this tensor from the graph in place: it becomes a leaf that needs no grad."""
+        """Cut this tensor from the graph in place: it becomes a leaf that needs no grad. A
+        view can't be (PyTorch's error): its history is its base's."""
+        if getattr(self, "_view", None) is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         if self._edge is not None:
             self._edge = None
             self._vc = VersionCounter(self._version, True)
