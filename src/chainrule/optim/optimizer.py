@@ -232,8 +232,12 @@ def _as_pairs(t: Tensor) -> Tensor:
 
 
 def _from_pairs(t: Tensor) -> Tensor:
-    """The complex tensor whose real and imaginary parts `_as_pairs` put on t's last axis."""
-    return t[..., 0] + 1j * t[..., 1]
+    """The complex tensor whose real and imaginary parts `_as_pairs` put on t's last axis,
+    each as it is (t[..., 0] + 1j * t[..., 1] would make an infinite imaginary part's real
+    part NaN, 1j * inf being (0 * inf, inf)): the real part cast, the imaginary one written."""
+    out = ops.astype(t[..., 0], ops.complex64 if t.dtype == ops.float32 else ops.complex128)
+    out.imag[...] = t[..., 1]
+    return out
 
 
 def _traced_step_tensors(refs: tuple) -> list[Tensor]:
