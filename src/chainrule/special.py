@@ -145,10 +145,11 @@ ive = _bessel("ive", "exp(-|x|) iv(v, x), of real order v (fixed).")
 
 
 def zeta(x: ArrayLike, q: ArrayLike | None = None, /) -> Tensor:
-    """The Hurwitz zeta function sum_k (k + q)^-x (Riemann's for q None); differentiable in q
-    (in x: NotImplementedError, as PyTorch)."""
+    """The Hurwitz zeta function sum_k (k + q)^-x; for q None Riemann's, continued below
+    x = 1 as SciPy's (Hurwitz's zeta(x, 1) is NaN there). Differentiable in q (in x:
+    NotImplementedError, as PyTorch)."""
     if q is None:
-        q = 1.0
+        return OPS["riemann_zeta"](_real(x, "zeta"))
     return OPS["zeta"](*_pair(x, q, "zeta"))
 
 
