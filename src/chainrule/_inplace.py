@@ -24,7 +24,7 @@ import operator
 import weakref
 
 from . import _backend, _rules, _special_cases
-from ._batching import NAMESPACE, Batched, level_of
+from ._batching import NAMESPACE, Batched, batch, level_of
 from ._namespace import (
     UNSTACKED,
     _index_key,
@@ -165,6 +165,36 @@ def _lifts(t: Tensor, value, name: str) -> bool:
             )
         d = d.value
     return True
+
+
+def _lift_group(t: Tensor, group, value: Tensor) -> None:
+    """Before a write of `value` into t's alias group, value of vmap levels above t's and the
+    same for every sample there (_lifts): every member's values and the root's become values
+    of those levels (each the same for every sample), as _lifts makes a tensor alone. Their
+    arrays are new, so the group is then written as immutable arrays are (from the root)."""
+    levels = []
+    low, d = level_of(t._data), value._data
+    while d.__class__ is Batched and d.level > low:
+        levels.append((d.level, d.n))
+        d = d.value
+
+    def lifted(a):
+        for level, n in reversed(levels):  # the innermost level first
+            a = batch(a, level, n, None)
+        return a
+
+    members = group.live()
+    if group.root is None:  # shared memory: the root's values are the base's (no view steps)
+        base = next((m for m, path in members if not path), None)
+        if base is None:
+            raise NotImplementedError(
+                "a write with per-sample tangents into a view whose base is gone"
+            )
+        group.root = base._data
+    group.root = lifted(group.root)
+    for m, _ in members:
+        m._data, m._xp = lifted(m._data), NAMESPACE
+    group.mutable = False
 
 
 def _fitted(t: Tensor, new: Tensor, name: str) -> Tensor:
@@ -338,6 +368,8 @@ def _write_shared(t: Tensor, group, name: str, value, compute, write, replay) ->
         replay = replay()
         tracer.sharing(group, name, replay[0] is not None, records)
         tracer = grad_mode.tracer  # None where it can't be replayed
+    if _lifts(t, value, name):
+        _lift_group(t, group, value)
     _same_library(t, value, name)
     xp = t._xp
     if records:
