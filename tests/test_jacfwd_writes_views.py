@@ -85,3 +85,18 @@ def test_jacfwd_of_a_write_through_a_view_of_a_captured_tensor_raises_and_leaves
     np.testing.assert_array_equal(N(captured), np.zeros((2, 3)))
     captured[1] = 5.0  # still a NumPy tensor that shares its memory with its view
     np.testing.assert_array_equal(N(outside), [5.0, 5.0, 5.0])
+
+
+def test_jacfwd_of_a_write_through_a_view_of_a_made_tensor():
+    # PyTorch's torch.func.jacfwd of the same function at the same point.
+    expected = [[2.0, -3.0, 4.0], [0.0, 4.0, 0.0], [0.0, -2.0, 7.0]]
+
+    def g(x):
+        t = cr.asarray([1.0, 2.0, 3.0], dtype=x.dtype) * 1.0
+        v = t[:2]
+        v += x[1:] ** 2
+        return t * x + cr.sum(v)
+
+    x = T([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(N(func.jacfwd(g)(x)), expected)
+    np.testing.assert_allclose(N(func.jacrev(g)(x)), expected)

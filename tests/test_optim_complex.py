@@ -2,7 +2,7 @@
 gradient, so it runs on the complex values as written; the others step the real and imaginary
 parts as separate real numbers (view_as_real), their state holding real pairs. Checked against
 PyTorch's recorded steps (tests/fixtures/optim_complex_torch.json) and against the same
-optimizer on the pairs as a real parameter; LBFGS still refuses them."""
+optimizer on the pairs as a real parameter (LBFGS: tests/test_optim_lbfgs_complex.py)."""
 
 import json
 import pathlib
@@ -78,14 +78,6 @@ def test_a_complex_parameter_keeps_its_identity_and_graphs_that_saved_it_stay_va
     assert opt.param_groups[0]["params"][0] is z
     (g,) = cr.autograd.grad(saved, z, grad_outputs=cr.tensor(1.0 + 0j))
     np.testing.assert_allclose(N(g), 2 * np.conj(Z0))
-
-
-def test_lbfgs_refuses_complex_parameters():
-    z = T(Z0, requires_grad=True)
-    with pytest.raises(NotImplementedError, match="complex parameters"):
-        optim.LBFGS([z])
-    with pytest.raises(NotImplementedError, match="complex parameters"):
-        optim.LBFGS([T([1.0], requires_grad=True)]).add_param_group({"params": [z]})
 
 
 _PAIRS_ON_IMMUTABLE = fails_on(

@@ -1,5 +1,6 @@
 """scipy.special.zeta on tensors without q is Riemann's zeta, which SciPy continues below 1
-(zeta(0.5) = -1.4603545); chainrule computes Hurwitz's zeta(x, 1), NaN there."""
+(zeta(0.5) = -1.4603545), as chainrule.special.zeta(x) does (Hurwitz's zeta(x, 1) is NaN
+there)."""
 
 import numpy as np
 import pytest
@@ -16,11 +17,6 @@ def test_scipy_zeta_above_one_is_riemanns():
     np.testing.assert_allclose(N(scipy.special.zeta(cr.asarray(x))), scipy.special.zeta(x))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="chainrule.special.zeta(x) is Hurwitz's zeta(x, 1) (PyTorch's), NaN below 1: "
-    "Riemann's continuation needs a kernel of its own (torch.special has none)",
-)
 def test_scipy_zeta_below_one_is_riemanns_continuation():
     x = np.array([0.5, -1.0])
     np.testing.assert_allclose(N(scipy.special.zeta(cr.asarray(x))), scipy.special.zeta(x))

@@ -538,9 +538,11 @@ def _put(xp, rule: Rule, q, a, b):
     if name == "linalg_diagonal":  # q[2]: True on the diagonal
         return xp.where(q[2], rule.vjp(xp, b, None, q, (True,))[0], a)
     if name == "real":
-        return xp.astype(b, a.dtype) + xp.imag(a) * 1j
+        im = xp.imag(a)
+        return _backend.complex_from_parts(xp, xp.astype(b, im.dtype), im)
     if name == "imag":
-        return xp.real(a) + xp.astype(b, a.dtype) * 1j
+        re = xp.real(a)
+        return _backend.complex_from_parts(xp, re, xp.astype(b, re.dtype))
     raise NotImplementedError(f"a write through a view made by {name} on immutable arrays")
 
 

@@ -964,6 +964,16 @@ def sort(
 # ----------------------------------------------------------------------------- creation
 
 
+def weak_number(value: Any, other: Any) -> Any:
+    """`value` as an array of the other operand's dtype where value is a Python int or float
+    and `other` a tensor of a real floating dtype (a weak scalar, as in NumPy's and SciPy's
+    promotion: float32 stays float32); anything else as it is. The classes are exact: a NumPy
+    scalar (np.float64) is strong, as in NumPy 2, and a bool is no number here."""
+    if value.__class__ in (int, float) and other.__class__ is Tensor and other.dtype.kind == "f":
+        return other._xp.asarray(value, dtype=other._data.dtype)
+    return value
+
+
 def _dtype(xp: Any, dtype: DTypeLike) -> Any:
     return None if dtype is None else to_backend_dtype(xp, _backend.from_backend_dtype(dtype))
 

@@ -56,14 +56,6 @@ def _beside(like, value):
     return ops.asarray(like._xp.asarray(value))
 
 
-def _weak(value, other):
-    """A Python number as an array of the other operand's floating dtype (a weak scalar, as
-    NumPy's: float32 stays float32), other values as they are."""
-    if value.__class__ in (int, float) and other.__class__ is Tensor and other.dtype.kind == "f":
-        return other._xp.asarray(value, dtype=other._data.dtype)
-    return value
-
-
 def _float(x):
     """x as a tensor of a floating dtype (integers and bools as float64, as NumPy)."""
     x = ops.asarray(x)
@@ -559,9 +551,9 @@ def _piecewise(x, condlist, funclist, args=()):
 def _linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
     """Evenly spaced values from start to stop (tensors, broadcast), NumPy's arithmetic."""
     if start.__class__ is Tensor:
-        stop = _beside(start, _weak(stop, start))
+        stop = _beside(start, ops.weak_number(stop, start))
     else:
-        start = _beside(stop, _weak(start, stop))
+        start = _beside(stop, ops.weak_number(start, stop))
     start, stop = _float(start), _float(stop)
     num = operator.index(num)
     if num < 0:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from . import _backend
-from ._namespace import _dtype, _new, _one_axis, complex64, complex128, float32, roll
+from ._namespace import _default, _dtype, _new, _on, _one_axis, complex64, complex128, float32, roll
 from ._rules import OPS
 from ._tensor import Tensor, as_tensor
 from ._typing import ArrayLike, Device, DTypeLike
@@ -162,25 +162,26 @@ def ihfft(
     return _transform("ihfft", x, False, n=n, axis=axis, norm=norm)
 
 
-def _frequencies(name: str, n: int, d: float, dtype: DTypeLike) -> Tensor:
+def _frequencies(name: str, n: int, d: float, dtype: DTypeLike, device: Device) -> Tensor:
     if dtype is not None and _backend.dtype_kind(dtype) != "f":
         raise ValueError(f"chainrule.fft.{name}: dtype must be a real floating dtype, not {dtype}")
-    xp = _backend.default_namespace()
-    out = getattr(xp.fft, name)(n, d=d)
-    return _new(out if dtype is None else xp.astype(out, _dtype(xp, dtype)), xp)
+    xp, dt = _default(dtype, True, device)
+    out = getattr(xp.fft, name)(n, d=d, **_on(device))
+    return _new(out if dt is None or out.dtype == dt else xp.astype(out, dt), xp)
 
 
 def fftfreq(n: int, /, *, d: float = 1.0, dtype: DTypeLike = None, device: Device = None) -> Tensor:
     """The sample frequencies of a Fourier transform of length n with sample spacing d, in the
-    default backend (default real floating dtype unless `dtype`); no gradient."""
-    return _frequencies("fftfreq", n, d, dtype)
+    default backend or the library that owns `device`, on that device (the default real
+    floating dtype unless `dtype`); no gradient."""
+    return _frequencies("fftfreq", n, d, dtype, device)
 
 
 def rfftfreq(
     n: int, /, *, d: float = 1.0, dtype: DTypeLike = None, device: Device = None
 ) -> Tensor:
     """The n // 2 + 1 non-negative sample frequencies of rfft; as fftfreq otherwise."""
-    return _frequencies("rfftfreq", n, d, dtype)
+    return _frequencies("rfftfreq", n, d, dtype, device)
 
 
 def _shift(x: ArrayLike, axes: int | Sequence[int] | None, sign: int) -> Tensor:

@@ -79,11 +79,18 @@ class Generator:
     def _wrap(self, a: Any, dtype: DTypeLike, device: Device, different: tuple = ()) -> Tensor:
         """A tensor of the generator's library from the draw `a` (of its own library, or
         NumPy's), cast to `dtype`; drawn per sample of the vmap levels `different` (their
-        batch axes first, outermost first), a Batched tensor of those levels."""
+        batch axes first, outermost first), a Batched tensor of those levels. A `device` of
+        another library (a torch.device) puts the same draw in that library, on that device,
+        as asarray does."""
         if grad_mode.extended and grad_mode.tracer is not None:
             grad_mode.tracer.unsupported("random numbers drawn by chainrule.random")
         xp = self._xp
         kwargs = {} if device is None else {"device": device}
+        owner = None if device is None else _backend.device_namespace(device)
+        if owner is not None and owner is not xp:
+            # The same draw, moved as asarray moves another library's array (Dask's computed).
+            a = asarray(asarray(xp.asarray(a)), device=device)._data
+            xp, kwargs = owner, {}
         if different:
             value = _backend.normalize(xp.asarray(a, **kwargs), xp)
             for level, n in different:

@@ -28,6 +28,7 @@ from ._namespace import (
     sin,
     stack,
     sum,
+    weak_number,
     where,
 )
 from ._namespace import log_softmax as _log_softmax
@@ -57,16 +58,8 @@ def _pair(x1: ArrayLike, x2: ArrayLike, name: str) -> tuple[Tensor, Tensor]:
     """Two tensors of one array library (a Python number converted by the other's, in its
     floating dtype: float32 values stay float32, as NumPy's and SciPy's weak scalars)."""
     (x1, x2), xp = as_tensors((x1, x2), name)
-    x1, x2 = _weak(x1, x2, xp), _weak(x2, x1, xp)
+    x1, x2 = weak_number(x1, x2), weak_number(x2, x1)
     return _real(constant(x1, xp), name), _real(constant(x2, xp), name)
-
-
-def _weak(number, other, xp):
-    """A Python number (not bool) as an array of the other operand's floating dtype."""
-    if isinstance(number, (int, float)) and not isinstance(number, bool):
-        if other.__class__ is Tensor and other.dtype.kind == "f":
-            return xp.asarray(number, dtype=other._data.dtype)
-    return number
 
 
 def _order(v, name: str) -> float:
@@ -152,10 +145,11 @@ ive = _bessel("ive", "exp(-|x|) iv(v, x), of real order v (fixed).")
 
 
 def zeta(x: ArrayLike, q: ArrayLike | None = None, /) -> Tensor:
-    """The Hurwitz zeta function sum_k (k + q)^-x (Riemann's for q None); differentiable in q
-    (in x: NotImplementedError, as PyTorch)."""
+    """The Hurwitz zeta function sum_k (k + q)^-x; for q None Riemann's, continued below
+    x = 1 as SciPy's (Hurwitz's zeta(x, 1) is NaN there). Differentiable in q (in x:
+    NotImplementedError, as PyTorch)."""
     if q is None:
-        q = 1.0
+        return OPS["riemann_zeta"](_real(x, "zeta"))
     return OPS["zeta"](*_pair(x, q, "zeta"))
 
 

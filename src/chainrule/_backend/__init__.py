@@ -28,6 +28,7 @@ from ._dtypes import (
 from ._gaps import (
     broadcast_to,
     cholesky,
+    complex_from_parts,
     derivative_kernels,
     eye,
     inv,
@@ -95,6 +96,7 @@ __all__ = [
     "can_cast",
     "checked",
     "cholesky",
+    "complex_from_parts",
     "count",
     "covers_all",
     "dask_array_attribute",

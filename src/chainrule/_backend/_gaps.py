@@ -39,6 +39,36 @@ def _broadcast_block(a, zeros):
     return np.broadcast_to(a, zeros.shape)
 
 
+def complex_from_parts(xp, re, im):
+    """The complex array with real part `re` and imaginary part `im` (real arrays of one
+    shape and dtype), each part as it is: `re + 1j * im` would make (1, inf) into (nan, inf),
+    since 1j * inf has a real part 0 * inf. Each library's own constructor, or NumPy's parts
+    written in place; other libraries by that arithmetic (exact for finite parts)."""
+    lib = library(xp)
+    if lib == "torch":
+        return import_module("torch").complex(re, im)
+    if lib == "jax":
+        return import_module("jax").lax.complex(re, im)
+    if lib == "dask":
+        dtype = np.result_type(re.dtype, np.complex64)
+        return import_module("dask.array").map_blocks(_complex_block, re, im, dtype=dtype)
+    if lib == "array_api_strict":
+        out = _complex_block(np.from_dlpack(re), np.from_dlpack(im))
+        return xp.asarray(out, device=re.device)
+    if lib in ("numpy", "cupy"):
+        out = xp.empty(re.shape, dtype=xp.complex64 if re.dtype == xp.float32 else xp.complex128)
+        out.real[...] = re
+        out.imag[...] = im
+        return out
+    return re + im * 1j
+
+
+def _complex_block(re, im):
+    out = np.empty(re.shape, dtype=np.result_type(re.dtype, np.complex64))
+    out.real, out.imag = re, im
+    return out
+
+
 def cholesky(xp, x):
     """The lower Cholesky factor of x. array-api-compat's Dask namespace returns Dask's default,
     the upper factor: Dask is asked for the lower one."""

@@ -94,11 +94,25 @@ def _all_ints(keys: tuple) -> bool:
 
 
 def take(xp, x, indices, axis: int):
-    """xp.take (for Dask, a one-element `indices` as in getitem)."""
-    if library(xp) == "dask" and _one_index(indices):
+    """xp.take (for Dask, a one-element `indices` as in getitem; for PyTorch, bounds checked
+    as NumPy checks them)."""
+    lib = library(xp)
+    if lib == "dask" and _one_index(indices):
         cut = (slice(None),) * axis + (slice(0, 1),)
         return xp.take(x, xp.concat([indices, indices]), axis=axis)[cut]
+    if lib == "torch":
+        _check_bounds(indices, x.shape[axis], axis)
     return xp.take(x, indices, axis=axis)
+
+
+def _check_bounds(indices, size: int, axis: int) -> None:
+    """NumPy's IndexError for the first of PyTorch's `indices` (non-negative where valid) out
+    of [0, size): torch.take_along_dim reads past the axis without a word, and index_select
+    raises another error."""
+    bad = (indices < 0) | (indices >= size)
+    if bool(bad.any()):
+        first = int(indices[bad][0])
+        raise IndexError(f"index {first} is out of bounds for axis {axis} with size {size}")
 
 
 def _one_index(k) -> bool:
@@ -236,8 +250,12 @@ def scatter_add(xp, positions, values, size: int, dtype):
 
 
 def take_along_axis(xp, x, indices, axis: int):
-    """xp.take_along_axis, or for Dask (which lacks it) a gather of flat positions."""
-    if library(xp) != "dask":
+    """xp.take_along_axis (for PyTorch, bounds checked as NumPy checks them), or for Dask
+    (which lacks it) a gather of flat positions."""
+    lib = library(xp)
+    if lib == "torch":
+        _check_bounds(indices, x.shape[axis], axis)
+    if lib != "dask":
         return xp.take_along_axis(x, indices, axis=axis)
     shape = tuple(max(a, b) for a, b in zip(x.shape, indices.shape))
     shape = shape[:axis] + (indices.shape[axis],) + shape[axis + 1 :]

@@ -14,6 +14,9 @@ _SPECIAL_NAMES = {
     "jax": {},
 }
 _SPECIAL_MODULES = {"torch": "torch.special", "jax": "jax.scipy.special"}
+# chainrule's kernel names that are not SciPy's: Riemann's zeta is SciPy's zeta of one
+# argument (PyTorch and JAX have no kernel of it: SciPy's through NumPy).
+_SCIPY_NAMES = {"riemann_zeta": "zeta"}
 _PY_SCALARS = (bool, int, float, complex)
 _special_kernels: dict = {}
 
@@ -60,7 +63,7 @@ def _scipy_special(name: str):
             f"chainrule.special.{name} on NumPy arrays needs SciPy, which is not installed: "
             "pip install scipy"
         ) from e
-    return getattr(module, name)
+    return getattr(module, _SCIPY_NAMES.get(name, name))
 
 
 def _through_numpy(xp, fn):

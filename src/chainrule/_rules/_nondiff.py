@@ -138,9 +138,10 @@ nondiff("unique", _unique, multi=True)  # p = "all", "counts", "inverse" or "val
 
 
 def _wrap_indices(xp, xs, p):
-    # Indices along an axis of length p, negative ones counted from the end.
+    # Indices along an axis of length p, negative ones counted from the end; one below -p
+    # stays as it is (out of bounds: wrapped once, it would pass the library's check).
     idx = xs[0]
-    return xp.where(idx < 0, idx + p, idx)
+    return xp.where((idx < 0) & (idx >= -p), idx + p, idx)
 
 
 nondiff("wrap_indices", _wrap_indices)

@@ -165,6 +165,15 @@ _special(
     ),
     "x out",
 )
+# Riemann's zeta(s) (special.zeta without q): SciPy's, continued below s = 1, where Hurwitz's
+# zeta(s, 1) is NaN; no derivative in s, as zeta's.
+_refuse_riemann = _not_in("zeta", "x")
+_special(
+    "riemann_zeta",
+    _kernel("riemann_zeta"),
+    lambda xp, g, x, out, p: _refuse_riemann(xp, g, x, None, out),
+    "",
+)
 # Two inputs. zeta(s, q): d/dq = -s zeta(s + 1, q); none in s (as PyTorch). The regularised
 # incomplete gammas P(a, x), Q(a, x): d/dx = +-exp(-x) x^(a-1) / Gamma(a); none in a.
 binary(

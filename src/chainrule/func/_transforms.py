@@ -150,7 +150,9 @@ class _Reverse:
     """One reverse transform's call of f: its inner tensors, the output, and how to take
     gradients of it (a graph or not)."""
 
-    def __init__(self, what: str, f: Callable, args: tuple, nums: tuple[int, ...]) -> None:
+    def __init__(
+        self, what: str, f: Callable, args: tuple, nums: tuple[int, ...], given: Any = None
+    ) -> None:
         self.what = what
         self.outer_grad = grad_mode.enabled
         self.specs = []
@@ -166,7 +168,7 @@ class _Reverse:
         self.flat = [x for xs in self.xs for x in xs if x is not None]
         self.inner = {x._edge for x in self.flat if x._edge.__class__ is AccumulateGrad}
         with enable_grad():
-            self.result = f(*args)
+            self.result = _refusing_captured(f, args, self.flat, given)
 
     def decide(self, outputs: list) -> None:
         """Whether gradients are built as a graph: when grad mode was on outside and the
@@ -248,7 +250,7 @@ def grad_and_value(func: Callable, argnums: _Argnums = 0, has_aux: bool = False)
 
     def wrapper(*args: Any, **kwargs: Any) -> tuple:
         nums = _argnums(argnums, len(args), what)
-        call = _Reverse(what, lambda *a: func(*a, **kwargs), args, nums)
+        call = _Reverse(what, lambda *a: func(*a, **kwargs), args, nums, kwargs)
         out, aux = _split_aux(call.result, has_aux, what)
         if out.__class__ is not Tensor:
             raise RuntimeError(f"{what}: Expected f(*args) to return a Tensor, got {type(out)}")
@@ -282,8 +284,14 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     """(func(*primals), vjp_fn[, aux]): vjp_fn(cotangents), cotangents in the structure of
     func's output, returns the vector-Jacobian products by every primal, as a tuple (always),
     and can be called again."""
+    return _vjp(func, primals, has_aux)
+
+
+def _vjp(func: Callable, primals: tuple, has_aux: bool, given: Any = None) -> tuple:
+    """vjp; `given`: the arguments of a transform built on it (jacrev) that func closes over,
+    which it may write in place as the primals."""
     what = "vjp(f, *primals)"
-    call = _Reverse(what, func, primals, tuple(range(len(primals))))
+    call = _Reverse(what, func, primals, tuple(range(len(primals))), given)
     out, aux = _split_aux(call.result, has_aux, what)
     outputs, out_spec = _only_tensors(out, what, "f(*primals)")
     call.decide(outputs)
@@ -348,7 +356,7 @@ def jacrev(
                 full[a] = d
             return func(*full, **kwargs)
 
-        found = vjp(partial, *(args[a] for a in nums), has_aux=has_aux)
+        found = _vjp(partial, tuple(args[a] for a in nums), has_aux, (args, kwargs))
         out, vjp_fn = found[0], found[1]
         _real_only("jacrev", out, "outputs")
         outputs, out_spec = tree_flatten(out)
@@ -397,6 +405,14 @@ def jvp(
     mode: one evaluation of func. primals and tangents are tuples of the same structure; the
     JVP has the structure of func's output (zeros where an output does not depend on the
     primals; with `strict`, such an output raises)."""
+    return _jvp(func, primals, tangents, strict, has_aux)
+
+
+def _jvp(
+    func: Callable, primals: tuple, tangents: tuple, strict: bool, has_aux: bool, given: Any = None
+) -> tuple:
+    """jvp; `given`: the arguments of a transform built on it (jacfwd) that func closes over,
+    which it may write in place as the primals."""
     what = "jvp(f, primals, tangents)"
     if not isinstance(primals, tuple):
         raise RuntimeError(
@@ -417,7 +433,9 @@ def jvp(
         duals = [
             None if x is None else forward_ad.make_dual(x, t, level=level) for x, t in zip(xs, ts)
         ]
-        out, aux = _split_aux(func(*tree_unflatten(duals, spec)), has_aux, what)
+        made = tree_unflatten(duals, spec)
+        result = _refusing_captured(func, made, [*xs, *ts, *duals], (primals, given))
+        out, aux = _split_aux(result, has_aux, what)
         outputs, out_spec = _only_tensors(out, what, "f(*primals)")
         pairs = [
             (None, None) if o is None else forward_ad.unpack_dual(o, level=level) for o in outputs
@@ -486,7 +504,7 @@ def jacfwd(
         total = sum(sizes)
         if not total:  # no column to push: one evaluation gives the outputs' shapes
             zeros = [None if x is None else ops.zeros_like(x) for x in inputs]
-            found = jvp(partial, tuple(inputs), tuple(zeros), has_aux=has_aux)
+            found = _jvp(partial, tuple(inputs), tuple(zeros), False, has_aux, (args, kwargs))
             _real_only("jacfwd", found[0], "outputs")
             outputs, out_spec = tree_flatten(found[0])
             aux = found[2] if has_aux else None
@@ -506,7 +524,7 @@ def jacfwd(
             def column(*es: Tensor) -> list:
                 it = iter(es)
                 ts = tuple(None if x is None else next(it) for x in inputs)
-                found = jvp(partial, tuple(inputs), ts, has_aux=has_aux)
+                found = _jvp(partial, tuple(inputs), ts, False, has_aux, (args, kwargs))
                 _real_only("jacfwd", found[0], "outputs")
                 tangents, spec_out = tree_flatten(found[1])
                 leaves, spec_aux = tree_flatten(found[2]) if has_aux else ([], None)
@@ -563,6 +581,47 @@ _CAPTURED = (
     "supported; please rewrite the function being transformed to explicitly accept the "
     "mutated Tensor(s) as inputs."
 )
+
+
+def _refusing_captured(f: Callable, args: Any, made: list, given: Any = None) -> Any:
+    """f(*args), refusing as PyTorch does a write in place into a tensor captured from
+    outside: the tensors f writes are noted (grad_mode.writes), and one that outlives the
+    call without being an argument (as given, `given` where the transform's `args` stand in
+    for them, or one the transform `made` for them), nor returned (nor the base of a view
+    returned), came from outside: every write is undone and PyTorch's RuntimeError raised.
+    (A captured tensor returned as it is passes for one f made; see below for compile.) The
+    notes of writes into the arguments go on to an enclosing transform's, which may have to
+    undo them."""
+    if grad_mode.extended and grad_mode.tracer is not None:
+        # Under compile's trace every tensor lives on (the trace holds it), so what f made
+        # can't be told from what it captured that way: not checked while tracing (the writes
+        # go to an enclosing jacfwd's notes, as they did).
+        return f(*args)
+    writes: dict = {}
+    outer, grad_mode.writes = grad_mode.writes, writes
+    try:
+        result = f(*args)
+        if writes:
+            kept = {id(t) for t in made}
+            kept.update(id(t) for t in tree_flatten((args, given))[0] if isinstance(t, Tensor))
+            passed = set(kept)
+            for t in tree_flatten(result)[0]:
+                if t.__class__ is Tensor:
+                    kept.add(id(t))
+                    view = getattr(t, "_view", None)
+                    if view is not None:
+                        kept.add(id(view.base))
+            if any(k not in kept and note[0]() is not None for k, note in writes.items()):
+                undo_writes(writes)
+                raise RuntimeError(_CAPTURED)
+            if outer is not None:
+                for k in passed & writes.keys():
+                    outer.setdefault(k, writes[k])
+            writes.clear()
+    finally:
+        grad_mode.writes = outer
+        undo_writes(writes)
+    return result
 
 
 def _refuse_captured(written: list, passed: set) -> None:

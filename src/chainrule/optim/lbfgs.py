@@ -11,7 +11,7 @@ from typing import Any
 
 from .. import _namespace as ops
 from .._tensor import Tensor, enable_grad, no_grad
-from .optimizer import Optimizer, ParamsT
+from .optimizer import Optimizer, ParamsT, _as_pairs, _from_pairs
 
 __all__ = ["LBFGS"]
 
@@ -135,9 +135,9 @@ class LBFGS(Optimizer):
     runs up to `max_iter` iterations (`max_eval` closure calls, default 1.25 max_iter), the
     direction from the last `history_size` curvature pairs, the step `lr` (the first
     iteration's scaled by 1 / |g|_1) or found by line_search_fn='strong_wolfe'; stops early
-    when the gradient (tolerance_grad) or the change (tolerance_change) is small."""
-
-    _COMPLEX_PARAMETERS = None  # refused: its flat vectors would need the real pairs
+    when the gradient (tolerance_grad) or the change (tolerance_change) is small. A complex
+    parameter is two real numbers per element in the flat vectors (its real pairs, PyTorch's
+    view_as_real), as PyTorch's L-BFGS takes it."""
 
     def __init__(
         self,
@@ -165,20 +165,25 @@ class LBFGS(Optimizer):
         self._params: list[Tensor] = self.param_groups[0]["params"]
 
     def _flat_grad(self) -> Tensor:
-        return ops.concat(
-            [
-                ops.zeros((p.size,), dtype=p.dtype)
-                if p.grad is None
-                else ops.reshape(p.grad, (-1,))
-                for p in self._params
-            ]
-        )
+        """The parameters' gradients as one real vector (zeros for a missing one; a complex
+        gradient's real pairs)."""
+        parts = []
+        for p in self._params:
+            g = ops.zeros_like(p) if p.grad is None else p.grad
+            parts.append(ops.reshape(_as_pairs(g) if p.dtype.kind == "c" else g, (-1,)))
+        return ops.concat(parts)
 
     def _add(self, step: float, direction: Tensor) -> None:
+        """Each parameter += step * its part of `direction` (a complex one's real pairs)."""
         offset = 0
         for p in self._params:
-            n = p.size
-            p.add_(ops.reshape(direction[offset : offset + n], p.shape), alpha=step)
+            if p.dtype.kind == "c":
+                n = 2 * p.size
+                d = ops.reshape(direction[offset : offset + n], (*p.shape, 2))
+                p[...] = _from_pairs(_as_pairs(p) + step * d)
+            else:
+                n = p.size
+                p.add_(ops.reshape(direction[offset : offset + n], p.shape), alpha=step)
             offset += n
 
     def _evaluate(

@@ -26,8 +26,9 @@ class Optimizer:
     # How complex parameters are stepped: "as is" where `_update` is right for complex values
     # as written (linear in g: SGD); "pairs", PyTorch's view_as_real, for the others, whose
     # formulas (g * g, sqrt, max, ...) are for reals: p and g as real pairs on a last axis of
-    # 2, the state too; None: refused (NotImplementedError).
-    _COMPLEX_PARAMETERS: str | None = "pairs"
+    # 2, the state too (LBFGS, which steps all parameters at once, puts the pairs in its flat
+    # vectors itself).
+    _COMPLEX_PARAMETERS: str = "pairs"
 
     def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         if isinstance(params, Tensor):
@@ -59,12 +60,6 @@ class Optimizer:
                 )
             if not p.is_leaf:
                 raise ValueError("can't optimize a non-leaf Tensor")
-            if self._COMPLEX_PARAMETERS is None and _backend.dtype_kind(p._data.dtype) == "c":
-                raise NotImplementedError(
-                    f"{type(self).__name__} with complex parameters: PyTorch updates their "
-                    "real and imaginary parts as separate real numbers (view_as_real), which "
-                    f"chainrule's {type(self).__name__} does not yet (the other optimizers do)"
-                )
         for name, default in self.defaults.items():
             group.setdefault(name, default)
         seen = {id(p) for g in self.param_groups for p in g["params"]}
@@ -232,8 +227,12 @@ def _as_pairs(t: Tensor) -> Tensor:
 
 
 def _from_pairs(t: Tensor) -> Tensor:
-    """The complex tensor whose real and imaginary parts `_as_pairs` put on t's last axis."""
-    return t[..., 0] + 1j * t[..., 1]
+    """The complex tensor whose real and imaginary parts `_as_pairs` put on t's last axis,
+    each as it is (t[..., 0] + 1j * t[..., 1] would make an infinite imaginary part's real
+    part NaN, 1j * inf being (0 * inf, inf)): the real part cast, the imaginary one written."""
+    out = ops.astype(t[..., 0], ops.complex64 if t.dtype == ops.float32 else ops.complex128)
+    out.imag[...] = t[..., 1]
+    return out
 
 
 def _traced_step_tensors(refs: tuple) -> list[Tensor]:
