@@ -112,6 +112,8 @@ def undo_writes(writes: dict) -> list:
             continue
         if _backend.aliasing(xp) == "memory":
             _backend.write_into(xp, data, Ellipsis, copy)
+        else:  # Dask's __setitem__ changes the array object itself: its copy is the values
+            data = copy
         t._data, t._xp, t._edge, t._fw = data, xp, edge, fw
         if vc is None:
             t._vc = VersionCounter()
