@@ -544,7 +544,13 @@ class Tracer:
 
     def _grad_state(self, t: Tensor) -> None:
         if id(t) not in self.grad_states:
-            self.grad_states[id(t)] = (self.tensor_ref(t), t.grad is None)
+            self.grad_states[id(t)] = (self.tensor_ref(t), getattr(t, "_grad", None) is None)
+
+    def read_grad(self, t: Tensor) -> None:
+        """A .grad read while None: Python code branches on that (zero_grad and an
+        optimizer's step skip such a tensor), so the replay checks that it is still None.
+        Kept for an argument or a tensor from outside (see finish)."""
+        self._grad_state(t)
 
     def accumulating(self, pairs) -> None:
         """Before backward stores gradients into leaves' .grad."""
@@ -965,7 +971,8 @@ class Tracer:
             self.code, self.reads, self.writes, self.values, self.kinds, self.where,
             self.externals, persistent, out_specs,
             self.grad_guards + [(ref, None if none else -1) for ref, none in
-                                self.grad_states.values()],
+                                self.grad_states.values()
+                                if ref[0] == "arg" or persistent[ref[1]]],
             self.input_tensor, self.graph,
             hook_guards, arg_changes,
         )  # fmt: skip

@@ -1,0 +1,113 @@
+"""chainrule.compile against eager execution on training loops as users write them: each
+compiled call (the trace, then replays with values, modes and Python state changed between
+calls) gives eager's values, gradients and module state, or runs eagerly with a warning."""
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+from chainrule import nn, optim
+from chainrule._compile import _program
+from conftest import N, T
+
+RNG = np.random.default_rng(5)
+
+
+@pytest.fixture(params=["loop", "source"])
+def tier(request, monkeypatch):
+    """The replay tier the calls after the first run: the loop, or the source compiled at the
+    first replay."""
+    monkeypatch.setattr(_program, "SOURCE_AFTER", 10**9 if request.param == "loop" else 0)
+    return request.param
+
+
+def _grads(params) -> list:
+    return [None if p.grad is None else N(p.grad) for p in params]
+
+
+def _same_grads(got: list, want: list) -> None:
+    assert [g is None for g in got] == [w is None for w in want]
+    for g, w in zip(got, want):
+        if w is not None:
+            np.testing.assert_array_equal(g, w)
+
+
+def _two_leaves():
+    return T(np.array([1.0, -2.0, 0.5]), requires_grad=True), T(
+        np.array([0.25, 3.0, -1.0]), requires_grad=True
+    )
+
+
+def test_zero_grad_of_a_gradient_given_outside_after_the_trace_resets_it(tier):
+    # At the trace b.grad is None (the backward inside does not reach b): zero_grad skips it.
+    # A gradient given to b outside before a replay must be reset to None as eagerly.
+    def trainer():
+        w, b = _two_leaves()
+        opt = optim.SGD([w, b], lr=0.1)
+
+        def step(x):
+            opt.zero_grad()
+            cr.sum(w * x).backward()
+            opt.step()
+
+        return (w, b), step
+
+    (params, eager), (params2, compiled) = trainer(), trainer()
+    compiled = cr.compile(compiled)
+    for i in range(5):
+        if i == 3:
+            for ps in (params, params2):
+                cr.sum(ps[1] * 2.0).backward()
+        x = T(RNG.normal(size=3))
+        eager(x)
+        compiled(x)
+        _same_grads(_grads(params2), _grads(params))
+        np.testing.assert_array_equal(N(params2[0].detach()), N(params[0].detach()))
+
+
+def test_an_optimizer_step_skipping_a_none_gradient_steps_it_once_it_has_one(tier):
+    # At the trace b.grad is None (skipped by the step); later calls are given a gradient for
+    # b outside: the step must update b as eagerly.
+    def trainer():
+        w, b = _two_leaves()
+        opt = optim.SGD([w, b], lr=0.1)
+        return (w, b), opt.step
+
+    (params, eager), (params2, compiled) = trainer(), trainer()
+    compiled = cr.compile(compiled)
+    for i in range(5):
+        x = T(RNG.normal(size=3))
+        for ps in (params, params2):
+            cr.sum(ps[0] * x).backward()
+            if i >= 2:
+                cr.sum(ps[1] * x).backward()
+        eager()
+        compiled()
+        for p, q in zip(params2, params):
+            np.testing.assert_array_equal(N(p.detach()), N(q.detach()))
+
+
+def test_requires_grad_toggled_on_a_layer_between_calls_gives_eagers_gradients(tier):
+    def trainer():
+        cr.random.manual_seed(0)
+        m = nn.Sequential(nn.Linear(2, 3), nn.Tanh(), nn.Linear(3, 1))
+        opt = optim.SGD(m.parameters(), lr=0.1)
+
+        def step(x):
+            opt.zero_grad()
+            cr.sum(m(x) ** 2).backward()
+            opt.step()
+
+        return m, step
+
+    (m, eager), (m2, compiled) = trainer(), trainer()
+    compiled = cr.compile(compiled)
+    for i in range(8):
+        for model in (m, m2):
+            model[0].requires_grad_(i % 4 < 2)
+        x = T(RNG.normal(size=(4, 2)))
+        eager(x)
+        compiled(x)
+        _same_grads(_grads(m2.parameters()), _grads(m.parameters()))
+        for p, q in zip(m2.parameters(), m.parameters()):
+            np.testing.assert_array_equal(N(p.detach()), N(q.detach()))
