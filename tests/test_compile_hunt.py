@@ -111,3 +111,37 @@ def test_requires_grad_toggled_on_a_layer_between_calls_gives_eagers_gradients(t
         _same_grads(_grads(m2.parameters()), _grads(m.parameters()))
         for p, q in zip(m2.parameters(), m.parameters()):
             np.testing.assert_array_equal(N(p.detach()), N(q.detach()))
+
+
+def _batchnorm_trainer(momentum, dtype=np.float64):
+    cr.random.manual_seed(0)
+    m = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4, momentum=momentum), nn.Linear(4, 1))
+    if dtype == np.float32:
+        m.float()
+    opt = optim.SGD(m.parameters(), lr=0.1)
+
+    def step(x):
+        opt.zero_grad()
+        loss = cr.sum(m(x) ** 2)
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    return m, step
+
+
+@pytest.mark.parametrize("momentum", [0.1, None])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_batchnorm_running_statistics_of_a_compiled_step_are_eagers(tier, momentum, dtype):
+    # momentum=None: the cumulative average, 1 / batches seen, a different factor at each call
+    (m, eager), (m2, compiled) = (
+        _batchnorm_trainer(momentum, dtype),
+        _batchnorm_trainer(momentum, dtype),
+    )
+    compiled = cr.compile(compiled)
+    for _ in range(5):
+        x = T(RNG.normal(size=(6, 3)).astype(dtype))
+        np.testing.assert_array_equal(N(compiled(x)), N(eager(x)))
+        for (k, a), (_, b) in zip(m2.state_dict().items(), m.state_dict().items()):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b), err_msg=k)
+    assert compiled.traces == 2

@@ -552,13 +552,14 @@ def batch_norm(
     weight: Tensor | None = None,
     bias: Tensor | None = None,
     training: bool = False,
-    momentum: float = 0.1,
+    momentum: float | Tensor = 0.1,
     eps: float = 1e-5,
 ) -> Tensor:
     """Normalise each channel (axis 1) of `input` (N, C, ...) to mean 0 and variance 1, then
     scale by `weight` and shift by `bias`. In training: by the batch's statistics (the
     biased variance), and the running statistics, when given, move towards the batch's
-    (the unbiased variance) by `momentum`, in place; else by the running statistics."""
+    (the unbiased variance) by `momentum` (a float, or a 0-d float64 tensor), in place;
+    else by the running statistics."""
     axes = (0,) + tuple(range(2, input.ndim))
     shape = (1, -1) + (1,) * (input.ndim - 2)
     if training:
@@ -574,8 +575,17 @@ def batch_norm(
         if running_mean is not None and running_var is not None:
             m = momentum
             with no_grad():
-                running_mean.mul_(1 - m).add_(mean.detach(), alpha=m)
-                running_var.mul_(1 - m).add_(var.detach(), alpha=m * count / (count - 1))
+                if m.__class__ is Tensor:
+                    # A 0-d float64 tensor (BatchNorm's cumulative average): the factors are
+                    # computed in float64, rounded to the statistics' dtype, as Python's are.
+                    dt = running_mean.dtype
+                    keep = ops.astype(1 - m, dt)
+                    running_mean.mul_(keep).add_(mean.detach() * ops.astype(m, dt))
+                    running_var.mul_(keep)
+                    running_var.add_(var.detach() * ops.astype(m * count / (count - 1), dt))
+                else:
+                    running_mean.mul_(1 - m).add_(mean.detach(), alpha=m)
+                    running_var.mul_(1 - m).add_(var.detach(), alpha=m * count / (count - 1))
         out = centred / ops.sqrt(ops.reshape(var, shape) + eps)
     else:
         if running_mean is None or running_var is None:

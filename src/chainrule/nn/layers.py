@@ -511,8 +511,9 @@ class _BatchNorm(Module):
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats:
             self.num_batches_tracked.add_(1)
-            if self.momentum is None:  # cumulative moving average
-                factor = 1.0 / int(self.num_batches_tracked)
+            if self.momentum is None:  # cumulative moving average: 1 / batches seen
+                # A tensor, not a Python float: a compiled step computes it at each call.
+                factor = 1.0 / ops.astype(self.num_batches_tracked, ops.float64)
         by_batch = self.training or self.running_mean is None
         return F.batch_norm(
             x,
