@@ -145,3 +145,33 @@ def test_batchnorm_running_statistics_of_a_compiled_step_are_eagers(tier, moment
         for (k, a), (_, b) in zip(m2.state_dict().items(), m.state_dict().items()):
             np.testing.assert_array_equal(np.asarray(a), np.asarray(b), err_msg=k)
     assert compiled.traces == 2
+
+
+@pytest.mark.parametrize("make_opt", [optim.SGD, optim.Adam], ids=["SGD", "Adam"])
+@pytest.mark.parametrize("change", ["add_param_group", "append_param"])
+def test_parameters_given_to_the_optimizer_after_the_trace_are_stepped(tier, make_opt, change):
+    def trainer():
+        w, b = _two_leaves()
+        opt = make_opt([w], lr=0.1)
+
+        def step(x):
+            opt.zero_grad()
+            cr.sum(w * x + b * b).backward()
+            opt.step()
+
+        return (w, b), opt, step
+
+    (params, opt, eager), (params2, opt2, compiled) = trainer(), trainer()
+    compiled = cr.compile(compiled)
+    for i in range(5):
+        if i == 3:
+            for o, (_, b) in ((opt, params), (opt2, params2)):
+                if change == "add_param_group":
+                    o.add_param_group({"params": [b], "lr": 0.01})
+                else:
+                    o.param_groups[0]["params"].append(b)
+        x = T(RNG.normal(size=3))
+        eager(x)
+        compiled(x)
+        for p, q in zip(params2, params):
+            np.testing.assert_array_equal(N(p.detach()), N(q.detach()))
