@@ -175,3 +175,49 @@ def test_parameters_given_to_the_optimizer_after_the_trace_are_stepped(tier, mak
         compiled(x)
         for p, q in zip(params2, params):
             np.testing.assert_array_equal(N(p.detach()), N(q.detach()))
+
+
+@pytest.mark.parametrize("kind", ["forward", "forward_pre", "full_backward", "full_backward_pre"])
+def test_module_hooks_added_or_removed_between_calls_run_as_eagerly(tier, kind):
+    def double_output(module, inputs, output):
+        return output * 2.0
+
+    def double_input(module, inputs):
+        return (inputs[0] * 2.0,)
+
+    def double_grad_input(module, grad_input, grad_output):
+        return (grad_input[0] * 2.0,)
+
+    def double_grad_output(module, grad_output):
+        return (grad_output[0] * 2.0,)
+
+    hook = {
+        "forward": double_output,
+        "forward_pre": double_input,
+        "full_backward": double_grad_input,
+        "full_backward_pre": double_grad_output,
+    }[kind]
+
+    def trainer():
+        cr.random.manual_seed(0)
+        m = nn.Linear(3, 2)
+
+        def step(x):
+            y = m(x)
+            (gx,) = cr.autograd.grad(cr.sum(y * y), (x,))
+            return y.detach(), gx
+
+        return m, step
+
+    (m, eager), (m2, compiled) = trainer(), trainer()
+    compiled = cr.compile(compiled)
+    handles = []
+    for i in range(6):
+        if i == 2:
+            handles = [getattr(mod, f"register_{kind}_hook")(hook) for mod in (m, m2)]
+        if i == 4:
+            for h in handles:
+                h.remove()
+        x = T(RNG.normal(size=(2, 3)), requires_grad=True)
+        for got, want in zip(compiled(x), eager(x)):
+            np.testing.assert_array_equal(N(got), N(want))

@@ -99,6 +99,27 @@ def _training_is(ref: weakref.ref, value: bool, leaves: Any) -> bool:
     return m is not None and m.__dict__.get("training") is value
 
 
+def _hooks_of(m: Module) -> tuple:
+    return (
+        tuple(m._forward_pre_hooks.values()),
+        tuple(m._forward_hooks.values()),
+        tuple(m._backward_hooks.values()),
+        tuple(m._backward_pre_hooks.values()),
+    )
+
+
+def _guard_hooks(m: Module, tracer: Any) -> None:
+    """chainrule.compile's trace runs a module's hooks in Python (each is baked into the
+    recording, or makes the function eager): a replay checks that the module has the hooks
+    it was traced with (one registered or removed since traces again)."""
+    tracer.guard((id(m), "hooks"), functools.partial(_hooks_are, weakref.ref(m), _hooks_of(m)))
+
+
+def _hooks_are(ref: weakref.ref, hooks: tuple, leaves: Any) -> bool:
+    m = ref()
+    return m is not None and _hooks_of(m) == hooks
+
+
 class Module:
     """Base class of layers and models: assign Parameters and Modules as attributes in
     `__init__` (after `super().__init__()`), write `forward`, call the module."""
@@ -123,6 +144,8 @@ class Module:
         )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if grad_mode.extended and grad_mode.tracer is not None:
+            _guard_hooks(self, grad_mode.tracer)
         if (
             self._forward_pre_hooks
             or self._forward_hooks
