@@ -221,3 +221,54 @@ def test_module_hooks_added_or_removed_between_calls_run_as_eagerly(tier, kind):
         x = T(RNG.normal(size=(2, 3)), requires_grad=True)
         for got, want in zip(compiled(x), eager(x)):
             np.testing.assert_array_equal(N(got), N(want))
+
+
+_weights = None  # a global tensor, read by the functions below
+
+
+def _scaled(t):
+    return t * _weights
+
+
+def _plus_weights(t):
+    return t + _weights
+
+
+def test_a_global_tensor_replaced_while_the_old_one_lives_is_read_anew(tier):
+    global _weights
+    _weights = T(np.ones(3))
+    old = _weights  # alive: its weak reference still answers
+    scaled = cr.compile(_scaled)
+    np.testing.assert_array_equal(N(scaled(T(np.ones(3)))), np.ones(3))
+    _weights = T(np.full(3, 2.0))
+    np.testing.assert_array_equal(N(scaled(T(np.ones(3)))), np.full(3, 2.0))
+    np.testing.assert_array_equal(N(old), np.ones(3))
+
+
+def test_a_global_tensor_passed_as_the_argument_of_the_trace_is_not_the_next_argument(tier):
+    global _weights
+    _weights = T(np.ones(3))
+    plus = cr.compile(_plus_weights)
+    np.testing.assert_array_equal(N(plus(_weights)), np.full(3, 2.0))
+    np.testing.assert_array_equal(N(plus(T(np.zeros(3)))), np.ones(3))
+    np.testing.assert_array_equal(N(plus(_weights)), np.full(3, 2.0))
+
+
+def test_a_closure_tensor_passed_as_the_argument_of_the_trace_is_written_after(tier):
+    # Traced with x the closure's w: w.mul_ and x read one tensor. Later calls pass another
+    # x: w is written, not x.
+    def run(compiled: bool) -> tuple:
+        w = T(np.arange(3.0) + 1)
+
+        def step(x):
+            w.mul_(2.0)
+            return x * 1.0
+
+        f = cr.compile(step) if compiled else step
+        outs = [N(f(w if i == 0 else T(np.ones(3)))) for i in range(4)]
+        return outs, N(w)
+
+    (got, got_w), (want, want_w) = run(True), run(False)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    np.testing.assert_array_equal(got_w, want_w)

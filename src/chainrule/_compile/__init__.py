@@ -288,7 +288,9 @@ class CompiledFunction:
                     i: ext.ref for i, ext in enumerate(recording.externals)
                     if recording.persistent[i]
                 }  # fmt: skip
-                where = path_guard(self.fn, leaves, refs) if refs else None
+                # Tensor arguments the function could also read from outside: see path_guard.
+                args = tuple(i for i, x in enumerate(leaves) if x.__class__ is Tensor)
+                where = path_guard(self.fn, leaves, refs, args) if refs or args else None
                 if where is not None:
                     recording.guards.append(where)
                 program = Replay(recording, spec, _unflatten)
