@@ -325,3 +325,19 @@ def test_arguments_that_become_views_of_one_base_see_each_others_writes(tier):
         return (base[:3], base[1:]) if i >= 2 else (T(np.ones(3)), T(np.ones(3)))
 
     _eager_and_compiled(step, views)
+
+
+def test_an_argument_on_another_device_is_another_kind_of_input(tier):
+    xps = pytest.importorskip("array_api_strict")
+    devices = (xps.Device("CPU_DEVICE"), xps.Device("device1"))
+
+    def f(x):
+        return x * 2.0 + cr.ones(3, dtype=x.dtype, device=x.device)
+
+    compiled = cr.compile(f)
+    for i in range(4):
+        x = cr.tensor(xps.asarray(np.arange(3.0), device=devices[i % 2]))
+        got, want = compiled(x), f(x)
+        assert got.device == want.device == devices[i % 2]
+        np.testing.assert_array_equal(N(got), N(want))
+    assert compiled.traces == 2

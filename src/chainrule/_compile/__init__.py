@@ -92,13 +92,14 @@ def _unflatten(spec: tuple, leaves: list):
 
 
 def _leaf_key(x) -> tuple:
-    """What a trace depends on in an argument: a tensor's shape, dtype, library and whether
-    it needs grad; an array's type, shape and dtype; any other value itself."""
+    """What a trace depends on in an argument: a tensor's shape, dtype, library, device and
+    whether it needs grad; an array's type, shape, dtype and device; any other value itself.
+    (The device: a replay's constants and new arrays are made on the trace's.)"""
     if x.__class__ is Tensor:
         d = x._data
-        return (0, d.shape, d.dtype, id(x._xp), _edge_kind(x._edge))
+        return (0, d.shape, d.dtype, id(x._xp), _edge_kind(x._edge), getattr(d, "device", None))
     if _backend.is_array(x) and not isinstance(x, np.generic):
-        return (1, type(x), tuple(x.shape), x.dtype)
+        return (1, type(x), tuple(x.shape), x.dtype, getattr(x, "device", None))
     c = x.__class__
     if c is float:  # by its bits: -0.0 == 0.0 (and math.copysign tells them apart), nan != nan
         return (3, x.hex())
