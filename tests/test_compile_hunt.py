@@ -341,3 +341,33 @@ def test_an_argument_on_another_device_is_another_kind_of_input(tier):
         assert got.device == want.device == devices[i % 2]
         np.testing.assert_array_equal(N(got), N(want))
     assert compiled.traces == 2
+
+
+def test_a_tensor_from_outside_returned_untouched_is_that_tensor(tier):
+    w = T(np.arange(3.0), requires_grad=True)
+
+    def weights_and_twice(x):
+        return w, x * 2.0
+
+    compiled = cr.compile(weights_and_twice)
+    for i in range(3):
+        out, _ = compiled(T(np.ones(3)))
+        assert out is w
+        cr.sum(out * float(i + 1)).backward()  # into w, as eagerly
+    np.testing.assert_array_equal(N(w.grad), np.full(3, 6.0))
+
+
+def test_a_constant_returned_by_the_first_call_and_written_by_the_caller_stays_private(tier):
+    # The first call's output holds the array the recording keeps as a constant: a write
+    # into it must not reach the replays' outputs, nor the operations that read it.
+    def zeros_and_sum(x):
+        z = cr.zeros(3, dtype=x.dtype)
+        return z, z + x
+
+    compiled = cr.compile(zeros_and_sum)
+    for _ in range(3):
+        z, s = compiled(T(np.ones(3)))
+        np.testing.assert_array_equal(N(z), np.zeros(3))
+        np.testing.assert_array_equal(N(s), np.ones(3))
+        with cr.no_grad():
+            z += 5.0
