@@ -371,3 +371,28 @@ def test_a_constant_returned_by_the_first_call_and_written_by_the_caller_stays_p
         np.testing.assert_array_equal(N(s), np.ones(3))
         with cr.no_grad():
             z += 5.0
+
+
+def test_clip_grad_norm_checking_for_non_finite_norms_runs_eagerly_with_a_warning(tier):
+    def trainer():
+        cr.random.manual_seed(0)
+        m = nn.Linear(3, 1)
+        opt = optim.SGD(m.parameters(), lr=0.1)
+
+        def step(x):
+            opt.zero_grad()
+            cr.sum(m(x) ** 2).backward()
+            norm = nn.utils.clip_grad_norm_(m.parameters(), 0.5, error_if_nonfinite=True)
+            opt.step()
+            return norm
+
+        return m, step
+
+    (m, eager), (m2, compiled) = trainer(), trainer()
+    compiled = cr.compile(compiled)
+    with pytest.warns(cr.CompileWarning, match="error_if_nonfinite"):
+        for _ in range(3):
+            x = T(RNG.normal(size=(4, 3)))
+            np.testing.assert_array_equal(N(compiled(x)), N(eager(x)))
+    for p, q in zip(m2.parameters(), m.parameters()):
+        np.testing.assert_array_equal(N(p.detach()), N(q.detach()))
