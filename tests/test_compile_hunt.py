@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import chainrule as cr
+import chainrule.nn.functional as F
 from chainrule import nn, optim
 from chainrule._compile import _program
 from conftest import N, T
@@ -396,3 +397,20 @@ def test_clip_grad_norm_checking_for_non_finite_norms_runs_eagerly_with_a_warnin
             np.testing.assert_array_equal(N(compiled(x)), N(eager(x)))
     for p, q in zip(m2.parameters(), m.parameters()):
         np.testing.assert_array_equal(N(p.detach()), N(q.detach()))
+
+
+def test_one_hot_of_labels_inside_a_compiled_step_runs_eagerly_with_a_warning(tier):
+    # one_hot checks the labels' values (a label >= num_classes raises, as eagerly)
+    w = T(np.ones((3, 4)), requires_grad=True)
+
+    def loss(x, labels):
+        target = cr.astype(F.one_hot(labels, 4), x.dtype)
+        return cr.sum((x @ w - target) ** 2)
+
+    compiled = cr.compile(loss)
+    with pytest.warns(cr.CompileWarning, match="one_hot"):
+        for _ in range(3):
+            x, labels = T(RNG.normal(size=(5, 3))), T(RNG.integers(0, 4, size=5))
+            np.testing.assert_array_equal(N(compiled(x, labels)), N(loss(x, labels)))
+    with pytest.raises(RuntimeError, match="smaller than num_classes"):
+        compiled(T(RNG.normal(size=(5, 3))), T(np.array([0, 1, 2, 3, 4])))
