@@ -414,3 +414,24 @@ def test_one_hot_of_labels_inside_a_compiled_step_runs_eagerly_with_a_warning(ti
             np.testing.assert_array_equal(N(compiled(x, labels)), N(loss(x, labels)))
     with pytest.raises(RuntimeError, match="smaller than num_classes"):
         compiled(T(RNG.normal(size=(5, 3))), T(np.array([0, 1, 2, 3, 4])))
+
+
+def test_a_compiled_lbfgs_step_runs_eagerly_with_a_warning(tier):
+    def trainer():
+        w = T(np.array([1.0, -2.0, 0.5]), requires_grad=True)
+        opt = optim.LBFGS([w], lr=0.5, max_iter=3)
+
+        def closure():
+            opt.zero_grad()
+            loss = cr.sum((w - 3.0) ** 2 * T(np.array([1.0, 2.0, 3.0])))
+            loss.backward()
+            return loss
+
+        return w, lambda: opt.step(closure)
+
+    (w, eager), (w2, compiled) = trainer(), trainer()
+    compiled = cr.compile(compiled)
+    with pytest.warns(cr.CompileWarning, match="LBFGS"):
+        for _ in range(3):
+            np.testing.assert_array_equal(N(compiled().detach()), N(eager().detach()))
+            np.testing.assert_array_equal(N(w2.detach()), N(w.detach()))
