@@ -435,3 +435,25 @@ def test_a_compiled_lbfgs_step_runs_eagerly_with_a_warning(tier):
         for _ in range(3):
             np.testing.assert_array_equal(N(compiled().detach()), N(eager().detach()))
             np.testing.assert_array_equal(N(w2.detach()), N(w.detach()))
+
+
+def test_a_module_setting_changed_between_calls_is_not_baked(tier):
+    # A module's Python settings (a BatchNorm's eps and momentum) are read by its forward:
+    # one changed after the trace traces again, as train() / eval() does.
+    def trainer():
+        cr.random.manual_seed(0)
+        m = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Linear(4, 1))
+        return m, lambda x: m(x)
+
+    (m, eager), (m2, compiled) = trainer(), trainer()
+    compiled = cr.compile(compiled)
+    for i in range(6):
+        if i == 2:
+            m[1].eps = m2[1].eps = 0.5
+        if i == 4:
+            m[1].momentum = m2[1].momentum = 0.9
+        x = T(RNG.normal(size=(5, 3)))
+        np.testing.assert_array_equal(N(compiled(x)), N(eager(x)))
+        for (k, a), (_, b) in zip(m2.state_dict().items(), m.state_dict().items()):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b), err_msg=k)
+    assert compiled.traces == 3

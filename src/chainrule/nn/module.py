@@ -99,7 +99,13 @@ def _training_is(ref: weakref.ref, value: bool, leaves: Any) -> bool:
     return m is not None and m.__dict__.get("training") is value
 
 
+# The Python values of a module's settings (p, eps, momentum, ...), as kept in its __dict__.
+_SETTINGS = frozenset((int, float, bool, str, type(None)))
+
+
 def _hooks_of(m: Module) -> tuple:
+    if not (m._forward_pre_hooks or m._forward_hooks or m._backward_hooks or m._backward_pre_hooks):
+        return ()
     return (
         tuple(m._forward_pre_hooks.values()),
         tuple(m._forward_hooks.values()),
@@ -110,14 +116,25 @@ def _hooks_of(m: Module) -> tuple:
 
 def _guard_hooks(m: Module, tracer: Any) -> None:
     """chainrule.compile's trace runs a module's hooks in Python (each is baked into the
-    recording, or makes the function eager): a replay checks that the module has the hooks
-    it was traced with (one registered or removed since traces again)."""
-    tracer.guard((id(m), "hooks"), functools.partial(_hooks_are, weakref.ref(m), _hooks_of(m)))
+    recording, or makes the function eager) and its forward reads its settings (Dropout's p,
+    BatchNorm's eps) as Python values: a replay checks that the module has the hooks and the
+    settings it was traced with (a hook registered or removed, a setting changed since
+    traces again)."""
+    settings = tuple([(k, v) for k, v in m.__dict__.items() if v.__class__ in _SETTINGS])
+    check = functools.partial(_state_is, weakref.ref(m), _hooks_of(m), settings)
+    tracer.guard((id(m), "hooks"), check)
 
 
-def _hooks_are(ref: weakref.ref, hooks: tuple, leaves: Any) -> bool:
+def _state_is(ref: weakref.ref, hooks: tuple, settings: tuple, leaves: Any) -> bool:
     m = ref()
-    return m is not None and _hooks_of(m) == hooks
+    if m is None:
+        return False
+    d = m.__dict__
+    for k, v in settings:
+        now = d.get(k, _state_is)
+        if now is not v and (now.__class__ is not v.__class__ or now != v):
+            return False
+    return _hooks_of(m) == hooks
 
 
 class Module:
