@@ -341,7 +341,10 @@ class Tensor:
     def grad(self) -> Tensor | None:
         """The gradient accumulated by backward (None until one arrives)."""
         # `_grad` is left unset until a gradient arrives: one assignment less per op.
-        return getattr(self, "_grad", None)
+        g = getattr(self, "_grad", None)
+        if g is None and grad_mode.extended and grad_mode.tracer is not None:
+            grad_mode.tracer.read_grad(self)  # a branch on it is baked: the replay checks it
+        return g
 
     @grad.setter
     def grad(self, value: Tensor | None) -> None:

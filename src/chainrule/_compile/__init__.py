@@ -14,7 +14,7 @@ from typing import Any
 from .. import _backend, _lazy
 from .._mode import grad_mode, set_feature
 from .._node import node_of
-from .._tensor import Tensor
+from .._tensor import Tensor, alias_group
 from ._guards import path_guard
 from ._program import RETRACE, Replay, Rerun
 from ._trace import ConcretizationError, Tracer, Unsupported, _edge_kind
@@ -92,13 +92,14 @@ def _unflatten(spec: tuple, leaves: list):
 
 
 def _leaf_key(x) -> tuple:
-    """What a trace depends on in an argument: a tensor's shape, dtype, library and whether
-    it needs grad; an array's type, shape and dtype; any other value itself."""
+    """What a trace depends on in an argument: a tensor's shape, dtype, library, device and
+    whether it needs grad; an array's type, shape, dtype and device; any other value itself.
+    (The device: a replay's constants and new arrays are made on the trace's.)"""
     if x.__class__ is Tensor:
         d = x._data
-        return (0, d.shape, d.dtype, id(x._xp), _edge_kind(x._edge))
+        return (0, d.shape, d.dtype, id(x._xp), _edge_kind(x._edge), getattr(d, "device", None))
     if _backend.is_array(x) and not isinstance(x, np.generic):
-        return (1, type(x), tuple(x.shape), x.dtype)
+        return (1, type(x), tuple(x.shape), x.dtype, getattr(x, "device", None))
     c = x.__class__
     if c is float:  # by its bits: -0.0 == 0.0 (and math.copysign tells them apart), nan != nan
         return (3, x.hex())
@@ -124,19 +125,53 @@ def _static_key(item: tuple) -> tuple:
 
 def _aliasing(leaves: list) -> tuple | None:
     """Which tensor and array arguments hold one array (the same tensor passed twice, or a
-    tensor and its detach()): None when none do, else per such leaf the position of the
-    first that holds its array. A trace made with distinct arrays reads and writes them as
-    distinct: the same one twice is another kind of input."""
+    tensor and its detach()), and, for libraries whose arrays are not written in place
+    (JAX's, Dask's), which tensors share an alias group with another live tensor (views of
+    one base, a view of a tensor from outside): a write reaches the group's other members
+    through the group, which a replay does not follow (NumPy's and PyTorch's replays write
+    the memory those share). None when none do, else per leaf (the position of the first
+    that holds its array, of the first in its alias group there). A trace made with
+    distinct arrays reads and writes them as distinct: these are other kinds of input."""
+    ids = []
+    grouped = False
+    xp = values = None  # the last tensor's namespace, and whether its arrays are "values"
+    for x in leaves:
+        if x.__class__ is Tensor:
+            ids.append(id(x._data))
+            if x._xp is not xp:
+                xp = x._xp
+                values = _backend.aliasing(xp) == "values"
+            if values and not grouped:
+                grouped = _shared_group(x) is not None
+        elif _backend.is_array(x):
+            ids.append(id(x))
+    if not grouped and len(set(ids)) == len(ids):
+        return None
     arrays = [
-        (x._data if x.__class__ is Tensor else x) if x.__class__ is Tensor or _backend.is_array(x)
+        x._data if x.__class__ is Tensor else x if _backend.is_array(x) else None for x in leaves
+    ]
+    groups = [
+        _shared_group(x)
+        if x.__class__ is Tensor and _backend.aliasing(x._xp) == "values"
         else None
         for x in leaves
     ]  # fmt: skip
-    ids = [id(a) for a in arrays if a is not None]
-    if len(set(ids)) == len(ids):
-        return None
     first: dict[int, int] = {}
-    return tuple(-1 if a is None else first.setdefault(id(a), i) for i, a in enumerate(arrays))
+    first_group: dict[int, int] = {}
+    return tuple(
+        (
+            -1 if a is None else first.setdefault(id(a), i),
+            -1 if g is None else first_group.setdefault(id(g), i),
+        )
+        for a, g, i in zip(arrays, groups, range(len(leaves)))
+    )
+
+
+def _shared_group(t: Tensor):
+    """t's alias group where another live tensor is in it (a view, a base, a detach()), else
+    None."""
+    group = alias_group(t)
+    return group if group is not None and len(group.live()) > 1 else None
 
 
 def _watching(watched: dict, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
@@ -288,7 +323,9 @@ class CompiledFunction:
                     i: ext.ref for i, ext in enumerate(recording.externals)
                     if recording.persistent[i]
                 }  # fmt: skip
-                where = path_guard(self.fn, leaves, refs) if refs else None
+                # Tensor arguments the function could also read from outside: see path_guard.
+                args = tuple(i for i, x in enumerate(leaves) if x.__class__ is Tensor)
+                where = path_guard(self.fn, leaves, refs, args) if refs or args else None
                 if where is not None:
                     recording.guards.append(where)
                 program = Replay(recording, spec, _unflatten)

@@ -57,7 +57,7 @@ def _roots(fn, leaves: list) -> list[tuple]:
                 out.append((("obj", cell), ((CELL, None),), None))
             g = f.__globals__
             for name in sorted(_code_names(f.__code__)):
-                if name in g and not _plain(g[name]):
+                if name in g and (g[name].__class__ is Tensor or not _plain(g[name])):
                     out.append((("obj", g), ((ITEM, name),), None))
         elif not _plain(f):
             out.append((("obj", f), (), f))
@@ -140,10 +140,17 @@ def find_paths(fn, leaves: list, wanted: dict[int, int]) -> dict[int, tuple]:
     return found
 
 
-def path_guard(fn, leaves: list, refs: dict[int, Callable]) -> Callable | None:
+def path_guard(
+    fn, leaves: list, refs: dict[int, Callable], args: tuple[int, ...] = ()
+) -> Callable | None:
     """A guard that the tensors refs (number -> weak reference) name are still where `fn`
-    finds them now (by identity): `guard(leaves) -> bool`; None when no path is found."""
+    finds them now (by identity), and that the tensor arguments at positions `args` that
+    `fn` can also reach from outside (a global passed as an argument: the trace read it as
+    the argument) are still those arguments there: `guard(leaves) -> bool`; None when no
+    path is found."""
     wanted = {id(ref()): n for n, ref in refs.items() if ref() is not None}
+    for i in args:  # numbered -1 - i
+        wanted.setdefault(id(leaves[i]), -1 - i)
     paths = find_paths(fn, leaves, wanted)
     if not paths:
         return None
@@ -166,7 +173,7 @@ def path_guard(fn, leaves: list, refs: dict[int, Callable]) -> Callable | None:
             else:
                 k = repr(key) if key.__class__ in (str, int) else name(key)
                 expr += f"[{k}]" if kind == ITEM else f".__dict__[{k}]"
-        tests.append(f"{expr} is {name(refs[n])}()")
+        tests.append(f"{expr} is leaves[{-1 - n}]" if n < 0 else f"{expr} is {name(refs[n])}()")
     text = (
         "def guard(leaves):\n    try:\n        return " + " and ".join(tests) + "\n"
         "    except (LookupError, AttributeError, ValueError, TypeError):\n"

@@ -544,7 +544,13 @@ class Tracer:
 
     def _grad_state(self, t: Tensor) -> None:
         if id(t) not in self.grad_states:
-            self.grad_states[id(t)] = (self.tensor_ref(t), t.grad is None)
+            self.grad_states[id(t)] = (self.tensor_ref(t), getattr(t, "_grad", None) is None)
+
+    def read_grad(self, t: Tensor) -> None:
+        """A .grad read while None: Python code branches on that (zero_grad and an
+        optimizer's step skip such a tensor), so the replay checks that it is still None.
+        Kept for an argument or a tensor from outside (see finish)."""
+        self._grad_state(t)
 
     def accumulating(self, pairs) -> None:
         """Before backward stores gradients into leaves' .grad."""
@@ -936,6 +942,7 @@ class Tracer:
         naming what the replay could not reproduce."""
         if self.reason is not None:
             raise Unsupported(self.reason)
+        self._unmet(outputs)
         externals = [e.ref() for e in self.externals]
         persistent = self._persistent(externals, outputs)
         self._shared_kept(outputs, externals, persistent)
@@ -965,7 +972,8 @@ class Tracer:
             self.code, self.reads, self.writes, self.values, self.kinds, self.where,
             self.externals, persistent, out_specs,
             self.grad_guards + [(ref, None if none else -1) for ref, none in
-                                self.grad_states.values()],
+                                self.grad_states.values()
+                                if ref[0] == "arg" or persistent[ref[1]]],
             self.input_tensor, self.graph,
             hook_guards, arg_changes,
         )  # fmt: skip
@@ -1085,6 +1093,7 @@ class Tracer:
             s = self.slot_of.get(id(t._data))
             if s is None:
                 s = self.const(t._data)
+            self._private(s, persistent)
             e = t._edge
             if e is None:
                 specs.append(("new", s, t._xp))
@@ -1103,6 +1112,31 @@ class Tracer:
         self.out_same = [(i, spec[1]) for i, spec in enumerate(specs) if spec[0] == "same"]
         self.out_views = self._out_views(counters.values(), outputs, externals, persistent)
         return specs
+
+    def _unmet(self, outputs: list) -> None:
+        """The returned tensors whose values the trace never met: each is one from outside,
+        returned as it is (the same object at each replay), if something beyond the call
+        holds it (see _persistent), else a constant made inside. (A method of its own: no
+        variable of finish may hold an output while _persistent counts references.)"""
+        for t in outputs:
+            if t.__class__ is Tensor and id(t._data) not in self.slot_of:
+                if id(t) not in self.arg_of:
+                    self.tensor_ref(t)
+
+    def _private(self, s: int, persistent: list) -> None:
+        """Slot s holds the array of an output made inside from no value of the call (a
+        constant, or a tensor made inside that the trace met as one from outside): the caller
+        gets that array, so the recording keeps a copy of its own (a write into the output
+        must reach no replay), which each replay copies for its outputs."""
+        kind = self.kinds.get(s)
+        if kind == CONST:
+            a = self.values[s]
+            self.values[s] = _backend.namespace(a).asarray(a, copy=True)
+        elif kind == EXTERNAL:
+            i = self.where[s]
+            ext = self.externals[i]
+            if not persistent[i] and ext.shares is None and ext.snapshot is None:
+                ext.snapshot = _backend.namespace(ext.entry).asarray(ext.entry, copy=True)
 
     def _out_views(self, counters, outputs: list, externals: list, persistent: list) -> list:
         """(position, how the replay finds the tensor, its view steps to the output or None,

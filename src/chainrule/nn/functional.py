@@ -668,6 +668,10 @@ def one_hot(x: Tensor, /, num_classes: int = -1) -> Tensor:
     x = as_tensor(x)
     if ops.isdtype(x.dtype, "real floating") or x.dtype == ops.bool:
         raise TypeError("one_hot is only applicable to index tensor of integer dtype")
+    if grad_mode.extended and grad_mode.tracer is not None:
+        # The labels' values are checked (and give the length): chainrule.compile runs the
+        # function eagerly.
+        grad_mode.tracer.unsupported("F.one_hot (it checks the labels' values)")
     if x.size and ops.min(x).item() < 0:
         raise RuntimeError("Class values must be non-negative.")
     largest = ops.max(x).item() if x.size else -1

@@ -99,6 +99,44 @@ def _training_is(ref: weakref.ref, value: bool, leaves: Any) -> bool:
     return m is not None and m.__dict__.get("training") is value
 
 
+# The Python values of a module's settings (p, eps, momentum, ...), as kept in its __dict__.
+_SETTINGS = frozenset((int, float, bool, str, type(None)))
+
+
+def _hooks_of(m: Module) -> tuple:
+    if not (m._forward_pre_hooks or m._forward_hooks or m._backward_hooks or m._backward_pre_hooks):
+        return ()
+    return (
+        tuple(m._forward_pre_hooks.values()),
+        tuple(m._forward_hooks.values()),
+        tuple(m._backward_hooks.values()),
+        tuple(m._backward_pre_hooks.values()),
+    )
+
+
+def _guard_hooks(m: Module, tracer: Any) -> None:
+    """chainrule.compile's trace runs a module's hooks in Python (each is baked into the
+    recording, or makes the function eager) and its forward reads its settings (Dropout's p,
+    BatchNorm's eps) as Python values: a replay checks that the module has the hooks and the
+    settings it was traced with (a hook registered or removed, a setting changed since
+    traces again)."""
+    settings = tuple([(k, v) for k, v in m.__dict__.items() if v.__class__ in _SETTINGS])
+    check = functools.partial(_state_is, weakref.ref(m), _hooks_of(m), settings)
+    tracer.guard((id(m), "hooks"), check)
+
+
+def _state_is(ref: weakref.ref, hooks: tuple, settings: tuple, leaves: Any) -> bool:
+    m = ref()
+    if m is None:
+        return False
+    d = m.__dict__
+    for k, v in settings:
+        now = d.get(k, _state_is)
+        if now is not v and (now.__class__ is not v.__class__ or now != v):
+            return False
+    return _hooks_of(m) == hooks
+
+
 class Module:
     """Base class of layers and models: assign Parameters and Modules as attributes in
     `__init__` (after `super().__init__()`), write `forward`, call the module."""
@@ -123,6 +161,8 @@ class Module:
         )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if grad_mode.extended and grad_mode.tracer is not None:
+            _guard_hooks(self, grad_mode.tracer)
         if (
             self._forward_pre_hooks
             or self._forward_hooks

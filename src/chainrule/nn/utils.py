@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 from .. import _namespace as ops
 from .. import linalg
+from .._mode import grad_mode
 from .._tensor import Tensor, no_grad
 
 __all__ = [
@@ -36,6 +37,9 @@ def clip_grad_norm_(
     with no_grad():
         norms = ops.stack([linalg.vector_norm(g, ord=norm_type) for g in grads])
         total = linalg.vector_norm(norms, ord=norm_type)
+        if error_if_nonfinite and grad_mode.extended and grad_mode.tracer is not None:
+            # A branch on the norm's value: chainrule.compile runs the function eagerly.
+            grad_mode.tracer.unsupported("clip_grad_norm_(error_if_nonfinite=True)")
         if error_if_nonfinite and not bool(ops.isfinite(total)):
             raise RuntimeError(
                 f"The total norm of order {float(norm_type)} for gradients from `parameters` "

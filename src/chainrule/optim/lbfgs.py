@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import _namespace as ops
-from .._tensor import Tensor, enable_grad, no_grad
+from .._tensor import Tensor, enable_grad, grad_mode, no_grad
 from .optimizer import Optimizer, ParamsT, _as_pairs, _from_pairs
 
 __all__ = ["LBFGS"]
@@ -203,6 +203,10 @@ class LBFGS(Optimizer):
         backward) and returns it. Returns the loss of the first evaluation."""
         if closure is None:
             raise RuntimeError("LBFGS.step needs a closure that recomputes the loss")
+        if grad_mode.extended and grad_mode.tracer is not None:
+            # Its iterations and line search branch on the loss's and gradients' values:
+            # chainrule.compile runs the function eagerly.
+            grad_mode.tracer.unsupported("an LBFGS step (it branches on the loss's values)")
         with no_grad():
             return self._step(closure)
 

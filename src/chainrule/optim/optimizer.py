@@ -69,6 +69,8 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the parameters' gradients: to None, or to zeros written in place."""
+        if grad_mode.extended and grad_mode.tracer is not None:
+            _guard_groups(self, grad_mode.tracer)
         for group in self.param_groups:
             zero_grads(group["params"], set_to_none)
 
@@ -87,6 +89,8 @@ class Optimizer:
                 loss = closure()
         lazy: list[Tensor] = []
         tracer = grad_mode.tracer if grad_mode.extended else None
+        if tracer is not None:
+            _guard_groups(self, tracer)
         with no_grad():
             for index, group in enumerate(self.param_groups):
                 traced = []  # (p, p's state, what its update branched on)
@@ -268,6 +272,30 @@ def _state_value(value: Any, p: Tensor) -> Any:
 
 def _copied(v: Any) -> Any:
     return ops.asarray(v, copy=True) if v.__class__ is Tensor else v
+
+
+def _guard_groups(opt: Optimizer, tracer: Any) -> None:
+    """Under compile: the loops over the parameter groups are unrolled into the trace, so a
+    replay checks that the groups and their parameters are those it was traced with (a group
+    added by add_param_group, or a parameter appended to one, traces again)."""
+    groups = tuple((g, tuple(g["params"])) for g in opt.param_groups)
+    tracer.guard((id(opt), "groups"), functools.partial(_same_groups, (opt, groups)))
+
+
+def _same_groups(where: tuple, leaves: Any) -> bool:
+    """compile's guard of _guard_groups, `where` = (optimizer, ((group, its params), ...))."""
+    opt, groups = where
+    now = opt.param_groups
+    if len(now) != len(groups):
+        return False
+    for g, (group, params) in zip(now, groups):
+        ps = g["params"]
+        if g is not group or len(ps) != len(params):
+            return False
+        for p, q in zip(ps, params):
+            if p is not q:
+                return False
+    return True
 
 
 def _same_layouts(where: tuple, leaves: Any) -> bool:
