@@ -153,7 +153,11 @@ def unary_primitive(rule: Rule):
             if level:
                 STATE.forward_lean(rule, x, None, xd, None, out, p, res, level)
             else:
-                _features(rule, (x,), (out,), p, (res,))
+                tracer = grad_mode.lone_tracer
+                if tracer is not None:
+                    tracer.unary(rule, x, out, p, res)
+                else:
+                    _feature_parts(rule, (x,), (out,), p, (res,))
         return res
 
     op.__name__ = op.__qualname__ = rule.name
@@ -192,7 +196,11 @@ def _view_primitive(rule: Rule):
             if level:
                 STATE.forward_lean(rule, x, None, x._data, None, out, p, res, level)
             else:
-                _features(rule, (x,), (out,), p, (res,))
+                tracer = grad_mode.lone_tracer
+                if tracer is not None:
+                    tracer.unary(rule, x, out, p, res)
+                else:
+                    _feature_parts(rule, (x,), (out,), p, (res,))
         return res
 
     op.__name__ = op.__qualname__ = rule.name
@@ -254,7 +262,11 @@ def binary_primitive(rule: Rule):
                 if level:
                     STATE.forward_lean(rule, x, y, xd, yd, out, None, res, level)
                 else:
-                    _features(rule, (x, y), (out,), None, (res,))
+                    tracer = grad_mode.lone_tracer
+                    if tracer is not None:
+                        tracer.binary(rule, x, y, out, res)
+                    else:
+                        _feature_parts(rule, (x, y), (out,), None, (res,))
             return res
         if not grad_mode.enabled:
             res = _unrecorded(out, xp)
@@ -313,7 +325,11 @@ def binary_primitive(rule: Rule):
         node = Node(rule, (ex, ey), saved, None, fit, versions)
         res = Tensor(out, xp, node)
         if grad_mode.extended:
-            _features(rule, (x, y), (out,), None, (res,))
+            tracer = grad_mode.lone_tracer
+            if tracer is not None:
+                tracer.binary(rule, x, y, out, res)
+            else:
+                _feature_parts(rule, (x, y), (out,), None, (res,))
         return res
 
     op.__name__ = op.__qualname__ = rule.name
@@ -419,7 +435,13 @@ def _features(rule: Rule, xs, outs, p, results) -> None:
     tracer = grad_mode.lone_tracer
     if tracer is not None:  # compile's trace, alone: the operation is recorded, nothing more
         tracer.record(rule, xs, outs, p, results)
-        return
+    else:
+        _feature_parts(rule, xs, outs, p, results)
+
+
+def _feature_parts(rule: Rule, xs, outs, p, results) -> None:
+    """_features while compile's trace is not the only feature on (the fast paths ask that
+    themselves, and hand a lone trace their operands as they are: Tracer.unary, .binary)."""
     profiler = grad_mode.profiler
     if profiler is not None:  # first: its time for the operation ends here
         profiler.operation(rule, xs, outs, p, results)

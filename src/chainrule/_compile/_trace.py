@@ -288,7 +288,7 @@ class Tracer:
         tensor's slot stands for that tensor alone: two tensors that share one array while
         tracing (one a detach() of the other) may not at the next call (JAX's in-place
         operators give a tensor a new array)."""
-        return self.kinds.get(s) != EXTERNAL or self.externals[self.where[s]].ref() is t
+        return self.kinds.get(s, COMPUTED) != EXTERNAL or self.externals[self.where[s]].ref() is t
 
     def _external(self, t: Tensor) -> int:
         i = self.external_of.get(id(t))
@@ -386,24 +386,85 @@ class Tracer:
 
     # -- hooks (called by the core while grad_mode.tracer is this tracer)
 
-    def record(self, rule, xs, outs, p, results) -> None:
-        slot_of = self.slot_of
-        kinds = self.kinds
+    # The operations' hooks. The one- and two-input fast paths of _factories call `unary` and
+    # `binary` with their operands as they are (no tuple of inputs and results, no loop): a
+    # trace's forward is mostly such operations (benchmarks/compile_trace.py, W1, W3, W5).
+
+    def _number(self, x) -> int:
+        """The slot of a Python number operand: a constant (see const)."""
         values = self.values
+        s = len(values)
+        values.append(x)
+        self.kinds[s] = CONST
+        return s
+
+    def unary(self, rule, x: Tensor, out, p, res: Tensor) -> None:
+        """A one-input rule's operation on tensor x made `out`, the array of res."""
+        s = self.slot_of.get(id(x._data))
+        # (_slot, inlined: a slot of a tensor from outside that is not x's is not x's)
+        if s is None or (
+            self.kinds.get(s, COMPUTED) == EXTERNAL and self.externals[self.where[s]].ref() is not x
+        ):
+            s = self._external(x)
+        if p is None or p.__class__ in _PLAIN:
+            reads = (s,)
+        else:
+            p, p_reads = self.params(p)
+            reads = (s, *p_reads)
+        values = self.values
+        k = len(values)
+        values.append(out)
+        self.slot_of[id(out)] = k
+        self.code.append(_make(Fwd1, (FWD1, rule.fwd, s, p, k, out.ndim == 0, res._xp)))
+        self.reads.append(reads)
+        self.writes.append(k)
+        e = res._edge
+        if e is not None:
+            self.nodes[id(e)] = e
+
+    def binary(self, rule, x, y, out, res: Tensor) -> None:
+        """A two-input rule's operation on x and y (tensors or Python numbers) made `out`, the
+        array of res."""
+        slot_of = self.slot_of
+        if x.__class__ is Tensor:
+            a = slot_of.get(id(x._data))
+            if a is None or (
+                self.kinds.get(a, COMPUTED) == EXTERNAL
+                and self.externals[self.where[a]].ref() is not x
+            ):
+                a = self._external(x)
+        else:
+            a = self._number(x)
+        if y.__class__ is Tensor:
+            b = slot_of.get(id(y._data))
+            if b is None or (
+                self.kinds.get(b, COMPUTED) == EXTERNAL
+                and self.externals[self.where[b]].ref() is not y
+            ):
+                b = self._external(y)
+        else:
+            b = self._number(y)
+        values = self.values
+        k = len(values)
+        values.append(out)
+        slot_of[id(out)] = k
+        self.code.append(_make(Fwd2, (FWD2, rule.fwd, a, b, k, out.ndim == 0, res._xp)))
+        self.reads.append((a, b))
+        self.writes.append(k)
+        e = res._edge
+        if e is not None:
+            self.nodes[id(e)] = e
+
+    def record(self, rule, xs, outs, p, results) -> None:
+        """Any rule's operation on `xs` (tensors and other values) made the arrays `outs` of
+        `results`."""
         ins = []
         for x in xs:
             c = x.__class__
             if c is Tensor:
-                s = slot_of.get(id(x._data))
-                # (not _stands_for: a slot of a tensor from outside that is not x's)
-                if s is None or (
-                    kinds.get(s) == EXTERNAL and self.externals[self.where[s]].ref() is not x
-                ):
-                    s = self._external(x)
-            elif c in _PLAIN:  # a Python number: a constant (see const)
-                s = len(values)
-                values.append(x)
-                kinds[s] = CONST
+                s = self._slot(x)
+            elif c in _PLAIN:
+                s = self._number(x)
             else:
                 s = self.const(x)
             ins.append(s)
@@ -413,16 +474,17 @@ class Tracer:
             p, p_reads = self.params(p)
             if p_reads:
                 ins += p_reads
+        values = self.values
         if kind != FWDN:
             o = outs[0]
             k = len(values)
             values.append(o)
-            slot_of[id(o)] = k
+            self.slot_of[id(o)] = k
             if kind == FWD1:
                 self.code.append(_make(Fwd1, (FWD1, rule.fwd, ins[0], p, k, o.ndim == 0, xp)))
             else:
                 self.code.append(_make(Fwd2, (FWD2, rule.fwd, ins[0], ins[1], k, o.ndim == 0, xp)))
-            self.reads.append(ins)
+            self.reads.append(tuple(ins))
             self.writes.append(k)
         else:
             out_slots = tuple(self._new(o) for o in outs)
@@ -430,7 +492,7 @@ class Tracer:
             n = len(xs)
             self.emit(
                 FwdN(FWDN, rule.fwd, tuple(ins[:n]), p, out_slots, norms, rule.multi, xp),
-                ins,
+                tuple(ins),
                 out_slots,
             )
         e = results[0]._edge
