@@ -394,9 +394,10 @@ class Tracer:
     def unary(self, rule, x: Tensor, out, p, res: Tensor) -> None:
         """A one-input rule's operation on tensor x made `out`, the array of res."""
         slot_of = self.slot_of
+        kinds = self.kinds
         s = slot_of.get(id(x._data))
         if s is None or (
-            self.kinds.get(s, COMPUTED) == EXTERNAL and self.externals[self.where[s]].ref() is not x
+            s in kinds and kinds[s] == EXTERNAL and self.externals[self.where[s]].ref() is not x
         ):
             s = self._external(x)
         if p is None or p.__class__ in _PLAIN:
@@ -424,7 +425,7 @@ class Tracer:
         if x.__class__ is Tensor:
             a = slot_of.get(id(x._data))
             if a is None or (
-                kinds.get(a, COMPUTED) == EXTERNAL and self.externals[self.where[a]].ref() is not x
+                a in kinds and kinds[a] == EXTERNAL and self.externals[self.where[a]].ref() is not x
             ):
                 a = self._external(x)
         else:
@@ -434,7 +435,7 @@ class Tracer:
         if y.__class__ is Tensor:
             b = slot_of.get(id(y._data))
             if b is None or (
-                kinds.get(b, COMPUTED) == EXTERNAL and self.externals[self.where[b]].ref() is not y
+                b in kinds and kinds[b] == EXTERNAL and self.externals[self.where[b]].ref() is not y
             ):
                 b = self._external(y)
         else:
