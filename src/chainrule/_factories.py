@@ -148,12 +148,16 @@ def unary_primitive(rule: Rule):
                 res = Tensor(out, xp, Node(rule, (e,), saved, p, COMPLEX_ONE))
             else:
                 res = Tensor(out, xp, Node(rule, (e,), saved, p))
-        if grad_mode.extended:
-            level = grad_mode.dual
-            if level:
-                STATE.forward_lean(rule, x, None, xd, None, out, p, res, level)
+        extended = grad_mode.extended
+        if extended:
+            if extended is not True:  # compile's trace, alone (see _mode.set_feature)
+                extended.unary(rule, x, out, p, res)
             else:
-                _features(rule, (x,), (out,), p, (res,))
+                level = grad_mode.dual
+                if level:
+                    STATE.forward_lean(rule, x, None, xd, None, out, p, res, level)
+                else:
+                    _feature_parts(rule, (x,), (out,), p, (res,))
         return res
 
     op.__name__ = op.__qualname__ = rule.name
@@ -187,12 +191,16 @@ def _view_primitive(rule: Rule):
             else:
                 res = Tensor(out, xp, Node(rule, (e,), None, p))
         _view_of(x, res, rule, p)
-        if grad_mode.extended:
-            level = grad_mode.dual
-            if level:
-                STATE.forward_lean(rule, x, None, x._data, None, out, p, res, level)
+        extended = grad_mode.extended
+        if extended:
+            if extended is not True:  # compile's trace, alone (see _mode.set_feature)
+                extended.unary(rule, x, out, p, res)
             else:
-                _features(rule, (x,), (out,), p, (res,))
+                level = grad_mode.dual
+                if level:
+                    STATE.forward_lean(rule, x, None, x._data, None, out, p, res, level)
+                else:
+                    _feature_parts(rule, (x,), (out,), p, (res,))
         return res
 
     op.__name__ = op.__qualname__ = rule.name
@@ -249,12 +257,16 @@ def binary_primitive(rule: Rule):
             out = _backend.normalize(out, xp)
         if ex is None and ey is None:
             res = Tensor(out, xp, None)
-            if grad_mode.extended:
-                level = grad_mode.dual
-                if level:
-                    STATE.forward_lean(rule, x, y, xd, yd, out, None, res, level)
+            extended = grad_mode.extended
+            if extended:
+                if extended is not True:  # compile's trace, alone (see _mode.set_feature)
+                    extended.binary(rule, x, y, out, res)
                 else:
-                    _features(rule, (x, y), (out,), None, (res,))
+                    level = grad_mode.dual
+                    if level:
+                        STATE.forward_lean(rule, x, y, xd, yd, out, None, res, level)
+                    else:
+                        _feature_parts(rule, (x, y), (out,), None, (res,))
             return res
         if not grad_mode.enabled:
             res = _unrecorded(out, xp)
@@ -312,8 +324,12 @@ def binary_primitive(rule: Rule):
                     fit = ComplexFit(fit or (None, None))
         node = Node(rule, (ex, ey), saved, None, fit, versions)
         res = Tensor(out, xp, node)
-        if grad_mode.extended:
-            _features(rule, (x, y), (out,), None, (res,))
+        extended = grad_mode.extended
+        if extended:
+            if extended is not True:  # compile's trace, alone (see _mode.set_feature)
+                extended.binary(rule, x, y, out, res)
+            else:
+                _feature_parts(rule, (x, y), (out,), None, (res,))
         return res
 
     op.__name__ = op.__qualname__ = rule.name
@@ -419,7 +435,14 @@ def _features(rule: Rule, xs, outs, p, results) -> None:
     tracer = grad_mode.lone_tracer
     if tracer is not None:  # compile's trace, alone: the operation is recorded, nothing more
         tracer.record(rule, xs, outs, p, results)
-        return
+    else:
+        _feature_parts(rule, xs, outs, p, results)
+
+
+def _feature_parts(rule: Rule, xs, outs, p, results) -> None:
+    """_features while compile's trace is not the only feature on (the fast paths ask that
+    themselves: `grad_mode.extended` is then the tracer, and they hand it their operands as
+    they are, Tracer.unary and .binary)."""
     profiler = grad_mode.profiler
     if profiler is not None:  # first: its time for the operation ends here
         profiler.operation(rule, xs, outs, p, results)

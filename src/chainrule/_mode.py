@@ -1,6 +1,7 @@
 """Thread-local autograd state: grad mode, the features that change how operations are
 recorded (anomaly mode, forward-mode levels, ...), and the context managers. An operation
-reads `grad_mode.extended` once: while it is True (a feature is on) it runs the features' parts."""
+reads `grad_mode.extended` once: while it is truthy (a feature is on) it runs the features'
+parts."""
 
 from __future__ import annotations
 
@@ -26,7 +27,10 @@ __all__ = [
 
 class _GradMode(threading.local):
     enabled = True
-    extended = False  # a feature of FEATURES is on: operations run the features' parts
+    # A feature of FEATURES is on: operations run the features' parts. True, or the tracer
+    # while chainrule.compile's trace is the only feature on (the one-read dispatch of the
+    # operations' fast paths to it: the trace's cost, benchmarks/compile_trace.py W1, W3, W5).
+    extended: Any = False
     anomaly = False  # detect_anomaly: nodes remember where they were created
     anomaly_check_nan = True  # detect_anomaly(check_nan=): a NaN gradient raises
     inference = False  # inference_mode: results are inference tensors
@@ -59,7 +63,7 @@ def set_feature(name: str, value: Any) -> None:
     path."""
     setattr(grad_mode, name, value)
     on = [f for f in FEATURES if getattr(grad_mode, f)]
-    grad_mode.extended = bool(on)
+    grad_mode.extended = grad_mode.tracer if on == ["tracer"] else bool(on)
     levels = grad_mode.forward
     grad_mode.dual = levels[0] if on == ["forward"] and len(levels) == 1 else 0
     grad_mode.lone_tracer = grad_mode.tracer if on == ["tracer"] else None

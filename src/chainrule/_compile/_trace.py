@@ -196,8 +196,8 @@ class Tracer:
         self.externals: list[External] = []
         self.external_of: dict[int, int] = {}  # id(tensor) -> index in externals
         self.held: list = []  # tensors kept alive so that ids stay unique
-        # id -> node recorded by this trace (and kept alive, as `held`)
-        self.nodes: dict[int, Node] = {}
+        # The nodes recorded by this trace (kept alive, as `held`; a set: by identity)
+        self.nodes: set = set()
         self.arg_of: dict[int, int] = {}  # id(argument tensor) -> input position
         self.arg_refs: list = []
         self.arg_entries: dict[int, External] = {}  # id(argument tensor) -> its state at entry
@@ -288,7 +288,7 @@ class Tracer:
         tensor's slot stands for that tensor alone: two tensors that share one array while
         tracing (one a detach() of the other) may not at the next call (JAX's in-place
         operators give a tensor a new array)."""
-        return self.kinds.get(s) != EXTERNAL or self.externals[self.where[s]].ref() is t
+        return self.kinds.get(s, COMPUTED) != EXTERNAL or self.externals[self.where[s]].ref() is t
 
     def _external(self, t: Tensor) -> int:
         i = self.external_of.get(id(t))
@@ -386,20 +386,82 @@ class Tracer:
 
     # -- hooks (called by the core while grad_mode.tracer is this tracer)
 
-    def record(self, rule, xs, outs, p, results) -> None:
+    # The operations' hooks. The one- and two-input fast paths of _factories call `unary` and
+    # `binary` with their operands as they are (no tuple of inputs and results, no loop), and
+    # these find an operand's slot inline (as _slot does): a trace's forward is mostly such
+    # operations (benchmarks/compile_trace.py, W1, W3, W5).
+
+    def unary(self, rule, x: Tensor, out, p, res: Tensor) -> None:
+        """A one-input rule's operation on tensor x made `out`, the array of res."""
         slot_of = self.slot_of
         kinds = self.kinds
+        s = slot_of.get(id(x._data))
+        if s is None or (
+            s in kinds and kinds[s] == EXTERNAL and self.externals[self.where[s]].ref() is not x
+        ):
+            s = self._external(x)
+        if p is None or p.__class__ in _PLAIN:
+            reads = (s,)
+        else:
+            p, p_reads = self.params(p)
+            reads = (s, *p_reads)
         values = self.values
+        k = len(values)
+        values.append(out)
+        slot_of[id(out)] = k
+        self.code.append(_make(Fwd1, (FWD1, rule.fwd, s, p, k, not out.ndim, res._xp)))
+        self.reads.append(reads)
+        self.writes.append(k)
+        e = res._edge
+        if e is not None:
+            self.nodes.add(e)
+
+    def binary(self, rule, x, y, out, res: Tensor) -> None:
+        """A two-input rule's operation on x and y (tensors or Python numbers: constants, see
+        const) made `out`, the array of res."""
+        slot_of = self.slot_of
+        values = self.values
+        kinds = self.kinds
+        if x.__class__ is Tensor:
+            a = slot_of.get(id(x._data))
+            if a is None or (
+                a in kinds and kinds[a] == EXTERNAL and self.externals[self.where[a]].ref() is not x
+            ):
+                a = self._external(x)
+        else:
+            a = len(values)
+            values.append(x)
+            kinds[a] = CONST
+        if y.__class__ is Tensor:
+            b = slot_of.get(id(y._data))
+            if b is None or (
+                b in kinds and kinds[b] == EXTERNAL and self.externals[self.where[b]].ref() is not y
+            ):
+                b = self._external(y)
+        else:
+            b = len(values)
+            values.append(y)
+            kinds[b] = CONST
+        k = len(values)
+        values.append(out)
+        slot_of[id(out)] = k
+        self.code.append(_make(Fwd2, (FWD2, rule.fwd, a, b, k, not out.ndim, res._xp)))
+        self.reads.append((a, b))
+        self.writes.append(k)
+        e = res._edge
+        if e is not None:
+            self.nodes.add(e)
+
+    def record(self, rule, xs, outs, p, results) -> None:
+        """Any rule's operation on `xs` (tensors and other values) made the arrays `outs` of
+        `results`."""
+        values = self.values
+        kinds = self.kinds
         ins = []
         for x in xs:
             c = x.__class__
             if c is Tensor:
-                s = slot_of.get(id(x._data))
-                # (not _stands_for: a slot of a tensor from outside that is not x's)
-                if s is None or (
-                    kinds.get(s) == EXTERNAL and self.externals[self.where[s]].ref() is not x
-                ):
-                    s = self._external(x)
+                s = self._slot(x)
             elif c in _PLAIN:  # a Python number: a constant (see const)
                 s = len(values)
                 values.append(x)
@@ -417,12 +479,12 @@ class Tracer:
             o = outs[0]
             k = len(values)
             values.append(o)
-            slot_of[id(o)] = k
+            self.slot_of[id(o)] = k
             if kind == FWD1:
                 self.code.append(_make(Fwd1, (FWD1, rule.fwd, ins[0], p, k, o.ndim == 0, xp)))
             else:
                 self.code.append(_make(Fwd2, (FWD2, rule.fwd, ins[0], ins[1], k, o.ndim == 0, xp)))
-            self.reads.append(ins)
+            self.reads.append(tuple(ins))
             self.writes.append(k)
         else:
             out_slots = tuple(self._new(o) for o in outs)
@@ -430,13 +492,12 @@ class Tracer:
             n = len(xs)
             self.emit(
                 FwdN(FWDN, rule.fwd, tuple(ins[:n]), p, out_slots, norms, rule.multi, xp),
-                ins,
+                tuple(ins),
                 out_slots,
             )
         e = results[0]._edge
         if e is not None:
-            node = e.node if e.__class__ is Port else e
-            self.nodes[id(node)] = node
+            self.nodes.add(e.node if e.__class__ is Port else e)
 
     def guard(self, key, check) -> None:
         """A Python value the traced code branched on (Module.training, an optimizer's
@@ -620,8 +681,7 @@ class Tracer:
     def adopt(self, nodes: list) -> None:
         """Nodes that an in-place write through a view made (CopySlices, the views' new
         nodes): part of the graph recorded inside."""
-        for node in nodes:
-            self.nodes[id(node)] = node
+        self.nodes.update(nodes)
 
     def realiased(self, arrays) -> None:
         """The tensors of `arrays` (pairs of a tensor and its array before) that were given new
@@ -775,7 +835,7 @@ class Tracer:
         could not reproduce."""
         recorded = self.nodes
         for node in nodes:
-            if id(node) not in recorded:
+            if node not in recorded:
                 raise Unsupported("a backward into a graph recorded outside the function")
             saved = node.saved
             if saved is not None and saved.__class__ is not tuple:
@@ -788,11 +848,7 @@ class Tracer:
                 if _engine._holds_complex(saved):
                     raise Unsupported("gradients through complex values")
         for node in targets if hooked and targets is not None else ():
-            if (
-                node.__class__ is not AccumulateGrad
-                and id(node) not in recorded
-                and hooks_key(node)
-            ):
+            if node.__class__ is not AccumulateGrad and node not in recorded and hooks_key(node):
                 raise Unsupported("hooks on a tensor from outside the function with a history")
 
     def _tensor_hooks(self, node, hooks, g, backend):
@@ -954,13 +1010,13 @@ class Tracer:
             # node it hooks) hold values too, and the cyclic GC is paused while tracing:
             # collect them, keeping the objects of the trace that something else holds.
             refs = [weakref.ref(x) for x in self.held]
-            node_refs = [(k, weakref.ref(node)) for k, node in self.nodes.items()]
-            self.held, self.nodes = [], {}
+            node_refs = [weakref.ref(node) for node in self.nodes]
+            self.held, self.nodes = [], set()
             gc.collect()
             self.held = [x for x in (ref() for ref in refs) if x is not None]
-            self.nodes = {k: ref() for k, ref in node_refs if ref() is not None}
+            self.nodes = {node for node in (ref() for ref in node_refs) if node is not None}
             escaped = self._unexplained(outputs, externals)
-        self.held, self.nodes = [], {}
+        self.held, self.nodes = [], set()
         hook_guards = self._hook_guards()
         if escaped:
             raise Unsupported(
@@ -1002,7 +1058,7 @@ class Tracer:
         """The ids of the arrays that the nodes recorded, views' bases and alias groups'
         roots hold, once per reference: not escapes either (a pass over every node, made only
         for the values that _holders doesn't explain)."""
-        extra = _node_arrays(self.nodes.values())
+        extra = _node_arrays(self.nodes)
         bases = _view_bases([*outputs, *externals])
         kept = _kept_bases([*outputs, *externals])
         extra += [b for b in bases if b not in kept]
@@ -1030,7 +1086,7 @@ class Tracer:
                 seen.add(id(group))
                 out.append(id(entry))
         groups = [alias_group(t) for t in outputs if t.__class__ is Tensor]
-        for node in self.nodes.values():  # the counters of saved values nodes made inside check
+        for node in self.nodes:  # the counters of saved values nodes made inside check
             if node.__class__ is Node and node.versions is not None:
                 groups += [vc.group for _, vc, _ in node.versions]
         for group in groups:
@@ -1407,7 +1463,7 @@ class _Recorded:
         self.done = self.ran.append
 
     def pre(self, node, hooks, g):
-        if hooks.tensor and id(node) in self.tracer.nodes:
+        if hooks.tensor and node in self.tracer.nodes:
             return self.tracer._tensor_hooks(node, hooks, g, self.backend)
         return g
 
