@@ -153,3 +153,32 @@ def test_saved_tensor_hooks_inside_the_function_run_it_eagerly():
     expected = step(x2)
     np.testing.assert_array_equal(N(got), N(expected))
     np.testing.assert_array_equal(N(x.grad), N(x2.grad))
+
+
+def test_a_hook_that_runs_a_backward_of_its_own_inside_the_traced_backward_replays():
+    # The inner walk runs while the outer one is midway; both are recorded.
+    def step(x, w):
+        h = cr.sin(x) * w
+
+        def hook(g):
+            cr.sum(cr.exp(w) * w).backward()
+            return g * 2.0
+
+        h.register_hook(hook)
+        loss = cr.sum(cr.tanh(h) * x)
+        loss.backward()
+        return loss.detach()
+
+    compiled = cr.compile(step)
+    for _ in range(3):
+        v, u = RNG.uniform(-1.0, 1.0, 3), RNG.uniform(0.5, 1.5, 3)
+        a = [T(v, requires_grad=True), T(u, requires_grad=True)]
+        b = [T(v, requires_grad=True), T(u, requires_grad=True)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", CompileWarning)
+            got = compiled(*a)
+        expected = step(*b)
+        np.testing.assert_array_equal(N(got), N(expected))
+        for g, e in zip(_grads(a), _grads(b)):
+            np.testing.assert_array_equal(g, e)
+    assert compiled.traces == 1

@@ -236,6 +236,7 @@ class Tracer:
         self.settles: list = []
         self.shared_groups: list = []  # the alias groups whose memory a write went to
         self.watched: dict = {}  # id(raw NumPy argument) -> the WatchedArray the function sees
+        self._walk_xp = None  # the namespace the VJPs of the walk running run in (_walk)
         self._pending = -1  # the slot an in-place write is about to change
         self._target: tuple = ()  # and how the replay finds the tensor written (see _locate)
         for i, x in enumerate(inputs):
@@ -754,7 +755,11 @@ class Tracer:
         for e, g in roots:
             self._add(grads, e, g)
         steps = _Recorded(self, backend, reach, hooked)
-        captured = _engine.walk(order, grads, run, reach, targets, shared, steps)
+        outer, self._walk_xp = self._walk_xp, raw_namespace(backend)
+        try:  # (a hook may walk a backward of its own)
+            captured = _engine.walk(order, grads, run, reach, targets, shared, steps)
+        finally:
+            self._walk_xp = outer
         for node in wanted:
             if node not in captured and node in grads:
                 g = grads[node]
@@ -855,15 +860,16 @@ class Tracer:
         self.writes.append(out)  # (one slot: the number itself, see Recording)
         return out
 
-    def _vjp(self, xp, reach, node, g) -> tuple | list:
-        """Run node's VJP on gradient slot(s) g and record it; the input gradients' slots.
-        (The walk's hand, _Recorded.vjp, is this method with xp and reach bound.)"""
+    def _vjp(self, node, g) -> tuple | list:
+        """Run node's VJP on gradient slot(s) g and record it, in a walk to every leaf; the
+        input gradients' slots. (The walk's hand, _Recorded.vjp, is this method.)"""
+        xp = self._walk_xp
         edges = node.edges
         n = len(edges)
-        if n > 2 or g.__class__ is list or node.fit is not None or reach is not None:
-            return self._vjp_any(xp, reach, node, g)
+        if n > 2 or g.__class__ is list or node.fit is not None:
+            return self._vjp_any(xp, None, node, g)
         # A fast path: a node of one or two inputs and one output, no gradient to fit to
-        # its input's shape or dtype, in a walk to every leaf: each node of W1, W3 and W5
+        # its input's shape or dtype: each node of W1, W3 and W5
         # (benchmarks/compile_trace.py). As _vjp_any, with fewer lists, tuples, numbers and
         # checks (each costs a few hundred instructions per node): W1's backward recording
         # costs 3,500 instructions per node fewer.
@@ -953,8 +959,9 @@ class Tracer:
         return tuple(refs)
 
     def _vjp_any(self, xp, reach, node, g) -> list:
-        """_vjp of any node: several inputs or outputs, gradients to fit to their input's
-        shape or dtype, a walk to some targets (`reach`: the nodes that lead to them)."""
+        """_vjp of any node, in namespace xp: several inputs or outputs, gradients to fit to
+        their input's shape or dtype, a walk to some targets (`reach`: the nodes that lead to
+        them; None: every leaf). (The walk's hand when reach is not None, with both bound.)"""
         self._check_node(node)
         values = self.values
         slot_of = self.slot_of
@@ -1451,7 +1458,7 @@ class Tracer:
 
 class _Recorded:
     """The tracer's hand on the engine's walk (autograd._engine.walk): gradients are slots,
-    each VJP and sum is recorded (Tracer._vjp, Tracer._add), tensor hooks on the nodes made
+    each VJP and sum is recorded (Tracer._vjp or _vjp_any, _add), tensor hooks on the nodes made
     inside run recorded (the rest was refused by Tracer._check_walk), and the nodes that ran
     are listed (`ran`), their saved values released once the walk is done (unless retain).
     vjp, add and done are bound methods (no frame of this class between the walk and them)."""
@@ -1462,7 +1469,10 @@ class _Recorded:
         self.tracer, self.backend = tracer, backend
         self.hooked = hooked
         self.ran: list = []
-        self.vjp = functools.partial(tracer._vjp, raw_namespace(backend), reach)
+        if reach is None:
+            self.vjp = tracer._vjp
+        else:
+            self.vjp = functools.partial(tracer._vjp_any, raw_namespace(backend), reach)
         self.add = tracer._add
         self.done = self.ran.append
 
