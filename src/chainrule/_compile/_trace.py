@@ -866,7 +866,8 @@ class Tracer:
         xp = self._walk_xp
         edges = node.edges
         n = len(edges)
-        if not 0 < n < 3 or g.__class__ is list or node.fit is not None:
+        # (a node has one edge per input, and at least one input: n is never 0)
+        if n > 2 or g.__class__ is list or node.fit is not None:
             return self._vjp_any(xp, None, node, g)
         # A fast path: a node of one or two inputs and one output, no gradient to fit to
         # its input's shape or dtype: each node of W1, W3 and W5
