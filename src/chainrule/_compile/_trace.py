@@ -89,6 +89,8 @@ _make = tuple.__new__
 # `needs` of a node none of whose inputs is cut off (by number of inputs).
 
 _ALL_NEEDED = ((), (True,), (True, True), (True, True, True))
+# `needs` of a node of two inputs, by [first input cut off][second input cut off].
+_PAIR_NEEDS = (((True, True), (True, False)), ((False, True), (False, False)))
 
 # How a rule's forward is called (Rule.form): the instruction that replays it.
 _CALLS = {"unary": FWD1, "binary": FWD2, "sequence": FWDN}
@@ -234,6 +236,7 @@ class Tracer:
         self.settles: list = []
         self.shared_groups: list = []  # the alias groups whose memory a write went to
         self.watched: dict = {}  # id(raw NumPy argument) -> the WatchedArray the function sees
+        self._walk_xp = None  # the namespace the VJPs of the walk running run in (_walk)
         self._pending = -1  # the slot an in-place write is about to change
         self._target: tuple = ()  # and how the replay finds the tensor written (see _locate)
         for i, x in enumerate(inputs):
@@ -803,8 +806,12 @@ class Tracer:
             wanted = targets
         _engine._check_runnable(order, run, freed)
         # As the engine: no node is looked at for hooks while none is registered anywhere.
+        # Without hooks, each node is checked as its VJP runs (_check_node): a walk that
+        # stops on Unsupported has changed nothing outside the trace. Hooks would have run:
+        # every node is checked first.
         hooked = STATE.live_hooks > 0
-        self._check_walk(order if run is None else run, targets if main else None, hooked)
+        if hooked:
+            self._check_walk(order if run is None else run, targets if main else None)
         if main:
             for leaf in leaves:
                 if hooked:
@@ -814,7 +821,11 @@ class Tracer:
         for e, g in roots:
             self._add(grads, e, g)
         steps = _Recorded(self, backend, reach, hooked)
-        captured = _engine.walk(order, grads, run, reach, targets, shared, steps)
+        outer, self._walk_xp = self._walk_xp, raw_namespace(backend)
+        try:  # (a hook may walk a backward of its own)
+            captured = _engine.walk(order, grads, run, reach, targets, shared, steps)
+        finally:
+            self._walk_xp = outer
         for node in wanted:
             if node not in captured and node in grads:
                 g = grads[node]
@@ -830,26 +841,28 @@ class Tracer:
                     node.saved = RELEASED
         return captured
 
-    def _check_walk(self, nodes, targets, hooked: bool) -> None:
-        """Raise Unsupported for what a replay of a walk over `nodes` (ending at `targets`)
-        could not reproduce."""
-        recorded = self.nodes
+    def _check_walk(self, nodes, targets) -> None:
+        """Raise Unsupported for what a replay of a walk over `nodes` (ending at `targets`),
+        while hooks are registered, could not reproduce."""
         for node in nodes:
-            if node not in recorded:
-                raise Unsupported("a backward into a graph recorded outside the function")
-            saved = node.saved
-            if saved is not None and saved.__class__ is not tuple:
-                raise Unsupported("saved-tensor hooks")
-            if hooked:
-                _check_hooks(node)
-            if node.fit.__class__ is ComplexFit and saved is not None:  # (meets_complex)
-                # The engine conjugates around holomorphic rules that meet complex values
-                # (apply_complex); a replay runs the formulas as written.
-                if _engine._holds_complex(saved):
-                    raise Unsupported("gradients through complex values")
-        for node in targets if hooked and targets is not None else ():
-            if node.__class__ is not AccumulateGrad and node not in recorded and hooks_key(node):
+            self._check_node(node)
+            _check_hooks(node)
+        for node in targets if targets is not None else ():
+            if node.__class__ is not AccumulateGrad and node not in self.nodes and hooks_key(node):
                 raise Unsupported("hooks on a tensor from outside the function with a history")
+
+    def _check_node(self, node) -> None:
+        """Raise Unsupported for a node whose VJP a replay could not run as the walk did."""
+        if node not in self.nodes:
+            raise Unsupported("a backward into a graph recorded outside the function")
+        saved = node.saved
+        if saved is not None and saved.__class__ is not tuple:
+            raise Unsupported("saved-tensor hooks")
+        if node.fit.__class__ is ComplexFit and saved is not None:  # (meets_complex)
+            # The engine conjugates around holomorphic rules that meet complex values
+            # (apply_complex); a replay runs the formulas as written.
+            if _engine._holds_complex(saved):
+                raise Unsupported("gradients through complex values")
 
     def _tensor_hooks(self, node, hooks, g, backend):
         """The hooks registered on the tensors of node's outputs, run on gradient slot(s) g:
@@ -909,9 +922,110 @@ class Tracer:
         self.writes.append(out)  # (one slot: the number itself, see Recording)
         return out
 
-    def _vjp(self, xp, reach, node, g) -> list:
-        """Run node's VJP on gradient slot(s) g and record it; the input gradients' slots.
-        (The walk's hand, _Recorded.vjp, is this method with xp and reach bound.)"""
+    def _vjp(self, node, g) -> tuple | list:
+        """Run node's VJP on gradient slot(s) g and record it, in a walk to every leaf; the
+        input gradients' slots. (The walk's hand, _Recorded.vjp, is this method.)"""
+        xp = self._walk_xp
+        edges = node.edges
+        n = len(edges)
+        # (a node has one edge per input, and at least one input: n is never 0)
+        if n > 2 or g.__class__ is list or node.fit is not None:
+            return self._vjp_any(xp, None, node, g)
+        # A fast path: a node of one or two inputs and one output, no gradient to fit to
+        # its input's shape or dtype: each node of W1, W3 and W5
+        # (benchmarks/compile_trace.py). As _vjp_any, with fewer lists, tuples, numbers and
+        # checks (each costs a few hundred instructions per node): W1's backward recording
+        # costs 3,500 instructions per node fewer.
+        if node not in self.nodes:  # (as _check_node; fit is None here)
+            raise Unsupported("a backward into a graph recorded outside the function")
+        values = self.values
+        saved = node.saved
+        reads = [g]
+        if saved is None:
+            saved_ref = None
+        else:  # (_saved_slots, written out: a call costs about 500 instructions)
+            if saved.__class__ is not tuple:  # (as _check_node)
+                raise Unsupported("saved-tensor hooks")
+            slot_of = self.slot_of
+            refs = []
+            for v in saved:
+                if v is None:
+                    refs.append(None)
+                    continue
+                s = slot_of.get(id(v)) if v.__class__ not in _PLAIN else self.const(v)
+                if s is None:
+                    raise Unsupported("a saved value from outside the trace")
+                refs.append(s)
+                reads.append(s)
+            saved_ref = tuple(refs)
+        needs = _ALL_NEEDED[1] if n == 1 else _PAIR_NEEDS[edges[0] is None][edges[1] is None]
+        rule = node.rule
+        vjp = rule.vjp
+        params = node.params
+        gins = vjp(xp, values[g], saved, params, needs)
+        # The input gradients, each given the next slot (a, b: input 0's and 1's, or None).
+        a = gins[0] if needs[0] else None
+        b = gins[1] if n == 2 and needs[1] else None
+        if a is ZERO or b is ZERO:
+            # The engine hands it on without running VJPs (see _node.ZERO).
+            raise Unsupported("a gradient known to be zero (a write over every element)")
+        slot_of = self.slot_of
+        if a is not None:
+            slot_of[id(a)] = ka = len(values)
+            values.append(a)
+            if b is None:
+                outs = (ka,) if n == 1 else (ka, None)
+                specs = ((0, ka, None, None),)
+                made = ka
+            else:
+                slot_of[id(b)] = kb = len(values)
+                values.append(b)
+                outs = (ka, kb)
+                specs = ((0, ka, None, None), (1, kb, None, None))
+                made = [ka, kb]
+        elif b is not None:
+            slot_of[id(b)] = kb = len(values)
+            values.append(b)
+            outs = (None, kb)
+            specs = ((1, kb, None, None),)
+            made = kb
+        else:
+            outs = (None,) * n
+            specs = ()
+            made = []
+        if params is not None:
+            params, p_reads = self.params(params)
+            reads += p_reads
+        parts = rule.vjp_formulas
+        self.code.append(
+            _make(Vjp, (VJP, vjp if parts is None else parts, 0 if parts is None else len(parts),
+                        g, saved_ref, params, needs, specs, xp))
+        )  # fmt: skip
+        self.reads.append(reads)
+        self.writes.append(made)  # (one slot: the number itself, see Recording)
+        return outs
+
+    def _saved_slots(self, saved: tuple, reads: list) -> tuple:
+        """The slots of a node's saved values (None for None), each also added to `reads`:
+        a Python number is a constant, a value from outside is refused."""
+        slot_of = self.slot_of
+        refs = []
+        for v in saved:
+            if v is None:
+                refs.append(None)
+                continue
+            s = slot_of.get(id(v)) if v.__class__ not in _PLAIN else self.const(v)
+            if s is None:
+                raise Unsupported("a saved value from outside the trace")
+            refs.append(s)
+            reads.append(s)
+        return tuple(refs)
+
+    def _vjp_any(self, xp, reach, node, g) -> list:
+        """_vjp of any node, in namespace xp: several inputs or outputs, gradients to fit to
+        their input's shape or dtype, a walk to some targets (`reach`: the nodes that lead to
+        them; None: every leaf). (The walk's hand when reach is not None, with both bound.)"""
+        self._check_node(node)
         values = self.values
         slot_of = self.slot_of
         if g.__class__ is list:
@@ -925,19 +1039,7 @@ class Tracer:
             g_value = values[g]
             reads = [g]
         saved = node.saved
-        saved_ref = None
-        if saved is not None:
-            refs = []
-            for v in saved:
-                if v is None:
-                    refs.append(None)
-                    continue
-                s = slot_of.get(id(v)) if v.__class__ not in _PLAIN else self.const(v)
-                if s is None:
-                    raise Unsupported("a saved value from outside the trace")
-                refs.append(s)
-                reads.append(s)
-            saved_ref = tuple(refs)
+        saved_ref = None if saved is None else self._saved_slots(saved, reads)
         edges = node.edges
         if reach is not None:
             needs = tuple([e is not None and node_of(e) in reach for e in edges])
@@ -1447,7 +1549,7 @@ class Tracer:
 
 class _Recorded:
     """The tracer's hand on the engine's walk (autograd._engine.walk): gradients are slots,
-    each VJP and sum is recorded (Tracer._vjp, Tracer._add), tensor hooks on the nodes made
+    each VJP and sum is recorded (Tracer._vjp or _vjp_any, _add), tensor hooks on the nodes made
     inside run recorded (the rest was refused by Tracer._check_walk), and the nodes that ran
     are listed (`ran`), their saved values released once the walk is done (unless retain).
     vjp, add and done are bound methods (no frame of this class between the walk and them)."""
@@ -1458,7 +1560,10 @@ class _Recorded:
         self.tracer, self.backend = tracer, backend
         self.hooked = hooked
         self.ran: list = []
-        self.vjp = functools.partial(tracer._vjp, raw_namespace(backend), reach)
+        if reach is None:
+            self.vjp = tracer._vjp
+        else:
+            self.vjp = functools.partial(tracer._vjp_any, raw_namespace(backend), reach)
         self.add = tracer._add
         self.done = self.ran.append
 
