@@ -1523,10 +1523,15 @@ class Recording:
         """Let go of the values of the traced call that a replay does not use (everything
         but constants), so that keeping the recording keeps no memory."""
         values = self.values
-        self.values = [None] * len(values)
+        kept = [None] * len(values)
         for k, kind in self.kinds.items():
             if kind == CONST:
-                self.values[k] = values[k]
+                kept[k] = values[k]
+        # A tuple of numbers and arrays, which the garbage collector stops tracking once it
+        # has seen it (see _program._analyze); the slots that instructions read and make are
+        # in the replay's program by then.
+        self.values = tuple(kept)
+        self.reads = self.writes = None
         for ext, persistent in zip(self.externals, self.persistent):
             if persistent:
                 ext.entry = None
