@@ -100,3 +100,19 @@ def test_both_tiers_replay_a_training_step_equal_to_eager_after_the_lighter_buil
     assert compiled.traces == 1
     if tier == "source":
         assert "def replay(leaves)" in compiled.source()[0]
+
+
+def _gather(x):
+    order = cr.argsort(x)  # an index computed inside: parameters that hold a slot
+    return cr.sum(cr.take(x, order) * cr.arange(x.shape[0], dtype=x.dtype))
+
+
+def test_the_loop_builds_parameters_that_hold_slots_at_each_call(monkeypatch):
+    monkeypatch.setattr(_program, "SOURCE_AFTER", 10**9)
+    compiled = cr.compile(_gather)
+    for values in ([0.3, -1.0, 2.0, 0.5], [2.0, 1.0, -3.0, 0.0], [1.0, 4.0, 2.0, 3.0]):
+        x = T(np.array(values))
+        np.testing.assert_array_equal(N(compiled(x)), N(_gather(x)))
+    assert compiled.traces == 1
+    (program,) = compiled._cache[next(iter(compiled._cache))]
+    assert program._pending[0].templates

@@ -8,6 +8,8 @@ Tensor or Node is made, except the outputs."""
 from __future__ import annotations
 
 import copy
+import operator
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -627,10 +629,13 @@ def _as_view(base: Tensor, t: Tensor, steps: tuple | None, path: tuple) -> None:
     share(base, t, path)
 
 
-# The opcodes whose loop entry is the instruction alone, and those with parameters that may
-# be a Template (see _LoopPlan._instruction), with the parameters' place in the instruction
-# (read by position: a named field costs W1's build about 250 instructions more each).
-_PLAIN = frozenset((FWD2, ADD, NORM, STORED))
+# The opcodes whose loop entry is more than the instruction (see _LoopPlan._instruction):
+# always, and where parameters are a Template; the place of those in the instruction.
+_SPECIALS = re.compile(b"[" + re.escape(bytes((ACC, SETGRAD, WRITE, HOST))) + b"]")
+_SPECIALS_T = re.compile(
+    b"[" + re.escape(bytes((ACC, SETGRAD, WRITE, HOST, FWD1, FWDN, VJP))) + b"]"
+)
+_OPCODE = operator.itemgetter(0)
 _PARAMS = {
     FWD1: Fwd1._fields.index("p"),
     FWDN: FwdN._fields.index("p"),
@@ -677,21 +682,21 @@ class _LoopPlan:
         # one with more to run than its fields (parameters to build, a tensor's place,
         # numbers read, an in-place write) has opcode _SPECIAL or _IN_PLACE, and what it
         # needs in place of the instruction.
-        self.program = program = []
-        append = program.append
-        plain, params = _PLAIN, _PARAMS
-        for ins, free in compress(zip(rec.code, frees), keep):
-            op = ins[0]
-            if op in plain:
-                append((op, ins, free))
-                continue
-            at = params.get(op)
-            if at is not None:
-                p = ins[at]
-                if p is None or p.__class__ is not Template:
-                    append((op, ins, free))
-                    continue
-            append((_SPECIAL, self._instruction(ins, last), free))
+        # Made in C, each entry (opcode, instruction, frees), then the few entries to change
+        # found by their opcodes (a pass in Python cost W1's first call about 1,400
+        # instructions per instruction): those that act on tensors or read numbers, and
+        # where the trace made parameters that hold slots (rec.templates), those that may
+        # have such parameters.
+        kept = list(compress(rec.code, keep))
+        ops = bytes(map(_OPCODE, kept))
+        self.program = program = list(zip(ops, kept, compress(frees, keep)))
+        params = _PARAMS
+        for found in (_SPECIALS_T if rec.templates else _SPECIALS).finditer(ops):
+            j = found.start()
+            ins = kept[j]
+            at = params.get(ins[0])
+            if at is None or ins[at].__class__ is Template:
+                program[j] = (_SPECIAL, self._instruction(ins, last), program[j][2])
         if inplace:
             j = 0
             for i, kept in enumerate(keep):

@@ -226,6 +226,7 @@ class Tracer:
         self.grad_owner: dict[int, tuple] = {}  # id(a leaf's .grad) -> (tensor ref, leaf ref)
         self._grads_before: list = []  # (.grad, its version) before an accumulation
         self.reason: str | None = None
+        self.templates = False  # whether an instruction's parameters hold slots (see params)
         # What Python code branched on, checked before each replay: key -> guard(leaves)
         # (true while the trace holds; see guard).
         self.guards: dict = {}
@@ -379,6 +380,7 @@ class Tracer:
             elif c not in _PLAIN and id(item) in slot_of:
                 template = _template(p, slot_of)
                 slots = tuple(_template_slots(template))
+                self.templates = True
                 return Template(template, slots), slots
             elif c is _backend.WatchedArray:  # one NumPy made of an argument (a.argsort())
                 _backend.unwatched(item)
@@ -970,6 +972,7 @@ class Tracer:
             hook_guards, arg_changes,
         )  # fmt: skip
         rec.arg_edges = self.arg_edges
+        rec.templates = self.templates
         rec.out_versions = self.out_versions
         rec.out_same = self.out_same
         rec.out_views = self.out_views
@@ -1512,6 +1515,8 @@ class Recording:
         self.guards: list = []
         # What to settle after a replay (see Tracer.settle_after).
         self.settles: list = []
+        # Whether some instruction's parameters may be a Template (see Tracer.params).
+        self.templates = True
         # The version counters the replay gives its outputs (see Tracer._out_versions),
         # (position, first position) of each output made inside returned again, and the
         # outputs that are views of arguments (see Tracer._out_views).
