@@ -4,6 +4,7 @@ per instruction; only results large enough are looked at for in-place writes; bo
 free each value after its last read."""
 
 import gc
+import weakref
 
 import numpy as np
 import pytest
@@ -116,3 +117,33 @@ def test_the_loop_builds_parameters_that_hold_slots_at_each_call(monkeypatch):
     assert compiled.traces == 1
     (program,) = compiled._cache[next(iter(compiled._cache))]
     assert program._pending[0].templates
+
+
+class _Cyclic:
+    """An object in a reference cycle (only the cyclic collector frees it)."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_cyclic_garbage_made_while_tracing_is_collected_after_and_the_collector_setting_kept():
+    made = []
+
+    def fn(x):
+        junk = _Cyclic()
+        made.append(weakref.ref(junk))
+        del junk
+        return cr.sum(cr.sin(x))
+
+    x = T(np.array([0.5, 1.0]))
+    was = gc.isenabled()
+    try:
+        for enabled in (True, False):
+            (gc.enable if enabled else gc.disable)()
+            compiled = cr.compile(fn)
+            compiled(x)  # the trace (the collector is paused while it runs)
+            assert gc.isenabled() is enabled
+            gc.collect()
+            assert made[-1]() is None
+    finally:
+        (gc.enable if was else gc.disable)()
