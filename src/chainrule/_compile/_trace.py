@@ -1306,6 +1306,11 @@ class Tracer:
         # A first look, in C: most values are held by this trace's list alone.
         once = next(map(sys.getrefcount, [object()]))  # held by a list, read by map
         counts = np.fromiter(map(sys.getrefcount, values), np.intp, len(values))
+        # Python numbers are no escapes, nor the array of any slot: one constant number in
+        # many slots (W1's divisor, a third of its suspects) is not looked at further.
+        numbers = [s for s, k in kinds.items() if k == CONST and values[s].__class__ in _PLAIN]
+        if numbers:
+            counts[numbers] = 0
         suspects = np.flatnonzero(counts > once)
         if not len(suspects):
             return []
