@@ -687,13 +687,13 @@ class _LoopPlan:
         # instructions per instruction): those that act on tensors or read numbers, and
         # where the trace made parameters that hold slots (rec.templates), those that may
         # have such parameters.
-        kept = list(compress(rec.code, keep))
-        ops = bytes(map(_OPCODE, kept))
-        self.program = program = list(zip(ops, kept, compress(frees, keep)))
+        code = list(compress(rec.code, keep))
+        ops = bytes(map(_OPCODE, code))
+        self.program = program = list(zip(ops, code, compress(frees, keep)))
         params = _PARAMS
         for found in (_SPECIALS_T if rec.templates else _SPECIALS).finditer(ops):
             j = found.start()
-            ins = kept[j]
+            ins = code[j]
             at = params.get(ins[0])
             if at is None or ins[at].__class__ is Template:
                 program[j] = (_SPECIAL, self._instruction(ins, last), program[j][2])
