@@ -8,6 +8,8 @@ Tensor or Node is made, except the outputs."""
 from __future__ import annotations
 
 import copy
+import operator
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -43,6 +45,9 @@ from ._instructions import (
     STORED,
     VJP,
     WRITE,
+    Fwd1,
+    FwdN,
+    Vjp,
 )
 from ._trace import (
     CONST,
@@ -109,8 +114,8 @@ class Replay:
     __slots__ = ("run", "calls", "spent", "cost", "settles", "_pending", "rerun")
 
     def __init__(self, rec: Recording, treedef, unflatten) -> None:
-        keep, last, frees = _analyze(rec)
-        inplace = _in_place(rec, keep, last)
+        keep, last, frees, big = _analyze(rec)
+        inplace = _in_place(rec, last, big)
         # What create_graph through the outputs with a live graph needs (None: none has one).
         self.rerun = None
         if rec.graph is not None:
@@ -124,7 +129,7 @@ class Replay:
         self.spent = 0.0
         self.cost = sum(keep) * STATE.source_cost
         self.settles = rec.settles
-        self._pending = (rec, keep, last, inplace, treedef, unflatten)
+        self._pending = (rec, keep, last, frees, inplace, treedef, unflatten)
 
     def __call__(self, leaves):
         if self._pending is None:
@@ -394,18 +399,25 @@ def _epilogue_slots(rec: Recording) -> list[int]:
     return slots
 
 
-def _analyze(rec: Recording) -> tuple[list[bool], list[int], list]:
+def _analyze(rec: Recording) -> tuple[tuple, tuple, list, list[int]]:
     """Which instructions are needed (their results are used, or they act on something
-    outside); per slot, the index of its last use (len(code) for the end; -1: unused); and
-    per instruction, the computed slots to clear after it (None: none): what it read for the
-    last time, what it made for nothing."""
-    code, reads, writes, kinds = rec.code, rec.reads, rec.writes, rec.kinds
+    outside); per slot, the index of its last use (len(code) for the end; -1: unused); per
+    instruction, the computed slots to clear after it (None: none): what it read for the
+    last time, what it made for nothing; and the kept instructions that make one NumPy
+    array of IN_PLACE_BYTES or more (the only ones `_in_place` looks at), last first.
+    What a replay keeps of this is tuples of numbers, which the garbage collector stops
+    tracking once it has seen them, where lists are met at every collection (W1's first
+    call in benchmarks/compile_trace.py: its kept lists cost the collector about 4,000
+    instructions per operation); the recording's `reads` are not kept (see _source)."""
+    code, reads, writes, kinds, values = rec.code, rec.reads, rec.writes, rec.kinds, rec.values
     n = len(code)
     keep = [False] * n
     frees: list = [None] * n
+    big = []
+    ndarray, least = np.ndarray, IN_PLACE_BYTES
     # One backward pass: a slot is needed once a later kept instruction (or the end) reads
     # it, and the first such read met is its last use. Every slot is written once.
-    last = [-1] * len(rec.values)
+    last = [-1] * len(values)
     for s in _epilogue_slots(rec):
         last[s] = n
     effects = _EFFECTS
@@ -414,8 +426,11 @@ def _analyze(rec: Recording) -> tuple[list[bool], list[int], list]:
         if made.__class__ is int:  # (most instructions make one slot: see Recording)
             if last[made] >= 0:
                 free = None
+                v = values[made]
+                if v.__class__ is ndarray and v.nbytes >= least:
+                    big.append(i)
             elif code[i].op in effects:
-                free = frees[i] = [made]  # made for nothing
+                free = (made,)  # made for nothing
             else:
                 continue
         else:
@@ -428,18 +443,15 @@ def _analyze(rec: Recording) -> tuple[list[bool], list[int], list]:
             free = None
             for s in made:
                 if last[s] < 0:  # made for nothing
-                    if free is None:
-                        free = frees[i] = []
-                    free.append(s)
+                    free = (s,) if free is None else free + (s,)
         keep[i] = True
         for s in reads[i]:
             if last[s] < 0:
                 last[s] = i
                 if s not in kinds:  # computed: read here for the last time
-                    if free is None:
-                        free = frees[i] = []
-                    free.append(s)
-    return keep, last, frees
+                    free = (s,) if free is None else free + (s,)
+        frees[i] = free
+    return tuple(keep), tuple(last), frees, big
 
 
 _EFFECTS = frozenset((ACC, SETGRAD, WRITE, HOST))  # instructions that act outside
@@ -478,7 +490,7 @@ def _solo() -> tuple[int, int] | None:
 _SOLO = _solo()
 
 
-def _in_place(rec: Recording, keep: list, last: list) -> dict[int, tuple]:
+def _in_place(rec: Recording, last, big: list[int]) -> dict[int, tuple]:
     """The instructions that may write their result into an input: a NumPy ufunc (FWD1,
     FWD2 of a rule of _UFUNCS; ADD) with an input that was made inside (not an argument, a
     tensor from outside, a constant, a tensor's array), is read there for the last time and
@@ -490,29 +502,31 @@ def _in_place(rec: Recording, keep: list, last: list) -> dict[int, tuple]:
     `_SOLO`), and, given layout, both inputs are laid out as traced: shapes may change with
     the values (a boolean mask) and strides with the arguments' (which NumPy follows when it
     makes a result), numbers of dimensions and dtypes may not. A one-input ufunc, or one
-    whose other input has no dimensions, makes its result in its input's order."""
-    if _SOLO is None:
+    whose other input has no dimensions, makes its result in its input's order. `big`: the
+    kept instructions with a result large enough (see _analyze); none in a program of small
+    arrays, which costs nothing here then."""
+    if _SOLO is None or not big:
         return {}
-    values, kinds = rec.values, rec.kinds
-    # Arrays of tensors (an in-place write's result, .grad's array): never free to write;
-    # each is made before any instruction that reads it, so one forward pass meets it first.
-    held = set()
+    values, kinds, code = rec.values, rec.kinds, rec.code
+    # Arrays of tensors (an in-place write's result, .grad's array): never free to write.
     # ADD has no namespace: its operands are NumPy's where every kernel runs in NumPy (not
     # a copy run in vmap's namespace, see _in_namespace); its finds are kept only then.
+    held = set()
     numpy = True
-    adds = []
-    found: dict[int, tuple] = {}
-    for i, ins in enumerate(rec.code):
+    for ins in code:
         op = ins.op
         if op in KERNELS and ins.xp is not np:
             numpy = False
         if op == WRITE or op == ACC:
             held.add(ins.out)
-        if not keep[i] or (op != FWD1 and op != FWD2 and op != ADD):
+    found: dict[int, tuple] = {}
+    for i in reversed(big):
+        ins = code[i]
+        op = ins.op
+        if op != FWD1 and op != FWD2 and op != ADD:
             continue
-        # The result's size first: most results of a program of many operations are small.
         res = values[ins.out]
-        if res.__class__ is not np.ndarray or res.ndim == 0 or res.nbytes < IN_PLACE_BYTES:
+        if res.ndim == 0:
             continue
         if op == FWD1 or op == FWD2:
             ufunc = _UFUNCS.get(ins.fn)
@@ -521,7 +535,6 @@ def _in_place(rec: Recording, keep: list, last: list) -> dict[int, tuple]:
             xs = (ins.x,) if op == FWD1 else (ins.x, ins.y)
         elif op == ADD and numpy:
             ufunc, xs = np.add, (ins.a, ins.b)
-            adds.append(i)
             if any(values[x].__class__ is not np.ndarray for x in xs):
                 continue
         else:
@@ -540,9 +553,6 @@ def _in_place(rec: Recording, keep: list, last: list) -> dict[int, tuple]:
                     layout = (other, (w.shape, w.strides), (v.shape, v.strides))
             found[i] = (ufunc, xs, s, ins.out, layout)
             break
-    if not numpy:
-        for i in adds:
-            found.pop(i, None)
     return found
 
 
@@ -619,10 +629,18 @@ def _as_view(base: Tensor, t: Tensor, steps: tuple | None, path: tuple) -> None:
     share(base, t, path)
 
 
-# The opcodes whose loop entry is the instruction alone, and those with parameters that may
-# be a Template (see _LoopPlan._instruction).
-_PLAIN = frozenset((FWD2, ADD, NORM, STORED))
-_PARAMS = frozenset((FWD1, FWDN, VJP))
+# The opcodes whose loop entry is more than the instruction (see _LoopPlan._instruction):
+# always, and where parameters are a Template; the place of those in the instruction.
+_SPECIALS = re.compile(b"[" + re.escape(bytes((ACC, SETGRAD, WRITE, HOST))) + b"]")
+_SPECIALS_T = re.compile(
+    b"[" + re.escape(bytes((ACC, SETGRAD, WRITE, HOST, FWD1, FWDN, VJP))) + b"]"
+)
+_OPCODE = operator.itemgetter(0)
+_PARAMS = {
+    FWD1: Fwd1._fields.index("p"),
+    FWDN: FwdN._fields.index("p"),
+    VJP: Vjp._fields.index("p"),
+}
 
 
 class _LoopPlan:
@@ -664,15 +682,21 @@ class _LoopPlan:
         # one with more to run than its fields (parameters to build, a tensor's place,
         # numbers read, an in-place write) has opcode _SPECIAL or _IN_PLACE, and what it
         # needs in place of the instruction.
-        self.program = program = []
-        append = program.append
-        plain, params = _PLAIN, _PARAMS
-        for ins, free in compress(zip(rec.code, frees), keep):
-            op = ins[0]
-            if op in plain or op in params and ins.p.__class__ is not Template:
-                append((op, ins, free))
-            else:
-                append((_SPECIAL, self._instruction(ins, last), free))
+        # Made in C, each entry (opcode, instruction, frees), then the few entries to change
+        # found by their opcodes (a pass in Python cost W1's first call about 1,400
+        # instructions per instruction): those that act on tensors or read numbers, and
+        # where the trace made parameters that hold slots (rec.templates), those that may
+        # have such parameters.
+        code = list(compress(rec.code, keep))
+        ops = bytes(map(_OPCODE, code))
+        self.program = program = list(zip(ops, code, compress(frees, keep)))
+        params = _PARAMS
+        for found in (_SPECIALS_T if rec.templates else _SPECIALS).finditer(ops):
+            j = found.start()
+            ins = code[j]
+            at = params.get(ins[0])
+            if at is None or ins[at].__class__ is Template:
+                program[j] = (_SPECIAL, self._instruction(ins, last), program[j][2])
         if inplace:
             j = 0
             for i, kept in enumerate(keep):
@@ -1110,14 +1134,23 @@ _EDGE_CHECKS = (
 )
 
 
-def _source(rec: Recording, keep, last, inplace, treedef, unflatten) -> Callable:
-    """The replay as straight-line source, compiled once."""
+def _source(rec: Recording, keep, last, frees, inplace, treedef, unflatten) -> Callable:
+    """The replay as straight-line source, compiled once. Each instruction's emitter is given
+    the slots it reads for the last time, whose variables it may reuse after it: the computed
+    ones (_analyze's frees), the others (arguments', tensors' from outside, constants) found
+    here by their last use."""
+    ends: dict[int, tuple] = {}
+    n = len(rec.code)
+    for s in rec.kinds:
+        i = last[s]
+        if 0 <= i < n:
+            ends[i] = ends.get(i, ()) + (s,)
     b = _SourceBuilder(rec, last, inplace)
     b.prologue()
     emitters = b.emitters()
     for i, ins in enumerate(rec.code):
         if keep[i]:
-            emitters[ins.op](ins, rec.reads[i], i)
+            emitters[ins.op](ins, (frees[i] or ()) + ends.get(i, ()), i)
     b.epilogue()
     src = b.src
     src.globals["UNFLATTEN"] = unflatten
@@ -1259,7 +1292,8 @@ class _SourceBuilder:
         else:
             self.names[s] = src.name(ext.entry, "C")
 
-    # -- the instructions: emitter(instruction, the slots it reads, its index)
+    # -- the instructions: emitter(instruction, the slots it reads for the last time, its
+    #    index)
 
     def emitters(self) -> dict:
         return {

@@ -228,6 +228,7 @@ class Tracer:
         self.grad_owner: dict[int, tuple] = {}  # id(a leaf's .grad) -> (tensor ref, leaf ref)
         self._grads_before: list = []  # (.grad, its version) before an accumulation
         self.reason: str | None = None
+        self.templates = False  # whether an instruction's parameters hold slots (see params)
         # What Python code branched on, checked before each replay: key -> guard(leaves)
         # (true while the trace holds; see guard).
         self.guards: dict = {}
@@ -382,6 +383,7 @@ class Tracer:
             elif c not in _PLAIN and id(item) in slot_of:
                 template = _template(p, slot_of)
                 slots = tuple(_template_slots(template))
+                self.templates = True
                 return Template(template, slots), slots
             elif c is _backend.WatchedArray:  # one NumPy made of an argument (a.argsort())
                 _backend.unwatched(item)
@@ -1136,6 +1138,7 @@ class Tracer:
             hook_guards, arg_changes,
         )  # fmt: skip
         rec.arg_edges = self.arg_edges
+        rec.templates = self.templates
         rec.out_versions = self.out_versions
         rec.out_same = self.out_same
         rec.out_views = self.out_views
@@ -1495,6 +1498,11 @@ class Tracer:
         # A first look, in C: most values are held by this trace's list alone.
         once = next(map(sys.getrefcount, [object()]))  # held by a list, read by map
         counts = np.fromiter(map(sys.getrefcount, values), np.intp, len(values))
+        # Python numbers are no escapes, nor the array of any slot: one constant number in
+        # many slots (W1's divisor, a third of its suspects) is not looked at further.
+        numbers = [s for s, k in kinds.items() if k == CONST and values[s].__class__ in _PLAIN]
+        if numbers:
+            counts[numbers] = 0
         suspects = np.flatnonzero(counts > once)
         if not len(suspects):
             return []
@@ -1707,6 +1715,8 @@ class Recording:
         self.guards: list = []
         # What to settle after a replay (see Tracer.settle_after).
         self.settles: list = []
+        # Whether some instruction's parameters may be a Template (see Tracer.params).
+        self.templates = True
         # The version counters the replay gives its outputs (see Tracer._out_versions),
         # (position, first position) of each output made inside returned again, and the
         # outputs that are views of arguments (see Tracer._out_views).
@@ -1718,10 +1728,15 @@ class Recording:
         """Let go of the values of the traced call that a replay does not use (everything
         but constants), so that keeping the recording keeps no memory."""
         values = self.values
-        self.values = [None] * len(values)
+        kept = [None] * len(values)
         for k, kind in self.kinds.items():
             if kind == CONST:
-                self.values[k] = values[k]
+                kept[k] = values[k]
+        # A tuple of numbers and arrays, which the garbage collector stops tracking once it
+        # has seen it (see _program._analyze); the slots that instructions read and make are
+        # in the replay's program by then.
+        self.values = tuple(kept)
+        self.reads = self.writes = None
         for ext, persistent in zip(self.externals, self.persistent):
             if persistent:
                 ext.entry = None

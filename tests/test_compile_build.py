@@ -1,0 +1,149 @@
+"""The replay build after a trace (benchmarks/compile_trace.py measures its cost): what a kept
+replay holds is met by the garbage collector at every collection, so it keeps few containers
+per instruction; only results large enough are looked at for in-place writes; both tiers
+free each value after its last read."""
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+from chainrule._compile import _program
+from chainrule._compile._trace import Tracer
+from chainrule._mode import set_feature
+from conftest import LIBRARY, N, T
+
+
+def _chain(x, c):
+    h = x
+    for _ in range(50):
+        h = cr.tanh(h * c + x) / 3.0
+    return cr.sum(h)
+
+
+def _step(x, c):
+    x.grad = None
+    loss = _chain(x, c)
+    loss.backward()
+    return loss.detach(), x.grad
+
+
+def test_a_kept_replay_leaves_the_collector_at_most_two_containers_per_instruction():
+    x = T(np.linspace(-1.0, 1.0, 8), requires_grad=True)
+    c = T(np.linspace(0.5, 1.5, 8))
+    warm = cr.compile(_step)  # what a first trace in the process makes once
+    warm(x, c)
+    warm(x, c)
+    del warm
+    compiled = cr.compile(_step)
+    gc.collect()
+    gc.collect()
+    before = len(gc.get_objects())
+    compiled(x, c)
+    gc.collect()  # a tuple of numbers is untracked once the collector has seen it
+    gc.collect()  # (a tuple of such tuples, at the next collection)
+    after = len(gc.get_objects())
+    (program,) = compiled._cache[next(iter(compiled._cache))]
+    kept = sum(program._pending[1])
+    assert kept > 300
+    # Each kept instruction and its entry in the loop's program; lists per instruction (the
+    # slots it reads, what to free after it) were 2 more.
+    assert after - before <= 2 * kept + 200
+
+
+def test_the_analysis_lists_as_large_only_the_kept_results_of_in_place_bytes_or_more(
+    monkeypatch,
+):
+    x = T(np.linspace(-1.0, 1.0, 64))
+    tracer = Tracer([x])
+    set_feature("tracer", tracer)
+    try:
+        big = cr.sin(x)
+        cr.exp(big)  # read by nothing
+        out = cr.sum(cr.tanh(big) * big)
+        del big
+    finally:
+        set_feature("tracer", None)
+    rec = tracer.finish([out])
+    monkeypatch.setattr(_program, "IN_PLACE_BYTES", 64 * 8)
+    keep, _, _, big = _program._analyze(rec)
+    made = [
+        i
+        for i, (ins, kept) in enumerate(zip(rec.code, keep))
+        if kept
+        and rec.writes[i].__class__ is int
+        and isinstance(rec.values[rec.writes[i]], np.ndarray)
+        and rec.values[rec.writes[i]].nbytes >= 64 * 8
+    ]
+    if LIBRARY == "numpy":
+        assert sorted(big) == made and len(made) == 3  # sin, tanh, the product; not exp
+    assert big == sorted(big, reverse=True)
+    monkeypatch.setattr(_program, "IN_PLACE_BYTES", 64 * 8 + 1)
+    assert _program._analyze(rec)[3] == []
+
+
+@pytest.mark.parametrize("tier", ["loop", "source"])
+def test_both_tiers_replay_a_training_step_equal_to_eager_after_the_lighter_build(
+    tier, monkeypatch
+):
+    monkeypatch.setattr(_program, "SOURCE_AFTER", 10**9 if tier == "loop" else 0)
+    c = T(np.linspace(0.5, 1.5, 8))
+    compiled = cr.compile(_step)
+    for k in range(3):
+        x = T(np.linspace(-1.0, 1.0, 8) * (k + 1), requires_grad=True)
+        loss, grad = compiled(x, c)
+        y = T(np.linspace(-1.0, 1.0, 8) * (k + 1), requires_grad=True)
+        eager_loss, eager_grad = _step(y, c)
+        np.testing.assert_array_equal(N(loss), N(eager_loss))
+        np.testing.assert_array_equal(N(grad), N(eager_grad))
+    assert compiled.traces == 1
+    if tier == "source":
+        assert "def replay(leaves)" in compiled.source()[0]
+
+
+def _gather(x):
+    order = cr.argsort(x)  # an index computed inside: parameters that hold a slot
+    return cr.sum(cr.take(x, order) * cr.arange(x.shape[0], dtype=x.dtype))
+
+
+def test_the_loop_builds_parameters_that_hold_slots_at_each_call(monkeypatch):
+    monkeypatch.setattr(_program, "SOURCE_AFTER", 10**9)
+    compiled = cr.compile(_gather)
+    for values in ([0.3, -1.0, 2.0, 0.5], [2.0, 1.0, -3.0, 0.0], [1.0, 4.0, 2.0, 3.0]):
+        x = T(np.array(values))
+        np.testing.assert_array_equal(N(compiled(x)), N(_gather(x)))
+    assert compiled.traces == 1
+    (program,) = compiled._cache[next(iter(compiled._cache))]
+    assert program._pending[0].templates
+
+
+class _Cyclic:
+    """An object in a reference cycle (only the cyclic collector frees it)."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_cyclic_garbage_made_while_tracing_is_collected_after_and_the_collector_setting_kept():
+    made = []
+
+    def fn(x):
+        junk = _Cyclic()
+        made.append(weakref.ref(junk))
+        del junk
+        return cr.sum(cr.sin(x))
+
+    x = T(np.array([0.5, 1.0]))
+    was = gc.isenabled()
+    try:
+        for enabled in (True, False):
+            (gc.enable if enabled else gc.disable)()
+            compiled = cr.compile(fn)
+            compiled(x)  # the trace (the collector is paused while it runs)
+            assert gc.isenabled() is enabled
+            gc.collect()
+            assert made[-1]() is None
+    finally:
+        (gc.enable if was else gc.disable)()
