@@ -46,6 +46,7 @@ from .loss import (
     SmoothL1Loss,
 )
 from .module import Module, Parameter
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .transformer import TransformerEncoder, TransformerEncoderLayer
 
 __all__ = [
@@ -83,6 +84,12 @@ __all__ = [
     "AvgPool2d",
     "AdaptiveAvgPool2d",
     "MultiheadAttention",
+    "RNNCell",
+    "LSTMCell",
+    "GRUCell",
+    "RNN",
+    "LSTM",
+    "GRU",
     "TransformerEncoderLayer",
     "TransformerEncoder",
     "Identity",
