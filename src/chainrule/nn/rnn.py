@@ -5,6 +5,7 @@ written as loops of chainrule's differentiable operations over the time steps.""
 from __future__ import annotations
 
 import math
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from .. import _namespace as ops
@@ -230,6 +231,14 @@ class _RNNBase(Module):
             raise ValueError("hidden_size must be greater than zero")
         if num_layers <= 0:
             raise ValueError("num_layers must be greater than zero")
+        if dropout > 0 and num_layers == 1:
+            warnings.warn(
+                "dropout option adds dropout after all but last recurrent layer, so non-zero "
+                f"dropout expects num_layers greater than 1, but got dropout={dropout} and "
+                f"num_layers={num_layers}",
+                UserWarning,
+                stacklevel=3,
+            )
         self.mode = mode
         self.input_size = input_size
         self.hidden_size = hidden_size
@@ -290,10 +299,9 @@ class _RNNBase(Module):
         if h is None:
             return ops.zeros(expected, dtype=x.dtype)
         if h.ndim != (3 if batched else 2):
-            dims = "3-D" if batched else "2-D"
+            want, kind = (3, "batched") if batched else (2, "unbatched")
             raise RuntimeError(
-                f"For {'batched 3' if batched else 'unbatched 2'}-D input, hx should also be "
-                f"{dims} but got {h.ndim}-D tensor"
+                f"For {kind} {want}-D input, hx should also be {want}-D but got {h.ndim}-D tensor"
             )
         h = h if batched else ops.expand_dims(h, axis=1)
         if tuple(h.shape) != expected:
