@@ -13,6 +13,7 @@ from hypothesis import given
 import chainrule as cr
 import chainrule.nn.functional as F
 from chainrule import nn
+from chainrule.autograd import gradcheck
 from conftest import T
 from helpers import AWAY_FROM_ZERO, SHAPES, arrays, assert_values, check_grads, leaf
 
@@ -55,12 +56,13 @@ FUNCTIONS = {
 
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
 @given(a=SHAPES.filter(lambda s: len(s) >= 1).flatmap(lambda s: arrays(s, AWAY_FROM_ZERO)))
-def test_activation_first_and_second_derivatives(name, a):
+def test_activation_first_and_second_derivatives_in_both_modes(name, a):
     # Away from zero: the kinks of leaky_relu, elu, selu and softsign; hardtanh's edges at
     # -0.5 and 1.5 may be drawn, but finite differences of 1e-6 straddle them only within 1e-6.
     if name == "hardtanh" and np.any(np.abs(np.abs(a - 0.5) - 1.0) < 1e-3):
         a = a + 2e-3
     check_grads(FUNCTIONS[name], leaf(a))
+    assert gradcheck(FUNCTIONS[name], (leaf(a),), eps=1e-6, check_forward_ad=True)
 
 
 @pytest.mark.parametrize(

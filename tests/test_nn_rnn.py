@@ -108,7 +108,7 @@ def test_reprs_print_pytorchs_options():
 
 
 @pytest.mark.parametrize("kind", ["RNNCell", "LSTMCell", "GRUCell"])
-def test_cell_first_and_second_derivatives(kind):
+def test_cell_first_and_second_derivatives_in_both_modes(kind):
     cr.random.manual_seed(1)
     cell = getattr(nn, kind)(2, 2)
     rng = np.random.default_rng(3)
@@ -121,11 +121,11 @@ def test_cell_first_and_second_derivatives(kind):
         out = cr.func.functional_call(cell, dict(zip(names, ps)), (x, state))
         return _flat(out)[-1]
 
-    assert gradcheck(fn, (x, h, *params), eps=1e-6)
+    assert gradcheck(fn, (x, h, *params), eps=1e-6, check_forward_ad=True)
     assert gradgradcheck(fn, (x, h, *params), eps=1e-6)
 
 
-def test_bidirectional_lstm_first_and_second_derivatives():
+def test_bidirectional_lstm_first_and_second_derivatives_in_both_modes():
     cr.random.manual_seed(2)
     lstm = nn.LSTM(2, 2, bidirectional=True)
     x = leaf(np.random.default_rng(4).normal(size=(3, 1, 2)))
@@ -134,7 +134,7 @@ def test_bidirectional_lstm_first_and_second_derivatives():
         out, (h, c) = lstm(x)
         return cr.concat([cr.reshape(out, (-1,)), cr.reshape(c, (-1,))])
 
-    assert gradcheck(fn, (x,), eps=1e-6)
+    assert gradcheck(fn, (x,), eps=1e-6, check_forward_ad=True)
     assert gradgradcheck(fn, (x,), eps=1e-6)
 
 
