@@ -246,3 +246,10 @@ def test_compiled_lstm_training_step_replays_equal_to_eager():
     np.testing.assert_allclose(losses, eager_losses, rtol=1e-13)
     for got, expected in zip(params, eager_params):
         np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
+
+
+def test_float32_layers_keep_float32_outputs_and_states():
+    lstm = nn.LSTM(3, 4, num_layers=2, dtype="float32")
+    out, (h, c) = lstm(T(np.ones((2, 1, 3)), "float32"))
+    assert (out.dtype, h.dtype, c.dtype) == (cr.float32,) * 3
+    assert nn.GRUCell(3, 4).to(cr.float32)(T(np.ones((1, 3)), "float32")).dtype == cr.float32
