@@ -5,7 +5,9 @@ from . import functional, init, utils
 from .attention import MultiheadAttention
 from .containers import Identity, ModuleDict, ModuleList, ParameterDict, ParameterList
 from .layers import (
+    ELU,
     GELU,
+    SELU,
     AdaptiveAvgPool2d,
     AvgPool2d,
     BatchNorm1d,
@@ -15,15 +17,21 @@ from .layers import (
     Dropout,
     Embedding,
     Flatten,
+    Hardtanh,
     LayerNorm,
+    LeakyReLU,
     Linear,
     LogSoftmax,
     MaxPool2d,
+    Mish,
     ReLU,
     Sequential,
     Sigmoid,
+    SiLU,
     Softmax,
     Softmin,
+    Softplus,
+    Softsign,
     Tanh,
 )
 from .loss import (
@@ -38,6 +46,7 @@ from .loss import (
     SmoothL1Loss,
 )
 from .module import Module, Parameter
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .transformer import TransformerEncoder, TransformerEncoderLayer
 
 __all__ = [
@@ -52,6 +61,14 @@ __all__ = [
     "ReLU",
     "Tanh",
     "GELU",
+    "SiLU",
+    "Mish",
+    "Softplus",
+    "Softsign",
+    "LeakyReLU",
+    "ELU",
+    "SELU",
+    "Hardtanh",
     "Sigmoid",
     "Softmax",
     "LogSoftmax",
@@ -67,6 +84,12 @@ __all__ = [
     "AvgPool2d",
     "AdaptiveAvgPool2d",
     "MultiheadAttention",
+    "RNNCell",
+    "LSTMCell",
+    "GRUCell",
+    "RNN",
+    "LSTM",
+    "GRU",
     "TransformerEncoderLayer",
     "TransformerEncoder",
     "Identity",

@@ -30,6 +30,13 @@ __all__ = [
     "gelu",
     "silu",
     "softplus",
+    "leaky_relu",
+    "elu",
+    "selu",
+    "hardtanh",
+    "softsign",
+    "mish",
+    "normalize",
     "linear",
     "conv2d",
     "conv1d",
@@ -63,11 +70,7 @@ def sigmoid(x: Tensor, /) -> Tensor:
 def relu(x: Tensor, /, inplace: bool = False) -> Tensor:
     """max(x, 0), with gradient 0 at 0 (as PyTorch); with `inplace`, written into x (with
     autograd's checks on in-place writes) and x returned."""
-    out = OPS["relu"](x)
-    if not inplace:
-        return out
-    x[...] = out
-    return x
+    return _written_into(x, OPS["relu"](x), inplace)
 
 
 def tanh(x: Tensor, /) -> Tensor:
@@ -173,9 +176,9 @@ def gelu(x: Tensor, /, approximate: Literal["none", "tanh"] = "none") -> Tensor:
     raise ValueError(f"approximate argument must be either none or tanh, got {approximate!r}")
 
 
-def silu(x: Tensor, /) -> Tensor:
-    """x * sigmoid(x)."""
-    return x * sigmoid(x)
+def silu(x: Tensor, /, inplace: bool = False) -> Tensor:
+    """x * sigmoid(x); with `inplace`, written into x."""
+    return _written_into(x, x * sigmoid(x), inplace)
 
 
 def softplus(x: Tensor, /, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
@@ -185,6 +188,72 @@ def softplus(x: Tensor, /, beta: float = 1.0, threshold: float = 20.0) -> Tensor
     if beta != 1.0:
         smooth = smooth / beta
     return ops.where(bx > threshold, x, smooth)
+
+
+def _written_into(x: Tensor, out: Tensor, inplace: bool) -> Tensor:
+    """out, or (with `inplace`) out written into x and x returned, as PyTorch's inplace=True."""
+    if not inplace:
+        return out
+    x[...] = out
+    return x
+
+
+def leaky_relu(x: Tensor, /, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """x where x > 0, negative_slope * x elsewhere (the slope's gradient at 0, as PyTorch)."""
+    return _written_into(x, ops.where(x > 0, x, x * negative_slope), inplace)
+
+
+def _expm1_nonpositive(x: Tensor) -> Tensor:
+    # expm1 of min(x, 0): the branch `where` drops for x > 0 stays finite there, so its zero
+    # gradient does not turn into 0 * inf = nan for large x.
+    return ops.expm1(ops.minimum(x, 0.0))
+
+
+def elu(x: Tensor, /, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """x where x > 0, alpha * (exp(x) - 1) elsewhere."""
+    return _written_into(x, ops.where(x > 0, x, alpha * _expm1_nonpositive(x)), inplace)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(x: Tensor, /, inplace: bool = False) -> Tensor:
+    """scale * elu(x, alpha) with the self-normalising constants of Klambauer et al."""
+    out = _SELU_SCALE * ops.where(x > 0, x, _SELU_ALPHA * _expm1_nonpositive(x))
+    return _written_into(x, out, inplace)
+
+
+def hardtanh(
+    x: Tensor, /, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
+) -> Tensor:
+    """x clipped to [min_val, max_val]; the gradient is 1 strictly inside, 0 on the edges and
+    outside (as PyTorch)."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    inside = (x > min_val) & (x < max_val)
+    return _written_into(x, ops.where(inside, x, ops.clip(x.detach(), min_val, max_val)), inplace)
+
+
+def softsign(x: Tensor, /) -> Tensor:
+    """x / (1 + |x|)."""
+    return x / (1.0 + ops.abs(x))
+
+
+def mish(x: Tensor, /, inplace: bool = False) -> Tensor:
+    """x * tanh(softplus(x))."""
+    return _written_into(x, x * ops.tanh(softplus(x)), inplace)
+
+
+def normalize(
+    x: Tensor, /, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: None = None
+) -> Tensor:
+    """x divided by its p-norm along `dim` (kept as an axis of size 1), the norm clamped below
+    at eps so that a zero vector stays zero."""
+    if out is not None:
+        raise NotImplementedError("normalize(out=...) is not supported; use the result")
+    norm = linalg.vector_norm(x, axis=dim, keepdims=True, ord=p)
+    return x / ops.maximum(norm, eps)
 
 
 # ----------------------------------------------------------------------------- layers

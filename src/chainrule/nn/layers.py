@@ -21,6 +21,14 @@ __all__ = [
     "ReLU",
     "Tanh",
     "GELU",
+    "SiLU",
+    "Mish",
+    "Softplus",
+    "Softsign",
+    "LeakyReLU",
+    "ELU",
+    "SELU",
+    "Hardtanh",
     "Sigmoid",
     "Softmax",
     "LogSoftmax",
@@ -315,6 +323,116 @@ class GELU(Module):
     def extra_repr(self) -> str:
         """The approximation."""
         return f"approximate={self.approximate!r}"
+
+
+class _Activation(Module):
+    """A layer without parameters that applies its class's function `fn` to its input, with
+    the keyword arguments named in `options` (stored as attributes, printed by repr)."""
+
+    fn: staticmethod[..., Tensor]
+    options: tuple[str, ...] = ()
+
+    def forward(self, x: Tensor) -> Tensor:
+        """fn(x, **options), as the class's docstring says."""
+        return self.fn(x, **{name: getattr(self, name) for name in self.options})
+
+    if TYPE_CHECKING:
+        __call__ = forward
+
+    def extra_repr(self) -> str:
+        """The options, as PyTorch prints them (inplace only where set)."""
+        shown = [n for n in self.options if n != "inplace" or getattr(self, n)]
+        return ", ".join(f"{n}={getattr(self, n)}" for n in shown)
+
+
+class SiLU(_Activation):
+    """x * sigmoid(x); with `inplace`, written into x."""
+
+    fn = staticmethod(F.silu)
+    options = ("inplace",)
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+
+class Mish(_Activation):
+    """x * tanh(softplus(x)); with `inplace`, written into x."""
+
+    fn = staticmethod(F.mish)
+    options = ("inplace",)
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+
+class Softplus(_Activation):
+    """log(1 + exp(beta x)) / beta, x itself where beta x > threshold."""
+
+    fn = staticmethod(F.softplus)
+    options = ("beta", "threshold")
+
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
+        super().__init__()
+        self.beta = beta
+        self.threshold = threshold
+
+
+class Softsign(_Activation):
+    """x / (1 + |x|)."""
+
+    fn = staticmethod(F.softsign)
+
+
+class LeakyReLU(_Activation):
+    """x where x > 0, negative_slope * x elsewhere; with `inplace`, written into x."""
+
+    fn = staticmethod(F.leaky_relu)
+    options = ("negative_slope", "inplace")
+
+    def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
+        super().__init__()
+        self.negative_slope = negative_slope
+        self.inplace = inplace
+
+
+class ELU(_Activation):
+    """x where x > 0, alpha * (exp(x) - 1) elsewhere; with `inplace`, written into x."""
+
+    fn = staticmethod(F.elu)
+    options = ("alpha", "inplace")
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+
+class SELU(_Activation):
+    """scale * elu(x, alpha), the self-normalising constants; with `inplace`, into x."""
+
+    fn = staticmethod(F.selu)
+    options = ("inplace",)
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+
+class Hardtanh(_Activation):
+    """x clipped to [min_val, max_val]; with `inplace`, written into x."""
+
+    fn = staticmethod(F.hardtanh)
+    options = ("min_val", "max_val", "inplace")
+
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        if min_val > max_val:
+            raise ValueError("min_val cannot be greater than max_val")
+        self.min_val = min_val
+        self.max_val = max_val
+        self.inplace = inplace
 
 
 class Dropout(Module):
