@@ -106,6 +106,16 @@ class _CellBase(Module):
     def _project(self, x: Tensor) -> Tensor:
         return F.linear(x, self.weight_ih, self.bias_ih)
 
+    def _next_hidden(self, input: Tensor, hx: Tensor | None) -> Tensor:  # noqa: A002
+        """One step of a cell whose state is one tensor (RNNCell, GRUCell)."""
+        batched = self._batched(input)
+        x = input if batched else ops.expand_dims(input, axis=0)
+        h = _step(
+            self.mode, self._project(x), self._hidden(x, hx, batched), self.weight_hh, self.bias_hh
+        )
+        assert isinstance(h, Tensor)
+        return h if batched else ops.squeeze(h, axis=0)
+
     def extra_repr(self) -> str:
         """Sizes, and bias where off, as PyTorch prints them."""
         return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False")
@@ -131,13 +141,7 @@ class RNNCell(_CellBase):
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:  # noqa: A002
         """The next hidden state, of shape (batch, hidden) or (hidden,) for a 1-D input."""
-        batched = self._batched(input)
-        x = input if batched else ops.expand_dims(input, axis=0)
-        h = _step(
-            self.mode, self._project(x), self._hidden(x, hx, batched), self.weight_hh, self.bias_hh
-        )
-        assert isinstance(h, Tensor)
-        return h if batched else ops.squeeze(h, axis=0)
+        return self._next_hidden(input, hx)
 
     if TYPE_CHECKING:
         __call__ = forward
@@ -187,13 +191,7 @@ class GRUCell(_CellBase):
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:  # noqa: A002
         """The next hidden state, of shape (batch, hidden) or (hidden,) for a 1-D input."""
-        batched = self._batched(input)
-        x = input if batched else ops.expand_dims(input, axis=0)
-        h = _step(
-            self.mode, self._project(x), self._hidden(x, hx, batched), self.weight_hh, self.bias_hh
-        )
-        assert isinstance(h, Tensor)
-        return h if batched else ops.squeeze(h, axis=0)
+        return self._next_hidden(input, hx)
 
     if TYPE_CHECKING:
         __call__ = forward
