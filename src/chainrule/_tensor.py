@@ -1061,10 +1061,157 @@ class Tensor:
         @staticmethod
         def __dask_optimize__(dsk: Any, keys: Any, **kwargs: Any) -> Any: ...
 
+        # PyTorch's elementwise methods that are the namespace's functions (see
+        # _torch_methods._ELEMENTWISE).
+        def acos(self) -> Tensor:
+            """Elementwise acos of x (as the Array API standard); differentiable."""
+
+        def acosh(self) -> Tensor:
+            """Elementwise acosh of x (as the Array API standard); differentiable."""
+
+        def asin(self) -> Tensor:
+            """Elementwise asin of x (as the Array API standard); differentiable."""
+
+        def asinh(self) -> Tensor:
+            """Elementwise asinh of x (as the Array API standard); differentiable."""
+
+        def atan(self) -> Tensor:
+            """Elementwise atan of x (as the Array API standard); differentiable."""
+
+        def atan2(self, other: ArrayLike, /) -> Tensor:
+            """Elementwise atan2 of x1 and x2, broadcast together (as the Array API standard);
+            differentiable."""
+
+        def atanh(self) -> Tensor:
+            """Elementwise atanh of x (as the Array API standard); differentiable."""
+
+        def ceil(self) -> Tensor:
+            """Elementwise ceil of x (as the Array API standard); differentiable: gradient 0."""
+
+        def copysign(self, other: ArrayLike, /) -> Tensor:
+            """Elementwise copysign of x1 and x2, broadcast together (as the Array API standard);
+            differentiable: d/dx1 is 0 at x1 == 0, d/dx2 is 0."""
+
+        def cosh(self) -> Tensor:
+            """Elementwise cosh of x (as the Array API standard); differentiable."""
+
+        def eq(self, other: ArrayLike, /) -> Tensor:
+            """Elementwise equal (as the Array API standard); the result carries no gradient."""
+
+        def expm1(self) -> Tensor:
+            """Elementwise expm1 of x (as the Array API standard); differentiable."""
+
+        def floor(self) -> Tensor:
+            """Elementwise floor of x (as the Array API standard); differentiable: gradient 0."""
+
+        def floor_divide(self, other: ArrayLike, /) -> Tensor:
+            """Elementwise floor_divide of x1 and x2, broadcast together (as the Array API
+            standard); differentiable: gradient 0."""
+
+        def ge(self, other: ArrayLike, /) -> Tensor:
+            """Elementwise greater_equal (as the Array API standard); the result carries no
+            gradient."""
+
+        def gt(self, other: ArrayLike, /) -> Tensor:
+            """Elementwise greater (as the Array API standard); the result carries no gradient."""
+
+        def hypot(self, other: ArrayLike, /) -> Tensor:
+            """Elementwise hypot of x1 and x2, broadcast together (as the Array API standard);
+            differentiable: gradient 0 where x1 and x2 are 0."""
+
+        def isfinite(self) -> Tensor:
+            """Elementwise isfinite (as the Array API standard); the result carries no gradient."""
+
+        def isinf(self) -> Tensor:
+            """Elementwise isinf (as the Array API standard); the result carries no gradient."""
+
+        def isnan(self) -> Tensor:
+            """Elementwise isnan (as the Array API standard); the result carries no gradient."""
+
+        def le(self, other: ArrayLike, /) -> Tensor:
+            """Elementwise less_equal (as the Array API standard); the result carries no
+            gradient."""
+
+        def log10(self) -> Tensor:
+            """Elementwise log10 of x (as the Array API standard); differentiable."""
+
+        def log1p(self) -> Tensor:
+            """Elementwise log1p of x (as the Array API standard); differentiable."""
+
+        def log2(self) -> Tensor:
+            """Elementwise log2 of x (as the Array API standard); differentiable."""
+
+        def logaddexp(self, other: ArrayLike, /) -> Tensor:
+            """Elementwise logaddexp of x1 and x2, broadcast together (as the Array API standard);
+            differentiable."""
+
+        def logical_and(self, other: ArrayLike, /) -> Tensor:
+            """Elementwise logical_and (as the Array API standard); the result carries no
+            gradient."""
+
+        def logical_not(self) -> Tensor:
+            """Elementwise logical_not (as the Array API standard); the result carries no
+            gradient."""
+
+        def logical_or(self, other: ArrayLike, /) -> Tensor:
+            """Elementwise logical_or (as the Array API standard); the result carries no
+            gradient."""
+
+        def lt(self, other: ArrayLike, /) -> Tensor:
+            """Elementwise less (as the Array API standard); the result carries no gradient."""
+
+        def maximum(self, other: ArrayLike, /) -> Tensor:
+            """Elementwise maximum of x1 and x2, broadcast together (as the Array API standard);
+            differentiable: tied elements share the gradient evenly."""
+
+        def minimum(self, other: ArrayLike, /) -> Tensor:
+            """Elementwise minimum of x1 and x2, broadcast together (as the Array API standard);
+            differentiable: tied elements share the gradient evenly."""
+
+        def ne(self, other: ArrayLike, /) -> Tensor:
+            """Elementwise not_equal (as the Array API standard); the result carries no gradient."""
+
+        def neg(self) -> Tensor:
+            """Elementwise negative of x (as the Array API standard); differentiable."""
+
+        def negative(self) -> Tensor:
+            """Elementwise negative of x (as the Array API standard); differentiable."""
+
+        def reciprocal(self) -> Tensor:
+            """Elementwise reciprocal of x (as the Array API standard); differentiable."""
+
+        def remainder(self, other: ArrayLike, /) -> Tensor:
+            """Elementwise remainder of x1 and x2, broadcast together (as the Array API standard);
+            differentiable: d/dx1 is 1, d/dx2 is -floor(x1 / x2)."""
+
+        def sign(self) -> Tensor:
+            """Elementwise sign of x (as the Array API standard); differentiable: gradient 0."""
+
+        def signbit(self) -> Tensor:
+            """Elementwise signbit (as the Array API standard); the result carries no gradient."""
+
+        def sinh(self) -> Tensor:
+            """Elementwise sinh of x (as the Array API standard); differentiable."""
+
+        def square(self) -> Tensor:
+            """Elementwise square of x (as the Array API standard); differentiable."""
+
+        def tan(self) -> Tensor:
+            """Elementwise tan of x (as the Array API standard); differentiable."""
+
+        def trunc(self) -> Tensor:
+            """Elementwise trunc of x (as the Array API standard); differentiable: gradient 0."""
+
         # The named methods that are functions of the layers above, declared as those
         # functions: type checkers and editors take their signatures and docstrings.
         to_device = _interop.to_device
         sum = _torch_methods.sum
+        logsumexp = _torch_methods.logsumexp
+        roll = _torch_methods.roll
+        round = _torch_methods.round
+        rsqrt = _torch_methods.rsqrt
+        tril = _torch_methods.tril
+        triu = _torch_methods.triu
         mean = _torch_methods.mean
         prod = _torch_methods.prod
         cumsum = _torch_methods.cumsum
