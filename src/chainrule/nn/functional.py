@@ -892,7 +892,11 @@ def _weighted_nll(
             smooth = smooth * mask
         loss = (1.0 - label_smoothing) * loss + label_smoothing * smooth
     if reduction == "mean" and sample_weight is not None:
-        return ops.sum(loss) / ops.sum(sample_weight)
+        # Every label ignored (total weight 0): NaN, as PyTorch, but a gradient of 0, not
+        # the 0 / 0 a plain division would send back.
+        total = ops.sum(sample_weight)
+        nothing = total == 0
+        return ops.where(nothing, math.nan, ops.sum(loss) / ops.where(nothing, 1.0, total))
     return _reduce(loss, reduction)
 
 
