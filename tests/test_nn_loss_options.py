@@ -1,7 +1,7 @@
 """The losses on options test_nn_losses.py leaves out, against PyTorch: N-d inputs, 0-size
 batches, every label ignored (fixtures/loss_option_cases.py, recorded by
 fixtures/make_loss_option_fixtures.py into loss_options_torch.json); second derivatives by
-finite differences."""
+finite differences; targets of another shape."""
 
 import json
 import pathlib
@@ -81,3 +81,11 @@ def test_losses_of_an_empty_batch_are_pytorchs(reduction):
         np.testing.assert_array_equal(np.asarray(out.detach().numpy()), expected)
         (g,) = grad(cr.sum(out), a)
         assert g.shape == (0, 4)
+
+
+def test_binary_cross_entropy_with_logits_takes_a_target_of_the_input_size_only():
+    a = T(np.zeros((3, 4)))
+    with pytest.raises(ValueError, match=r"Target size \(\(4,\)\) must be the same as input size"):
+        F.binary_cross_entropy_with_logits(a, T(np.zeros(4)), pos_weight=T(np.ones(4)))
+    with pytest.raises(ValueError, match="must be the same as input size"):
+        nn.BCEWithLogitsLoss()(a, T(np.zeros((1, 4))))

@@ -979,6 +979,11 @@ def binary_cross_entropy_with_logits(
     """Binary cross-entropy of targets in [0, 1] under probabilities sigmoid(input), as
     log(1 + exp(x)) - x t: finite and exact for logits of any size.
     `pos_weight` scales the positive term (per class, broadcast), `weight` each element."""
+    if tuple(as_tensor(target).shape) != tuple(input.shape):
+        raise ValueError(
+            f"Target size ({tuple(as_tensor(target).shape)}) must be the same as input size "
+            f"({tuple(input.shape)})"
+        )
     if pos_weight is None:
         loss = ops.logaddexp(input, 0.0) - input * target
     else:
