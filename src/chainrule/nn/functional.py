@@ -260,8 +260,9 @@ def normalize(
 
 
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """x @ weight.T + bias; weight has shape (out_features, in_features)."""
-    out = ops.matmul(x, ops.matrix_transpose(weight))
+    """x @ weight.T + bias; weight has shape (out_features, in_features), or (in_features,)
+    for one output feature without its axis (as PyTorch)."""
+    out = ops.matmul(x, weight if weight.ndim == 1 else ops.matrix_transpose(weight))
     return out if bias is None else out + bias
 
 
