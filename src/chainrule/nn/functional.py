@@ -720,7 +720,10 @@ def embedding(
     if scale_grad_by_freq or sparse:
         raise NotImplementedError("embedding: scale_grad_by_freq and sparse are not implemented")
     indices = ops.asarray(indices)
+    # A negative index is out of range (PyTorch's IndexError), not a row from the end: it is
+    # sent past the last row, where the gather fails on the libraries that check bounds.
     flat_indices = ops.reshape(indices, (-1,))
+    flat_indices = ops.where(flat_indices < 0, weight.shape[0], flat_indices)
     if max_norm is not None:
         _renorm_rows(weight, flat_indices, max_norm, norm_type)
     flat = ops.take(weight, flat_indices, axis=0)
