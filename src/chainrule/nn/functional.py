@@ -485,7 +485,17 @@ def _pool_args(x: Tensor, kernel_size, stride, padding, name: str) -> tuple:
         step = kernel
     else:
         step = _pair(stride, "stride")
-    return kernel, step, _pair(padding, "padding")
+    pad = _pair(padding, "padding")
+    # PyTorch's checks and words (a kernel of 0 is, as there, a stride of 0 by default)
+    if 0 in step:
+        raise RuntimeError("stride should not be zero")
+    if min(step) < 0:
+        raise RuntimeError(
+            f"stride should be greater than zero, but got dH: {step[0]} dW: {step[1]}"
+        )
+    if min(pad) < 0:
+        raise RuntimeError(f"pad must be non-negative, but got pad: {min(pad)}")
+    return kernel, step, pad
 
 
 def max_pool2d(
