@@ -640,6 +640,11 @@ def batch_norm(
     biased variance), and the running statistics, when given, move towards the batch's
     (the unbiased variance) by `momentum` (a number, or a 0-d tensor), in place; else by the
     running statistics."""
+    channels = input.shape[1] if input.ndim > 1 else None
+    for name, stat in (("running_mean", running_mean), ("running_var", running_var)):
+        if channels is not None and stat is not None and stat.size != channels:
+            # PyTorch's words; a statistic of one element would broadcast silently
+            raise RuntimeError(f"{name} should contain {channels} elements not {stat.size}")
     axes = (0,) + tuple(range(2, input.ndim))
     shape = (1, -1) + (1,) * (input.ndim - 2)
     if training:
