@@ -31,3 +31,14 @@ def test_pooling_modules_check_their_stride_too():
         nn.MaxPool2d(2, stride=0)(T(np.ones((1, 1, 4, 4))))
     with pytest.raises(RuntimeError, match="stride should not be zero"):
         nn.AvgPool2d(2, stride=0)(T(np.ones((1, 1, 4, 4))))
+
+
+@pytest.mark.parametrize(
+    ("kernel", "padding", "dilation"), [(3, 2, 2), ((3, 2), (1, 2), (1, 3)), (2, (0, 2), 3)]
+)
+def test_max_pool_padding_past_half_the_undilated_kernel_raises_as_pytorch(
+    kernel, padding, dilation
+):
+    # within half the dilated kernel, but PyTorch's kernel checks the undilated one
+    with pytest.raises(RuntimeError, match="pad should be smaller than or equal to half of"):
+        F.max_pool2d(T(np.ones((1, 1, 8, 8))), kernel, 1, padding, dilation)

@@ -459,6 +459,11 @@ def _windows(
     (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
     if ph > (dh * (kh - 1) + 1) // 2 or pw > (dw * (kw - 1) + 1) // 2:
         raise RuntimeError("pad should be at most half of effective kernel size")
+    if ph > kh // 2 or pw > kw // 2:  # PyTorch's kernel checks the undilated size too
+        raise RuntimeError(
+            "pad should be smaller than or equal to half of kernel size, but got "
+            f"padW = {pw}, padH = {ph}, kW = {kw}, kH = {kh}"
+        )
     h, w = x.shape[2:]
     ho = _pool_size(h, kh, sh, ph, dh, ceil_mode)
     wo = _pool_size(w, kw, sw, pw, dw, ceil_mode)
