@@ -740,6 +740,11 @@ def embedding(
     if scale_grad_by_freq or sparse:
         raise NotImplementedError("embedding: scale_grad_by_freq and sparse are not implemented")
     indices = ops.asarray(indices)
+    if not ops.isdtype(indices.dtype, "integral"):
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar "
+            f"types: Long, Int; but got {indices.dtype} instead"
+        )
     # A negative index is out of range (PyTorch's IndexError), not a row from the end: it is
     # sent past the last row, where the gather fails on the libraries that check bounds.
     flat_indices = ops.reshape(indices, (-1,))
