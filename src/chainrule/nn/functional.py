@@ -1024,6 +1024,17 @@ def binary_cross_entropy_with_logits(
     return _reduce(loss, reduction)
 
 
+def _check_probabilities(p: Tensor) -> None:
+    """PyTorch's check that binary_cross_entropy's input lies in [0, 1] (outside, its log
+    terms are NaN); skipped while chainrule.compile traces, where the values are not known
+    to Python."""
+    if not p.size or (grad_mode.extended and grad_mode.tracer is not None):
+        return
+    values = as_tensor(every_sample(p._data)) if p._data.__class__ is Batched else p
+    if not ops.all((values >= 0) & (values <= 1)).item():
+        raise RuntimeError("all elements of input should be between 0 and 1")
+
+
 def binary_cross_entropy(
     input: Tensor,  # noqa: A002
     target: Tensor,
@@ -1039,6 +1050,7 @@ def binary_cross_entropy(
             f"Using a target size ({as_tensor(target).shape}) that is different to the input "
             f"size ({input.shape}) is deprecated. Please ensure they have the same size."
         )
+    _check_probabilities(input)
     log_p = ops.maximum(ops.log(input), -100.0)
     log_q = ops.maximum(ops.log(1.0 - input), -100.0)
     loss = -(target * log_p + (1.0 - target) * log_q)
