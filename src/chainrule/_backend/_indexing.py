@@ -235,6 +235,8 @@ def scatter_add(xp, positions, values, size: int, dtype):
         import_module("cupyx").scatter_add(out, positions, values)
         return out
     if lib == "dask":
+        if size == 0:  # bincount's length would be unknown (NaN) to Dask
+            return xp.zeros(0, dtype=dtype)
         bincount = import_module("dask.array").bincount
         values = values.rechunk(positions.chunks)  # its weights must be chunked as positions
         if dtype_kind(values.dtype) == "c":  # bincount weighs by real numbers only

@@ -82,6 +82,7 @@ class MultiheadAttention(Module):
         length, n, e = query.shape
         source = key.shape[0]
         h, d = self.num_heads, self.head_dim
+        _check_shapes(e, self.embed_dim, (length, source, n, h), attn_mask, key_padding_mask)
         w = self.in_proj_weight
         b = self.in_proj_bias
         q, k, v = (
@@ -127,3 +128,32 @@ class MultiheadAttention(Module):
     def extra_repr(self) -> str:
         """Sizes."""
         return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}"
+
+
+def _check_shapes(
+    e: int,
+    embed_dim: int,
+    sizes: tuple[int, int, int, int],
+    attn_mask: Tensor | None,
+    key_padding_mask: Tensor | None,
+) -> None:
+    """PyTorch's checks, in its words and error types, on the query's features and the
+    masks' shapes (which would otherwise broadcast, or fail inside a reshape); `sizes` is
+    (L, S, N, H)."""
+    length, source, n, h = sizes
+    if e != embed_dim:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim}, but got {e}")
+    if attn_mask is not None:
+        if attn_mask.ndim not in (2, 3):
+            raise RuntimeError(f"attn_mask's dimension {attn_mask.ndim} is not supported")
+        want = (length, source) if attn_mask.ndim == 2 else (n * h, length, source)
+        if tuple(attn_mask.shape) != want:
+            raise RuntimeError(
+                f"The shape of the {attn_mask.ndim}D attn_mask is {tuple(attn_mask.shape)}, "
+                f"but should be {want}."
+            )
+    if key_padding_mask is not None and tuple(key_padding_mask.shape) != (n, source):
+        raise AssertionError(
+            f"expecting key_padding_mask shape of {(n, source)}, but got "
+            f"{tuple(key_padding_mask.shape)}"
+        )

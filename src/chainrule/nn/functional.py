@@ -260,8 +260,9 @@ def normalize(
 
 
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """x @ weight.T + bias; weight has shape (out_features, in_features)."""
-    out = ops.matmul(x, ops.matrix_transpose(weight))
+    """x @ weight.T + bias; weight has shape (out_features, in_features), or (in_features,)
+    for one output feature without its axis (as PyTorch)."""
+    out = ops.matmul(x, weight if weight.ndim == 1 else ops.matrix_transpose(weight))
     return out if bias is None else out + bias
 
 
@@ -458,6 +459,11 @@ def _windows(
     (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
     if ph > (dh * (kh - 1) + 1) // 2 or pw > (dw * (kw - 1) + 1) // 2:
         raise RuntimeError("pad should be at most half of effective kernel size")
+    if ph > kh // 2 or pw > kw // 2:  # PyTorch's kernel checks the undilated size too
+        raise RuntimeError(
+            "pad should be smaller than or equal to half of kernel size, but got "
+            f"padW = {pw}, padH = {ph}, kW = {kw}, kH = {kh}"
+        )
     h, w = x.shape[2:]
     ho = _pool_size(h, kh, sh, ph, dh, ceil_mode)
     wo = _pool_size(w, kw, sw, pw, dw, ceil_mode)
@@ -484,7 +490,17 @@ def _pool_args(x: Tensor, kernel_size, stride, padding, name: str) -> tuple:
         step = kernel
     else:
         step = _pair(stride, "stride")
-    return kernel, step, _pair(padding, "padding")
+    pad = _pair(padding, "padding")
+    # PyTorch's checks and words (a kernel of 0 is, as there, a stride of 0 by default)
+    if 0 in step:
+        raise RuntimeError("stride should not be zero")
+    if min(step) < 0:
+        raise RuntimeError(
+            f"stride should be greater than zero, but got dH: {step[0]} dW: {step[1]}"
+        )
+    if min(pad) < 0:
+        raise RuntimeError(f"pad must be non-negative, but got pad: {min(pad)}")
+    return kernel, step, pad
 
 
 def max_pool2d(
@@ -629,6 +645,11 @@ def batch_norm(
     biased variance), and the running statistics, when given, move towards the batch's
     (the unbiased variance) by `momentum` (a number, or a 0-d tensor), in place; else by the
     running statistics."""
+    channels = input.shape[1] if input.ndim > 1 else None
+    for name, stat in (("running_mean", running_mean), ("running_var", running_var)):
+        if channels is not None and stat is not None and stat.size != channels:
+            # PyTorch's words; a statistic of one element would broadcast silently
+            raise RuntimeError(f"{name} should contain {channels} elements not {stat.size}")
     axes = (0,) + tuple(range(2, input.ndim))
     shape = (1, -1) + (1,) * (input.ndim - 2)
     if training:
@@ -719,7 +740,15 @@ def embedding(
     if scale_grad_by_freq or sparse:
         raise NotImplementedError("embedding: scale_grad_by_freq and sparse are not implemented")
     indices = ops.asarray(indices)
+    if not ops.isdtype(indices.dtype, "integral"):
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar "
+            f"types: Long, Int; but got {indices.dtype} instead"
+        )
+    # A negative index is out of range (PyTorch's IndexError), not a row from the end: it is
+    # sent past the last row, where the gather fails on the libraries that check bounds.
     flat_indices = ops.reshape(indices, (-1,))
+    flat_indices = ops.where(flat_indices < 0, weight.shape[0], flat_indices)
     if max_norm is not None:
         _renorm_rows(weight, flat_indices, max_norm, norm_type)
     flat = ops.take(weight, flat_indices, axis=0)
@@ -892,7 +921,11 @@ def _weighted_nll(
             smooth = smooth * mask
         loss = (1.0 - label_smoothing) * loss + label_smoothing * smooth
     if reduction == "mean" and sample_weight is not None:
-        return ops.sum(loss) / ops.sum(sample_weight)
+        # Every label ignored (total weight 0): NaN, as PyTorch, but a gradient of 0, not
+        # the 0 / 0 a plain division would send back.
+        total = ops.sum(sample_weight)
+        nothing = total == 0
+        return ops.where(nothing, math.nan, ops.sum(loss) / ops.where(nothing, 1.0, total))
     return _reduce(loss, reduction)
 
 
@@ -975,6 +1008,11 @@ def binary_cross_entropy_with_logits(
     """Binary cross-entropy of targets in [0, 1] under probabilities sigmoid(input), as
     log(1 + exp(x)) - x t: finite and exact for logits of any size.
     `pos_weight` scales the positive term (per class, broadcast), `weight` each element."""
+    if tuple(as_tensor(target).shape) != tuple(input.shape):
+        raise ValueError(
+            f"Target size ({tuple(as_tensor(target).shape)}) must be the same as input size "
+            f"({tuple(input.shape)})"
+        )
     if pos_weight is None:
         loss = ops.logaddexp(input, 0.0) - input * target
     else:
@@ -984,6 +1022,17 @@ def binary_cross_entropy_with_logits(
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
+
+
+def _check_probabilities(p: Tensor) -> None:
+    """PyTorch's check that binary_cross_entropy's input lies in [0, 1] (outside, its log
+    terms are NaN); skipped while chainrule.compile traces, where the values are not known
+    to Python."""
+    if not p.size or (grad_mode.extended and grad_mode.tracer is not None):
+        return
+    values = as_tensor(every_sample(p._data)) if p._data.__class__ is Batched else p
+    if not ops.all((values >= 0) & (values <= 1)).item():
+        raise RuntimeError("all elements of input should be between 0 and 1")
 
 
 def binary_cross_entropy(
@@ -1001,6 +1050,7 @@ def binary_cross_entropy(
             f"Using a target size ({as_tensor(target).shape}) that is different to the input "
             f"size ({input.shape}) is deprecated. Please ensure they have the same size."
         )
+    _check_probabilities(input)
     log_p = ops.maximum(ops.log(input), -100.0)
     log_q = ops.maximum(ops.log(1.0 - input), -100.0)
     loss = -(target * log_p + (1.0 - target) * log_q)

@@ -570,6 +570,8 @@ class Flatten(Module):
         """x with axes start_dim..end_dim merged."""
         n = x.ndim
         start, end = self.start_dim % max(n, 1), self.end_dim % max(n, 1)
+        if start > end:
+            raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
         shape = x.shape[:start] + (math.prod(x.shape[start : end + 1]),) + x.shape[end + 1 :]
         return ops.reshape(x, shape)
 
