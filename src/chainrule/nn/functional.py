@@ -8,8 +8,8 @@ import math
 from collections.abc import Sequence
 from typing import Literal
 
+from .. import _backend, linalg
 from .. import _namespace as ops
-from .. import linalg
 from .. import random as _random
 from .._batching import Batched, every_sample
 from .._mode import grad_mode
@@ -1027,8 +1027,11 @@ def binary_cross_entropy_with_logits(
 def _check_probabilities(p: Tensor) -> None:
     """PyTorch's check that binary_cross_entropy's input lies in [0, 1] (outside, its log
     terms are NaN); skipped while chainrule.compile traces, where the values are not known
-    to Python."""
+    to Python, and on a lazy library (Dask), where reading them would compute the input's
+    whole graph once more than the loss does (there a bad input shows as a NaN loss)."""
     if not p.size or (grad_mode.extended and grad_mode.tracer is not None):
+        return
+    if _backend.is_lazy(p._data):
         return
     values = as_tensor(every_sample(p._data)) if p._data.__class__ is Batched else p
     if not ops.all((values >= 0) & (values <= 1)).item():
