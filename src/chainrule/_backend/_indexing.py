@@ -168,8 +168,27 @@ def assign(xp, a, key, v):
             flipped = xp.flip(a, axis=axes)
             flipped[key] = v
             return xp.flip(flipped, axis=axes)
+    if lib == "dask":
+        key, v = _dask_mask_write(xp, a, key, v)
     a[key] = v
     return a
+
+
+def _dask_mask_write(xp, a, key, v):
+    """(key, v) for Dask's a[key] = v. Dask writes through a mask of a's whole shape only
+    when the mask is the key itself (not a 1-tuple of it), with a value that broadcasts against
+    a (a value of one element: made 0-d, as NumPy takes it)."""
+    keys = key if isinstance(key, tuple) else (key,)
+    if (
+        len(keys) == 1
+        and getattr(keys[0], "ndim", 0) == a.ndim
+        and a.ndim
+        and dtype_kind(keys[0].dtype) == "b"
+    ):
+        if getattr(v, "ndim", 0) and math.prod(v.shape) == 1:
+            v = xp.reshape(v, ())
+        return keys[0], v
+    return key, v
 
 
 def _torch_value(xp, a, key, v, at: int, n: int):
