@@ -103,3 +103,11 @@ def test_in_bounds_negative_and_ellipsis_indices_read_numpys_elements():
     np.testing.assert_array_equal(
         N(cr.take(x, T([3, 0], dtype=np.int64), axis=1)), np.take(A, [3, 0], axis=1)
     )
+
+
+@fails_on("jax", reason="JAX's true division (as its sqrt, exp, mean) of int32 gives float32")
+@fails_on("array_api_strict", reason="array-api-strict refuses true division of integers")
+def test_true_division_of_int32_gives_numpys_float64():
+    q = T([1, 2], dtype=np.int32) / T([2, 2], dtype=np.int32)
+    assert q.dtype == cr.float64
+    np.testing.assert_array_equal(N(q), [0.5, 1.0])
