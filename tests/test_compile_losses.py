@@ -71,8 +71,8 @@ def test_a_label_out_of_bounds_fails_or_gives_nan_at_a_replay(bad):
     f(z, T([0, 1, 2, 0]))
     f(z, T([0, 1, 2, 1]))
     assert f.traces == 1
-    if LIBRARY in ("numpy", "array_api_strict", "torch"):
+    if LIBRARY in ("numpy", "array_api_strict", "torch", "jax", "dask"):
         with pytest.raises(IndexError):
-            f(z, T([0, bad, 2, 1]))
+            N(f(z, T([0, bad, 2, 1])))  # Dask's raises when computed
     else:  # libraries whose gather does not check bounds: a NaN loss, not another class's
         assert np.isnan(N(f(z, T([0, bad, 2, 1]))))

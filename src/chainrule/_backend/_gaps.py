@@ -79,8 +79,13 @@ def cholesky(xp, x):
 
 def searchsorted(xp, x1, v, side, sorter):
     """xp.searchsorted. Dask's takes no sorter (x1 is put in order first there) and fails on
-    0-d values when computed (they search as one value)."""
-    if library(xp) == "dask":
+    0-d values when computed (they search as one value). JAX's answers int32 even with 64-bit
+    types on: cast to its index dtype, as the standard asks and the other libraries give."""
+    lib = library(xp)
+    if lib == "jax":
+        found = xp.searchsorted(x1, v, side=side, sorter=sorter)
+        return xp.astype(found, xp.__array_namespace_info__().default_dtypes()["indexing"])
+    if lib == "dask":
         if sorter is not None:
             x1 = xp.take(x1, sorter)
             sorter = None

@@ -1,7 +1,8 @@
 """Indexing where the standard leaves a gap that each library fills its own way, or where a
 library departs from NumPy's answer: reads (PyTorch's slices with negative steps and its order of
 advanced axes, Dask's one-element index arrays), writes (JAX's immutable arrays), scatter-add
-and take_along_axis (Dask lacks it). Library names appear here, not in the rules."""
+and take_along_axis (Dask lacks it), bounds (JAX clamps, Dask reads another element). Library
+names appear here, not in the rules."""
 
 from __future__ import annotations
 
@@ -45,7 +46,10 @@ def getitem(xp, a, key):
         if key.__class__ is int or key.__class__ is tuple and _all_ints(key):
             # One element by integers: a 0-d view, as PyTorch's (NumPy's is a scalar copy).
             return a[(key if key.__class__ is tuple else (key,)) + (Ellipsis,)]
+    elif lib == "jax":
+        key = _bounded_key(a.shape, key)
     if lib == "dask":
+        key = _bounded_key(a.shape, key, lazy=True)
         keys = key if isinstance(key, tuple) else (key,)
         for i, k in enumerate(keys):
             if _one_index(k):
@@ -94,25 +98,70 @@ def _all_ints(keys: tuple) -> bool:
 
 
 def take(xp, x, indices, axis: int):
-    """xp.take (for Dask, a one-element `indices` as in getitem; for PyTorch, bounds checked
-    as NumPy checks them)."""
+    """xp.take (for Dask, a one-element `indices` as in getitem; for PyTorch and JAX, bounds
+    checked as NumPy checks them)."""
     lib = library(xp)
+    if lib == "dask":
+        indices = _checked_when_computed(indices, 0, x.shape[axis], axis)
     if lib == "dask" and _one_index(indices):
         cut = (slice(None),) * axis + (slice(0, 1),)
         return xp.take(x, xp.concat([indices, indices]), axis=axis)[cut]
-    if lib == "torch":
+    if lib == "torch" or lib == "jax":
         _check_bounds(indices, x.shape[axis], axis)
     return xp.take(x, indices, axis=axis)
 
 
-def _check_bounds(indices, size: int, axis: int) -> None:
-    """NumPy's IndexError for the first of PyTorch's `indices` (non-negative where valid) out
-    of [0, size): torch.take_along_dim reads past the axis without a word, and index_select
-    raises another error."""
-    bad = (indices < 0) | (indices >= size)
+def _check_bounds(indices, size: int, axis: int, low: int = 0) -> None:
+    """NumPy's IndexError for the first of `indices` out of [low, size) (non-negative ones
+    where `low` is 0): torch.take_along_dim reads past the axis without a word, index_select
+    raises another error, and JAX's take and take_along_axis fill with NaN."""
+    bad = (indices < low) | (indices >= size)
     if bool(bad.any()):
-        first = int(indices[bad][0])
+        first = int(indices[bad][0]) if indices.ndim else int(indices)
         raise IndexError(f"index {first} is out of bounds for axis {axis} with size {size}")
+
+
+def _bounded_key(shape, key, lazy: bool = False):
+    """`key`, with NumPy's IndexError for an integer (or integer array) out of its axis's
+    [-size, size): JAX clamps such an index without a word, PyTorch's writes stop part way
+    through, and Dask's reads take another element. With `lazy` (Dask), integer arrays are
+    checked when computed: the key returned holds checked arrays."""
+    keys = key if isinstance(key, tuple) else (key,)
+    out = list(keys)
+    axis = 0
+    for i, k in enumerate(keys):
+        if k is Ellipsis:  # the axes after it are counted from the end
+            axis = len(shape) - sum(_consumed(e) for e in keys[i + 1 :])
+        elif k is None or k.__class__ is bool:
+            continue
+        elif not isinstance(shape[axis], int):
+            pass  # Dask's axis of unknown length (after a mask): checked by Dask when computed
+        elif isinstance(k, int):
+            if not -shape[axis] <= k < shape[axis]:
+                raise IndexError(
+                    f"index {k} is out of bounds for axis {axis} with size {shape[axis]}"
+                )
+        elif not isinstance(k, slice) and dtype_kind(k.dtype) in "iu":
+            if lazy and hasattr(k, "map_blocks"):
+                out[i] = _checked_when_computed(k, -shape[axis], shape[axis], axis)
+            else:
+                _check_bounds(k, shape[axis], axis, low=-shape[axis])
+        axis += _consumed(k)
+    return tuple(out) if isinstance(key, tuple) else out[0]
+
+
+def _checked_when_computed(indices, low: int, size: int, axis: int):
+    """Dask's `indices`, checked by _check_bounds as each block is computed (the values are
+    unknown before): Dask itself reads another element for some indices out of bounds."""
+    if not isinstance(size, int):  # an axis of unknown length
+        return indices
+    return indices.map_blocks(_in_bounds_block, low, size, axis, dtype=indices.dtype)
+
+
+def _in_bounds_block(k, low: int, size: int, axis: int):
+    """A block of Dask's index array, checked as _check_bounds checks when computed."""
+    _check_bounds(k, size, axis, low=low)
+    return k
 
 
 def _one_index(k) -> bool:
@@ -149,6 +198,7 @@ def assign(xp, a, key, v):
     if lib == "vmap":
         return xp.vmap_assign(a, key, v)
     if lib == "jax":
+        key = _bounded_key(a.shape, key)
         if getattr(v, "dtype", a.dtype) != a.dtype:
             v = xp.astype(v, a.dtype)  # cast as NumPy's assignment does (JAX warns)
         nd = getattr(v, "ndim", 0)
@@ -158,6 +208,7 @@ def assign(xp, a, key, v):
             v = xp.reshape(v, v.shape[nd - a[key].ndim :])
         return a.at[key].set(v)
     if lib == "torch":
+        key = _bounded_key(a.shape, key)
         if getattr(v, "dtype", a.dtype) != a.dtype:
             v = xp.astype(v, a.dtype)  # cast as NumPy's assignment does (PyTorch refuses)
         axes, key = _positive_steps(key, a.shape)
@@ -168,8 +219,27 @@ def assign(xp, a, key, v):
             flipped = xp.flip(a, axis=axes)
             flipped[key] = v
             return xp.flip(flipped, axis=axes)
+    if lib == "dask":
+        key, v = _dask_mask_write(xp, a, _bounded_key(a.shape, key, lazy=True), v)
     a[key] = v
     return a
+
+
+def _dask_mask_write(xp, a, key, v):
+    """(key, v) for Dask's a[key] = v. Dask writes through a mask of a's whole shape only
+    when the mask is the key itself (not a 1-tuple of it), with a value that broadcasts against
+    a (a value of one element: made 0-d, as NumPy takes it)."""
+    keys = key if isinstance(key, tuple) else (key,)
+    if (
+        len(keys) == 1
+        and getattr(keys[0], "ndim", 0) == a.ndim
+        and a.ndim
+        and dtype_kind(keys[0].dtype) == "b"
+    ):
+        if getattr(v, "ndim", 0) and math.prod(v.shape) == 1:
+            v = xp.reshape(v, ())
+        return keys[0], v
+    return key, v
 
 
 def _torch_value(xp, a, key, v, at: int, n: int):
@@ -252,13 +322,14 @@ def scatter_add(xp, positions, values, size: int, dtype):
 
 
 def take_along_axis(xp, x, indices, axis: int):
-    """xp.take_along_axis (for PyTorch, bounds checked as NumPy checks them), or for Dask
+    """xp.take_along_axis (for PyTorch and JAX, bounds checked as NumPy checks them), or for Dask
     (which lacks it) a gather of flat positions."""
     lib = library(xp)
-    if lib == "torch":
+    if lib == "torch" or lib == "jax":
         _check_bounds(indices, x.shape[axis], axis)
     if lib != "dask":
         return xp.take_along_axis(x, indices, axis=axis)
+    indices = _checked_when_computed(indices, 0, x.shape[axis], axis)
     shape = tuple(max(a, b) for a, b in zip(x.shape, indices.shape))
     shape = shape[:axis] + (indices.shape[axis],) + shape[axis + 1 :]
     flat = xp.reshape(x, (-1,))
