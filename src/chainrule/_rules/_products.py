@@ -140,6 +140,13 @@ def _conv2d_vjp(xp, g, s, p, needs):
         keys = _conv_windows(p, h, wd)
         pieces = xp.matmul(xp.matrix_transpose(xp.reshape(w, (o, -1))), g2)
         pieces = xp.reshape(pieces, (n, c, len(keys), ho, wo))
+        if xp.isdtype(pieces.dtype, "complex floating") and not xp.isdtype(
+            x.dtype, "complex floating"
+        ):
+            # A real x under a complex weight: its gradient is the real part (as the engine
+            # makes it), taken before the pieces are written into x's dtype (array-api-strict
+            # refuses writing complex values into a real array).
+            pieces = xp.real(pieces)
         shape = (n, c, h + 2 * ph, wd + 2 * pw)
         padded = None
         for i, key in enumerate(keys):
