@@ -5,7 +5,7 @@ two halves."""
 from __future__ import annotations
 
 from .._backend import sum_to
-from ._declare import binary, nary
+from ._declare import _is_complex, binary, nary
 
 # ----------------------------------------------------------------------------- linear algebra
 
@@ -140,9 +140,7 @@ def _conv2d_vjp(xp, g, s, p, needs):
         keys = _conv_windows(p, h, wd)
         pieces = xp.matmul(xp.matrix_transpose(xp.reshape(w, (o, -1))), g2)
         pieces = xp.reshape(pieces, (n, c, len(keys), ho, wo))
-        if xp.isdtype(pieces.dtype, "complex floating") and not xp.isdtype(
-            x.dtype, "complex floating"
-        ):
+        if _is_complex(pieces) and not _is_complex(x):
             # A real x under a complex weight: its gradient is the real part (as the engine
             # makes it), taken before the pieces are written into x's dtype (array-api-strict
             # refuses writing complex values into a real array).
