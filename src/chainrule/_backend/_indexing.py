@@ -146,6 +146,8 @@ def _bounded_key(shape, key, lazy: bool = False):
                 out[i] = _checked_when_computed(k, -shape[axis], shape[axis], axis)
             else:
                 _check_bounds(k, shape[axis], axis, low=-shape[axis])
+            axis += 1  # an integer array, of any shape, indexes one axis
+            continue
         axis += _consumed(k)
     return tuple(out) if isinstance(key, tuple) else out[0]
 
