@@ -111,3 +111,11 @@ def test_true_division_of_int32_gives_numpys_float64():
     q = T([1, 2], dtype=np.int32) / T([2, 2], dtype=np.int32)
     assert q.dtype == cr.float64
     np.testing.assert_array_equal(N(q), [0.5, 1.0])
+
+
+def test_the_gradient_of_a_reversed_row_after_an_integer_index_reaches_each_element():
+    # x[0, ::-1, ...]: Dask's item assignment failed on this key (an internal IndexError).
+    x = T(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    y = x[0, ::-1, ...]
+    cr.sum(y * T([1.0, 2.0, 3.0])).backward()
+    np.testing.assert_array_equal(N(x.grad), [[3.0, 2.0, 1.0], [0.0, 0.0, 0.0]])

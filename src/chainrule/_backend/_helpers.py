@@ -10,7 +10,16 @@ import numpy as np
 
 from ._dask import is_lazy
 from ._dtypes import dtype_kind
-from ._indexing import assign, flat_positions, getitem, is_basic, is_mask, scatter_add, take
+from ._indexing import (
+    _positive_steps,
+    assign,
+    flat_positions,
+    getitem,
+    is_basic,
+    is_mask,
+    scatter_add,
+    take,
+)
 from ._namespaces import library, namespace
 
 
@@ -189,5 +198,10 @@ def _dask_index_add(xp, out, key, g):
         )
     if math.prod(g.shape) == 0:
         return out
+    axes, key = _positive_steps(key, out.shape)
+    if axes:  # Dask's item assignment fails on some negative steps: write into the flip
+        out = xp.flip(out, axis=axes)
+        out[key] = g
+        return xp.flip(out, axis=axes)
     out[key] = g
     return out
