@@ -1,10 +1,14 @@
 """The cost of chainrule.compile's first call (the trace) against one eager step of W1, W3 and
 W5, in instructions (callgrind, as benchmarks/instructions.py counts) and in CPU time.
 
-Three runs per workload under callgrind: a warm-up eager step alone, then followed by one
-eager step, then followed by the first call of the step compiled; the differences are the
-eager step's and the trace's cost, with start-up and imports cancelled out. CPU time: the
-least of a few tries of each, in this process. Needs valgrind.
+Runs under callgrind: a warm-up eager step alone, then followed by one eager step, then
+followed by the first call of the step compiled; the differences are the eager step's and the
+trace's cost, with start-up and imports cancelled out. Two ends, each measured for all three:
+"call" ends with one full collection and then leaves at once (os._exit), so it counts the call
+and the collector's walk over what the call keeps; "process" ends as a program does, so it
+also counts the release of the kept replay at the interpreter's exit (an eager step frees its
+graph inside the step). CPU time: the least of a few tries of each, in this process, around the
+call alone. Needs valgrind.
 
     python benchmarks/compile_trace.py --src src --workloads W1 W5
 """
@@ -25,11 +29,12 @@ SIZES = {"W1": 2000, "W3": 10_000, "W5": 1000}
 # The measured program: a warm-up step, then nothing, one eager step, or one traced call.
 STEP = """
 import gc
+import os
 import sys
 import chainrule as cr
 import workloads as w
 
-key, size, what = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+key, size, what, end = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 work = w.get(f"{key}@{size}") if key != "W5" else w.get("W5")
 data = w.make_data(work)
 x = cr.tensor(data["x"], requires_grad=True)
@@ -54,10 +59,13 @@ if what == "eager":
     step()
 elif what == "trace":
     compiled()
+if end == "call":
+    gc.collect()
+    os._exit(0)
 """
 
 
-def count(src: Path, key: str, what: str) -> int:
+def count(src: Path, key: str, what: str, end: str) -> int:
     """Total instructions of one run of the measured program under callgrind."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "callgrind.out"
@@ -70,7 +78,7 @@ def count(src: Path, key: str, what: str) -> int:
         }
         subprocess.run(
             ["setarch", "-R", "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-             sys.executable, "-c", STEP, key, str(SIZES[key]), what],
+             sys.executable, "-c", STEP, key, str(SIZES[key]), what, end],
             env=env, check=True, capture_output=True,
         )  # fmt: skip
         summary = re.search(r"^summary:\s+(\d+)", out.read_text(), re.MULTILINE)
@@ -92,7 +100,7 @@ traced = min(cpu(cr.compile(step)) for _ in range({tries}))
 print(eager, traced)
 """
     run = subprocess.run(
-        [sys.executable, "-c", code, key, str(SIZES[key]), "none"],
+        [sys.executable, "-c", code, key, str(SIZES[key]), "none", "process"],
         env=env, check=True, capture_output=True, text=True,
     )  # fmt: skip
     eager, traced = map(float, run.stdout.split())
@@ -108,11 +116,11 @@ def main() -> None:
     args = parser.parse_args()
     for key in args.workloads:
         line = f"{key}:"
-        if not args.no_callgrind:
-            base = count(args.src, key, "none")
-            eager = count(args.src, key, "eager") - base
-            trace = count(args.src, key, "trace") - base
-            line += f" instructions eager {eager:,}, trace {trace:,} ({trace / eager:.2f}x);"
+        for end in () if args.no_callgrind else ("call", "process"):
+            base = count(args.src, key, "none", end)
+            eager = count(args.src, key, "eager", end) - base
+            trace = count(args.src, key, "trace", end) - base
+            line += f" {end}: eager {eager:,}, trace {trace:,} ({trace / eager:.2f}x);"
         eager_s, trace_s = cpu_times(args.src, key, args.tries)
         line += f" CPU eager {eager_s * 1e3:.1f} ms, trace {trace_s * 1e3:.1f} ms"
         line += f" ({trace_s / eager_s:.2f}x)"
