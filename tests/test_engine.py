@@ -11,6 +11,7 @@ import pytest
 
 import chainrule as cr
 from chainrule import autograd
+from chainrule._mode import grad_mode
 from chainrule._node import Node
 from chainrule._rules import RULES
 from chainrule._tensor import Tensor
@@ -870,3 +871,50 @@ def test_the_fast_paths_make_the_objects_that_node_and_tensor_make():
         assert _slots(node, Node.__slots__) == _slots(made, Node.__slots__), node
         again = Tensor(res._data, res._xp, res._edge)
         assert _slots(res, Tensor.__slots__) == _slots(again, Tensor.__slots__), node
+
+
+def _expected_route():
+    extended = grad_mode.extended
+    return extended if extended else None if grad_mode.enabled else False
+
+
+def test_the_fast_paths_route_follows_grad_mode_and_the_features():
+    # grad_mode.route holds `enabled` and `extended` in the one read of the fast paths.
+    x = T([1.0, 2.0], requires_grad=True)
+    seen = []
+
+    def check(recorded):
+        seen.append(grad_mode.route)
+        assert grad_mode.route == _expected_route()
+        assert cr.is_grad_enabled() is recorded
+        assert (cr.sin(x).grad_fn is not None) is recorded
+        assert ((x * x).grad_fn is not None) is recorded
+        assert ((x * 2.0).grad_fn is not None) is recorded
+
+    check(True)
+    with cr.no_grad():
+        check(False)
+        with cr.enable_grad():
+            check(True)
+            with cr.set_grad_enabled(False):
+                check(False)
+            check(True)
+        with cr.inference_mode():
+            check(False)
+            with cr.inference_mode(False):
+                check(True)  # grad mode on again, as inference_mode(False) has it
+        check(False)
+    with cr.inference_mode():
+        with cr.inference_mode(False):
+            check(True)
+    with autograd.detect_anomaly():
+        check(True)
+        with cr.no_grad():
+            check(False)
+    cr.set_grad_enabled(False)
+    try:
+        check(False)
+    finally:
+        cr.set_grad_enabled(True)
+    check(True)
+    assert None in seen and False in seen and True in seen

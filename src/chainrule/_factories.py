@@ -141,10 +141,11 @@ def unary_primitive(rule: Rule):
         out = fwd(xp, xd, p)
         if out.__class__ is not ndarray and out.__class__ not in ARRAY_TYPES:
             out = _backend.normalize(out, xp)
+        route = grad_mode.route  # (grad mode and the features in one read: see _mode)
         e = x._edge
         if e is None:
             res = Tensor(out, xp, None)
-        elif not grad_mode.enabled:
+        elif route is not None and (route is False or not grad_mode.enabled):
             res = _unrecorded(out, xp)
         else:
             # (The node and its result made by _new: see above the factories.)
@@ -166,10 +167,9 @@ def unary_primitive(rule: Rule):
             res._data = out
             res._xp = xp
             res._edge = node
-        extended = grad_mode.extended
-        if extended:
-            if extended is not True:  # compile's trace, alone (see _mode.set_feature)
-                extended.unary(rule, x, out, p, res)
+        if route:  # grad_mode.extended
+            if route is not True:  # compile's trace, alone (see _mode.set_feature)
+                route.unary(rule, x, out, p, res)
             else:
                 level = grad_mode.dual
                 if level:
@@ -273,12 +273,12 @@ def binary_primitive(rule: Rule):
         out = fwd(xp, xd, yd)
         if out.__class__ is not ndarray and out.__class__ not in ARRAY_TYPES:
             out = _backend.normalize(out, xp)
+        route = grad_mode.route  # (grad mode and the features in one read: see _mode)
         if ex is None and ey is None:
             res = Tensor(out, xp, None)
-            extended = grad_mode.extended
-            if extended:
-                if extended is not True:  # compile's trace, alone (see _mode.set_feature)
-                    extended.binary(rule, x, y, out, res)
+            if route:  # grad_mode.extended
+                if route is not True:  # compile's trace, alone (see _mode.set_feature)
+                    route.binary(rule, x, y, out, res)
                 else:
                     level = grad_mode.dual
                     if level:
@@ -286,9 +286,9 @@ def binary_primitive(rule: Rule):
                     else:
                         _feature_parts(rule, (x, y), (out,), None, (res,))
             return res
-        if not grad_mode.enabled:
+        if route is not None and (route is False or not grad_mode.enabled):
             res = _unrecorded(out, xp)
-            if grad_mode.extended:
+            if route:
                 _features(rule, (x, y), (out,), None, (res,))
             return res
         (sx, sy), so = plans[(ex is not None) + 2 * (ey is not None)]
@@ -353,10 +353,9 @@ def binary_primitive(rule: Rule):
         res._data = out
         res._xp = xp
         res._edge = node
-        extended = grad_mode.extended
-        if extended:
-            if extended is not True:  # compile's trace, alone (see _mode.set_feature)
-                extended.binary(rule, x, y, out, res)
+        if route:  # grad_mode.extended
+            if route is not True:  # compile's trace, alone (see _mode.set_feature)
+                route.binary(rule, x, y, out, res)
             else:
                 _feature_parts(rule, (x, y), (out,), None, (res,))
         return res
