@@ -11,7 +11,10 @@ import pytest
 
 import chainrule as cr
 from chainrule import autograd
+from chainrule._mode import grad_mode
+from chainrule._node import Node
 from chainrule._rules import RULES
+from chainrule._tensor import Tensor
 from conftest import BACKEND, N, T
 
 FREED = r"(?s)(?=.*backward through the graph a second time)(?=.*retain_graph=True)"
@@ -834,3 +837,84 @@ def test_a_read_only_grad_is_replaced_and_every_leaf_gets_its_gradient():
     np.testing.assert_array_equal(N(a.grad), [2.0, 2.0])
     np.testing.assert_array_equal(N(b.grad), [3.0])
     np.testing.assert_array_equal(frozen, [0.0, 0.0])
+
+
+# ----------------------------------------------------------------------------- recording
+
+
+def _slots(obj, names):
+    """The slots of obj that are set, with their values."""
+    return {s: getattr(obj, s) for s in names if s != "__weakref__" and hasattr(obj, s)}
+
+
+def test_the_fast_paths_make_the_objects_that_node_and_tensor_make():
+    # The one- and two-input factories make a recorded Node and its Tensor without their
+    # __init__ (_factories._new): every slot __init__ sets must be set alike.
+    x = T([1.0, 2.0], requires_grad=True)
+    w = T([[3.0], [4.0]], requires_grad=True)
+    c = T([5.0, 6.0])
+    z = T([1.0 + 2.0j, 3.0 - 1.0j], requires_grad=True)
+    results = [
+        cr.sin(x),  # one input, saves its input
+        cr.exp(x),  # saves its output
+        cr.sin(z),  # meets complex values
+        x * c,  # saves a tensor that needs no grad (a version)
+        x + w,  # broadcast: a fit
+        x / 1.5,  # a Python scalar
+        z * x,  # promoted: a complex fit
+    ]
+    for res in results:
+        node = res.grad_fn
+        made = Node(
+            node.rule, node.edges, node.saved, node.params, node.fit, node.versions, node.n_out
+        )
+        assert _slots(node, Node.__slots__) == _slots(made, Node.__slots__), node
+        again = Tensor(res._data, res._xp, res._edge)
+        assert _slots(res, Tensor.__slots__) == _slots(again, Tensor.__slots__), node
+
+
+def _expected_route():
+    extended = grad_mode.extended
+    return extended if extended else None if grad_mode.enabled else False
+
+
+def test_the_fast_paths_route_follows_grad_mode_and_the_features():
+    # grad_mode.route holds `enabled` and `extended` in the one read of the fast paths.
+    x = T([1.0, 2.0], requires_grad=True)
+    seen = []
+
+    def check(recorded):
+        seen.append(grad_mode.route)
+        assert grad_mode.route == _expected_route()
+        assert cr.is_grad_enabled() is recorded
+        assert (cr.sin(x).grad_fn is not None) is recorded
+        assert ((x * x).grad_fn is not None) is recorded
+        assert ((x * 2.0).grad_fn is not None) is recorded
+
+    check(True)
+    with cr.no_grad():
+        check(False)
+        with cr.enable_grad():
+            check(True)
+            with cr.set_grad_enabled(False):
+                check(False)
+            check(True)
+        with cr.inference_mode():
+            check(False)
+            with cr.inference_mode(False):
+                check(True)  # grad mode on again, as inference_mode(False) has it
+        check(False)
+    with cr.inference_mode():
+        with cr.inference_mode(False):
+            check(True)
+    with autograd.detect_anomaly():
+        check(True)
+        with cr.no_grad():
+            check(False)
+    cr.set_grad_enabled(False)
+    try:
+        check(False)
+    finally:
+        cr.set_grad_enabled(True)
+    check(True)
+    assert None in seen and False in seen and True in seen

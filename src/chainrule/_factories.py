@@ -115,6 +115,13 @@ def _unrecorded(out, xp) -> Tensor:
 # _mode.FEATURES is on, every operation then runs the features' parts (_features) on its
 # results: the fast paths read one flag for them, after making their result (a trace by
 # chainrule.compile pays twice an eager step if every operation takes the generic path).
+#
+# The fast paths make a recorded operation's Node and result Tensor with `_new` (the object
+# alone) and set every slot that Node.__init__ and Tensor.__init__ set, in the same order: a
+# class call runs __init__ in an interpreter frame entered from C, about 900 instructions
+# more per object on CPython 3.11, two objects per operation (benchmarks/instructions.py: W1,
+# W3 and W5). tests/test_engine.py checks that both ways make the same objects.
+_new = object.__new__
 
 
 def unary_primitive(rule: Rule):
@@ -134,24 +141,35 @@ def unary_primitive(rule: Rule):
         out = fwd(xp, xd, p)
         if out.__class__ is not ndarray and out.__class__ not in ARRAY_TYPES:
             out = _backend.normalize(out, xp)
+        route = grad_mode.route  # (grad mode and the features in one read: see _mode)
         e = x._edge
         if e is None:
             res = Tensor(out, xp, None)
-        elif not grad_mode.enabled:
+        elif route is not None and (route is False or not grad_mode.enabled):
             res = _unrecorded(out, xp)
         else:
-            saved = (xd if save_x else None, out if save_out else None) if saves else None
+            # (The node and its result made by _new: see above the factories.)
+            node = _new(Node)
+            node.rule = rule
+            node.edges = (e,)
+            node.saved = (xd if save_x else None, out if save_out else None) if saves else None
+            node.params = p
             # Node.meets_complex, in fit: the result's dtype tells (for the usual real ones,
             # by identity).
             od = out.dtype
             if od is not FLOAT64 and od is not FLOAT32 and not own and IS_COMPLEX[od.__class__][od]:
-                res = Tensor(out, xp, Node(rule, (e,), saved, p, COMPLEX_ONE))
+                node.fit = COMPLEX_ONE
             else:
-                res = Tensor(out, xp, Node(rule, (e,), saved, p))
-        extended = grad_mode.extended
-        if extended:
-            if extended is not True:  # compile's trace, alone (see _mode.set_feature)
-                extended.unary(rule, x, out, p, res)
+                node.fit = None
+            node.versions = None
+            node.n_out = 1
+            res = _new(Tensor)
+            res._data = out
+            res._xp = xp
+            res._edge = node
+        if route:  # grad_mode.extended
+            if route is not True:  # compile's trace, alone (see _mode.set_feature)
+                route.unary(rule, x, out, p, res)
             else:
                 level = grad_mode.dual
                 if level:
@@ -255,12 +273,12 @@ def binary_primitive(rule: Rule):
         out = fwd(xp, xd, yd)
         if out.__class__ is not ndarray and out.__class__ not in ARRAY_TYPES:
             out = _backend.normalize(out, xp)
+        route = grad_mode.route  # (grad mode and the features in one read: see _mode)
         if ex is None and ey is None:
             res = Tensor(out, xp, None)
-            extended = grad_mode.extended
-            if extended:
-                if extended is not True:  # compile's trace, alone (see _mode.set_feature)
-                    extended.binary(rule, x, y, out, res)
+            if route:  # grad_mode.extended
+                if route is not True:  # compile's trace, alone (see _mode.set_feature)
+                    route.binary(rule, x, y, out, res)
                 else:
                     level = grad_mode.dual
                     if level:
@@ -268,9 +286,9 @@ def binary_primitive(rule: Rule):
                     else:
                         _feature_parts(rule, (x, y), (out,), None, (res,))
             return res
-        if not grad_mode.enabled:
+        if route is not None and (route is False or not grad_mode.enabled):
             res = _unrecorded(out, xp)
-            if grad_mode.extended:
+            if route:
                 _features(rule, (x, y), (out,), None, (res,))
             return res
         (sx, sy), so = plans[(ex is not None) + 2 * (ey is not None)]
@@ -322,12 +340,22 @@ def binary_primitive(rule: Rule):
                     and IS_COMPLEX[xdt.__class__][xdt]
                 ):
                     fit = ComplexFit(fit or (None, None))
-        node = Node(rule, (ex, ey), saved, None, fit, versions)
-        res = Tensor(out, xp, node)
-        extended = grad_mode.extended
-        if extended:
-            if extended is not True:  # compile's trace, alone (see _mode.set_feature)
-                extended.binary(rule, x, y, out, res)
+        # (The node and its result made by _new: see above the factories.)
+        node = _new(Node)
+        node.rule = rule
+        node.edges = (ex, ey)
+        node.saved = saved
+        node.params = None
+        node.fit = fit
+        node.versions = versions
+        node.n_out = 1
+        res = _new(Tensor)
+        res._data = out
+        res._xp = xp
+        res._edge = node
+        if route:  # grad_mode.extended
+            if route is not True:  # compile's trace, alone (see _mode.set_feature)
+                route.binary(rule, x, y, out, res)
             else:
                 _feature_parts(rule, (x, y), (out,), None, (res,))
         return res
