@@ -46,8 +46,10 @@ from .loss import (
     SmoothL1Loss,
 )
 from .module import Module, Parameter
+from .normalization import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .transformer import TransformerEncoder, TransformerEncoderLayer
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = [
     "functional",
@@ -75,6 +77,10 @@ __all__ = [
     "Softmin",
     "Dropout",
     "LayerNorm",
+    "GroupNorm",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "InstanceNorm3d",
     "Embedding",
     "Flatten",
     "BatchNorm1d",
@@ -83,6 +89,9 @@ __all__ = [
     "MaxPool2d",
     "AvgPool2d",
     "AdaptiveAvgPool2d",
+    "Upsample",
+    "UpsamplingNearest2d",
+    "UpsamplingBilinear2d",
     "MultiheadAttention",
     "RNNCell",
     "LSTMCell",
