@@ -4,6 +4,7 @@ layers with PyTorch's default initialisations, and `functional`."""
 from . import functional, init, utils
 from .attention import MultiheadAttention
 from .containers import Identity, ModuleDict, ModuleList, ParameterDict, ParameterList
+from .conv_transpose import ConvTranspose1d, ConvTranspose2d
 from .layers import (
     ELU,
     GELU,
@@ -47,6 +48,7 @@ from .loss import (
 )
 from .module import Module, Parameter
 from .normalization import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+from .pooling import AdaptiveAvgPool1d, AdaptiveMaxPool2d, AvgPool1d, MaxPool1d
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .transformer import TransformerEncoder, TransformerEncoderLayer
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
@@ -86,9 +88,15 @@ __all__ = [
     "BatchNorm1d",
     "BatchNorm2d",
     "Conv1d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
     "MaxPool2d",
     "AvgPool2d",
     "AdaptiveAvgPool2d",
+    "MaxPool1d",
+    "AvgPool1d",
+    "AdaptiveAvgPool1d",
+    "AdaptiveMaxPool2d",
     "Upsample",
     "UpsamplingNearest2d",
     "UpsamplingBilinear2d",

@@ -41,9 +41,15 @@ __all__ = [
     "linear",
     "conv2d",
     "conv1d",
+    "conv_transpose1d",
+    "conv_transpose2d",
     "max_pool2d",
     "avg_pool2d",
     "adaptive_avg_pool2d",
+    "max_pool1d",
+    "avg_pool1d",
+    "adaptive_avg_pool1d",
+    "adaptive_max_pool2d",
     "pad",
     "interpolate",
     "layer_norm",
@@ -426,6 +432,157 @@ def conv1d(
     return ops.squeeze(out, axis=-2)
 
 
+# ----------------------------------------------------------------------------- transposed conv
+# conv_transpose2d is the adjoint of conv2d in its input, written as a conv2d: the input
+# spread out by the stride (stride - 1 zeros between neighbours), padded by dilation (k - 1)
+# - padding on each side (cropped where that is negative) and by output_padding after, then
+# cross-correlated, stride 1, with the kernel flipped and its channel axes swapped per group.
+# The zeros cost stride^2 times the work of a direct scatter; in exchange the whole is made of
+# differentiable operations (to any order, both modes, vmap and compile).
+
+
+def _spread(x: Tensor, axis: int, stride: int) -> Tensor:
+    """x with stride - 1 zeros between neighbours along `axis`."""
+    if stride == 1 or x.shape[axis] <= 1:
+        return x
+    n = x.shape[axis]
+    parts = [x] + [ops.zeros(x.shape, dtype=x.dtype)] * (stride - 1)
+    stacked = ops.stack(parts, axis=axis + 1)
+    shape = x.shape[:axis] + (n * stride,) + x.shape[axis + 1 :]
+    return ops.reshape(stacked, shape)[_along(axis, slice(0, (n - 1) * stride + 1))]
+
+
+def conv_transpose2d(
+    input: Tensor,  # noqa: A002
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | Sequence[int] = 1,
+    padding: int | Sequence[int] = 0,
+    output_padding: int | Sequence[int] = 0,
+    groups: int = 1,
+    dilation: int | Sequence[int] = 1,
+) -> Tensor:
+    """2-D transposed convolution (PyTorch's conv_transpose2d) of x (N, C, H, W), or (C, H,
+    W), by weight (C, O / groups, kh, kw), then + bias (O,): the adjoint of conv2d with the
+    same stride, padding, dilation and groups. Output (N, O, Ho, Wo), Ho = (H - 1) stride_h
+    - 2 pad_h + dil_h (kh - 1) + output_padding_h + 1; `output_padding` (smaller than the
+    stride or the dilation) picks among the sizes a strided conv2d maps to H."""
+    x, weight = as_tensor(input), as_tensor(weight)
+    single = x.ndim == 3
+    if single:
+        x = ops.expand_dims(x, axis=0)
+    if x.ndim != 4:
+        raise RuntimeError(
+            "Expected 3D (unbatched) or 4D (batched) input to conv_transpose2d, but got input "
+            f"of size: {list(x.shape)}"
+        )
+    if not isinstance(groups, int) or groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if weight.ndim != 4:
+        raise RuntimeError(
+            f"conv_transpose2d: expected a 4-D weight (in_channels, out_channels / groups, kh, "
+            f"kw), but got weight of size {list(weight.shape)}"
+        )
+    if weight.shape[0] % groups:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension "
+            f"0, but got weight of size [{list(weight.shape)}] instead"
+        )
+    if weight.shape[0] != x.shape[1]:
+        raise RuntimeError(
+            f"Given transposed=1, weight of size {list(weight.shape)}, expected input"
+            f"{list(x.shape)} to have {weight.shape[0]} channels, but got {x.shape[1]} "
+            "channels instead"
+        )
+    name = "conv_transpose2d"
+    stride, padding = _tuple(stride, 2, "stride", name), _tuple(padding, 2, "padding", name)
+    extra = _tuple(output_padding, 2, "output_padding", name)
+    dilation = _tuple(dilation, 2, "dilation", name)
+    if min(stride) <= 0:
+        raise RuntimeError("non-positive stride is not supported")
+    if min(padding) < 0:
+        raise RuntimeError("negative padding is not supported")
+    if min(dilation) <= 0:
+        raise RuntimeError(
+            "dilation should be greater than zero, but got dilation_height: "
+            f"{dilation[0]}, dilation_width: {dilation[1]}"
+        )
+    if any(e < 0 or (e >= s and e >= d) for e, s, d in zip(extra, stride, dilation)):
+        raise RuntimeError(
+            "output padding must be smaller than either stride or dilation, but got "
+            f"output_padding_height: {extra[0]} output_padding_width: {extra[1]} "
+            f"stride_height: {stride[0]} stride_width: {stride[1]} dilation_height: "
+            f"{dilation[0]} dilation_width: {dilation[1]}"
+        )
+    kernel = weight.shape[2:]
+    out_size = [
+        (n - 1) * s - 2 * p + d * (k - 1) + e + 1
+        for n, s, p, d, k, e in zip(x.shape[2:], stride, padding, dilation, kernel, extra)
+    ]
+    if min(out_size) <= 0:
+        raise RuntimeError(
+            f"Given input size per channel: ({x.shape[2]} x {x.shape[3]}). Calculated output "
+            f"size per channel: ({out_size[0]} x {out_size[1]}). Output size is too small"
+        )
+    cout = weight.shape[1] * groups
+    if bias is not None and tuple(bias.shape) != (cout,):
+        raise RuntimeError(
+            f"Given transposed=1, weight of size {list(weight.shape)}, expected bias to be "
+            f"1-dimensional with {cout} elements, but got bias of size {list(bias.shape)} "
+            "instead"
+        )
+    spread = _spread(_spread(x, 2, stride[0]), 3, stride[1])
+    edges = [d * (k - 1) - p for d, k, p in zip(dilation, kernel, padding)]
+    spread = pad(spread, (edges[1], edges[1] + extra[1], edges[0], edges[0] + extra[0]))
+    cin = weight.shape[0] // groups
+    flipped = ops.reshape(weight, (groups, cin, weight.shape[1], *kernel))
+    flipped = ops.permute_dims(flipped, (0, 2, 1, 3, 4))
+    flipped = ops.flip(ops.reshape(flipped, (cout, cin, *kernel)), axis=(2, 3))
+    out = conv2d(spread, flipped, bias, 1, 0, dilation, groups)
+    return out[0] if single else out
+
+
+def conv_transpose1d(
+    input: Tensor,  # noqa: A002
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | Sequence[int] = 1,
+    padding: int | Sequence[int] = 0,
+    output_padding: int | Sequence[int] = 0,
+    groups: int = 1,
+    dilation: int | Sequence[int] = 1,
+) -> Tensor:
+    """1-D transposed convolution of x (N, C, L), or (C, L), by weight (C, O / groups, k),
+    then + bias: conv_transpose2d on a height of 1, with the same options."""
+    x, weight = as_tensor(input), as_tensor(weight)
+    if x.ndim not in (2, 3):
+        raise RuntimeError(
+            "Expected 2D (unbatched) or 3D (batched) input to conv_transpose1d, but got input "
+            f"of size: {list(x.shape)}"
+        )
+    if weight.ndim != 3:
+        raise RuntimeError(
+            "conv_transpose1d: expected a 3-D weight (in_channels, out_channels / groups, k), "
+            f"but got weight of size {list(weight.shape)}"
+        )
+    name = "conv_transpose1d"
+    (s,) = _tuple(stride, 1, "stride", name)
+    (p,) = _tuple(padding, 1, "padding", name)
+    (e,) = _tuple(output_padding, 1, "output_padding", name)
+    (d,) = _tuple(dilation, 1, "dilation", name)
+    out = conv_transpose2d(
+        ops.expand_dims(x, axis=-2),
+        ops.expand_dims(weight, axis=-2),
+        bias,
+        (1, s),
+        (0, p),
+        (0, e),
+        groups,
+        (1, d),
+    )
+    return ops.squeeze(out, axis=-2)
+
+
 def _pool_size(n: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
     """PyTorch's pooled length of n: with ceil_mode a last, partial window is kept if it
     starts inside the input or its left padding."""
@@ -586,15 +743,13 @@ def _window_counts(
 
 
 def _adaptive_mean(x: Tensor, size: int, axis: int) -> Tensor:
-    """Means of `size` bins along `axis`: bin i spans [floor(i n / size), ceil((i + 1) n /
-    size)), PyTorch's adaptive bins (they overlap when size does not divide n)."""
+    """Means of `size` bins along `axis` (PyTorch's adaptive bins, _adaptive_bins)."""
     n = x.shape[axis]
     lead = (slice(None),) * (axis % x.ndim)
     parts = []
-    for i in range(size):
-        start, end = (i * n) // size, -((-(i + 1) * n) // size)
+    for start, end in _adaptive_bins(n, size):
         parts.append(ops.mean(x[lead + (slice(start, end),)], axis=axis, keepdims=True))
-    return ops.concat(parts, axis=axis)
+    return ops.concat(parts, axis=axis) if parts else x[lead + (slice(0, 0),)]
 
 
 def adaptive_avg_pool2d(x: Tensor, output_size: int | Sequence[int | None]) -> Tensor:
@@ -607,6 +762,137 @@ def adaptive_avg_pool2d(x: Tensor, output_size: int | Sequence[int | None]) -> T
     oh = x.shape[-2] if sizes[0] is None else sizes[0]
     ow = x.shape[-1] if sizes[1] is None else sizes[1]
     return _adaptive_mean(_adaptive_mean(x, oh, -2), ow, -1)
+
+
+def _pool1d_args(x: Tensor, kernel_size, stride, padding, dilation, name: str) -> tuple:
+    """A 1-D pooling's options as the (1, k) pairs of its 2-D form, with PyTorch's checks."""
+    (k,) = _tuple(kernel_size, 1, "kernel_size", name)
+    if stride is None or (not isinstance(stride, int) and len(stride) == 0):
+        s = k
+    else:
+        (s,) = _tuple(stride, 1, "stride", name)
+    (p,) = _tuple(padding, 1, "padding", name)
+    (d,) = _tuple(dilation, 1, "dilation", name)
+    if s <= 0:
+        raise RuntimeError(f"{name}() stride must be greater than zero, but got {s}")
+    return (1, k), (1, s), (0, p), (1, d)
+
+
+def max_pool1d(
+    x: Tensor,
+    kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] | None = None,
+    padding: int | Sequence[int] = 0,
+    dilation: int | Sequence[int] = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Tensor:
+    """The maximum of each kernel window along the last axis of x (N, C, L) or (C, L):
+    max_pool2d on a height of 1, with the same options and the gradient to each window's
+    first maximum."""
+    x = as_tensor(x)
+    if x.ndim not in (2, 3):
+        raise RuntimeError(
+            "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size "
+            f"for input, but got:{list(x.shape)}"
+        )
+    kernel, step, pad_, dil = _pool1d_args(x, kernel_size, stride, padding, dilation, "max_pool1d")
+    if pad_[1] > kernel[1] // 2:
+        raise RuntimeError(
+            "max_pool1d() padding should be at most half of kernel size, but got "
+            f"padding={pad_[1]} and kernel_size={kernel[1]}"
+        )
+    length = _pool_size(x.shape[-1], kernel[1], step[1], pad_[1], dil[1], ceil_mode)
+    if length <= 0:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {length}")
+    out = max_pool2d(
+        ops.expand_dims(x, axis=-2), kernel, step, pad_, dil, ceil_mode, return_indices
+    )
+    return ops.squeeze(out, axis=-2)
+
+
+def avg_pool1d(
+    x: Tensor,
+    kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] | None = None,
+    padding: int | Sequence[int] = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+) -> Tensor:
+    """The mean of each kernel window along the last axis of x (N, C, L) or (C, L):
+    avg_pool2d on a height of 1, with the same options."""
+    x = as_tensor(x)
+    if x.ndim not in (2, 3):
+        raise RuntimeError(
+            f"Expected 2 to 3 dimensions, but got {x.ndim}-dimensional tensor for argument #1 "
+            "'self' (while checking arguments for avg_pool1d)"
+        )
+    kernel, step, pad_, _ = _pool1d_args(x, kernel_size, stride, padding, 1, "avg_pool1d")
+    if pad_[1] > kernel[1] // 2:
+        raise RuntimeError(
+            f"pad should be at most half of effective kernel size, but got pad={pad_[1]}, "
+            f"kernel_size={kernel[1]} and dilation=1"
+        )
+    out = avg_pool2d(ops.expand_dims(x, axis=-2), kernel, step, pad_, ceil_mode, count_include_pad)
+    return ops.squeeze(out, axis=-2)
+
+
+def _adaptive_bins(n: int, size: int) -> list[tuple[int, int]]:
+    """PyTorch's adaptive bins of an axis of length n: bin i spans [floor(i n / size),
+    ceil((i + 1) n / size)) (they overlap when size does not divide n)."""
+    return [((i * n) // size, -((-(i + 1) * n) // size)) for i in range(size)]
+
+
+def adaptive_avg_pool1d(x: Tensor, output_size: int | Sequence[int]) -> Tensor:
+    """The means of `output_size` bins along the last axis of x (N, C, L) or (C, L)."""
+    x = as_tensor(x)
+    if x.ndim not in (2, 3):
+        raise RuntimeError(
+            f"Expected 2 to 3 dimensions, but got {x.ndim}-dimensional tensor for argument #1 "
+            "'self' (while checking arguments for adaptive_avg_pool1d)"
+        )
+    sizes = (output_size,) if isinstance(output_size, int) else tuple(output_size)
+    if len(sizes) != 1:
+        raise RuntimeError(
+            "adaptive_avg_pool1d() argument 'output_size' should contain one int (got "
+            f"{len(sizes)})"
+        )
+    return _adaptive_mean(x, sizes[0], -1)
+
+
+def adaptive_max_pool2d(
+    x: Tensor, output_size: int | Sequence[int | None], return_indices: bool = False
+) -> Tensor:
+    """The maxima of an output_size grid of bins (PyTorch's adaptive bins) over the last two
+    axes of x (N, C, H, W) or (C, H, W); None in output_size keeps that axis' size. The
+    gradient goes to the first maximum of each bin (row-major), as PyTorch's."""
+    if return_indices:
+        raise NotImplementedError("adaptive_max_pool2d: return_indices=True is not implemented")
+    x = as_tensor(x)
+    if x.ndim not in (3, 4):
+        raise RuntimeError(
+            f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: {list(x.shape)}"
+        )
+    sizes = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
+    if len(sizes) != 2:
+        raise RuntimeError("adaptive_max_pool2d(): internal error: output_size.size() must be 2")
+    h, w = x.shape[-2:]
+    oh, ow = (n if s is None else s for n, s in zip((h, w), sizes))
+    if oh < 0 or ow < 0:
+        raise RuntimeError(
+            f"Trying to create tensor with negative dimension {min(oh, ow)}: "
+            f"{list(x.shape[:-2]) + [oh, ow]}"
+        )
+    lead = x.shape[:-2]
+    cells = []
+    for top, bottom in _adaptive_bins(h, oh):
+        for left, right in _adaptive_bins(w, ow):
+            cell = ops.reshape(x[..., top:bottom, left:right], lead + (-1,))
+            first = ops.argmax(cell, axis=-1, keepdims=True)
+            cells.append(ops.take_along_axis(cell, first, axis=-1))
+    if not cells:
+        return ops.zeros(lead + (oh, ow), dtype=x.dtype)
+    return ops.reshape(ops.concat(cells, axis=-1), lead + (oh, ow))
 
 
 # ----------------------------------------------------------------------------- padding
