@@ -109,7 +109,7 @@ def check_unary(fn, np_fn, a):
     assert_float32_in_and_out(fn, a)
 
 
-# ------------------------------------------------- fixtures/nn_families_torch.json's records
+# ------------------------------------------- the records of fixtures/make_nn_families_fixtures.py
 
 
 def recorded_kwargs(case):

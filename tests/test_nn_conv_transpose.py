@@ -1,8 +1,9 @@
-"""ConvTranspose1d/2d and F.conv_transpose1d/2d against PyTorch (fixtures/nn_families_torch.json,
-made by fixtures/make_nn_families_fixtures.py): values and the gradients of input, weight and
-bias; the adjoint of conv2d on drawn options; first and second derivatives in both modes by
-finite differences; a compiled training step equals the eager one; PyTorch's parameter
-shapes, initialisation, reprs, output_size and errors."""
+"""ConvTranspose1d/2d and F.conv_transpose1d/2d against PyTorch
+(fixtures/nn_conv_transpose_torch.json, made by fixtures/make_nn_families_fixtures.py):
+values and the gradients of input, weight and bias; the adjoint of conv2d on drawn options;
+first and second derivatives in both modes by finite differences; a compiled training step
+equals the eager one; PyTorch's parameter shapes, initialisation, reprs, output_size and
+errors."""
 
 import json
 import math
@@ -22,7 +23,7 @@ from conftest import N, T, examples
 from helpers import arrays, check_recorded_function, check_recorded_layer, leaf
 
 RECORD = json.loads(
-    (pathlib.Path(__file__).parent / "fixtures" / "nn_families_torch.json").read_text()
+    (pathlib.Path(__file__).parent / "fixtures" / "nn_conv_transpose_torch.json").read_text()
 )
 FUNCTIONS = sorted(k for k in RECORD["functions"] if k.startswith("conv_transpose"))
 LAYERS = sorted(k for k, v in RECORD["layers"].items() if v["layer"].startswith("ConvTranspose"))

@@ -1,5 +1,5 @@
 """GroupNorm, InstanceNorm1d/2d/3d and F.group_norm / F.instance_norm against PyTorch
-(fixtures/nn_families_torch.json, made by fixtures/make_nn_families_fixtures.py): values,
+(fixtures/nn_normalization_torch.json, made by fixtures/make_nn_families_fixtures.py): values,
 gradients of the input and the parameters, running statistics; first and second derivatives
 in both modes by finite differences; compiled training steps equal eager ones; PyTorch's
 parameters, reprs and errors."""
@@ -21,7 +21,7 @@ from conftest import N, T, examples
 from helpers import arrays, assert_values, check_recorded_function, check_recorded_layer, leaf
 
 RECORD = json.loads(
-    (pathlib.Path(__file__).parent / "fixtures" / "nn_families_torch.json").read_text()
+    (pathlib.Path(__file__).parent / "fixtures" / "nn_normalization_torch.json").read_text()
 )
 FUNCTIONS = sorted(
     k for k, v in RECORD["functions"].items() if v["function"] in ("group_norm", "instance_norm")

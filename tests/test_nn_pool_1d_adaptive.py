@@ -1,5 +1,5 @@
 """MaxPool1d, AvgPool1d, AdaptiveAvgPool1d, AdaptiveMaxPool2d and their functional forms
-against PyTorch (fixtures/nn_families_torch.json, made by fixtures/make_nn_families_fixtures.py):
+against PyTorch (fixtures/nn_pool_torch.json, made by fixtures/make_nn_families_fixtures.py):
 values and gradients; ties send the gradient to the first maximum; first and second
 derivatives in both modes by finite differences on drawn shapes; compiled equals eager;
 PyTorch's reprs and errors."""
@@ -20,9 +20,7 @@ from chainrule.autograd import gradcheck, gradgradcheck
 from conftest import N, T, examples
 from helpers import arrays, assert_values, check_recorded_function, check_recorded_layer, leaf
 
-RECORD = json.loads(
-    (pathlib.Path(__file__).parent / "fixtures" / "nn_families_torch.json").read_text()
-)
+RECORD = json.loads((pathlib.Path(__file__).parent / "fixtures" / "nn_pool_torch.json").read_text())
 POOLS = ("max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool2d")
 FUNCTIONS = sorted(k for k, v in RECORD["functions"].items() if v["function"] in POOLS)
 LAYERS = sorted(

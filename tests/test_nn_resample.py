@@ -1,4 +1,4 @@
-"""F.pad, F.interpolate and the Upsample layers against PyTorch (fixtures/nn_families_torch.json,
+"""F.pad, F.interpolate and the Upsample layers against PyTorch (fixtures/nn_resample_torch.json,
 made by fixtures/make_nn_families_fixtures.py): values and gradients; first and second
 derivatives in both modes by finite differences, on drawn shapes and pads; compiled equals
 eager; PyTorch's errors for bad arguments."""
@@ -20,7 +20,7 @@ from conftest import N, T, examples
 from helpers import arrays, assert_values, check_recorded_function, check_recorded_layer, leaf
 
 RECORD = json.loads(
-    (pathlib.Path(__file__).parent / "fixtures" / "nn_families_torch.json").read_text()
+    (pathlib.Path(__file__).parent / "fixtures" / "nn_resample_torch.json").read_text()
 )
 FUNCTIONS = sorted(
     k for k, v in RECORD["functions"].items() if v["function"] in ("pad", "interpolate")

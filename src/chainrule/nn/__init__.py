@@ -50,7 +50,12 @@ from .module import Module, Parameter
 from .normalization import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .pooling import AdaptiveAvgPool1d, AdaptiveMaxPool2d, AvgPool1d, MaxPool1d
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
-from .transformer import TransformerEncoder, TransformerEncoderLayer
+from .transformer import (
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = [
@@ -109,6 +114,8 @@ __all__ = [
     "GRU",
     "TransformerEncoderLayer",
     "TransformerEncoder",
+    "TransformerDecoderLayer",
+    "TransformerDecoder",
     "Identity",
     "ModuleList",
     "ModuleDict",
