@@ -126,22 +126,24 @@ class MultiheadAttention(Module):
             F.linear(t, w, None if b is None else b[i * e : (i + 1) * e])
             for i, (t, w) in enumerate(zip((query, key, value), weights_qkv))
         )
-        # Extra keys and values attended by every query, as PyTorch's: bias_k / bias_v (one
-        # per batch element), then zeros (add_zero_attn); the masks gain 0 for them.
-        extra = 0
-        if self.bias_k is not None and self.bias_v is not None:
-            k = ops.concat([k, ops.broadcast_to(self.bias_k, (1, n, e))], axis=0)
-            v = ops.concat([v, ops.broadcast_to(self.bias_v, (1, n, e))], axis=0)
-            extra += 1
-        if self.add_zero_attn:
-            zeros = ops.zeros((1, n, e), dtype=k.dtype)
-            k, v = ops.concat([k, zeros], axis=0), ops.concat([v, zeros], axis=0)
-            extra += 1
 
         def heads(t: Tensor, rows: int) -> Tensor:  # (rows, N, E) -> (N H, rows, d)
             return ops.permute_dims(ops.reshape(t, (rows, n * h, d)), (1, 0, 2))
 
-        q, k, v = heads(q, length), heads(k, source + extra), heads(v, source + extra)
+        q, k, v = heads(q, length), heads(k, source), heads(v, source)
+        # Extra keys and values attended by every query, as PyTorch's: bias_k / bias_v (one
+        # per batch element), then zeros (add_zero_attn); the masks gain 0 for them. Joined
+        # after the split into heads (the same numbers): Dask can't split the features of
+        # rows joined from chunks of unequal lengths.
+        extra = 0
+        if self.bias_k is not None and self.bias_v is not None:
+            k = ops.concat([k, heads(ops.broadcast_to(self.bias_k, (1, n, e)), 1)], axis=1)
+            v = ops.concat([v, heads(ops.broadcast_to(self.bias_v, (1, n, e)), 1)], axis=1)
+            extra += 1
+        if self.add_zero_attn:
+            zeros = ops.zeros((n * h, 1, d), dtype=k.dtype)
+            k, v = ops.concat([k, zeros], axis=1), ops.concat([v, zeros], axis=1)
+            extra += 1
         scores = (q @ ops.permute_dims(k, (0, 2, 1))) / math.sqrt(d)
         if attn_mask is not None:
             mask = F.pad(_additive(attn_mask, scores.dtype), (0, extra))
