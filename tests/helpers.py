@@ -107,3 +107,46 @@ def check_unary(fn, np_fn, a):
     assert_values(fn(T(a)), np_fn(a))
     check_grads(fn, leaf(a))
     assert_float32_in_and_out(fn, a)
+
+
+# ------------------------------------------- the records of fixtures/make_nn_families_fixtures.py
+
+
+def recorded_kwargs(case):
+    """A record's keyword arguments, lists back to the tuples PyTorch was given."""
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in case["kwargs"].items()}
+
+
+def check_recorded_function(case):
+    """A recorded call of torch.nn.functional (make_nn_families_fixtures.py) made with
+    chainrule.nn.functional: the output and every input's gradient of its weighted sum."""
+    inputs = [leaf(a) for a in case["inputs"]]
+    first = len(inputs) - len(case["by_name"])
+    named = dict(zip(case["by_name"], inputs[first:]))
+    fn = getattr(cr.nn.functional, case["function"])
+    out = fn(*inputs[:first], **recorded_kwargs(case), **named)
+    assert_values(out, np.reshape(case["output"], case["shape"]), rtol=1e-11, atol=1e-13)
+    cr.sum(out * T(case["weights"])).backward()
+    for x, expected in zip(inputs, case["grads"]):
+        assert_values(x.grad, np.reshape(expected, x.shape), rtol=1e-11, atol=1e-13)
+
+
+def check_recorded_layer(case):
+    """A recorded call of a torch.nn layer made with chainrule.nn's, its state dict loaded:
+    the output, the input's and every parameter's gradient, the state dict after the call."""
+    layer = getattr(cr.nn, case["layer"])(*case["args"], **recorded_kwargs(case))
+    assert list(layer.state_dict()) == list(case["state_dict"])
+    layer.load_state_dict({k: np.asarray(v) for k, v in case["state_dict"].items()})
+    layer.train(case["training"])
+    x = leaf(case["input"])
+    out = layer(x)
+    assert_values(out, np.reshape(case["output"], case["shape"]), rtol=1e-11, atol=1e-13)
+    cr.sum(out * T(case["weights"])).backward()
+    assert_values(x.grad, np.reshape(case["input_grad"], x.shape), rtol=1e-11, atol=1e-13)
+    grads = {k: p.grad for k, p in layer.named_parameters()}
+    assert list(grads) == list(case["parameter_grads"])
+    for k, expected in case["parameter_grads"].items():
+        assert_values(grads[k], np.reshape(expected, grads[k].shape), rtol=1e-11, atol=1e-13)
+    after = {k: cr.asarray(v) for k, v in layer.state_dict().items()}
+    for k, expected in case["state_dict_after"].items():
+        assert_values(after[k], np.reshape(expected, after[k].shape), rtol=1e-11, atol=1e-13)

@@ -4,6 +4,7 @@ layers with PyTorch's default initialisations, and `functional`."""
 from . import functional, init, utils
 from .attention import MultiheadAttention
 from .containers import Identity, ModuleDict, ModuleList, ParameterDict, ParameterList
+from .conv_transpose import ConvTranspose1d, ConvTranspose2d
 from .layers import (
     ELU,
     GELU,
@@ -46,8 +47,16 @@ from .loss import (
     SmoothL1Loss,
 )
 from .module import Module, Parameter
+from .normalization import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+from .pooling import AdaptiveAvgPool1d, AdaptiveMaxPool2d, AvgPool1d, MaxPool1d
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
-from .transformer import TransformerEncoder, TransformerEncoderLayer
+from .transformer import (
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = [
     "functional",
@@ -75,14 +84,27 @@ __all__ = [
     "Softmin",
     "Dropout",
     "LayerNorm",
+    "GroupNorm",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "InstanceNorm3d",
     "Embedding",
     "Flatten",
     "BatchNorm1d",
     "BatchNorm2d",
     "Conv1d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
     "MaxPool2d",
     "AvgPool2d",
     "AdaptiveAvgPool2d",
+    "MaxPool1d",
+    "AvgPool1d",
+    "AdaptiveAvgPool1d",
+    "AdaptiveMaxPool2d",
+    "Upsample",
+    "UpsamplingNearest2d",
+    "UpsamplingBilinear2d",
     "MultiheadAttention",
     "RNNCell",
     "LSTMCell",
@@ -92,6 +114,8 @@ __all__ = [
     "GRU",
     "TransformerEncoderLayer",
     "TransformerEncoder",
+    "TransformerDecoderLayer",
+    "TransformerDecoder",
     "Identity",
     "ModuleList",
     "ModuleDict",

@@ -5,6 +5,7 @@ takes PyTorch's `dim` or the Array API's `axis`; class scores sit on axis 1, as 
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Sequence
 from typing import Literal
 
@@ -40,11 +41,21 @@ __all__ = [
     "linear",
     "conv2d",
     "conv1d",
+    "conv_transpose1d",
+    "conv_transpose2d",
     "max_pool2d",
     "avg_pool2d",
     "adaptive_avg_pool2d",
+    "max_pool1d",
+    "avg_pool1d",
+    "adaptive_avg_pool1d",
+    "adaptive_max_pool2d",
+    "pad",
+    "interpolate",
     "layer_norm",
     "batch_norm",
+    "group_norm",
+    "instance_norm",
     "dropout",
     "one_hot",
     "embedding",
@@ -421,6 +432,157 @@ def conv1d(
     return ops.squeeze(out, axis=-2)
 
 
+# ----------------------------------------------------------------------------- transposed conv
+# conv_transpose2d is the adjoint of conv2d in its input, written as a conv2d: the input
+# spread out by the stride (stride - 1 zeros between neighbours), padded by dilation (k - 1)
+# - padding on each side (cropped where that is negative) and by output_padding after, then
+# cross-correlated, stride 1, with the kernel flipped and its channel axes swapped per group.
+# The zeros cost stride^2 times the work of a direct scatter; in exchange the whole is made of
+# differentiable operations (to any order, both modes, vmap and compile).
+
+
+def _spread(x: Tensor, axis: int, stride: int) -> Tensor:
+    """x with stride - 1 zeros between neighbours along `axis`."""
+    if stride == 1 or x.shape[axis] <= 1:
+        return x
+    n = x.shape[axis]
+    parts = [x] + [ops.zeros(x.shape, dtype=x.dtype)] * (stride - 1)
+    stacked = ops.stack(parts, axis=axis + 1)
+    shape = x.shape[:axis] + (n * stride,) + x.shape[axis + 1 :]
+    return ops.reshape(stacked, shape)[_along(axis, slice(0, (n - 1) * stride + 1))]
+
+
+def conv_transpose2d(
+    input: Tensor,  # noqa: A002
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | Sequence[int] = 1,
+    padding: int | Sequence[int] = 0,
+    output_padding: int | Sequence[int] = 0,
+    groups: int = 1,
+    dilation: int | Sequence[int] = 1,
+) -> Tensor:
+    """2-D transposed convolution (PyTorch's conv_transpose2d) of x (N, C, H, W), or (C, H,
+    W), by weight (C, O / groups, kh, kw), then + bias (O,): the adjoint of conv2d with the
+    same stride, padding, dilation and groups. Output (N, O, Ho, Wo), Ho = (H - 1) stride_h
+    - 2 pad_h + dil_h (kh - 1) + output_padding_h + 1; `output_padding` (smaller than the
+    stride or the dilation) picks among the sizes a strided conv2d maps to H."""
+    x, weight = as_tensor(input), as_tensor(weight)
+    single = x.ndim == 3
+    if single:
+        x = ops.expand_dims(x, axis=0)
+    if x.ndim != 4:
+        raise RuntimeError(
+            "Expected 3D (unbatched) or 4D (batched) input to conv_transpose2d, but got input "
+            f"of size: {list(x.shape)}"
+        )
+    if not isinstance(groups, int) or groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if weight.ndim != 4:
+        raise RuntimeError(
+            f"conv_transpose2d: expected a 4-D weight (in_channels, out_channels / groups, kh, "
+            f"kw), but got weight of size {list(weight.shape)}"
+        )
+    if weight.shape[0] % groups:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension "
+            f"0, but got weight of size [{list(weight.shape)}] instead"
+        )
+    if weight.shape[0] != x.shape[1]:
+        raise RuntimeError(
+            f"Given transposed=1, weight of size {list(weight.shape)}, expected input"
+            f"{list(x.shape)} to have {weight.shape[0]} channels, but got {x.shape[1]} "
+            "channels instead"
+        )
+    name = "conv_transpose2d"
+    stride, padding = _tuple(stride, 2, "stride", name), _tuple(padding, 2, "padding", name)
+    extra = _tuple(output_padding, 2, "output_padding", name)
+    dilation = _tuple(dilation, 2, "dilation", name)
+    if min(stride) <= 0:
+        raise RuntimeError("non-positive stride is not supported")
+    if min(padding) < 0:
+        raise RuntimeError("negative padding is not supported")
+    if min(dilation) <= 0:
+        raise RuntimeError(
+            "dilation should be greater than zero, but got dilation_height: "
+            f"{dilation[0]}, dilation_width: {dilation[1]}"
+        )
+    if any(e < 0 or (e >= s and e >= d) for e, s, d in zip(extra, stride, dilation)):
+        raise RuntimeError(
+            "output padding must be smaller than either stride or dilation, but got "
+            f"output_padding_height: {extra[0]} output_padding_width: {extra[1]} "
+            f"stride_height: {stride[0]} stride_width: {stride[1]} dilation_height: "
+            f"{dilation[0]} dilation_width: {dilation[1]}"
+        )
+    kernel = weight.shape[2:]
+    out_size = [
+        (n - 1) * s - 2 * p + d * (k - 1) + e + 1
+        for n, s, p, d, k, e in zip(x.shape[2:], stride, padding, dilation, kernel, extra)
+    ]
+    if min(out_size) <= 0:
+        raise RuntimeError(
+            f"Given input size per channel: ({x.shape[2]} x {x.shape[3]}). Calculated output "
+            f"size per channel: ({out_size[0]} x {out_size[1]}). Output size is too small"
+        )
+    cout = weight.shape[1] * groups
+    if bias is not None and tuple(bias.shape) != (cout,):
+        raise RuntimeError(
+            f"Given transposed=1, weight of size {list(weight.shape)}, expected bias to be "
+            f"1-dimensional with {cout} elements, but got bias of size {list(bias.shape)} "
+            "instead"
+        )
+    spread = _spread(_spread(x, 2, stride[0]), 3, stride[1])
+    edges = [d * (k - 1) - p for d, k, p in zip(dilation, kernel, padding)]
+    spread = pad(spread, (edges[1], edges[1] + extra[1], edges[0], edges[0] + extra[0]))
+    cin = weight.shape[0] // groups
+    flipped = ops.reshape(weight, (groups, cin, weight.shape[1], *kernel))
+    flipped = ops.permute_dims(flipped, (0, 2, 1, 3, 4))
+    flipped = ops.flip(ops.reshape(flipped, (cout, cin, *kernel)), axis=(2, 3))
+    out = conv2d(spread, flipped, bias, 1, 0, dilation, groups)
+    return out[0] if single else out
+
+
+def conv_transpose1d(
+    input: Tensor,  # noqa: A002
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | Sequence[int] = 1,
+    padding: int | Sequence[int] = 0,
+    output_padding: int | Sequence[int] = 0,
+    groups: int = 1,
+    dilation: int | Sequence[int] = 1,
+) -> Tensor:
+    """1-D transposed convolution of x (N, C, L), or (C, L), by weight (C, O / groups, k),
+    then + bias: conv_transpose2d on a height of 1, with the same options."""
+    x, weight = as_tensor(input), as_tensor(weight)
+    if x.ndim not in (2, 3):
+        raise RuntimeError(
+            "Expected 2D (unbatched) or 3D (batched) input to conv_transpose1d, but got input "
+            f"of size: {list(x.shape)}"
+        )
+    if weight.ndim != 3:
+        raise RuntimeError(
+            "conv_transpose1d: expected a 3-D weight (in_channels, out_channels / groups, k), "
+            f"but got weight of size {list(weight.shape)}"
+        )
+    name = "conv_transpose1d"
+    (s,) = _tuple(stride, 1, "stride", name)
+    (p,) = _tuple(padding, 1, "padding", name)
+    (e,) = _tuple(output_padding, 1, "output_padding", name)
+    (d,) = _tuple(dilation, 1, "dilation", name)
+    out = conv_transpose2d(
+        ops.expand_dims(x, axis=-2),
+        ops.expand_dims(weight, axis=-2),
+        bias,
+        (1, s),
+        (0, p),
+        (0, e),
+        groups,
+        (1, d),
+    )
+    return ops.squeeze(out, axis=-2)
+
+
 def _pool_size(n: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
     """PyTorch's pooled length of n: with ceil_mode a last, partial window is kept if it
     starts inside the input or its left padding."""
@@ -581,15 +743,13 @@ def _window_counts(
 
 
 def _adaptive_mean(x: Tensor, size: int, axis: int) -> Tensor:
-    """Means of `size` bins along `axis`: bin i spans [floor(i n / size), ceil((i + 1) n /
-    size)), PyTorch's adaptive bins (they overlap when size does not divide n)."""
+    """Means of `size` bins along `axis` (PyTorch's adaptive bins, _adaptive_bins)."""
     n = x.shape[axis]
     lead = (slice(None),) * (axis % x.ndim)
     parts = []
-    for i in range(size):
-        start, end = (i * n) // size, -((-(i + 1) * n) // size)
+    for start, end in _adaptive_bins(n, size):
         parts.append(ops.mean(x[lead + (slice(start, end),)], axis=axis, keepdims=True))
-    return ops.concat(parts, axis=axis)
+    return ops.concat(parts, axis=axis) if parts else x[lead + (slice(0, 0),)]
 
 
 def adaptive_avg_pool2d(x: Tensor, output_size: int | Sequence[int | None]) -> Tensor:
@@ -602,6 +762,436 @@ def adaptive_avg_pool2d(x: Tensor, output_size: int | Sequence[int | None]) -> T
     oh = x.shape[-2] if sizes[0] is None else sizes[0]
     ow = x.shape[-1] if sizes[1] is None else sizes[1]
     return _adaptive_mean(_adaptive_mean(x, oh, -2), ow, -1)
+
+
+def _pool1d_args(x: Tensor, kernel_size, stride, padding, dilation, name: str) -> tuple:
+    """A 1-D pooling's options as the (1, k) pairs of its 2-D form, with PyTorch's checks."""
+    (k,) = _tuple(kernel_size, 1, "kernel_size", name)
+    if stride is None or (not isinstance(stride, int) and len(stride) == 0):
+        s = k
+    else:
+        (s,) = _tuple(stride, 1, "stride", name)
+    (p,) = _tuple(padding, 1, "padding", name)
+    (d,) = _tuple(dilation, 1, "dilation", name)
+    if s <= 0:
+        raise RuntimeError(f"{name}() stride must be greater than zero, but got {s}")
+    return (1, k), (1, s), (0, p), (1, d)
+
+
+def max_pool1d(
+    x: Tensor,
+    kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] | None = None,
+    padding: int | Sequence[int] = 0,
+    dilation: int | Sequence[int] = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Tensor:
+    """The maximum of each kernel window along the last axis of x (N, C, L) or (C, L):
+    max_pool2d on a height of 1, with the same options and the gradient to each window's
+    first maximum."""
+    x = as_tensor(x)
+    if x.ndim not in (2, 3):
+        raise RuntimeError(
+            "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size "
+            f"for input, but got:{list(x.shape)}"
+        )
+    kernel, step, pad_, dil = _pool1d_args(x, kernel_size, stride, padding, dilation, "max_pool1d")
+    if pad_[1] > kernel[1] // 2:
+        raise RuntimeError(
+            "max_pool1d() padding should be at most half of kernel size, but got "
+            f"padding={pad_[1]} and kernel_size={kernel[1]}"
+        )
+    length = _pool_size(x.shape[-1], kernel[1], step[1], pad_[1], dil[1], ceil_mode)
+    if length <= 0:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {length}")
+    out = max_pool2d(
+        ops.expand_dims(x, axis=-2), kernel, step, pad_, dil, ceil_mode, return_indices
+    )
+    return ops.squeeze(out, axis=-2)
+
+
+def avg_pool1d(
+    x: Tensor,
+    kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] | None = None,
+    padding: int | Sequence[int] = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+) -> Tensor:
+    """The mean of each kernel window along the last axis of x (N, C, L) or (C, L):
+    avg_pool2d on a height of 1, with the same options."""
+    x = as_tensor(x)
+    if x.ndim not in (2, 3):
+        raise RuntimeError(
+            f"Expected 2 to 3 dimensions, but got {x.ndim}-dimensional tensor for argument #1 "
+            "'self' (while checking arguments for avg_pool1d)"
+        )
+    kernel, step, pad_, _ = _pool1d_args(x, kernel_size, stride, padding, 1, "avg_pool1d")
+    if pad_[1] > kernel[1] // 2:
+        raise RuntimeError(
+            f"pad should be at most half of effective kernel size, but got pad={pad_[1]}, "
+            f"kernel_size={kernel[1]} and dilation=1"
+        )
+    out = avg_pool2d(ops.expand_dims(x, axis=-2), kernel, step, pad_, ceil_mode, count_include_pad)
+    return ops.squeeze(out, axis=-2)
+
+
+def _adaptive_bins(n: int, size: int) -> list[tuple[int, int]]:
+    """PyTorch's adaptive bins of an axis of length n: bin i spans [floor(i n / size),
+    ceil((i + 1) n / size)) (they overlap when size does not divide n)."""
+    return [((i * n) // size, -((-(i + 1) * n) // size)) for i in range(size)]
+
+
+def adaptive_avg_pool1d(x: Tensor, output_size: int | Sequence[int]) -> Tensor:
+    """The means of `output_size` bins along the last axis of x (N, C, L) or (C, L)."""
+    x = as_tensor(x)
+    if x.ndim not in (2, 3):
+        raise RuntimeError(
+            f"Expected 2 to 3 dimensions, but got {x.ndim}-dimensional tensor for argument #1 "
+            "'self' (while checking arguments for adaptive_avg_pool1d)"
+        )
+    sizes = (output_size,) if isinstance(output_size, int) else tuple(output_size)
+    if len(sizes) != 1:
+        raise RuntimeError(
+            "adaptive_avg_pool1d() argument 'output_size' should contain one int (got "
+            f"{len(sizes)})"
+        )
+    return _adaptive_mean(x, sizes[0], -1)
+
+
+def adaptive_max_pool2d(
+    x: Tensor, output_size: int | Sequence[int | None], return_indices: bool = False
+) -> Tensor:
+    """The maxima of an output_size grid of bins (PyTorch's adaptive bins) over the last two
+    axes of x (N, C, H, W) or (C, H, W); None in output_size keeps that axis' size. The
+    gradient goes to the first maximum of each bin (row-major), as PyTorch's."""
+    if return_indices:
+        raise NotImplementedError("adaptive_max_pool2d: return_indices=True is not implemented")
+    x = as_tensor(x)
+    if x.ndim not in (3, 4):
+        raise RuntimeError(
+            f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: {list(x.shape)}"
+        )
+    sizes = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
+    if len(sizes) != 2:
+        raise RuntimeError("adaptive_max_pool2d(): internal error: output_size.size() must be 2")
+    h, w = x.shape[-2:]
+    oh, ow = (n if s is None else s for n, s in zip((h, w), sizes))
+    if oh < 0 or ow < 0:
+        raise RuntimeError(
+            f"Trying to create tensor with negative dimension {min(oh, ow)}: "
+            f"{list(x.shape[:-2]) + [oh, ow]}"
+        )
+    lead = x.shape[:-2]
+    cells = []
+    for top, bottom in _adaptive_bins(h, oh):
+        for left, right in _adaptive_bins(w, ow):
+            cell = ops.reshape(x[..., top:bottom, left:right], lead + (-1,))
+            first = ops.argmax(cell, axis=-1, keepdims=True)
+            cells.append(ops.take_along_axis(cell, first, axis=-1))
+    if not cells:
+        return ops.zeros(lead + (oh, ow), dtype=x.dtype)
+    return ops.reshape(ops.concat(cells, axis=-1), lead + (oh, ow))
+
+
+# ----------------------------------------------------------------------------- padding
+# pad's tuple lists (before, after) pairs from the last axis backwards, as PyTorch's. Each
+# mode is built from slices, flips and concatenations, so it differentiates (to any order, in
+# both modes) as they do; the axes are padded one after the other, which gives the corners of
+# reflect, replicate and circular padding exactly PyTorch's values.
+
+_PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def pad(
+    input: Tensor,  # noqa: A002
+    pad: Sequence[int],
+    mode: Literal["constant", "reflect", "replicate", "circular"] = "constant",
+    value: float | None = None,
+) -> Tensor:
+    """x padded on its last len(pad) // 2 axes; `pad` lists (before, after) per axis from the
+    last axis backwards: (left, right) pads the last axis, (left, right, top, bottom) the
+    last two. `mode` 'constant' fills with `value` (0 by default) and crops where a pad is
+    negative; 'reflect' mirrors the input about its edge (the edge itself not repeated),
+    'replicate' repeats the edge, 'circular' wraps around. As PyTorch, the other modes pad
+    the last 1, 2 or 3 axes of an input with one or two axes more (a batch axis optional)."""
+    x = as_tensor(input)
+    pad = tuple(pad)
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    n = len(pad) // 2
+    if n > x.ndim:
+        raise RuntimeError(
+            "Padding length should be less than or equal to two times the input dimension but "
+            f"got padding length {len(pad)} and input of dimension {x.ndim}"
+        )
+    if mode not in _PAD_MODES:
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    pairs = [(x.ndim - 1 - i, pad[2 * i], pad[2 * i + 1]) for i in range(n)]
+    if mode == "constant":
+        fill = 0.0 if value is None else value
+        for axis, before, after in pairs:
+            x = _crop_or_fill(x, axis, before, after, fill)
+        return x
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    _check_edge_padding(x, pairs, mode)
+    for axis, before, after in pairs:
+        x = _EDGE_PADS[mode](x, axis, before, after)
+    return x
+
+
+def _crop_or_fill(x: Tensor, axis: int, before: int, after: int, fill) -> Tensor:
+    """x along `axis` with `before` / `after` slices of `fill` added, or, where negative, that
+    many elements cropped."""
+    n = x.shape[axis]
+    if before < 0 or after < 0:
+        start, stop = max(-before, 0), n - max(-after, 0)
+        if stop < start:
+            raise RuntimeError(
+                f"pad: cropping {max(-before, 0)} and {max(-after, 0)} elements of axis {axis} "
+                f"of input of size {list(x.shape)} leaves a negative size"
+            )
+        x = x[(slice(None),) * axis + (slice(start, stop),)]
+    return _pad_axis(x, axis, max(before, 0), max(after, 0), fill)
+
+
+def _check_edge_padding(x: Tensor, pairs: list, mode: str) -> None:
+    """PyTorch's checks of a reflect, replicate or circular padding, in its words."""
+    n = len(pairs)
+    if not 1 <= n <= 3 or x.ndim not in (n + 1, n + 2):
+        raise NotImplementedError(
+            f"Padding size {2 * n} is not supported for {x.ndim}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)"
+        )
+    for axis, before, after in pairs:
+        if before < 0 or after < 0:
+            raise NotImplementedError(
+                f"pad: negative padding is implemented for mode='constant' only, not {mode!r}"
+            )
+        size = x.shape[axis]
+        if mode == "circular" and (before > size or after > size):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if size == 0 and (mode != "circular" or before or after):
+            raise RuntimeError(
+                f"Expected {n + 1}D or {n + 2}D (batch mode) tensor with possibly 0 batch size "
+                f"and other non-zero dimensions for input, but got: {list(x.shape)}"
+            )
+        if mode == "reflect" and (before >= size or after >= size):
+            raise RuntimeError(
+                "Argument #4: Padding size should be less than the corresponding input "
+                f"dimension, but got: padding ({before}, {after}) at dimension {axis} of input "
+                f"{list(x.shape)}"
+            )
+
+
+def _along(axis: int, key: slice) -> tuple:
+    return (slice(None),) * axis + (key,)
+
+
+def _reflect(x: Tensor, axis: int, before: int, after: int) -> Tensor:
+    n = x.shape[axis]
+    parts = [x]
+    if before:
+        parts.insert(0, ops.flip(x[_along(axis, slice(1, before + 1))], axis=axis))
+    if after:
+        parts.append(ops.flip(x[_along(axis, slice(n - 1 - after, n - 1))], axis=axis))
+    return parts[0] if len(parts) == 1 else ops.concat(parts, axis=axis)
+
+
+def _replicate(x: Tensor, axis: int, before: int, after: int) -> Tensor:
+    n = x.shape[axis]
+    parts = [x]
+    for count, key, where in ((before, slice(0, 1), 0), (after, slice(n - 1, n), 2)):
+        if count:
+            shape = list(x.shape)
+            shape[axis] = count
+            parts.insert(where, ops.broadcast_to(x[_along(axis, key)], tuple(shape)))
+    return parts[0] if len(parts) == 1 else ops.concat(parts, axis=axis)
+
+
+def _circular(x: Tensor, axis: int, before: int, after: int) -> Tensor:
+    n = x.shape[axis]
+    parts = [x]
+    if before:
+        parts.insert(0, x[_along(axis, slice(n - before, n))])
+    if after:
+        parts.append(x[_along(axis, slice(0, after))])
+    return parts[0] if len(parts) == 1 else ops.concat(parts, axis=axis)
+
+
+_EDGE_PADS = {"reflect": _reflect, "replicate": _replicate, "circular": _circular}
+
+
+# ----------------------------------------------------------------------------- resampling
+# interpolate resamples one spatial axis after the other: 'nearest' (and 'nearest-exact')
+# gathers one source element per output element, the linear modes two, weighted; gathers are
+# `take`, whose gradient scatters back (summing where sources repeat). The source positions
+# are PyTorch's: nearest's are computed in float32 as its kernel does (so that the same
+# element is picked), the linear modes' in float64.
+
+_LINEAR_MODES = {"linear": 3, "bilinear": 4, "trilinear": 5}
+_NEAREST_MODES = ("nearest", "nearest-exact")
+_ALL_MODES = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"
+
+
+def _float32(v: float) -> float:
+    """v rounded to the nearest float32, as a Python float."""
+    return struct.unpack("f", struct.pack("f", v))[0]
+
+
+def _nearest_sources(
+    n_in: int, n_out: int, scale: float | None, exact: bool, shortcut: bool
+) -> list[int]:
+    """For each output position, the input position 'nearest' ('nearest-exact') copies.
+    With `shortcut` (PyTorch's kernel for 4-D input), an output of the input's length, or
+    of twice it, copies positions i or i // 2 whatever the scale_factor that gave it."""
+    if shortcut and n_out == n_in:
+        return list(range(n_out))
+    if shortcut and n_out == 2 * n_in:
+        return [i // 2 for i in range(n_out)]
+    step = _float32(1.0 / scale if scale else n_in / n_out)
+    shift = 0.5 if exact else 0.0
+    return [min(math.floor(_float32((i + shift) * step)), n_in - 1) for i in range(n_out)]
+
+
+def _linear_sources(
+    n_in: int, n_out: int, scale: float | None, align_corners: bool
+) -> tuple[list[int], list[int], list[float]]:
+    """For each output position, the two input positions the linear modes mix, and the
+    weight of the second."""
+    if align_corners:
+        step = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+    else:
+        step = 1.0 / scale if scale else n_in / n_out
+    low, high, weights = [], [], []
+    for i in range(n_out):
+        src = step * i if align_corners else max(step * (i + 0.5) - 0.5, 0.0)
+        first = min(math.floor(src), n_in - 1)
+        low.append(first)
+        high.append(first + 1 if first < n_in - 1 else first)
+        weights.append(min(max(src - first, 0.0), 1.0))
+    return low, high, weights
+
+
+def _gather(x: Tensor, positions: list[int], axis: int) -> Tensor:
+    if positions == list(range(x.shape[axis])):
+        return x
+    return ops.take(x, ops.asarray(positions, dtype=ops.int64), axis=axis)
+
+
+def _resample_axis(
+    x: Tensor, axis: int, n_out: int, scale: float | None, mode: str, align_corners: bool
+) -> Tensor:
+    n_in = x.shape[axis]
+    if mode in _NEAREST_MODES:
+        exact = mode == "nearest-exact"
+        shortcut = not exact and x.ndim == 4
+        return _gather(x, _nearest_sources(n_in, n_out, scale, exact, shortcut), axis)
+    low, high, weights = _linear_sources(n_in, n_out, scale, align_corners)
+    if not any(weights):
+        return _gather(x, low, axis)
+    shape = (n_out,) + (1,) * (x.ndim - 1 - axis)
+    w = ops.reshape(ops.asarray(weights, dtype=x.dtype), shape)
+    first = _gather(x, low, axis)
+    return first + (_gather(x, high, axis) - first) * w
+
+
+def _spatial(v, dim: int, what: str, x: Tensor) -> list:
+    """`size` or `scale_factor` as one value per spatial axis, checked as PyTorch's."""
+    if isinstance(v, (list, tuple)):
+        if len(v) != dim:
+            scale = what == "scale_factor"
+            shape, letter, other = ("shape ", "s", what) if scale else ("", "o", "output")
+            raise ValueError(
+                f"Input and {other} must have the same number of spatial dimensions, but got "
+                f"input with spatial dimensions of {list(x.shape[2:])} and {what} of "
+                f"{shape}{tuple(v)}. Please provide input tensor in (N, C, d1, d2, ...,dK) "
+                f"format and {what} in ({letter}1, {letter}2, ...,{letter}K) format."
+            )
+        return list(v)
+    return [v] * dim
+
+
+def interpolate(
+    input: Tensor,  # noqa: A002
+    size: int | Sequence[int] | None = None,
+    scale_factor: float | Sequence[float] | None = None,
+    mode: str = "nearest",
+    align_corners: bool | None = None,
+    recompute_scale_factor: bool | None = None,
+    antialias: bool = False,
+) -> Tensor:
+    """x (N, C, *spatial) resampled to `size`, or to floor(spatial * scale_factor), over its
+    1, 2 or 3 spatial axes, as PyTorch's interpolate. Modes: 'nearest' (PyTorch's legacy
+    rule: source floor(i * in / out)), 'nearest-exact' (floor((i + 0.5) * in / out)), and
+    'linear', 'bilinear', 'trilinear' for 3-D, 4-D, 5-D input (with `align_corners` the
+    corner pixels' centres line up, else their outer edges do). A given scale_factor, unless
+    `recompute_scale_factor`, sets the source positions (step 1 / scale_factor), as in
+    PyTorch. 'bicubic', 'area' and antialias are not implemented."""
+    x = as_tensor(input)
+    if mode in _NEAREST_MODES + ("area",):
+        if align_corners is not None:
+            raise ValueError(
+                "align_corners option can only be set with the interpolating modes: "
+                "linear | bilinear | bicubic | trilinear"
+            )
+    elif align_corners is None:
+        align_corners = False
+    dim = x.ndim - 2
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is None and scale_factor is None:
+        raise ValueError("either size or scale_factor should be defined")
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if size is not None:
+        sizes, scales = _spatial(size, dim, "output size", x), [None] * max(dim, 0)
+    else:
+        scales = _spatial(scale_factor, dim, "scale_factor", x)
+        sizes = [math.floor(float(n) * s) for n, s in zip(x.shape[2:], scales, strict=True)]
+        if recompute_scale_factor:
+            scales = [None] * dim
+    if antialias and not (mode in ("bilinear", "bicubic") and x.ndim == 4):
+        raise ValueError(
+            "Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and "
+            "requires a 4-D tensor as input"
+        )
+    if x.ndim not in (3, 4, 5) or mode not in _NEAREST_MODES + tuple(_LINEAR_MODES) + (
+        "bicubic",
+        "area",
+        "lanczos",
+    ):
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {x.ndim}D) for the "
+            f"modes: {_ALL_MODES} (got {mode})"
+        )
+    if mode in _LINEAR_MODES and x.ndim != _LINEAR_MODES[mode]:
+        raise NotImplementedError(
+            f"Got {x.ndim}D input, but {mode} mode needs {_LINEAR_MODES[mode]}D input"
+        )
+    if mode in ("bicubic", "area", "lanczos") or antialias:
+        raise NotImplementedError(
+            f"interpolate: mode={mode!r}{' with antialias' if antialias else ''} is not "
+            "implemented in chainrule (nearest, nearest-exact, linear, bilinear and trilinear "
+            "are)"
+        )
+    if min(x.shape[2:]) <= 0 or min(sizes) <= 0:
+        names = "DHW"[3 - dim :]
+        given = ", ".join(f"{a}: {n}" for a, n in zip(names, x.shape[2:], strict=True))
+        wanted = ", ".join(f"{a}: {n}" for a, n in zip(names, sizes, strict=True))
+        joint = " and" if dim == 1 else ""
+        raise RuntimeError(
+            "Input and output sizes should be greater than 0, but got input "
+            f"({given}){joint} output ({wanted})"
+        )
+    for axis, (n_out, scale) in enumerate(zip(sizes, scales, strict=True), start=2):
+        x = _resample_axis(x, axis, n_out, scale, mode, align_corners)
+    return x
 
 
 def layer_norm(
@@ -683,6 +1273,92 @@ def batch_norm(
         out = out * ops.reshape(weight, shape)
     if bias is not None:
         out = out + ops.reshape(bias, shape)
+    return out
+
+
+def _per_channel(v: Tensor, ndim: int) -> Tensor:
+    """A (C,) vector shaped to multiply (N, C, ...) input of `ndim` axes along its channels."""
+    return ops.reshape(v, (1, -1) + (1,) * (ndim - 2))
+
+
+def _check_channel_vector(v: Tensor | None, name: str, x: Tensor) -> None:
+    if v is not None and (v.ndim != 1 or v.shape[0] != x.shape[1]):
+        raise RuntimeError(
+            f"Expected {name} to be a vector of size equal to the number of channels in "
+            f"input, but got {name} of shape {list(v.shape)} and input of shape {list(x.shape)}"
+        )
+
+
+def group_norm(
+    input: Tensor,  # noqa: A002
+    num_groups: int,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalise each sample of `input` (N, C, ...) per group of C / num_groups consecutive
+    channels (with their spatial axes) to mean 0 and variance 1 (the biased variance, plus
+    `eps`), then scale by `weight` (C,) and shift by `bias` (C,), per channel."""
+    x = as_tensor(input)
+    if x.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {x.ndim}")
+    if x.shape[1] % num_groups:
+        raise RuntimeError(
+            "Expected number of channels in input to be divisible by num_groups, but got "
+            f"input of shape {list(x.shape)} and num_groups={num_groups}"
+        )
+    _check_channel_vector(weight, "weight", x)
+    _check_channel_vector(bias, "bias", x)
+    grouped = ops.reshape(x, (x.shape[0], num_groups, -1))
+    centred = grouped - ops.mean(grouped, axis=-1, keepdims=True)
+    var = ops.mean(centred * centred, axis=-1, keepdims=True)
+    out = ops.reshape(centred / ops.sqrt(var + eps), x.shape)
+    if weight is not None:
+        out = out * _per_channel(weight, x.ndim)
+    if bias is not None:
+        out = out + _per_channel(bias, x.ndim)
+    return out
+
+
+def instance_norm(
+    input: Tensor,  # noqa: A002
+    running_mean: Tensor | None = None,
+    running_var: Tensor | None = None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    use_input_stats: bool = True,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalise each channel of each sample of `input` (N, C, ...) over its spatial axes to
+    mean 0 and variance 1 (the biased variance, plus `eps`), then scale by `weight` and
+    shift by `bias` (C,). With `use_input_stats` (the default) the statistics are the
+    input's own, and the running statistics, when given, move by `momentum` towards their
+    means over the batch (the unbiased variance), in place; else the running statistics
+    normalise, as batch_norm's in eval mode."""
+    x = as_tensor(input)
+    axes = tuple(range(2, x.ndim))
+    if not use_input_stats:
+        return batch_norm(x, running_mean, running_var, weight, bias, False, momentum, eps)
+    count = math.prod(x.shape[2:])
+    if count <= 1:
+        raise ValueError(
+            f"Expected more than 1 spatial element when training, got input size {tuple(x.shape)}"
+        )
+    centred = x - ops.mean(x, axis=axes, keepdims=True)
+    var = ops.mean(centred * centred, axis=axes, keepdims=True)
+    if running_mean is not None and running_var is not None:
+        # PyTorch's: the batch's mean of each sample's statistics, by momentum.
+        with no_grad():
+            mean_nc = ops.mean(x.detach(), axis=axes)
+            var_nc = ops.reshape(var.detach(), mean_nc.shape) * (count / (count - 1))
+            running_mean.mul_(1 - momentum).add_(ops.mean(mean_nc, axis=0) * momentum)
+            running_var.mul_(1 - momentum).add_(ops.mean(var_nc, axis=0) * momentum)
+    out = centred / ops.sqrt(var + eps)
+    if weight is not None:
+        out = out * _per_channel(weight, x.ndim)
+    if bias is not None:
+        out = out + _per_channel(bias, x.ndim)
     return out
 
 

@@ -1,6 +1,8 @@
-"""The Transformer encoder with PyTorch's parameters, arguments and numbers:
+"""The Transformer encoder and decoder with PyTorch's parameters, arguments and numbers:
 TransformerEncoderLayer (self-attention and a feedforward block, post- or pre-norm, relu or
-gelu, dropout) and TransformerEncoder (copies of one layer, then an optional norm)."""
+gelu, dropout), TransformerDecoderLayer (self-attention, attention over the encoder's output
+`memory`, a feedforward block), and TransformerEncoder / TransformerDecoder (copies of one
+layer, then an optional norm)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,12 @@ from .containers import ModuleList
 from .layers import Dropout, LayerNorm, Linear
 from .module import Module
 
-__all__ = ["TransformerEncoder", "TransformerEncoderLayer"]
+__all__ = [
+    "TransformerEncoder",
+    "TransformerEncoderLayer",
+    "TransformerDecoder",
+    "TransformerDecoderLayer",
+]
 
 _ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {"relu": F.relu, "gelu": F.gelu}
 
@@ -27,6 +34,15 @@ def _check_causal(is_causal: bool, mask: Tensor | None) -> None:
             "Need attn_mask if specifying the is_causal hint. You may use the Transformer "
             "module method `generate_square_subsequent_mask` to create this mask."
         )
+
+
+def _activation(activation: str | Callable[[Tensor], Tensor]) -> Callable[[Tensor], Tensor]:
+    """The feedforward block's activation: "relu", "gelu" or a callable."""
+    if isinstance(activation, str):
+        if activation not in _ACTIVATIONS:
+            raise RuntimeError(f"activation should be relu/gelu, not {activation}")
+        return _ACTIVATIONS[activation]
+    return activation
 
 
 class TransformerEncoderLayer(Module):
@@ -50,10 +66,7 @@ class TransformerEncoderLayer(Module):
         dtype: Any = None,
     ) -> None:
         super().__init__()
-        if isinstance(activation, str):
-            if activation not in _ACTIVATIONS:
-                raise RuntimeError(f"activation should be relu/gelu, not {activation}")
-            activation = _ACTIVATIONS[activation]
+        activation = _activation(activation)
         self.self_attn = MultiheadAttention(
             d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, dtype=dtype
         )
@@ -129,6 +142,144 @@ class TransformerEncoder(Module):
         x = src
         for layer in self.layers:
             x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask, is_causal=causal)
+        return x if self.norm is None else self.norm(x)
+
+    if TYPE_CHECKING:
+        __call__ = forward
+
+
+class TransformerDecoderLayer(Module):
+    """Self-attention over the target, attention from the target to the encoder's output
+    `memory` (multihead_attn), then a feedforward block (linear1, activation, dropout,
+    linear2), each added to its input with dropout: post-norm (`norm1(x + block(x))`) by
+    default, pre-norm (`x + block(norm1(x))`) with `norm_first`. `activation` is "relu",
+    "gelu" or a callable; inputs are (T, N, E), or (N, T, E) with `batch_first`, or
+    unbatched (T, E)."""
+
+    def __init__(
+        self,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: str | Callable[[Tensor], Tensor] = F.relu,
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        *,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        activation = _activation(activation)
+        options = {"dropout": dropout, "bias": bias, "batch_first": batch_first, "dtype": dtype}
+        self.self_attn = MultiheadAttention(d_model, nhead, **options)
+        self.multihead_attn = MultiheadAttention(d_model, nhead, **options)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        self.dropout3 = Dropout(dropout)
+        self.activation = activation
+
+    def _self_attention(self, x: Tensor, mask: Tensor | None, padding: Tensor | None) -> Tensor:
+        out, _ = self.self_attn(
+            x, x, x, attn_mask=mask, key_padding_mask=padding, need_weights=False
+        )
+        return self.dropout1(out)
+
+    def _memory_attention(
+        self, x: Tensor, memory: Tensor, mask: Tensor | None, padding: Tensor | None
+    ) -> Tensor:
+        out, _ = self.multihead_attn(
+            x, memory, memory, attn_mask=mask, key_padding_mask=padding, need_weights=False
+        )
+        return self.dropout2(out)
+
+    def _feedforward(self, x: Tensor) -> Tensor:
+        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+    def forward(
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+        tgt_is_causal: bool = False,
+        memory_is_causal: bool = False,
+    ) -> Tensor:
+        """The layer applied to `tgt` (T, N, E) attending to `memory` (S, N, E): `tgt_mask`
+        (T, T) and `memory_mask` (T, S), or per head (N nhead, ...), and the key padding
+        masks (N, T) and (N, S), as MultiheadAttention's masks (True: not attended);
+        `tgt_is_causal` and `memory_is_causal` only say that the mask is the causal one."""
+        _check_causal(tgt_is_causal, tgt_mask)
+        _check_causal(memory_is_causal, memory_mask)
+        x = tgt
+        if self.norm_first:
+            x = x + self._self_attention(self.norm1(x), tgt_mask, tgt_key_padding_mask)
+            x = x + self._memory_attention(
+                self.norm2(x), memory, memory_mask, memory_key_padding_mask
+            )
+            return x + self._feedforward(self.norm3(x))
+        x = self.norm1(x + self._self_attention(x, tgt_mask, tgt_key_padding_mask))
+        x = self.norm2(x + self._memory_attention(x, memory, memory_mask, memory_key_padding_mask))
+        return self.norm3(x + self._feedforward(x))
+
+    if TYPE_CHECKING:
+        __call__ = forward
+
+
+class TransformerDecoder(Module):
+    """`num_layers` copies of `decoder_layer` (each with its own parameters, starting equal
+    to the given layer's) applied in turn to the target, each attending to the same
+    `memory`, then `norm` if given."""
+
+    def __init__(
+        self,
+        decoder_layer: TransformerDecoderLayer,
+        num_layers: int,
+        norm: Module | None = None,
+    ) -> None:
+        super().__init__()
+        self.layers = ModuleList([copy.deepcopy(decoder_layer) for _ in range(num_layers)])
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def forward(
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+        tgt_is_causal: bool | None = None,
+        memory_is_causal: bool = False,
+    ) -> Tensor:
+        """The layers applied to `tgt` in turn, with the same memory and masks, then the
+        norm. (PyTorch reads tgt_is_causal=None as "look whether tgt_mask is causal", a hint
+        for its fast kernels; the numbers are the same either way, so None is False here.)"""
+        causal = bool(tgt_is_causal)
+        _check_causal(causal, tgt_mask)
+        x = tgt
+        for layer in self.layers:
+            x = layer(
+                x,
+                memory,
+                tgt_mask=tgt_mask,
+                memory_mask=memory_mask,
+                tgt_key_padding_mask=tgt_key_padding_mask,
+                memory_key_padding_mask=memory_key_padding_mask,
+                tgt_is_causal=causal,
+                memory_is_causal=memory_is_causal,
+            )
         return x if self.norm is None else self.norm(x)
 
     if TYPE_CHECKING:

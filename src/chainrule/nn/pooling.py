@@ -1,0 +1,103 @@
+"""The 1-D pooling layers and the adaptive ones that `layers` lacks (MaxPool1d, AvgPool1d,
+AdaptiveAvgPool1d, AdaptiveMaxPool2d), with PyTorch's names, arguments and reprs; the
+arithmetic is in `functional`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from .._tensor import Tensor
+from . import functional as F
+from .layers import _Pool2d
+from .module import Module
+
+__all__ = ["MaxPool1d", "AvgPool1d", "AdaptiveAvgPool1d", "AdaptiveMaxPool2d"]
+
+
+class MaxPool1d(_Pool2d):
+    """The maximum of each kernel window along the last axis (see functional.max_pool1d)."""
+
+    pool = staticmethod(F.max_pool1d)
+    options = shown = ("dilation", "ceil_mode")
+
+    def __init__(
+        self,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int] | None = None,
+        padding: int | Sequence[int] = 0,
+        dilation: int | Sequence[int] = 1,
+        return_indices: bool = False,
+        ceil_mode: bool = False,
+    ) -> None:
+        if return_indices:
+            raise NotImplementedError("MaxPool1d: return_indices=True is not implemented")
+        super().__init__(kernel_size, stride, padding)
+        self.dilation = dilation
+        self.ceil_mode = ceil_mode
+
+
+class AvgPool1d(_Pool2d):
+    """The mean of each kernel window along the last axis (see functional.avg_pool1d); as
+    PyTorch's, the sizes are kept as 1-tuples."""
+
+    pool = staticmethod(F.avg_pool1d)
+    options = ("ceil_mode", "count_include_pad")
+    shown = ()
+
+    def __init__(
+        self,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int] | None = None,
+        padding: int | Sequence[int] = 0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+    ) -> None:
+        kernel = F._tuple(kernel_size, 1, "kernel_size", "AvgPool1d")
+        step = kernel if stride is None else F._tuple(stride, 1, "stride", "AvgPool1d")
+        super().__init__(kernel, step, F._tuple(padding, 1, "padding", "AvgPool1d"))
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+
+
+class _Adaptive(Module):
+    """Pooling to a fixed `output_size` by the class's function `pool`."""
+
+    pool: staticmethod[..., Tensor]
+
+    def __init__(self, output_size: int | Sequence[int | None] | None) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, x: Tensor) -> Tensor:
+        """The pooled x."""
+        return self.pool(x, self.output_size)
+
+    if TYPE_CHECKING:
+        __call__ = forward
+
+    def extra_repr(self) -> str:
+        """The output size."""
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool1d(_Adaptive):
+    """The means of `output_size` bins along the last axis (see
+    functional.adaptive_avg_pool1d)."""
+
+    pool = staticmethod(F.adaptive_avg_pool1d)
+
+
+class AdaptiveMaxPool2d(_Adaptive):
+    """The maxima of an `output_size` grid of bins over the last two axes (see
+    functional.adaptive_max_pool2d)."""
+
+    pool = staticmethod(F.adaptive_max_pool2d)
+
+    def __init__(
+        self, output_size: int | Sequence[int | None], return_indices: bool = False
+    ) -> None:
+        if return_indices:
+            raise NotImplementedError("AdaptiveMaxPool2d: return_indices=True is not implemented")
+        super().__init__(output_size)
+        self.return_indices = return_indices
