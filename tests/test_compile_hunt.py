@@ -493,3 +493,29 @@ def test_a_leaf_made_inside_that_gets_a_grad_is_traced_a_few_times_only(tier):
         x = T(np.arange(3.0) + i)
         np.testing.assert_array_equal(N(compiled(x)), N(input_gradient(x)))
     assert compiled.traces <= 3
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["var of a selection", "gradient of a selection", "backward through a selection", "unique"],
+)
+def test_a_selection_whose_size_changes_with_the_values_runs_eagerly_with_a_warning(tier, name):
+    # A replay kept the first call's sizes: var of x[x > 0] (or of unique values) was wrong
+    # from the second call on, and the gradient of a sum over x[x > 0] raised NumPy's
+    # broadcast error.
+    def run(x):
+        if name == "var of a selection":
+            return cr.var(x[x > 0])
+        if name == "gradient of a selection":
+            return cr.autograd.grad(cr.sum(x[x > 0] ** 2), x)[0]
+        if name == "backward through a selection":
+            cr.sum(x[x > 0] ** 2).backward()
+            return x.grad
+        return cr.var(cr.unique_values(cr.abs(x)))
+
+    compiled = cr.compile(run)
+    values = [[1.0, -2.0, 3.0, 4.0, -5.0], [1.0, 1.0, -3.0, -3.0, -5.0], [2.0, 2.0, 2.0, 4.0, 5.0]]
+    with pytest.warns(cr.CompileWarning, match="depends on the values"):
+        for v in values:
+            got = compiled(T(v, requires_grad=True))
+            np.testing.assert_array_equal(N(got), N(run(T(v, requires_grad=True))))
