@@ -497,12 +497,18 @@ def test_a_leaf_made_inside_that_gets_a_grad_is_traced_a_few_times_only(tier):
 
 @pytest.mark.parametrize(
     "name",
-    ["var of a selection", "gradient of a selection", "backward through a selection", "unique"],
+    [
+        "var of a selection",
+        "gradient of a selection",
+        "backward through a selection",
+        "unique",
+        "repeat by counts",
+    ],
 )
 def test_a_selection_whose_size_changes_with_the_values_runs_eagerly_with_a_warning(tier, name):
-    # A replay kept the first call's sizes: var of x[x > 0] (or of unique values) was wrong
-    # from the second call on, and the gradient of a sum over x[x > 0] raised NumPy's
-    # broadcast error.
+    # A replay kept the first call's sizes: var of x[x > 0] (of unique values, of a repeat by
+    # counts) was wrong from the second call on, and the gradient of a sum over x[x > 0]
+    # raised NumPy's broadcast error.
     def run(x):
         if name == "var of a selection":
             return cr.var(x[x > 0])
@@ -511,7 +517,9 @@ def test_a_selection_whose_size_changes_with_the_values_runs_eagerly_with_a_warn
         if name == "backward through a selection":
             cr.sum(x[x > 0] ** 2).backward()
             return x.grad
-        return cr.var(cr.unique_values(cr.abs(x)))
+        if name == "unique":
+            return cr.var(cr.unique_values(cr.abs(x)))
+        return cr.var(cr.repeat(x, cr.astype(cr.abs(x), cr.int64)))
 
     compiled = cr.compile(run)
     values = [[1.0, -2.0, 3.0, 4.0, -5.0], [1.0, 1.0, -3.0, -3.0, -5.0], [2.0, 2.0, 2.0, 4.0, 5.0]]

@@ -96,11 +96,12 @@ _PAIR_NEEDS = (((True, True), (True, False)), ((False, True), (False, False)))
 _CALLS = {"unary": FWD1, "binary": FWD2, "sequence": FWDN}
 _PLAIN = frozenset((int, float, bool, complex, str, type(None), slice, type(Ellipsis)))
 # Operations whose results' shapes depend on the values (with getitem by a boolean mask, see
-# Tracer._masked_by_values): a replay can't follow them, the function runs eagerly.
-_SIZED_RULES = frozenset(("nonzero", "unique"))
+# Tracer._masked_by_values; repeat_sources: repeat's counts given as a tensor): a replay
+# can't follow them, the function runs eagerly.
+_SIZED_RULES = frozenset(("nonzero", "unique", "repeat_sources"))
 _SIZED_BY_VALUES = (
-    "a selection by a boolean mask, nonzero or unique: the result's size depends on the "
-    "values, and a replay would keep the first call's sizes"
+    "a selection by a boolean mask, nonzero, unique or repeat by a tensor of counts: the "
+    "result's size depends on the values, and a replay would keep the first call's sizes"
 )
 
 
