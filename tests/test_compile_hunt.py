@@ -495,6 +495,11 @@ def test_a_leaf_made_inside_that_gets_a_grad_is_traced_a_few_times_only(tier):
     assert compiled.traces <= 3
 
 
+@pytest.mark.skipif(
+    LIBRARY == "dask",
+    reason="Dask: a selection's size is unknown until computed (NaN chunks); these gradients, "
+    "unique's slicing and repeat by tensor counts are refused eagerly too",
+)
 @pytest.mark.parametrize(
     "name",
     [
