@@ -264,6 +264,17 @@ def test_prod_hessian_at_two_zeros_holds_the_product_of_the_others():
     assert N(third)[0, 1, 2] == N(third)[2, 0, 1] == 1.0
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="third and higher derivatives of prod at three or more zeros of a slice are taken "
+    "as 0 (docs/conventions.md): exact would need the products of the others written without "
+    "division (exclusive cumulative products), with cumulative_prod exact at every order",
+)
+def test_prod_third_derivative_at_three_zeros():
+    third = cr.func.jacrev(cr.func.hessian(cr.prod))(T([0.0, 0.0, 0.0]))
+    assert N(third)[0, 1, 2] == 1.0
+
+
 @FEW
 @given(data=st.data())
 def test_prod_second_derivatives_with_any_zeros(data):
