@@ -9,7 +9,7 @@ import chainrule as cr
 import chainrule.nn.functional as F
 from chainrule import nn, optim
 from chainrule._compile import _program
-from conftest import N, T, fails_on
+from conftest import LIBRARY, N, T, fails_on
 
 RNG = np.random.default_rng(5)
 
@@ -493,3 +493,61 @@ def test_a_leaf_made_inside_that_gets_a_grad_is_traced_a_few_times_only(tier):
         x = T(np.arange(3.0) + i)
         np.testing.assert_array_equal(N(compiled(x)), N(input_gradient(x)))
     assert compiled.traces <= 3
+
+
+@pytest.mark.skipif(
+    LIBRARY == "dask",
+    reason="Dask: a selection's size is unknown until computed (NaN chunks); these gradients, "
+    "unique's slicing and repeat by tensor counts are refused eagerly too",
+)
+@pytest.mark.parametrize(
+    "name",
+    [
+        "var of a selection",
+        "gradient of a selection",
+        "backward through a selection",
+        "unique",
+        "repeat by counts",
+    ],
+)
+def test_a_selection_whose_size_changes_with_the_values_runs_eagerly_with_a_warning(tier, name):
+    # A replay kept the first call's sizes: var of x[x > 0] (of unique values, of a repeat by
+    # counts) was wrong from the second call on, and the gradient of a sum over x[x > 0]
+    # raised NumPy's broadcast error.
+    def run(x):
+        if name == "var of a selection":
+            return cr.var(x[x > 0])
+        if name == "gradient of a selection":
+            return cr.autograd.grad(cr.sum(x[x > 0] ** 2), x)[0]
+        if name == "backward through a selection":
+            cr.sum(x[x > 0] ** 2).backward()
+            return x.grad
+        if name == "unique":
+            return cr.var(cr.unique_values(cr.abs(x)))
+        return cr.var(cr.repeat(x, cr.astype(cr.abs(x), cr.int64)))
+
+    compiled = cr.compile(run)
+    values = [[1.0, -2.0, 3.0, 4.0, -5.0], [1.0, 1.0, -3.0, -3.0, -5.0], [2.0, 2.0, 2.0, 4.0, 5.0]]
+    with pytest.warns(cr.CompileWarning, match="depends on the values"):
+        for v in values:
+            got = compiled(T(v, requires_grad=True))
+            np.testing.assert_array_equal(N(got), N(run(T(v, requires_grad=True))))
+
+
+@pytest.mark.skipif(LIBRARY != "numpy", reason="NumPy's functions on tensors of NumPy arrays")
+@pytest.mark.parametrize("name", ["bincount", "histogram"])
+def test_numpys_bincount_and_histogram_of_tensors_run_eagerly_with_a_warning(tier, name):
+    # They read the values on the host: a replay kept the first call's length (bincount of
+    # [0, 0] had 6 places after [1, 5, 5]) and bins (histogram's edges).
+    def run(x, w):
+        if name == "bincount":
+            return np.bincount(cr.astype(x, cr.int64), weights=w)
+        return np.histogram(x, bins=3, weights=w)[0]
+
+    compiled = cr.compile(run)
+    values = [[1.0, 5.0, 5.0], [0.0, 0.0, 1.0], [2.0, 9.0, 4.0]]
+    with pytest.warns(cr.CompileWarning, match=f"NumPy's {name}"):
+        for v in values:
+            w = T([0.5, 2.0, -1.0], requires_grad=True)
+            got = compiled(T(v), w)
+            np.testing.assert_array_equal(N(got), N(run(T(v), w)))

@@ -240,6 +240,55 @@ def test_prod_first_derivative_with_zeros_and_second_with_one_zero(data):
     assert gradgradcheck(fn, leaf(one_zero))
 
 
+def _second_derivatives_by_every_mode(fn, a):
+    """Second derivatives of fn at a against finite differences: reverse over reverse, forward
+    over reverse, and forward over forward (the derivatives of a JVP, by forward mode too)."""
+    x = leaf(a)
+    assert gradgradcheck(fn, x, check_fwd_over_rev=True)
+    t = T(np.linspace(-1.0, 1.5, a.size).reshape(a.shape))
+
+    def tangent(y):
+        return cr.func.jvp(fn, (y,), (t,))[1]
+
+    assert gradcheck(tangent, leaf(a), check_forward_ad=True)
+
+
+def test_prod_hessian_at_two_zeros_holds_the_product_of_the_others():
+    # At (0, 2, 0) d2(x0 x1 x2)/dx0 dx2 = x1 = 2: it was taken as 0 (every mode); so was the
+    # third derivative d3/dx0 dx1 dx2 = 1.
+    expected = [[0.0, 0.0, 2.0], [0.0, 0.0, 0.0], [2.0, 0.0, 0.0]]
+    x = T([0.0, 2.0, 0.0])
+    assert_values(cr.func.hessian(cr.prod)(x), expected, atol=0)
+    assert_values(cr.func.jacfwd(cr.func.jacfwd(cr.prod))(x), expected, atol=0)
+    third = cr.func.jacrev(cr.func.hessian(cr.prod))(x)
+    assert N(third)[0, 1, 2] == N(third)[2, 0, 1] == 1.0
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="third and higher derivatives of prod at three or more zeros of a slice are taken "
+    "as 0 (docs/conventions.md): exact would need the products of the others written without "
+    "division (exclusive cumulative products), with cumulative_prod exact at every order",
+)
+def test_prod_third_derivative_at_three_zeros():
+    third = cr.func.jacrev(cr.func.hessian(cr.prod))(T([0.0, 0.0, 0.0]))
+    assert N(third)[0, 1, 2] == 1.0
+
+
+@FEW
+@given(data=st.data())
+def test_prod_second_derivatives_with_any_zeros(data):
+    a = data.draw(arrays(data.draw(NONEMPTY), SIGNED))
+    axis = data.draw(axes_for(a.ndim))
+    keepdims = data.draw(st.booleans())
+    with_zeros = np.where(data.draw(hnp.arrays(np.bool_, a.shape)), 0.0, a)
+
+    def fn(x):
+        return cr.prod(x, axis=axis, keepdims=keepdims)
+
+    _second_derivatives_by_every_mode(fn, with_zeros)
+
+
 # ----------------------------------------------------------------------------- cumulative
 
 
@@ -292,6 +341,35 @@ def test_cumulative_prod_first_derivative_with_zeros_and_second_with_one_zero(da
     assert gradcheck(f, leaf(with_zeros))
     assert gradcheck(f, leaf(one_zero))
     assert gradgradcheck(f, leaf(one_zero))
+
+
+def test_cumulative_prod_hessian_at_two_zeros_is_symmetric():
+    # sum(cumulative_prod(x)) at (2, 0, 3, 0, 4): d2/dx1 dx3 = x0 x2 + x0 x2 x4 = 30, both ways;
+    # the derivative of the gradient at the second zero was taken as 0 (every mode).
+    expected = np.zeros((5, 5))
+    expected[0, 1] = expected[1, 0] = 4.0
+    expected[1, 2] = expected[2, 1] = 2.0
+    expected[1, 3] = expected[3, 1] = 30.0
+
+    def fn(x):
+        return cr.sum(cr.cumulative_prod(x))
+
+    x = T([2.0, 0.0, 3.0, 0.0, 4.0])
+    assert_values(cr.func.hessian(fn)(x), expected, atol=0)
+    assert_values(cr.func.jacfwd(cr.func.jacfwd(fn))(x), expected, atol=0)
+
+
+@FEW
+@given(data=st.data())
+def test_cumulative_prod_second_derivatives_with_any_zeros(data):
+    a = data.draw(arrays(data.draw(NONEMPTY), SIGNED))
+    axis, initial = cumulative_args(data, a.shape)
+    with_zeros = np.where(data.draw(hnp.arrays(np.bool_, a.shape)), 0.0, a)
+
+    def fn(x):
+        return cr.cumulative_prod(x, axis=axis, include_initial=initial)
+
+    _second_derivatives_by_every_mode(fn, with_zeros)
 
 
 def test_cumulative_prod_gradient_at_zeros_is_the_product_of_the_others():

@@ -15,6 +15,7 @@ from . import _namespace as ops
 from ._backend import normalize_axes
 from ._batching import every_sample
 from ._einsum import einsum
+from ._mode import grad_mode
 from ._numpy_functions import LINALG as _LINALG
 from ._numpy_functions import TABLES as _TABLES
 from ._numpy_functions import _custom, _flat, _ints
@@ -719,9 +720,15 @@ def _interp(x, xp, fp, left=None, right=None):
     return ops.where(x < xp[0], first, ops.where(x > xp[-1], last, y))
 
 
-def _host(x):
-    """x's values as a NumPy array (a tensor's detached; no graph is kept)."""
-    return _backend.to_numpy(x._data) if x.__class__ is Tensor else np.asarray(x)
+def _host(x, what: str):
+    """x's values as a NumPy array (a tensor's detached; no graph is kept), read by NumPy's
+    `what`: chainrule.compile runs the function eagerly (a replay would keep the first call's
+    positions, bins and lengths)."""
+    if x.__class__ is not Tensor:
+        return np.asarray(x)
+    if grad_mode.extended and grad_mode.tracer is not None:
+        grad_mode.tracer.unsupported(f"NumPy's {what} (it reads the values)")
+    return _backend.to_numpy(x._data)
 
 
 def _library(t: Tensor):
@@ -741,7 +748,7 @@ def _sums(w: Tensor, bins, n: int) -> Tensor:
 def _bincount(x, weights=None, minlength=0):
     """NumPy's bincount: without weights NumPy's counts on the values (no derivative); with
     weights a float64 tensor of their sums by position, linear in the weights."""
-    positions = _host(x)
+    positions = _host(x, "bincount")
     if weights is None:
         return np.bincount(positions, None, minlength)
     w = ops.asarray(weights)
@@ -756,8 +763,8 @@ def _histogram(a, bins=10, range=None, density=None, weights=None):
     adds to the bin its sample falls in; those outside the range add nothing); the samples
     and the edges are NumPy's, on the values, and carry no gradient (the bins are piecewise
     constant in them)."""
-    bins = _host(bins) if bins.__class__ is Tensor else bins
-    values = _host(a)
+    bins = _host(bins, "histogram") if bins.__class__ is Tensor else bins
+    values = _host(a, "histogram")
     if weights is None:
         return np.histogram(values, bins, range, density)
     w = ops.asarray(weights)

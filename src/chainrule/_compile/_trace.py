@@ -95,6 +95,14 @@ _PAIR_NEEDS = (((True, True), (True, False)), ((False, True), (False, False)))
 # How a rule's forward is called (Rule.form): the instruction that replays it.
 _CALLS = {"unary": FWD1, "binary": FWD2, "sequence": FWDN}
 _PLAIN = frozenset((int, float, bool, complex, str, type(None), slice, type(Ellipsis)))
+# Operations whose results' shapes depend on the values (with getitem by a boolean mask, see
+# Tracer._masked_by_values; repeat_sources: repeat's counts given as a tensor): a replay
+# can't follow them, the function runs eagerly.
+_SIZED_RULES = frozenset(("nonzero", "unique", "repeat_sources"))
+_SIZED_BY_VALUES = (
+    "a selection by a boolean mask, nonzero, unique or repeat by a tensor of counts: the "
+    "result's size depends on the values, and a replay would keep the first call's sizes"
+)
 
 
 class ConcretizationError(TypeError):
@@ -408,6 +416,9 @@ class Tracer:
         if p is None or p.__class__ in _PLAIN:
             reads = (s,)
         else:
+            if rule.name == "getitem" and self._masked_by_values(p[0]):
+                self.abandon(_SIZED_BY_VALUES)
+                return
             p, p_reads = self.params(p)
             reads = (s, *p_reads)
         values = self.values
@@ -457,9 +468,24 @@ class Tracer:
         if e is not None:
             self.nodes.add(e)
 
+    def _masked_by_values(self, key) -> bool:
+        """Whether indexing key holds a boolean array computed inside or passed in: the
+        selection's size then changes with the values, and a replay would keep the shapes
+        that later operations and gradients took from the first call's (var's count, sum's
+        gradient spread back)."""
+        for k in key if key.__class__ is tuple else (key,):
+            if hasattr(k, "dtype") and _backend.dtype_kind(k.dtype) == "b":
+                s = self.slot_of.get(id(k))
+                if s is not None and self.kinds.get(s) != CONST:
+                    return True
+        return False
+
     def record(self, rule, xs, outs, p, results) -> None:
         """Any rule's operation on `xs` (tensors and other values) made the arrays `outs` of
         `results`."""
+        if rule.name in _SIZED_RULES:
+            self.abandon(_SIZED_BY_VALUES)
+            return
         values = self.values
         kinds = self.kinds
         ins = []

@@ -65,19 +65,25 @@ unary(
 
 
 def _prod_vjp(xp, g, x, out, p):
-    # d prod / d x_i = prod of the others, exact at zeros: with no zero in the slice it is
-    # P / x_i; with one zero z it is x_z * P / x_i off z and P at z (P: product of the
-    # nonzero entries); with two or more zeros it is 0. Every branch is the exact polynomial
-    # for its zero pattern, so it differentiates again (except at two or more zeros).
+    # d prod / d x_i = prod of the others, exact at zeros. With P the product of the nonzero
+    # entries of the slice and s, q the sum of its zeros' values and of their squares (0 as
+    # values, kept for their derivatives): with no zero it is P / x_i; with one zero z it is
+    # x_z * P / x_i = s * P / x_i off z and P at z; with two zeros z, w it is
+    # x_z * x_w * P / x_i = (s^2 - q) / 2 * P / x_i off them and (s - x_z) * P at z; with more
+    # it is 0. Each branch is the exact polynomial for its zero pattern up to two zeros, so it
+    # differentiates again to any order there; with more zeros, to second order.
     axes = p[0]
     g = _spread(xp, g, p)
     nz = x != 0
     safe = xp.where(nz, x, 1.0)
     prod_nz = xp.prod(safe, axis=axes, keepdims=True)
     zeros = xp.sum(xp.astype(~nz, x.dtype), axis=axes, keepdims=True)
-    zero_value = xp.sum(xp.where(nz, 0.0, x), axis=axes, keepdims=True)
-    factor = xp.where(zeros == 0, 1.0, xp.where(zeros == 1, zero_value, 0.0))
-    at_zero = xp.where(zeros == 1, prod_nz, 0.0)
+    at_zeros = xp.where(nz, 0.0, x)
+    s = xp.sum(at_zeros, axis=axes, keepdims=True)
+    q = xp.sum(at_zeros * at_zeros, axis=axes, keepdims=True)
+    factor = xp.where(zeros == 1, s, xp.where(zeros == 2, (s * s - q) / 2, 0.0))
+    factor = xp.where(zeros == 0, 1.0, factor)
+    at_zero = xp.where(zeros == 1, 1.0, xp.where(zeros == 2, s - x, 0.0)) * prod_nz
     return g * xp.where(nz, factor * prod_nz / safe, at_zero)
 
 
@@ -170,37 +176,59 @@ def _cumsum_vjp(xp, g, x, out, p):
     return _reverse_cumsum(xp, g, axis)
 
 
+def _zeros_so_far(xp, x, axis):
+    """x == 0, and how many zeros x holds along axis up to each place (that one included)."""
+    zero = x == 0
+    return zero, xp.cumulative_sum(xp.astype(zero, x.dtype), axis=axis)
+
+
 def _cumprod_vjp(xp, g, x, out, p):
     # d out_k / d x_j = prod of x_i over i <= k, i != j (for k >= j). Where x_j != 0 the VJP is
     # reverse_cumsum(g * out)_j / x_j. At the first zero z of a slice it is reverse_cumsum(g * P)_z
     # with P the cumulative product of x with x_z set to 1; at later zeros every term holds x_z,
-    # so it is 0. First order is exact everywhere. Second order is exact except for the
-    # derivatives of the gradient at the second and later zeros of a slice, taken as 0.
+    # so it is 0: at the second zero w it is written x_z * reverse_cumsum(g * Q)_w, with Q the
+    # cumulative product of x with x_z and x_w set to 1 (value 0, derivative in x_z exact), so
+    # that it differentiates again to any order where a slice holds at most two zeros, and to
+    # second order with more (the VJP at the third and later zeros is the constant 0).
     axis, initial = p
     if initial:
         g = g[_along(axis, slice(1, None))]
         out = out[_along(axis, slice(1, None))]
-    zero = x == 0
-    first = xp.logical_and(zero, xp.cumulative_sum(xp.astype(zero, x.dtype), axis=axis) == 1)
+    zero, so_far = _zeros_so_far(xp, x, axis)
+    first = xp.logical_and(zero, so_far == 1)
+    second = xp.logical_and(zero, so_far == 2)
     off_zero = _reverse_cumsum(xp, g * out, axis) / _nonzero(xp, x)
     at_first = _reverse_cumsum(xp, g * xp.cumulative_prod(xp.where(first, 1.0, x), axis=axis), axis)
-    return xp.where(zero, xp.where(first, at_first, 0.0), off_zero)
+    both_ones = xp.where(xp.logical_or(first, second), 1.0, x)
+    x_first = xp.sum(xp.where(first, x, 0.0), axis=axis, keepdims=True)
+    at_second = x_first * _reverse_cumsum(xp, g * xp.cumulative_prod(both_ones, axis=axis), axis)
+    later = xp.where(second, at_second, 0.0)
+    return xp.where(zero, xp.where(first, at_first, later), off_zero)
 
 
 def _cumprod_jvp(xp, t, x, out, p):
     # d out_k = sum over j <= k of t_j * prod of x_i over i <= k, i != j. Before the first zero
     # of a slice that is out_k * cumulative_sum(t / x)_k; from the first zero z on, every term
-    # but j = z holds x_z = 0: t_z * P_k, with P the cumulative product of x with x_z set to 1.
+    # but j = z holds x_z = 0: t_z * P_k, with P the cumulative product of x with x_z set to 1,
+    # plus x_z times the others' sum without x_z (value 0; its derivative in x_z keeps second
+    # derivatives exact at any zeros): the same formula one zero on, for P and t with t_z = 0.
     axis, initial = p
     if initial:
         out = out[_along(axis, slice(1, None))]
-    zero = x == 0
-    zeros_so_far = xp.cumulative_sum(xp.astype(zero, x.dtype), axis=axis)
-    first = xp.logical_and(zero, zeros_so_far == 1)
+    zero, so_far = _zeros_so_far(xp, x, axis)
+    first = xp.logical_and(zero, so_far == 1)
+    second = xp.logical_and(zero, so_far == 2)
     before = out * xp.cumulative_sum(t / _nonzero(xp, x), axis=axis)
     t_first = xp.sum(xp.where(first, t, 0.0), axis=axis, keepdims=True)
-    after = t_first * xp.cumulative_prod(xp.where(first, 1.0, x), axis=axis)
-    dout = xp.where(zeros_so_far == 0, before, after)
+    x_first = xp.sum(xp.where(first, x, 0.0), axis=axis, keepdims=True)
+    past_first = xp.cumulative_prod(xp.where(first, 1.0, x), axis=axis)
+    t_rest = xp.where(first, 0.0, t)
+    rest_before = past_first * xp.cumulative_sum(t_rest / _nonzero(xp, x), axis=axis)
+    t_second = xp.sum(xp.where(second, t, 0.0), axis=axis, keepdims=True)
+    both_ones = xp.where(xp.logical_or(first, second), 1.0, x)
+    rest_after = t_second * xp.cumulative_prod(both_ones, axis=axis)
+    rest = xp.where(so_far == 1, rest_before, rest_after)
+    dout = xp.where(so_far == 0, before, t_first * past_first + x_first * rest)
     if initial:
         dout = xp.concat([xp.zeros_like(dout[_along(axis, slice(0, 1))]), dout], axis=axis)
     return dout
