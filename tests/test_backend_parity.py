@@ -105,7 +105,6 @@ def test_in_bounds_negative_and_ellipsis_indices_read_numpys_elements():
     )
 
 
-@fails_on("jax", reason="JAX's true division (as its sqrt, exp, mean) of int32 gives float32")
 @fails_on("array_api_strict", reason="array-api-strict refuses true division of integers")
 def test_true_division_of_int32_gives_numpys_float64():
     q = T([1, 2], dtype=np.int32) / T([2, 2], dtype=np.int32)

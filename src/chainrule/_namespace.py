@@ -12,9 +12,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal, NamedTuple, cast
 
 from . import _backend, _factories, _tensor
-from ._backend import normalize_axes, to_backend_dtype
+from ._backend import DEFAULT_FLOAT, normalize_axes, to_backend_dtype
 from ._dtypes import (  # noqa: F401 - public
-    DEFAULT_FLOAT,
     __array_namespace_info__,
     bool,
     can_cast,
@@ -1160,11 +1159,12 @@ def _default(
 ) -> tuple[Any, Any]:
     """The default backend (or the library that owns `device`), and the backend dtype for
     `dtype`; for None, the default floating dtype where the result is `floating` and that
-    default is not the backend's own (float64), else None (the backend's choice)."""
+    default may not be the library's own (a default set to float32, or a `device` that names
+    a library, as PyTorch's, whose own is float32), else None (the backend's choice)."""
     xp = _backend.default_namespace()
     if device is not None:
         xp = _owner(device, xp)
-    if dtype is None and floating and DEFAULT_FLOAT.real is not float64:
+    if dtype is None and floating and (DEFAULT_FLOAT.real is not float64 or device is not None):
         dtype = DEFAULT_FLOAT.real
     return xp, _dtype(xp, dtype)
 

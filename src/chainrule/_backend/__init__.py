@@ -9,6 +9,7 @@ import numpy as np
 
 from ._dask import dask_array_attribute, dask_token, is_lazy, layout, lazy_summary, settle
 from ._dtypes import (
+    DEFAULT_FLOAT,
     DTYPE_NAMES,
     DTYPE_OBJECTS,
     FLOAT32,
@@ -101,6 +102,7 @@ __all__ = [
     "covers_all",
     "dask_array_attribute",
     "dask_token",
+    "DEFAULT_FLOAT",
     "default_namespace",
     "derivative_kernels",
     "device",

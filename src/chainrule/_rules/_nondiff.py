@@ -5,6 +5,7 @@ of the table so that compile's trace sees them."""
 from __future__ import annotations
 
 from .. import _backend
+from .._state import STATE
 from ._declare import nondiff
 
 # ----------------------------------------------------------------------------- without gradient
@@ -32,7 +33,7 @@ nondiff("argmin", lambda xp, xs, p: xp.argmin(xs[0], axis=p[0], keepdims=p[1]))
 nondiff("count_nonzero", lambda xp, xs, p: xp.count_nonzero(xs[0], axis=p[0], keepdims=p[1]))
 nondiff("nonzero", lambda xp, xs, p: tuple(xp.nonzero(xs[0])), multi=True)
 # cast: astype to a dtype without gradient (or of a tensor that needs none); p = dtype.
-nondiff("cast", lambda xp, xs, p: xp.astype(xs[0], p))
+STATE.cast = nondiff("cast", lambda xp, xs, p: xp.astype(xs[0], p))
 
 
 def _integer_reduction(xp, xs, p):
