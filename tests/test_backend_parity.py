@@ -118,3 +118,18 @@ def test_the_gradient_of_a_reversed_row_after_an_integer_index_reaches_each_elem
     y = x[0, ::-1, ...]
     cr.sum(y * T([1.0, 2.0, 3.0])).backward()
     np.testing.assert_array_equal(N(x.grad), [[3.0, 2.0, 1.0], [0.0, 0.0, 0.0]])
+
+
+@pytest.mark.parametrize(
+    "op",
+    [cr.linalg.inv, lambda a: cr.linalg.solve(a, cr.ones_like(a[..., 0]))],
+    ids=["inv", "solve"],
+)
+def test_a_singular_matrix_raises_numpys_linalg_error(op):
+    # JAX returned inf and NaN without a word. PyTorch raises its own LinAlgError (a
+    # RuntimeError); Dask raises NumPy's when computed.
+    a = T([[1.0, 2.0], [2.0, 4.0]])
+    error = RuntimeError if LIBRARY == "torch" else np.linalg.LinAlgError
+    with pytest.raises(error, match="[Ss]ingular"):
+        N(op(a))
+

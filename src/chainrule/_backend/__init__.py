@@ -35,6 +35,7 @@ from ._gaps import (
     inv,
     matrix_rank,
     searchsorted,
+    solve,
     svdvals,
     unchunked,
 )
@@ -148,6 +149,7 @@ __all__ = [
     "searchsorted",
     "settle",
     "shares_memory",
+    "solve",
     "special_function",
     "sum_to",
     "svdvals",

@@ -1,6 +1,7 @@
 """The other library gaps that rules call: Dask's broadcasts in chunks, Cholesky factor,
 searches, one-chunk transforms, wide identity matrices and linear algebra that array-api-compat
-passes on wrongly; inverses in the input's dtype; PyTorch's own derivative kernels."""
+passes on wrongly; inverses in the input's dtype, and JAX's singular inverses and solves
+refused; PyTorch's own derivative kernels."""
 
 from __future__ import annotations
 
@@ -113,11 +114,31 @@ def eye(xp, n_rows, n_cols, k, **kwargs):
 
 def inv(xp, x):
     """The inverse of x, in x's floating dtype (Dask's is float64 for float32 matrices); of
-    integers, the library's (NumPy's float64: an integer inverse would be cut to 0)."""
+    integers, the library's (NumPy's float64: an integer inverse would be cut to 0). A
+    singular x raises NumPy's LinAlgError on JAX too (_singular)."""
     out = xp.linalg.inv(x)
+    _singular(xp, x, out)
     if out.dtype == x.dtype or dtype_kind(x.dtype) not in "fc":
         return out
     return xp.astype(out, x.dtype)
+
+
+def solve(xp, a, b):
+    """xp.linalg.solve; a singular `a` raises NumPy's LinAlgError on JAX too (_singular)."""
+    out = xp.linalg.solve(a, b)
+    _singular(xp, a, out)
+    return out
+
+
+def _singular(xp, a, out) -> None:
+    """NumPy's LinAlgError where JAX inverted (or solved with) singular matrices: JAX's LU
+    divides by the zero pivot that NumPy's LAPACK call reports, and returns inf and NaN
+    without a word. Checked on the host (as indices are, _indexing._check_bounds): a result
+    not finite from a finite `a`. PyTorch raises its own error; Dask's is NumPy's, when
+    computed."""
+    if library(xp) == "jax" and not bool(xp.all(xp.isfinite(out))):
+        if bool(xp.all(xp.isfinite(a))):
+            raise np.linalg.LinAlgError("Singular matrix")
 
 
 def matrix_rank(xp, x, rtol):
