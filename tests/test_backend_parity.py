@@ -133,3 +133,25 @@ def test_a_singular_matrix_raises_numpys_linalg_error(op):
     with pytest.raises(error, match="[Ss]ingular"):
         N(op(a))
 
+
+@pytest.mark.parametrize("counts", [[3, 0, 1], [2]], ids=["each", "one for all"])
+def test_repeat_by_numpy_counts_and_its_gradient(counts):
+    # Dask's repeat takes one integer count: it raised NotImplementedError. NumPy counts give
+    # a result of known size there, and a gradient (other libraries take counts of their own).
+    a = np.array([1.0, 2.0, 3.0])
+    x = T(a, requires_grad=True)
+    y = cr.repeat(x, np.asarray(counts) if LIBRARY == "dask" else T(counts))
+    assert y.shape == np.repeat(a, counts).shape
+    np.testing.assert_array_equal(N(y), np.repeat(a, counts))
+    cr.sum(y * y).backward()
+    np.testing.assert_array_equal(N(x.grad), 2 * a * np.broadcast_to(counts, a.shape))
+
+
+def test_repeat_by_a_tensor_of_counts():
+    # On Dask the result's size is unknown until the counts are computed: its values are
+    # right, its gradient refused with a clear error (no error of Dask's internals).
+    a, counts = np.array([1.0, 2.0, 3.0]), np.array([3, 0, 1])
+    np.testing.assert_array_equal(N(cr.repeat(T(a), T(counts))), np.repeat(a, counts))
+    if LIBRARY == "dask":
+        with pytest.raises(NotImplementedError, match="unknown until the counts are computed"):
+            cr.repeat(T(a, requires_grad=True), T(counts))

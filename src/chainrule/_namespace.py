@@ -750,8 +750,19 @@ def repeat(x: ArrayLike, repeats: int | ArrayLike, /, *, axis: int | None = None
         split = shape[:axis] + (shape[axis], repeats) + shape[axis + 1 :]
         return OPS["repeat"](x, (repeats, axis, split))
     # Counts per element: gather each output element's source, so take's VJP scatters back.
-    (x, counts), xp = as_tensors((x, repeats), "repeat")
+    counts = as_tensor(repeats)
+    if not (_backend.is_lazy(x._data) and _backend.library(counts._xp) == "numpy"):
+        (x, counts), _ = as_tensors((x, counts), "repeat")
+    # else NumPy counts of a Dask x: the sources are found in NumPy, their number known.
+    if x._edge is not None and _tensor.grad_mode.enabled and _backend.is_lazy(counts._data):
+        raise NotImplementedError(
+            "the gradient of repeat by an array of counts on Dask is not supported: the "
+            "result's size is unknown until the counts are computed (NaN chunk sizes); repeat "
+            "by an integer, or by counts given as NumPy values"
+        )
     sources = OPS["repeat_sources"]((counts,), shape[axis])._data
+    if counts._xp is not x._xp:
+        sources = x._xp.asarray(sources)
     return OPS["take"](x, (sources, axis, shape, x._data.dtype))
 
 

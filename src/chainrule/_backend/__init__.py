@@ -34,10 +34,12 @@ from ._gaps import (
     eye,
     inv,
     matrix_rank,
+    repeat_indices,
     searchsorted,
     solve,
     svdvals,
     unchunked,
+    unique,
 )
 from ._helpers import (
     count,
@@ -145,6 +147,7 @@ __all__ = [
     "owns_memory",
     "public",
     "register_namespace",
+    "repeat_indices",
     "scatter_add",
     "searchsorted",
     "settle",
@@ -161,6 +164,7 @@ __all__ = [
     "to_device",
     "to_numpy",
     "unchunked",
+    "unique",
     "unwatched",
     "watched",
     "WatchedArray",

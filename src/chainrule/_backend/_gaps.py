@@ -96,6 +96,32 @@ def searchsorted(xp, x1, v, side, sorter):
     return xp.searchsorted(x1, v, side=side, sorter=sorter)
 
 
+def repeat_indices(xp, counts, n: int):
+    """Each of the indices 0 to n - 1 repeated by its count (`counts`: 1-D, one for all or n).
+    Dask's repeat takes one integer count: the indices of each chunk of counts, made when
+    computed (their number is unknown until then)."""
+    if library(xp) != "dask":
+        return xp.repeat(xp.arange(n), counts)
+    if counts.shape[0] != n:
+        counts = xp.broadcast_to(counts, (n,))
+    dar = import_module("dask.array")
+    chunks = ((np.nan,) * counts.numblocks[0],)
+    return dar.map_blocks(_repeat_block, counts, chunks=chunks, dtype=np.int64)
+
+
+def _repeat_block(counts, block_info=None):
+    start = block_info[0]["array-location"][0][0]
+    return np.repeat(np.arange(start, start + counts.shape[0]), counts)
+
+
+def unique(xp, x, kind: str) -> tuple:
+    """xp.unique_<kind>(x) as a tuple of arrays, and whether its values come sorted (as
+    chainrule returns them). Dask's do (np.unique of each chunk, then of their values), and
+    could not be put in order by a gather anyway: their size is unknown until computed."""
+    found = getattr(xp, f"unique_{kind}")(x)
+    return (found,) if kind == "values" else tuple(found), library(xp) == "dask"
+
+
 def unchunked(xp, a, axes):
     """`a`, for Dask in one chunk along `axes` (its transforms take no other; a gradient
     joined from slices has several)."""

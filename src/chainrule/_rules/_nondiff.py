@@ -121,10 +121,12 @@ def _ascending(xp, values):
 
 def _unique(xp, xs, p):
     """unique_<p> of x with its values sorted (and indices, inverse, counts to match)."""
-    found = getattr(xp, f"unique_{p}")(xs[0])
-    if p == "values":
-        return (xp.take(found, _ascending(xp, found)),)
+    found, ordered = _backend.unique(xp, xs[0], p)
+    if ordered:
+        return found
     order = _ascending(xp, found[0])
+    if p == "values":
+        return (xp.take(found[0], order),)
     at = {"all": 2, "inverse": 1}.get(p)  # where the inverse indices are
     out = [r if i == at else xp.take(r, order) for i, r in enumerate(found)]
     if at is not None:
@@ -147,7 +149,7 @@ def _wrap_indices(xp, xs, p):
 
 nondiff("wrap_indices", _wrap_indices)
 # repeat by counts: the source position along the axis of each output element; p = length.
-nondiff("repeat_sources", lambda xp, xs, p: xp.repeat(xp.arange(p), xs[0]))
+nondiff("repeat_sources", lambda xp, xs, p: _backend.repeat_indices(xp, xs[0], p))
 
 
 def _var_rounding(xp, xs, p):
