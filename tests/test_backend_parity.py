@@ -105,7 +105,6 @@ def test_in_bounds_negative_and_ellipsis_indices_read_numpys_elements():
     )
 
 
-@fails_on("jax", reason="JAX's true division (as its sqrt, exp, mean) of int32 gives float32")
 @fails_on("array_api_strict", reason="array-api-strict refuses true division of integers")
 def test_true_division_of_int32_gives_numpys_float64():
     q = T([1, 2], dtype=np.int32) / T([2, 2], dtype=np.int32)
@@ -119,3 +118,40 @@ def test_the_gradient_of_a_reversed_row_after_an_integer_index_reaches_each_elem
     y = x[0, ::-1, ...]
     cr.sum(y * T([1.0, 2.0, 3.0])).backward()
     np.testing.assert_array_equal(N(x.grad), [[3.0, 2.0, 1.0], [0.0, 0.0, 0.0]])
+
+
+@pytest.mark.parametrize(
+    "op",
+    [cr.linalg.inv, lambda a: cr.linalg.solve(a, cr.ones_like(a[..., 0]))],
+    ids=["inv", "solve"],
+)
+def test_a_singular_matrix_raises_numpys_linalg_error(op):
+    # JAX returned inf and NaN without a word. PyTorch raises its own LinAlgError (a
+    # RuntimeError); Dask raises NumPy's when computed.
+    a = T([[1.0, 2.0], [2.0, 4.0]])
+    error = RuntimeError if LIBRARY == "torch" else np.linalg.LinAlgError
+    with pytest.raises(error, match="[Ss]ingular"):
+        N(op(a))
+
+
+@pytest.mark.parametrize("counts", [[3, 0, 1], [2]], ids=["each", "one for all"])
+def test_repeat_by_numpy_counts_and_its_gradient(counts):
+    # Dask's repeat takes one integer count: it raised NotImplementedError. NumPy counts give
+    # a result of known size there, and a gradient (other libraries take counts of their own).
+    a = np.array([1.0, 2.0, 3.0])
+    x = T(a, requires_grad=True)
+    y = cr.repeat(x, np.asarray(counts) if LIBRARY == "dask" else T(counts))
+    assert y.shape == np.repeat(a, counts).shape
+    np.testing.assert_array_equal(N(y), np.repeat(a, counts))
+    cr.sum(y * y).backward()
+    np.testing.assert_array_equal(N(x.grad), 2 * a * np.broadcast_to(counts, a.shape))
+
+
+def test_repeat_by_a_tensor_of_counts():
+    # On Dask the result's size is unknown until the counts are computed: its values are
+    # right, its gradient refused with a clear error (no error of Dask's internals).
+    a, counts = np.array([1.0, 2.0, 3.0]), np.array([3, 0, 1])
+    np.testing.assert_array_equal(N(cr.repeat(T(a), T(counts))), np.repeat(a, counts))
+    if LIBRARY == "dask":
+        with pytest.raises(NotImplementedError, match="unknown until the counts are computed"):
+            cr.repeat(T(a, requires_grad=True), T(counts))

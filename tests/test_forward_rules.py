@@ -360,6 +360,7 @@ SAMPLES = {
     "imag": st.builds(lambda a: (cr.imag, [a]), COMPLEX),
     "conj": st.builds(lambda a: (cr.conj, [a]), COMPLEX),
     "angle": st.builds(lambda a: (cr.angle, [a]), AWAY_FROM_ORIGIN),
+    "erf_series": st.builds(lambda a: (F.gelu, [a]), SHAPES.flatmap(arrays)),
     "fft": _fft(),
     "linalg_eig": _eig(),
     "batch": _vmapped(),

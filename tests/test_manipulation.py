@@ -37,7 +37,10 @@ GRADCHECKED = {
     "repeat", "roll", "tile", "unstack", "take_along_axis", "take_along_add",
 }  # fmt: skip
 
-DASK_REPEAT = "Dask's repeat takes one integer count, not an array of counts"
+DASK_REPEAT = (
+    "a Dask array of counts makes a result of unknown size: its gradient is refused (NumPy "
+    "counts are not)"
+)
 
 
 # ----------------------------------------------------------------------------- shape and order

@@ -7,6 +7,7 @@ import json
 import math
 import pathlib
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -15,14 +16,15 @@ from hypothesis import strategies as st
 
 import chainrule as cr
 import chainrule.nn.functional as F
-from chainrule import _backend
+from chainrule import CompileWarning, _backend
+from chainrule._rules import OPS
 from chainrule.autograd import grad
 from chainrule.random import Generator
 from conftest import BACKEND, N, T, examples
 from helpers import SHAPES, arrays, assert_values, check_grads, floats, leaf
 
 REF = np.load(pathlib.Path(__file__).parent / "fixtures" / "torch_reference.npz")
-GRADCHECKED = {"conv2d"}
+GRADCHECKED = {"conv2d", "erf_series"}  # erf_series: test_erf_first_and_second_derivatives
 
 
 def conv_as_recorded(name, x, w, b):
@@ -77,22 +79,26 @@ def test_values_and_gradients_match_pytorch(name):
 # ----------------------------------------------------------------------------- activations
 
 
+# gelu's erf: the rule table's erf_series (elementwise operations, no SciPy).
+ERF = OPS["erf_series"]
+
+
 def test_erf_is_accurate_to_a_few_ulps_in_float64():
     xs = np.concatenate(
         [np.linspace(-7, 7, 4001), [0.0, 1e-300, -1e-20, 1e-8, 1.999999, 2.0, 2.000001, 40.0]]
     )
     expected = np.array([math.erf(v) for v in xs])
-    got = N(F._erf(T(xs)))
+    got = N(ERF(T(xs)))
     rel = np.abs(got - expected) / np.maximum(np.abs(expected), np.finfo(float).tiny)
     assert rel.max() < 3e-15
-    assert N(F._erf(T([np.inf, -np.inf]))).tolist() == [1.0, -1.0]
-    assert np.isnan(N(F._erf(T([np.nan])))).all()
+    assert N(ERF(T([np.inf, -np.inf]))).tolist() == [1.0, -1.0]
+    assert np.isnan(N(ERF(T([np.nan])))).all()
 
 
 @examples(10)
 @given(a=arrays(SHAPES, floats(-3.5, 3.5)))
 def test_erf_first_and_second_derivatives(a):
-    check_grads(F._erf, leaf(a))
+    check_grads(ERF, leaf(a))
 
 
 @pytest.mark.parametrize(
@@ -120,6 +126,22 @@ def test_gelu_is_the_exact_erf_form_by_default():
     assert not np.allclose(N(F.gelu(T(x), approximate="tanh")), exact, rtol=1e-6)
     with pytest.raises(ValueError, match="none or tanh"):
         F.gelu(T(x), approximate="fast")
+
+
+def test_the_exact_gelu_replays_under_compile():
+    # Its erf was a custom autograd.Function, which compile runs eagerly with a CompileWarning.
+    w = leaf([-1.5, 0.25, 2.0])
+    compiled = cr.compile(lambda w: cr.sum(F.gelu(w * w - 1.0)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompileWarning)
+        for scale in (1.0, 2.0, -0.5):
+            w.grad = None
+            compiled(w * scale if scale != 1.0 else w)
+            got = compiled(w)
+            got.backward()
+            (expected,) = grad(cr.sum(F.gelu(w * w - 1.0)), w)
+            assert_values(got, N(cr.sum(F.gelu(w * w - 1.0))), rtol=1e-15)
+            assert_values(w.grad, N(expected), rtol=1e-15)
 
 
 def test_float32_stays_float32():

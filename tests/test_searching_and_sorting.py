@@ -26,11 +26,6 @@ from helpers import (
     leaf,
 )
 
-DASK_UNIQUE = (
-    "Dask's unique values have an unknown size until computed (NaN chunks): they can't be "
-    "sorted by a gather"
-)
-
 
 def distinct_arrays(shape):
     """Arrays without ties: sort is differentiable there."""
@@ -144,7 +139,6 @@ def test_searchsorted_with_a_scalar():
 
 
 @fails_on("torch", reason="PyTorch has no unique_all (array-api-compat raises)")
-@fails_on("dask", reason=DASK_UNIQUE)
 @given(a=arrays(SHAPES, WITH_NAN))
 def test_unique_functions_against_numpy(a):
     x = leaf(a)
@@ -172,7 +166,6 @@ KINDS = ("all", "counts", "inverse")
 
 
 @fails_on("torch", reason="PyTorch has no unique_all (array-api-compat raises)")
-@fails_on("dask", reason=DASK_UNIQUE)
 @pytest.mark.parametrize("dtype", ["int64", "int8", "uint16", "float32", "bool"])
 def test_unique_values_are_sorted_whatever_the_backend_returns(dtype):
     # NumPy >= 2.3 returns the unique integers of unique_values in hash order.
@@ -190,7 +183,6 @@ def test_unique_values_are_sorted_whatever_the_backend_returns(dtype):
 
 
 @fails_on("torch", reason="PyTorch has no unique_all (array-api-compat raises)")
-@fails_on("dask", reason=DASK_UNIQUE)
 def test_unique_complex_values_sort_by_real_then_imaginary_part():
     a = np.asarray([1 + 1j, 1 - 1j, -2 + 5j, 1 - 1j])
     out = cr.unique_all(T(a))

@@ -32,21 +32,6 @@ nan = np.nan
 newaxis = None
 
 
-class DefaultFloat:
-    """The floating dtype that new tensors get when no dtype is given: from Python floats, the
-    creation functions, random numbers and new layers (PyTorch's `get_default_dtype`). The one
-    process-wide setting of dtypes: float64 (NumPy's default) unless `set_default_dtype`
-    changed it."""
-
-    __slots__ = ("real", "complex")
-
-    def __init__(self) -> None:
-        self.real, self.complex = float64, complex128
-
-
-DEFAULT_FLOAT = DefaultFloat()
-
-
 # ----------------------------------------------------------------------------- data types
 # chainrule's dtypes stand for NumPy's dtype objects. Promotion and casting are those of the backend
 # of the tensors given (the default backend for dtypes alone), as in chainrule's operations.

@@ -8,7 +8,7 @@ from __future__ import annotations
 import weakref
 
 from . import _backend
-from ._backend import ARRAY_TYPES, FLOAT32, FLOAT64, IS_COMPLEX, ndarray
+from ._backend import ARRAY_TYPES, DEFAULT_FLOAT, FLOAT32, FLOAT64, IS_COMPLEX, KIND, ndarray
 from ._batching import Batched, every_sample
 from ._mode import grad_mode
 from ._node import (
@@ -108,6 +108,38 @@ def _unrecorded(out, xp) -> Tensor:
     return t
 
 
+def _default_floating(xs, out):
+    """Where an operation made floating values from integer or boolean tensors alone (true
+    division, sqrt, a Python float operand), its result takes the default floating dtype, as
+    PyTorch's does, whatever its library's promotion gave (NumPy: float64, or float16 for
+    the sqrt of int8; JAX: float32 from int32): the dtype to cast those inputs to first (the
+    default real one), or None where `out` is right as it is. Asked only of operations whose
+    inputs need no grad (integers never do), where the result's dtype changed."""
+    od = out.dtype
+    for x in xs:
+        if x.__class__ is Tensor:
+            d = x._data.dtype
+            if d is od or d is FLOAT64 or d is FLOAT32 or KIND[d.__class__][d] in "fc":
+                return None
+    kind = KIND[od.__class__][od]
+    if kind == "f":
+        want = DEFAULT_FLOAT.real
+    elif kind == "c":
+        want = DEFAULT_FLOAT.complex
+    else:
+        return None
+    if _backend.public(od) is want:
+        return None
+    return DEFAULT_FLOAT.real
+
+
+def _cast(x, dtype):
+    """x (a tensor, or a Python scalar left as it is) cast to `dtype` by the recorded cast."""
+    if x.__class__ is not Tensor:
+        return x
+    return STATE.cast((x,), _backend.to_backend_dtype(x._xp, dtype))
+
+
 # ----------------------------------------------------------------------------- factories
 # Three factories record the same Node: a one-input and a two-input fast path (W1, W3 and W5
 # of benchmarks/ are chains of such ops; the dispatch and tuple work of the generic path
@@ -132,6 +164,7 @@ def unary_primitive(rule: Rule):
     if rule.view:
         return _view_primitive(rule)
     own = rule.complex == "own"  # complex values need nothing of the engine (Node.meets_complex)
+    given = rule.dtype_given
 
     def op(x, p=None):
         if x.__class__ is not Tensor:
@@ -144,6 +177,10 @@ def unary_primitive(rule: Rule):
         route = grad_mode.route  # (grad mode and the features in one read: see _mode)
         e = x._edge
         if e is None:
+            if out.dtype is not xd.dtype and not given:
+                to = _default_floating((x,), out)
+                if to is not None:  # sqrt of integers: cast them first
+                    return op(_cast(x, to), p)
             res = Tensor(out, xp, None)
         elif route is not None and (route is False or not grad_mode.enabled):
             res = _unrecorded(out, xp)
@@ -275,6 +312,10 @@ def binary_primitive(rule: Rule):
             out = _backend.normalize(out, xp)
         route = grad_mode.route  # (grad mode and the features in one read: see _mode)
         if ex is None and ey is None:
+            if out.dtype is not (yd.dtype if xd.__class__ in _SCALARS else xd.dtype):
+                to = _default_floating((x, y), out)
+                if to is not None:  # integers made floating (true division): cast them first
+                    return op(_cast(x, to), _cast(y, to))
             res = Tensor(out, xp, None)
             if route:  # grad_mode.extended
                 if route is not True:  # compile's trace, alone (see _mode.set_feature)
@@ -378,6 +419,10 @@ def primitive(rule: Rule):
     Python scalars); a rule with several outputs returns a tuple of tensors."""
     fwd = rule.fwd
     multi = rule.multi
+    # Whether a result made floating from integers takes the default floating dtype
+    # (_default_floating): not of a rule without gradient (comparisons, casts) nor of
+    # several outputs.
+    check = rule.vjp is not None and not multi and not rule.dtype_given
 
     def op(xs, p=None):
         xs, xp = as_tensors(xs, rule.name)
@@ -387,6 +432,16 @@ def primitive(rule: Rule):
             if multi
             else (_backend.normalize(out, xp),)
         )
+        if check:  # where(mask, integers, 0.5): cast the integers first
+            to = _default_floating(xs, outs[0])
+            if to is not None:
+                # Only integers: a boolean input of a rule of several may be a mask (where's).
+                cast = [
+                    _cast(x, to) if x.__class__ is Tensor and x.dtype.kind in "iu" else x
+                    for x in xs
+                ]
+                if any(c is not x for c, x in zip(cast, xs)):
+                    return op(cast, p)
         if grad_mode.extended:
             results = _extended(rule, xs, xp, outs, p)
         else:

@@ -73,6 +73,8 @@ TORCH_NAMES: dict[str, str | Callable[[Any], str]] = {
     "ceil": "CeilBackward0",
     "cos": "CosBackward0",
     "cosh": "CoshBackward0",
+    # erf from elementwise operations (nn.functional.gelu's exact form): an erf node
+    "erf_series": "ErfBackward0",
     "exp": "ExpBackward0",
     "expm1": "Expm1Backward0",
     "floor": "FloorBackward0",

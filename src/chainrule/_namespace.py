@@ -12,9 +12,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal, NamedTuple, cast
 
 from . import _backend, _factories, _tensor
-from ._backend import normalize_axes, to_backend_dtype
+from ._backend import DEFAULT_FLOAT, normalize_axes, to_backend_dtype
 from ._dtypes import (  # noqa: F401 - public
-    DEFAULT_FLOAT,
     __array_namespace_info__,
     bool,
     can_cast,
@@ -751,8 +750,19 @@ def repeat(x: ArrayLike, repeats: int | ArrayLike, /, *, axis: int | None = None
         split = shape[:axis] + (shape[axis], repeats) + shape[axis + 1 :]
         return OPS["repeat"](x, (repeats, axis, split))
     # Counts per element: gather each output element's source, so take's VJP scatters back.
-    (x, counts), xp = as_tensors((x, repeats), "repeat")
+    counts = as_tensor(repeats)
+    if not (_backend.is_lazy(x._data) and _backend.library(counts._xp) == "numpy"):
+        (x, counts), _ = as_tensors((x, counts), "repeat")
+    # else NumPy counts of a Dask x: the sources are found in NumPy, their number known.
+    if x._edge is not None and _tensor.grad_mode.enabled and _backend.is_lazy(counts._data):
+        raise NotImplementedError(
+            "the gradient of repeat by an array of counts on Dask is not supported: the "
+            "result's size is unknown until the counts are computed (NaN chunk sizes); repeat "
+            "by an integer, or by counts given as NumPy values"
+        )
     sources = OPS["repeat_sources"]((counts,), shape[axis])._data
+    if counts._xp is not x._xp:
+        sources = x._xp.asarray(sources)
     return OPS["take"](x, (sources, axis, shape, x._data.dtype))
 
 
@@ -1160,11 +1170,12 @@ def _default(
 ) -> tuple[Any, Any]:
     """The default backend (or the library that owns `device`), and the backend dtype for
     `dtype`; for None, the default floating dtype where the result is `floating` and that
-    default is not the backend's own (float64), else None (the backend's choice)."""
+    default may not be the library's own (a default set to float32, or a `device` that names
+    a library, as PyTorch's, whose own is float32), else None (the backend's choice)."""
     xp = _backend.default_namespace()
     if device is not None:
         xp = _owner(device, xp)
-    if dtype is None and floating and DEFAULT_FLOAT.real is not float64:
+    if dtype is None and floating and (DEFAULT_FLOAT.real is not float64 or device is not None):
         dtype = DEFAULT_FLOAT.real
     return xp, _dtype(xp, dtype)
 

@@ -185,11 +185,15 @@ class Rule:
     signature.
     jvp_formulas: likewise for `jvp` (forward mode's lean path): `((xp, t, x, out, p),)` for
     a one-input rule with a JVP formula, `(dx, dy)` for a two-input symmetric one (each
-    applied to its input's tangent, summed); None otherwise."""
+    applied to its input's tangent, summed); None otherwise.
+    dtype_given: the parameters name the result's dtype (astype): its integer inputs are not
+    cast to the default floating dtype first, as those of an operation that makes floating
+    values of them by its library's promotion are (_factories._default_floating)."""
 
     __slots__ = (
         "name", "fwd", "vjp", "jvp", "saves", "variadic", "multi", "elementwise", "view",
         "backward_name", "naming", "_plans", "complex", "form", "vjp_formulas", "jvp_formulas",
+        "dtype_given",
     )  # fmt: skip
 
     def __init__(
@@ -208,6 +212,7 @@ class Rule:
         form: str = "sequence",
         vjp_formulas: tuple | None = None,
         jvp_formulas: tuple | None = None,
+        dtype_given: bool = False,
     ) -> None:
         if form not in _FORMS:
             raise ValueError(f"rule {name!r}: unknown form {form!r}")
@@ -224,6 +229,7 @@ class Rule:
         self.form = form
         self.vjp_formulas = vjp_formulas
         self.jvp_formulas = jvp_formulas
+        self.dtype_given = dtype_given
         # The node's name: PyTorch's, given by the rule table where PyTorch has the op; else
         # chainrule's own. `naming(node)`, when set, names the node by its call instead.
         self.backward_name = "".join(w.capitalize() for w in name.split("_")) + "Backward"

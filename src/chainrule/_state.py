@@ -29,6 +29,7 @@ class State:
         "vmap",
         "forward_lean",
         "lift",
+        "cast",
         "source_cost",
     )
 
@@ -57,6 +58,10 @@ class State:
         # vmap's, as a tensor of the innermost vmap level (the same value for every sample,
         # its gradient summed over the batch), or None outside vmap.
         self.lift: Callable[[Any, Any], Any] | None = None
+        # The rule table's cast, an operation `([tensor], dtype)` (recorded as any, so that
+        # compile's trace holds it): the factories cast integer inputs with it where their
+        # result takes the default floating dtype (_factories._default_floating).
+        self.cast: Callable[[Any, Any], Any] | None = None
         # compile: the expected seconds per instruction of compiling a replay to Python
         # source, averaged with each compilation's measure (when a replay turns to source).
         self.source_cost = 20e-6

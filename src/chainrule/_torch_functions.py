@@ -13,8 +13,8 @@ import numpy as np
 
 from . import _torch_methods as _method
 from . import random as _random
-from ._backend import DType, from_backend_dtype
-from ._dtypes import DEFAULT_FLOAT, complex64, complex128, float16, float32, float64
+from ._backend import DEFAULT_FLOAT, DType, from_backend_dtype
+from ._dtypes import complex64, complex128, float16, float32, float64
 from ._einsum import einsum as _einsum
 from ._namespace import asarray, concat, int64
 from ._tensor import Tensor, as_tensor

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from . import _backend
+from ._backend import DEFAULT_FLOAT
 from ._namespace import _default, _dtype, _new, _on, _one_axis, complex64, complex128, float32, roll
 from ._rules import OPS
 from ._tensor import Tensor, as_tensor
@@ -26,7 +27,8 @@ _NORMS = ("backward", "ortho", "forward")
 
 def _transform(name: str, x: ArrayLike, complex_input: bool, **kwargs: Any) -> Tensor:
     """Backend transform `name` of x. A complex_input transform takes a real x as complex of
-    its precision (float32 as complex64), as NumPy does, on every backend."""
+    its precision (float32 as complex64), as NumPy does, on every backend; integers as the
+    default complex dtype."""
     x = as_tensor(x)
     if kwargs.get("norm") not in _NORMS:
         # Checked here: not every backend says ValueError for it.
@@ -35,8 +37,11 @@ def _transform(name: str, x: ArrayLike, complex_input: bool, **kwargs: Any) -> T
             f"not {kwargs.get('norm')!r}"
         )
     cast = None
-    if complex_input and x.dtype.kind != "c":
-        cast = _dtype(x._xp, complex64 if x.dtype == float32 else complex128)
+    kind = x.dtype.kind
+    if complex_input and kind != "c":
+        # Integers and bools: the default complex dtype (complex128 unless set_default_dtype).
+        complex_of = DEFAULT_FLOAT.complex if kind in "biu" else complex128
+        cast = _dtype(x._xp, complex64 if x.dtype == float32 else complex_of)
     return OPS["fft"](x, (name, tuple(kwargs.items()), cast, x.shape))
 
 

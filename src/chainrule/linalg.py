@@ -9,6 +9,7 @@ import builtins
 from typing import Any, Literal, NamedTuple
 
 from . import _backend
+from ._backend import DEFAULT_FLOAT
 from ._namespace import (
     abs,
     astype,
@@ -16,7 +17,6 @@ from ._namespace import (
     complex128,
     conj,
     float32,
-    float64,
     inf,
     matmul,
     matrix_transpose,
@@ -163,10 +163,10 @@ def trace(x: ArrayLike, /, *, offset: int = 0, dtype: DTypeLike = None) -> Tenso
 
 def inv(x: ArrayLike, /) -> Tensor:
     """The inverses of square matrices; the gradient needs them invertible: -inv(x)^T g
-    inv(x)^T. Integers and bools are inverted as float64 (NumPy's)."""
+    inv(x)^T. Integers and bools are inverted in the default floating dtype (float64 unless set)."""
     x = _matrices(x, "inv", square_only=True)
     if x.dtype.kind not in "fc":
-        x = astype(x, float64)
+        x = astype(x, DEFAULT_FLOAT.real)
     return OPS["linalg_inv"](x)
 
 
@@ -193,10 +193,10 @@ def solve(x1: ArrayLike, x2: ArrayLike, /) -> Tensor:
 def pinv(x: ArrayLike, /, *, rtol: float | ArrayLike | None = None) -> Tensor:
     """Moore-Penrose pseudo-inverses (singular values below rtol times the largest count as
     zero). The gradient holds where the rank does not change nearby, as for full rank.
-    Integers and bools are inverted as float64 (NumPy's)."""
+    Integers and bools are inverted in the default floating dtype (float64 unless set)."""
     x = _matrices(x, "pinv")
     if x.dtype.kind not in "fc":
-        x = astype(x, float64)
+        x = astype(x, DEFAULT_FLOAT.real)
     return OPS["linalg_pinv"](x, _raw(rtol))
 
 
@@ -328,7 +328,7 @@ def vector_norm(
     if x.dtype.kind == "c":
         x = abs(x)  # a real tensor of the same precision; norms depend only on |x|
     elif x.dtype.kind != "f":
-        x = astype(x, float64)
+        x = astype(x, DEFAULT_FLOAT.real)
     if ord == 2:
         return _root(sum(square(x), axis=axis, keepdims=keepdims), 2)
     if ord == 1:

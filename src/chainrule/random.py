@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from . import _backend
+from ._backend import DEFAULT_FLOAT
 from ._batching import NAMESPACE, Batched
-from ._dtypes import DEFAULT_FLOAT
 from ._namespace import asarray, int64
 from ._tensor import Tensor, grad_mode
 from ._typing import Device, DTypeLike

@@ -9,6 +9,7 @@ import numpy as np
 
 from ._dask import dask_array_attribute, dask_token, is_lazy, layout, lazy_summary, settle
 from ._dtypes import (
+    DEFAULT_FLOAT,
     DTYPE_NAMES,
     DTYPE_OBJECTS,
     FLOAT32,
@@ -33,9 +34,12 @@ from ._gaps import (
     eye,
     inv,
     matrix_rank,
+    repeat_indices,
     searchsorted,
+    solve,
     svdvals,
     unchunked,
+    unique,
 )
 from ._helpers import (
     count,
@@ -101,6 +105,7 @@ __all__ = [
     "covers_all",
     "dask_array_attribute",
     "dask_token",
+    "DEFAULT_FLOAT",
     "default_namespace",
     "derivative_kernels",
     "device",
@@ -142,10 +147,12 @@ __all__ = [
     "owns_memory",
     "public",
     "register_namespace",
+    "repeat_indices",
     "scatter_add",
     "searchsorted",
     "settle",
     "shares_memory",
+    "solve",
     "special_function",
     "sum_to",
     "svdvals",
@@ -157,6 +164,7 @@ __all__ = [
     "to_device",
     "to_numpy",
     "unchunked",
+    "unique",
     "unwatched",
     "watched",
     "WatchedArray",

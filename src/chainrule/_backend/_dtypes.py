@@ -83,6 +83,21 @@ DTYPE_OBJECTS = {n: DType(n) for n in DTYPE_NAMES}
 _PUBLIC = {d.dtype: d for d in DTYPE_OBJECTS.values()}  # NumPy's dtype -> chainrule's DType
 
 
+class DefaultFloat:
+    """The floating dtype that new tensors get when no dtype is given: from Python floats, the
+    creation functions, random numbers and new layers, and operations that make floating
+    values from integers alone (PyTorch's `get_default_dtype`). The one process-wide setting
+    of dtypes: float64 (NumPy's default) unless `set_default_dtype` changed it."""
+
+    __slots__ = ("real", "complex")
+
+    def __init__(self) -> None:
+        self.real, self.complex = DTYPE_OBJECTS["float64"], DTYPE_OBJECTS["complex128"]
+
+
+DEFAULT_FLOAT = DefaultFloat()
+
+
 def checked(a):
     """Array `a`, or a TypeError naming chainrule's dtypes where its dtype is none of them
     (NumPy's longdouble, strings, objects; PyTorch's bfloat16)."""

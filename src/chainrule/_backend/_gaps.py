@@ -1,6 +1,7 @@
 """The other library gaps that rules call: Dask's broadcasts in chunks, Cholesky factor,
 searches, one-chunk transforms, wide identity matrices and linear algebra that array-api-compat
-passes on wrongly; inverses in the input's dtype; PyTorch's own derivative kernels."""
+passes on wrongly; inverses in the input's dtype, and JAX's singular inverses and solves
+refused; PyTorch's own derivative kernels."""
 
 from __future__ import annotations
 
@@ -95,6 +96,32 @@ def searchsorted(xp, x1, v, side, sorter):
     return xp.searchsorted(x1, v, side=side, sorter=sorter)
 
 
+def repeat_indices(xp, counts, n: int):
+    """Each of the indices 0 to n - 1 repeated by its count (`counts`: 1-D, one for all or n).
+    Dask's repeat takes one integer count: the indices of each chunk of counts, made when
+    computed (their number is unknown until then)."""
+    if library(xp) != "dask":
+        return xp.repeat(xp.arange(n), counts)
+    if counts.shape[0] != n:
+        counts = xp.broadcast_to(counts, (n,))
+    dar = import_module("dask.array")
+    chunks = ((np.nan,) * counts.numblocks[0],)
+    return dar.map_blocks(_repeat_block, counts, chunks=chunks, dtype=np.int64)
+
+
+def _repeat_block(counts, block_info=None):
+    start = block_info[0]["array-location"][0][0]
+    return np.repeat(np.arange(start, start + counts.shape[0]), counts)
+
+
+def unique(xp, x, kind: str) -> tuple:
+    """xp.unique_<kind>(x) as a tuple of arrays, and whether its values come sorted (as
+    chainrule returns them). Dask's do (np.unique of each chunk, then of their values), and
+    could not be put in order by a gather anyway: their size is unknown until computed."""
+    found = getattr(xp, f"unique_{kind}")(x)
+    return (found,) if kind == "values" else tuple(found), library(xp) == "dask"
+
+
 def unchunked(xp, a, axes):
     """`a`, for Dask in one chunk along `axes` (its transforms take no other; a gradient
     joined from slices has several)."""
@@ -113,11 +140,31 @@ def eye(xp, n_rows, n_cols, k, **kwargs):
 
 def inv(xp, x):
     """The inverse of x, in x's floating dtype (Dask's is float64 for float32 matrices); of
-    integers, the library's (NumPy's float64: an integer inverse would be cut to 0)."""
+    integers, the library's (NumPy's float64: an integer inverse would be cut to 0). A
+    singular x raises NumPy's LinAlgError on JAX too (_singular)."""
     out = xp.linalg.inv(x)
+    _singular(xp, x, out)
     if out.dtype == x.dtype or dtype_kind(x.dtype) not in "fc":
         return out
     return xp.astype(out, x.dtype)
+
+
+def solve(xp, a, b):
+    """xp.linalg.solve; a singular `a` raises NumPy's LinAlgError on JAX too (_singular)."""
+    out = xp.linalg.solve(a, b)
+    _singular(xp, a, out)
+    return out
+
+
+def _singular(xp, a, out) -> None:
+    """NumPy's LinAlgError where JAX inverted (or solved with) singular matrices: JAX's LU
+    divides by the zero pivot that NumPy's LAPACK call reports, and returns inf and NaN
+    without a word. Checked on the host (as indices are, _indexing._check_bounds): a result
+    not finite from a finite `a`. PyTorch raises its own error; Dask's is NumPy's, when
+    computed."""
+    if library(xp) == "jax" and not bool(xp.all(xp.isfinite(out))):
+        if bool(xp.all(xp.isfinite(a))):
+            raise np.linalg.LinAlgError("Singular matrix")
 
 
 def matrix_rank(xp, x, rtol):

@@ -114,9 +114,10 @@ def _unary_jvp(name, vjp, jvp) -> tuple:
     return unary_jvp, (jvp,)
 
 
-def unary(name, fwd, vjp, saves="", *, jvp, view=False, complex=None):
+def unary(name, fwd, vjp, saves="", *, jvp, view=False, complex=None, dtype_given=False):
     """A one-input rule; `vjp(xp, g, x, out, p)` returns x's gradient; `jvp`: an identity
-    (see the module docstring) or a formula `(xp, t, x, out, p)`; `complex`: as `Rule`'s."""
+    (see the module docstring) or a formula `(xp, t, x, out, p)`; `complex`, `dtype_given`:
+    as `Rule`'s."""
     if saves:
 
         def rule_vjp(xp, g, s, p, needs):
@@ -129,7 +130,7 @@ def unary(name, fwd, vjp, saves="", *, jvp, view=False, complex=None):
     rule_jvp, jvp_formulas = _unary_jvp(name, vjp, jvp)
     rule = Rule(
         name, fwd, rule_vjp, (_slots(saves),), view=view, jvp=rule_jvp, complex=complex,
-        form="unary", vjp_formulas=(vjp,), jvp_formulas=jvp_formulas,
+        form="unary", vjp_formulas=(vjp,), jvp_formulas=jvp_formulas, dtype_given=dtype_given,
     )  # fmt: skip
     return _register(rule, unary_primitive)
 

@@ -155,7 +155,7 @@ def _solve_jvp(xp, ts, xs, outs, p):
 
 nary(
     "linalg_solve",
-    lambda xp, xs, p: xp.linalg.solve(*xs),
+    lambda xp, xs, p: _backend.solve(xp, *xs),
     _solve_vjp,
     ((0, 1, OUT),) * 2,
     jvp=_solve_jvp,

@@ -5,6 +5,7 @@ of the table so that compile's trace sees them."""
 from __future__ import annotations
 
 from .. import _backend
+from .._state import STATE
 from ._declare import nondiff
 
 # ----------------------------------------------------------------------------- without gradient
@@ -32,7 +33,7 @@ nondiff("argmin", lambda xp, xs, p: xp.argmin(xs[0], axis=p[0], keepdims=p[1]))
 nondiff("count_nonzero", lambda xp, xs, p: xp.count_nonzero(xs[0], axis=p[0], keepdims=p[1]))
 nondiff("nonzero", lambda xp, xs, p: tuple(xp.nonzero(xs[0])), multi=True)
 # cast: astype to a dtype without gradient (or of a tensor that needs none); p = dtype.
-nondiff("cast", lambda xp, xs, p: xp.astype(xs[0], p))
+STATE.cast = nondiff("cast", lambda xp, xs, p: xp.astype(xs[0], p))
 
 
 def _integer_reduction(xp, xs, p):
@@ -120,10 +121,12 @@ def _ascending(xp, values):
 
 def _unique(xp, xs, p):
     """unique_<p> of x with its values sorted (and indices, inverse, counts to match)."""
-    found = getattr(xp, f"unique_{p}")(xs[0])
-    if p == "values":
-        return (xp.take(found, _ascending(xp, found)),)
+    found, ordered = _backend.unique(xp, xs[0], p)
+    if ordered:
+        return found
     order = _ascending(xp, found[0])
+    if p == "values":
+        return (xp.take(found[0], order),)
     at = {"all": 2, "inverse": 1}.get(p)  # where the inverse indices are
     out = [r if i == at else xp.take(r, order) for i, r in enumerate(found)]
     if at is not None:
@@ -146,7 +149,7 @@ def _wrap_indices(xp, xs, p):
 
 nondiff("wrap_indices", _wrap_indices)
 # repeat by counts: the source position along the axis of each output element; p = length.
-nondiff("repeat_sources", lambda xp, xs, p: xp.repeat(xp.arange(p), xs[0]))
+nondiff("repeat_sources", lambda xp, xs, p: _backend.repeat_indices(xp, xs[0], p))
 
 
 def _var_rounding(xp, xs, p):

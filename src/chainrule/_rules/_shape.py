@@ -54,6 +54,7 @@ unary(
     lambda xp, g, x, out, p: _astype(xp, g, p[1]),
     jvp="linear",
     complex="own",
+    dtype_given=True,
 )
 # flip copies, as PyTorch's (NumPy's is a view; the Array API allows either): code written for
 # the Array API writes into its result (scikit-learn's PCA), which must leave the input alone.

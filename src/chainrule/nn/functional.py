@@ -18,7 +18,6 @@ from .._namespace import logsumexp
 from .._rules import OPS
 from .._tensor import Tensor, as_tensor, no_grad
 from .._typing import DTypeLike
-from ..autograd.function import Function, FunctionCtx
 
 __all__ = [
     "logsumexp",
@@ -126,61 +125,16 @@ def softmin(
     return ops.softmax(ops.negative(x), axis=_dim_or_axis(dim, axis, "softmin"))
 
 
-# ----------------------------------------------------------------------------- erf and gelu
-# erf as a composite: for |x| <= 2 the series erf(x) = 2/sqrt(pi) exp(-x^2) sum_k (2x^2)^k x /
-# (1 3 5 ... (2k+1)) (positive terms, no cancellation), beyond it 1 - erfc(x) with erfc's
-# continued fraction exp(-x^2)/sqrt(pi) / (x + (1/2)/(x + 1/(x + (3/2)/(x + ...)))). 32 terms
-# and 42 levels give float64 erf within 2e-15 (relative) everywhere. Its derivative is exact:
-# 2/sqrt(pi) exp(-x^2), written with chainrule operations, so it differentiates again.
-
-_SERIES_TERMS = 32
-_FRACTION_LEVELS = 42
-_SERIES_LIMIT = 2.0
-
-
-class Erf(Function):
-    """erf as a custom Function (its graph node: ErfBackward); `gelu` calls it."""
-
-    @staticmethod
-    def forward(ctx: FunctionCtx, x: Tensor) -> Tensor:
-        # On the raw arrays: some 80 elementwise steps, no graph to record.
-        ctx.save_for_backward(x)
-        ctx.save_for_forward(x)
-        xp, v = x._xp, x._data
-        a = xp.abs(v)
-        s = xp.minimum(a, _SERIES_LIMIT)
-        twice_square = 2.0 * s * s
-        term = s
-        total = s
-        for k in range(1, _SERIES_TERMS):
-            term = term * twice_square / (2 * k + 1)
-            total = total + term
-        series = (2 / math.sqrt(math.pi)) * xp.exp(-s * s) * total
-        c = xp.maximum(a, _SERIES_LIMIT)
-        fraction = c
-        for k in range(_FRACTION_LEVELS, 0, -1):
-            fraction = c + (k / 2) / fraction
-        tail = 1.0 - xp.exp(-c * c) / (math.sqrt(math.pi) * fraction)
-        return ops.asarray(xp.sign(v) * xp.where(a <= _SERIES_LIMIT, series, tail))
-
-    @staticmethod
-    def backward(ctx: FunctionCtx, g: Tensor) -> Tensor:
-        (x,) = ctx.saved_tensors
-        return g * ((2 / math.sqrt(math.pi)) * ops.exp(-x * x))
-
-    # erf' is a scalar function of x: the JVP is the same product.
-    jvp = backward
-
-
-def _erf(x: Tensor) -> Tensor:
-    return Erf.apply(as_tensor(x))
+# ----------------------------------------------------------------------------- gelu
+# The exact form's erf is the rule table's erf_series (no SciPy needed, any library), so
+# that compile replays it.
 
 
 def gelu(x: Tensor, /, approximate: Literal["none", "tanh"] = "none") -> Tensor:
     """x * Phi(x), Phi the standard normal CDF: exact (erf) by default, or PyTorch's tanh
     approximation with `approximate='tanh'`."""
     if approximate == "none":
-        return 0.5 * x * (1.0 + _erf(x * (1 / math.sqrt(2))))
+        return 0.5 * x * (1.0 + OPS["erf_series"](x * (1 / math.sqrt(2))))
     if approximate == "tanh":
         inner = math.sqrt(2 / math.pi) * (x + 0.044715 * (x * x * x))
         return 0.5 * x * (1.0 + ops.tanh(inner))
