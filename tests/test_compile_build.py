@@ -44,9 +44,18 @@ def test_a_kept_replay_leaves_the_collector_one_container_per_instruction():
     compiled(x, c)
     gc.collect()  # a tuple of numbers is untracked once the collector has seen it
     gc.collect()  # (a tuple of such tuples, at the next collection)
-    made = [o for o in gc.get_objects() if id(o) not in before]
-    # What the collector follows from them at each collection.
-    references = sum(len(gc.get_referents(o)) for o in made if o is not before)
+    # The tracked objects the kept replay holds (made by the call), and what the collector
+    # follows from them at each collection.
+    made = []
+    seen = set()
+    stack = [compiled._cache]
+    while stack:
+        for o in gc.get_referents(stack.pop()):
+            if gc.is_tracked(o) and id(o) not in before and id(o) not in seen:
+                seen.add(id(o))
+                made.append(o)
+                stack.append(o)
+    references = sum(len(gc.get_referents(o)) for o in made)
     (program,) = compiled._cache[next(iter(compiled._cache))]
     kept = sum(program._pending[2])
     assert kept > 300
