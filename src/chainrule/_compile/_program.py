@@ -45,9 +45,17 @@ from ._instructions import (
     STORED,
     VJP,
     WRITE,
+    Acc,
+    Add,
     Fwd1,
+    Fwd2,
     FwdN,
+    Host,
+    Norm,
+    SetGrad,
+    Stored,
     Vjp,
+    Write,
 )
 from ._trace import (
     CONST,
@@ -123,13 +131,13 @@ class Replay:
             self.rerun = Rerun(rec, keep, refs)
             spec = ((tuple, len(refs)),) + (None,) * len(refs)
             rec.graph = (_graph_rule(sub, spec, unflatten, outputs, self.rerun), saved, refs)
-        self.run = _loop(rec, keep, last, frees, inplace, treedef, unflatten)
+        self.run, program = _loop(rec, keep, last, frees, inplace, treedef, unflatten)
         rec.strip()
         self.calls = 0
         self.spent = 0.0
         self.cost = sum(keep) * STATE.source_cost
         self.settles = rec.settles
-        self._pending = (rec, keep, last, frees, inplace, treedef, unflatten)
+        self._pending = (rec, program, keep, last, frees, inplace, treedef, unflatten)
 
     def __call__(self, leaves):
         if self._pending is None:
@@ -149,7 +157,7 @@ class Replay:
     def _compile(self) -> None:
         start = time.perf_counter()
         self.run = _source(*self._pending)
-        n = max(1, sum(self._pending[1]))
+        n = max(1, sum(self._pending[2]))
         self._pending = None
         # The measured cost, averaged with what was expected (compile times are noisy).
         measured = (time.perf_counter() - start) / n
@@ -399,7 +407,7 @@ def _epilogue_slots(rec: Recording) -> list[int]:
     return slots
 
 
-def _analyze(rec: Recording) -> tuple[tuple, tuple, list, list[int]]:
+def _analyze(rec: Recording) -> tuple[tuple, tuple, tuple, list[int]]:
     """Which instructions are needed (their results are used, or they act on something
     outside); per slot, the index of its last use (len(code) for the end; -1: unused); per
     instruction, the computed slots to clear after it (None: none): what it read for the
@@ -451,7 +459,7 @@ def _analyze(rec: Recording) -> tuple[tuple, tuple, list, list[int]]:
                 if s not in kinds:  # computed: read here for the last time
                     free = (s,) if free is None else free + (s,)
         frees[i] = free
-    return tuple(keep), tuple(last), frees, big
+    return tuple(keep), tuple(last), tuple(frees), big
 
 
 _EFFECTS = frozenset((ACC, SETGRAD, WRITE, HOST))  # instructions that act outside
@@ -568,9 +576,10 @@ def _vjp_parts(ins) -> list:
 # ----------------------------------------------------------------------------- the loop
 
 
-def _loop(rec: Recording, keep, last, frees, inplace, treedef, unflatten) -> Callable:
+def _loop(rec: Recording, keep, last, frees, inplace, treedef, unflatten) -> tuple:
     """The replay as a loop over the instructions, on a list with a place per slot (each
-    cleared after its last use). Nothing to compile: cheap to build."""
+    cleared after its last use), and its program (see _LoopPlan). Nothing to compile: cheap
+    to build."""
     plan = _LoopPlan(rec, keep, last, frees, inplace)
     getters = plan.getters
     enter, execute, leave = plan.enter, plan.execute, plan.leave
@@ -585,8 +594,8 @@ def _loop(rec: Recording, keep, last, frees, inplace, treedef, unflatten) -> Cal
 
     same, out_versions, views = rec.out_same, rec.out_versions, rec.out_views
     if not same and not out_versions and not views:
-        return replay
-    bases = [plan.tensor_place(ref) for _, ref, _, _ in views]
+        return replay, plan.program
+    bases = plan.bases
 
     def replay_fixed(leaves):
         r = enter(leaves)
@@ -598,7 +607,7 @@ def _loop(rec: Recording, keep, last, frees, inplace, treedef, unflatten) -> Cal
         fixed = _fix_outputs(outs, same, out_versions, views, [r[k] for k in bases])
         return unflatten(treedef, fixed)
 
-    return replay_fixed
+    return replay_fixed, plan.program
 
 
 def _fix_outputs(outs: list, same: list, out_versions: list, views: list, bases: list) -> list:
@@ -678,25 +687,29 @@ class _LoopPlan:
         ]
         self.hook_guards = [(self.tensor_place(ref), key) for ref, key in rec.hook_guards]
         self.hooked = any(key is not None for _, key in rec.hook_guards)
-        # The program: (opcode, instruction, slots to clear after it) per kept instruction;
-        # one with more to run than its fields (parameters to build, a tensor's place,
-        # numbers read, an in-place write) has opcode _SPECIAL or _IN_PLACE, and what it
-        # needs in place of the instruction.
-        # Made in C, each entry (opcode, instruction, frees), then the few entries to change
-        # found by their opcodes (a pass in Python cost W1's first call about 1,400
-        # instructions per instruction): those that act on tensors or read numbers, and
-        # where the trace made parameters that hold slots (rec.templates), those that may
-        # have such parameters.
+        # The program: per kept instruction, its fields then the slots to clear after it,
+        # one tuple (the instruction records are not kept: the source is built from these,
+        # see _instructions); one with more to run than its fields (parameters to build, a
+        # tensor's place, numbers read, an in-place write) is (_SPECIAL or _IN_PLACE, what
+        # it needs, the slots to clear). One tuple per instruction: what a replay keeps is
+        # met by the garbage collector at every collection (the one after the trace, four
+        # at exit), where an entry and its record were two (W1's first call in
+        # benchmarks/compile_trace.py).
+        # Made in C, then the few entries to change found by their opcodes (a pass in
+        # Python cost W1's first call about 1,400 instructions per instruction): those that
+        # act on tensors or read numbers, and where the trace made parameters that hold
+        # slots (rec.templates), those that may have such parameters.
         code = list(compress(rec.code, keep))
         ops = bytes(map(_OPCODE, code))
-        self.program = program = list(zip(ops, code, compress(frees, keep)))
+        kept_frees = list(compress(frees, keep))
+        self.program = program = list(map(tuple.__add__, code, zip(kept_frees)))
         params = _PARAMS
         for found in (_SPECIALS_T if rec.templates else _SPECIALS).finditer(ops):
             j = found.start()
             ins = code[j]
             at = params.get(ins[0])
             if at is None or ins[at].__class__ is Template:
-                program[j] = (_SPECIAL, self._instruction(ins, last), program[j][2])
+                program[j] = (_SPECIAL, self._instruction(ins, last), kept_frees[j])
         if inplace:
             j = 0
             for i, kept in enumerate(keep):
@@ -718,6 +731,11 @@ class _LoopPlan:
             _output_getter(spec, int, self.tensor_place, self.ext_place, rec.kinds, self.node_place)
             for spec in rec.outputs
         ]
+        # The places of the tensors that outputs are views of (see _fix_outputs).
+        self.bases = [self.tensor_place(ref) for _, ref, _, _ in rec.out_views]
+        # Every place is given: a tuple of constants and Nones, which the garbage collector
+        # stops tracking once it has seen it (a list is met at every collection).
+        self.init = tuple(self.init)
 
     def place(self) -> int:
         self.init.append(None)
@@ -798,7 +816,7 @@ class _LoopPlan:
         for guard in self.guards:
             if not guard(leaves):
                 return None
-        r = self.init.copy()
+        r = list(self.init)
         for k, ref, edge, has_values, shape, dtype, xp in self.checks:
             t = ref()
             if t is None or _edge_kind(t._edge) != edge:
@@ -824,31 +842,41 @@ class _LoopPlan:
         return r
 
     def execute(self, r: list) -> None:
-        # No local variable holds a value past its instruction (see _run_in_place).
-        for op, ins, free in self.program:
+        # No local variable holds a value past its instruction (see _run_in_place). An
+        # entry is an instruction's fields, then its frees (see __init__).
+        for ins in self.program:
+            op = ins[0]
             if op == FWD1:
-                _, f, a, p, o, norm, xp = ins
+                _, f, a, p, o, norm, xp, free = ins
                 r[o] = f(xp, r[a], p)
                 if norm:
                     r[o] = _backend.normalize(r[o], xp)
             elif op == VJP:
                 _run_vjp(ins, r, None)
+                free = ins[_VJP_FREES]
             elif op == FWD2:
-                _, f, a, b, o, norm, xp = ins
+                _, f, a, b, o, norm, xp, free = ins
                 r[o] = f(xp, r[a], r[b])
                 if norm:
                     r[o] = _backend.normalize(r[o], xp)
             elif op == ADD:
-                _, a, b, o = ins
+                _, a, b, o, free = ins
                 r[o] = r[a] + r[b]
             elif op == FWDN:
                 _run_fwdn(ins, r, None)
+                free = ins[_FWDN_FREES]
             elif op == _IN_PLACE:
-                _run_in_place(ins[0], r, ins[1])
+                _, (instruction, spec), free = ins
+                _run_in_place(instruction, r, spec)
             elif op == _SPECIAL:
-                _run_special(ins, r)
-            else:
-                _run_other(op, ins, r, None, None)
+                _, special, free = ins
+                _run_special(special, r)
+            elif op == NORM:
+                _, x, o, free = ins
+                r[o] = np.asarray(r[x])
+            else:  # STORED
+                _, roots, o, free = ins
+                r[o] = {id(r[s]) for s in roots}
             if free is not None:
                 for s in free:
                     r[s] = None
@@ -887,6 +915,29 @@ def _grads_hold(grad_guards: list, r: list) -> bool:
 # and of one with more to run than its fields (see _LoopPlan._instruction).
 _IN_PLACE = -1
 _SPECIAL = -2
+# Where the frees are in the loop's entry of a VJP, an FWDN (after the fields).
+_VJP_FREES = len(Vjp._fields)
+_FWDN_FREES = len(FwdN._fields)
+_NO_FREES = (None,)
+# The record of each opcode (see _instructions).
+_RECORDS = {
+    FWD1: Fwd1, FWD2: Fwd2, FWDN: FwdN, VJP: Vjp, ADD: Add, NORM: Norm, STORED: Stored,
+    ACC: Acc, SETGRAD: SetGrad, WRITE: Write, HOST: Host,
+}  # fmt: skip
+
+
+def _instructions(program: list) -> list:
+    """The instructions (records) of a loop program, in order."""
+    out = []
+    for entry in program:
+        op = entry[0]
+        if op == _SPECIAL:
+            out.append(entry[1][1])
+        elif op == _IN_PLACE:
+            out.append(entry[1][0])
+        else:
+            out.append(_RECORDS[op]._make(entry[:-1]))
+    return out
 
 
 def _run_special(entry: tuple, r: list) -> None:
@@ -896,10 +947,10 @@ def _run_special(entry: tuple, r: list) -> None:
         r[o] = f(xp, r[a], pf(r))
         if norm:
             r[o] = _backend.normalize(r[o], xp)
-    elif op == VJP:
-        _run_vjp(ins, r, pf)
+    elif op == VJP:  # (the record, with no frees: the loop's entry's layout)
+        _run_vjp(ins + _NO_FREES, r, pf)
     elif op == FWDN:
-        _run_fwdn(ins, r, pf)
+        _run_fwdn(ins + _NO_FREES, r, pf)
     else:
         _run_other(op, ins, r, pf, extra)
 
@@ -930,7 +981,7 @@ def _layout(a) -> tuple:
 
 
 def _run_fwdn(ins, r, pf) -> None:
-    _, f, xs, p, outs, norms, multi, xp = ins
+    _, f, xs, p, outs, norms, multi, xp, _ = ins  # the loop's entry: fields, frees
     res = f(xp, tuple([r[s] for s in xs]), p if pf is None else pf(r))
     if not multi:
         res = (res,)
@@ -939,7 +990,7 @@ def _run_fwdn(ins, r, pf) -> None:
 
 
 def _run_vjp(ins, r, pf) -> None:
-    _, fn, form, g, saved, p, needs, specs, xp = ins
+    _, fn, form, g, saved, p, needs, specs, xp, _ = ins  # the loop's entry: fields, frees
     g = r[g] if g.__class__ is not tuple else tuple([None if s is None else r[s] for s in g])
     if pf is not None:
         p = pf(r)
@@ -974,14 +1025,9 @@ def _get(r, s):
 
 
 def _run_other(op, ins, r, pf, extra) -> None:
-    """The instructions that are not kernel calls: normalize, accumulate, assignments of
-    .grad, in-place writes, numbers computed in Python (HOST); extra: see
-    _LoopPlan._instruction."""
-    if op == NORM:
-        r[ins.out] = np.asarray(r[ins.x])
-    elif op == STORED:
-        r[ins.out] = {id(r[s]) for s in ins.roots}
-    elif op == ACC:
+    """The instructions that act outside: accumulate, assignments of .grad, in-place writes,
+    numbers computed in Python (HOST); extra: see _LoopPlan._instruction."""
+    if op == ACC:
         r[ins.out] = _acc(r[extra], r[ins.g], r[ins.stored])
     elif op == HOST:
         outs = ins.outs
@@ -1134,13 +1180,15 @@ _EDGE_CHECKS = (
 )
 
 
-def _source(rec: Recording, keep, last, frees, inplace, treedef, unflatten) -> Callable:
+def _source(
+    rec: Recording, program: list, keep, last, frees, inplace, treedef, unflatten
+) -> Callable:
     """The replay as straight-line source, compiled once. Each instruction's emitter is given
     the slots it reads for the last time, whose variables it may reuse after it: the computed
     ones (_analyze's frees), the others (arguments', tensors' from outside, constants) found
     here by their last use."""
     ends: dict[int, tuple] = {}
-    n = len(rec.code)
+    n = len(keep)
     for s in rec.kinds:
         i = last[s]
         if 0 <= i < n:
@@ -1148,9 +1196,8 @@ def _source(rec: Recording, keep, last, frees, inplace, treedef, unflatten) -> C
     b = _SourceBuilder(rec, last, inplace)
     b.prologue()
     emitters = b.emitters()
-    for i, ins in enumerate(rec.code):
-        if keep[i]:
-            emitters[ins.op](ins, (frees[i] or ()) + ends.get(i, ()), i)
+    for i, ins in zip(compress(range(n), keep), _instructions(program)):
+        emitters[ins.op](ins, (frees[i] or ()) + ends.get(i, ()), i)
     b.epilogue()
     src = b.src
     src.globals["UNFLATTEN"] = unflatten

@@ -1763,6 +1763,9 @@ class Recording:
         # in the replay's program by then.
         self.values = tuple(kept)
         self.reads = self.writes = None
+        # The instructions too: the loop's program holds what runs (see
+        # _program._instructions).
+        self.code = None
         for ext, persistent in zip(self.externals, self.persistent):
             if persistent:
                 ext.entry = None
