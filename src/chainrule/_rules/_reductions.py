@@ -201,7 +201,7 @@ def _cumprod_vjp(xp, g, x, out, p):
     at_first = _reverse_cumsum(xp, g * xp.cumulative_prod(xp.where(first, 1.0, x), axis=axis), axis)
     both_ones = xp.where(xp.logical_or(first, second), 1.0, x)
     x_first = xp.sum(xp.where(first, x, 0.0), axis=axis, keepdims=True)
-    at_second = x_first * _reverse_cumsum(xp, g * xp.cumulative_prod(both_ones, axis=axis), axis)
+    at_second = _reverse_cumsum(xp, g * xp.cumulative_prod(both_ones, axis=axis), axis) * x_first
     later = xp.where(second, at_second, 0.0)
     return xp.where(zero, xp.where(first, at_first, later), off_zero)
 
@@ -223,12 +223,12 @@ def _cumprod_jvp(xp, t, x, out, p):
     x_first = xp.sum(xp.where(first, x, 0.0), axis=axis, keepdims=True)
     past_first = xp.cumulative_prod(xp.where(first, 1.0, x), axis=axis)
     t_rest = xp.where(first, 0.0, t)
-    rest_before = past_first * xp.cumulative_sum(t_rest / _nonzero(xp, x), axis=axis)
+    rest_before = xp.cumulative_sum(t_rest / _nonzero(xp, x), axis=axis) * past_first
     t_second = xp.sum(xp.where(second, t, 0.0), axis=axis, keepdims=True)
     both_ones = xp.where(xp.logical_or(first, second), 1.0, x)
     rest_after = t_second * xp.cumulative_prod(both_ones, axis=axis)
     rest = xp.where(so_far == 1, rest_before, rest_after)
-    dout = xp.where(so_far == 0, before, t_first * past_first + x_first * rest)
+    dout = xp.where(so_far == 0, before, t_first * past_first + rest * x_first)
     if initial:
         dout = xp.concat([xp.zeros_like(dout[_along(axis, slice(0, 1))]), dout], axis=axis)
     return dout
