@@ -432,7 +432,10 @@ def primitive(rule: Rule):
             if multi
             else (_backend.normalize(out, xp),)
         )
-        if check:  # where(mask, integers, 0.5): cast the integers first
+        x0 = xs[0]
+        # Only where the result's dtype is not the first input's (most calls: one compare).
+        if check and (x0.__class__ is not Tensor or x0._data.dtype is not outs[0].dtype):
+            # where(mask, integers, 0.5): cast the integers first
             to = _default_floating(xs, outs[0])
             if to is not None:
                 # Only integers: a boolean input of a rule of several may be a mask (where's).
