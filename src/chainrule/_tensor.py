@@ -1230,6 +1230,7 @@ class Tensor:
         repeat = _torch_methods.repeat
         flip = _torch_methods.flip
         chunk = _torch_methods.chunk
+        unbind = _torch_methods.unbind
         split = _torch_methods.split
         gather = _torch_methods.gather
         sigmoid = _torch_methods.sigmoid

@@ -2,7 +2,7 @@
 from chainrule's default generator (`manual_seed`, `rand`, `randn`, `randint`, `randperm`),
 `from_numpy`, `einsum`, the default floating dtype (`get_default_dtype`, `set_default_dtype`),
 and the tensor functions PyTorch has at the top level beside its methods (`cat`, `flatten`,
-`unsqueeze`, `transpose`, `chunk`, `split`, `sigmoid`, `relu`, `clamp`, `mm`, `bmm`)."""
+`unsqueeze`, `transpose`, `chunk`, `split`, `unbind`, `sigmoid`, `relu`, `clamp`, `mm`, `bmm`)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from ._typing import ArrayLike, Device, DTypeLike
 __all__ = [
     "manual_seed", "rand", "randn", "randint", "randperm", "from_numpy", "einsum",
     "get_default_dtype", "set_default_dtype", "cat", "flatten", "unsqueeze", "transpose",
-    "chunk", "split", "sigmoid", "relu", "clamp", "mm", "bmm",
+    "chunk", "split", "unbind", "sigmoid", "relu", "clamp", "mm", "bmm",
 ]  # fmt: skip
 
 _COMPLEX_OF = {float16: complex64, float32: complex64, float64: complex128}
@@ -185,6 +185,11 @@ def split(
 ) -> tuple[Tensor, ...]:
     """`tensor.split(split_size_or_sections, dim)`."""
     return _method.split(as_tensor(tensor), split_size_or_sections, dim)
+
+
+def unbind(input: ArrayLike, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
+    """`input.unbind(dim)`."""
+    return _method.unbind(as_tensor(input), dim)
 
 
 def sigmoid(input: ArrayLike) -> Tensor:  # noqa: A002

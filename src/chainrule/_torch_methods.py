@@ -382,6 +382,14 @@ def split(self: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 
     return tuple(pieces)
 
 
+def unbind(self: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+    """The slices along `dim`, that dimension removed, as a tuple of views of this tensor
+    (see chainrule.unstack)."""
+    if self.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    return ops.unstack(self, axis=_dim(dim, self.ndim))
+
+
 def flip(self: Tensor, *dims: int | Sequence[int], **keywords: Any) -> Tensor:
     """This tensor with its elements in reverse order along `dims` (`x.flip(0)`,
     `x.flip(0, 1)`, `x.flip(dims=(0, 1))`); differentiable."""
@@ -808,6 +816,7 @@ TORCH_METHODS = {
     "expand_as": expand_as,
     "repeat": repeat,
     "chunk": chunk,
+    "unbind": unbind,
     "split": split,
     "gather": gather,
     "flip": flip,
