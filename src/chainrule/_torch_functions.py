@@ -1,5 +1,6 @@
 """PyTorch's top-level functions that the Array API lacks: seeding and random tensors drawn
-from chainrule's default generator (`manual_seed`, `rand`, `randn`, `randint`, `randperm`),
+from chainrule's default generator (`manual_seed`, `rand`, `randn`, `randint`, `randperm`,
+`rand_like`, `randn_like`, `randint_like`, `bernoulli`),
 `from_numpy`, `einsum`, the default floating dtype (`get_default_dtype`, `set_default_dtype`),
 and the tensor functions PyTorch has at the top level beside its methods (`cat`, `flatten`,
 `unsqueeze`, `transpose`, `chunk`, `split`, `unbind`, `sigmoid`, `relu`, `clamp`, `mm`, `bmm`)."""
@@ -14,6 +15,7 @@ import numpy as np
 from . import _torch_methods as _method
 from . import random as _random
 from ._backend import DType, from_backend_dtype
+from ._batching import Batched
 from ._dtypes import DEFAULT_FLOAT, complex64, complex128, float16, float32, float64
 from ._einsum import einsum as _einsum
 from ._namespace import asarray, concat, int64
@@ -21,12 +23,14 @@ from ._tensor import Tensor, as_tensor
 from ._typing import ArrayLike, Device, DTypeLike
 
 __all__ = [
-    "manual_seed", "rand", "randn", "randint", "randperm", "from_numpy", "einsum",
+    "manual_seed", "rand", "randn", "randint", "randperm", "rand_like", "randn_like",
+    "randint_like", "bernoulli", "from_numpy", "einsum",
     "get_default_dtype", "set_default_dtype", "cat", "flatten", "unsqueeze", "transpose",
     "chunk", "split", "unbind", "sigmoid", "relu", "clamp", "mm", "bmm",
 ]  # fmt: skip
 
 _COMPLEX_OF = {float16: complex64, float32: complex64, float64: complex128}
+_REAL_OF = {complex64: float32, complex128: float64}
 
 
 def _sizes(sizes: tuple, size: Sequence[int] | None, name: str) -> tuple:
@@ -115,6 +119,116 @@ def randperm(
     """A random permutation of 0, ..., n - 1 (int64 unless `dtype`)."""
     out = _random.permutation(n, dtype=dtype, device=device, generator=generator)
     return out.requires_grad_(requires_grad)
+
+
+def _floats_like(
+    kind: str,
+    input: ArrayLike,  # noqa: A002
+    generator: _random.Generator | None,
+    dtype: DTypeLike,
+    device: Device,
+    requires_grad: bool,
+) -> Tensor:
+    """rand or randn of input's shape, in input's dtype and on its device unless given. A
+    complex dtype draws its real and imaginary parts apart, as PyTorch: uniform each for
+    rand, normal of variance 1/2 each (so that |z|^2 has mean 1) for randn."""
+    x = as_tensor(input)
+    dtype = x.dtype if dtype is None else from_backend_dtype(dtype)
+    device = x.device if device is None else device
+    draw = _random.rand if kind == "rand" else _random.randn
+    real = _REAL_OF.get(dtype)
+    if real is None:
+        out = draw(x.shape, dtype=dtype, device=device, generator=generator)
+    else:
+        re, im = (draw(x.shape, dtype=real, device=device, generator=generator) for _ in "ri")
+        out = re + 1j * im if kind == "rand" else (re + 1j * im) * (0.5**0.5)
+    return out.requires_grad_(requires_grad)
+
+
+def rand_like(
+    input: ArrayLike,  # noqa: A002
+    *,
+    generator: _random.Generator | None = None,
+    dtype: DTypeLike = None,
+    device: Device = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Uniform numbers in [0, 1) of input's shape, in input's dtype and on its device unless
+    `dtype`/`device` (a complex dtype: real and imaginary parts uniform each)."""
+    return _floats_like("rand", input, generator, dtype, device, requires_grad)
+
+
+def randn_like(
+    input: ArrayLike,  # noqa: A002
+    *,
+    generator: _random.Generator | None = None,
+    dtype: DTypeLike = None,
+    device: Device = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Standard normal numbers of input's shape, in input's dtype and on its device unless
+    `dtype`/`device` (a complex dtype: real and imaginary parts of variance 1/2 each)."""
+    return _floats_like("randn", input, generator, dtype, device, requires_grad)
+
+
+def randint_like(
+    input: ArrayLike,  # noqa: A002
+    *args: int,
+    generator: _random.Generator | None = None,
+    dtype: DTypeLike = None,
+    device: Device = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Integers uniform in [low, high) of input's shape, as PyTorch's
+    `randint_like(input, high)` or `randint_like(input, low, high)`, in input's dtype and on
+    its device unless `dtype`/`device`."""
+    if len(args) not in (1, 2):
+        raise TypeError(
+            "randint_like() takes (input, high) or (input, low, high), got "
+            f"{len(args) + 1} positional arguments"
+        )
+    low, high = (0, args[0]) if len(args) == 1 else args
+    if high <= low:
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+        )
+    x = as_tensor(input)
+    out = _random.randint(
+        int(low),
+        int(high),
+        x.shape,
+        dtype=x.dtype if dtype is None else dtype,
+        device=x.device if device is None else device,
+        generator=generator,
+    )
+    return out.requires_grad_(requires_grad)
+
+
+def bernoulli(
+    input: ArrayLike,  # noqa: A002
+    p: float | None = None,
+    *,
+    generator: _random.Generator | None = None,
+) -> Tensor:
+    """1 with probability input (each element, in [0, 1]), else 0, in input's dtype; with
+    `p`, of probability p everywhere in input's shape. The result carries no gradient
+    (PyTorch's is zero)."""
+    x = as_tensor(input)
+    if x.dtype not in _COMPLEX_OF:
+        raise TypeError(f"bernoulli: input must be of a real floating dtype, not {x.dtype}")
+    if p is None:
+        p = x.detach()
+        # Inside vmap the samples' probabilities are checked at once, in the batched value.
+        raw = p._data
+        while isinstance(raw, Batched):
+            raw = raw.value
+        q = asarray(raw)
+        if not bool(((q >= 0) & (q <= 1)).all()):
+            raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+    elif not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+    u = _random.rand(x.shape, dtype=x.dtype, device=x.device, generator=generator)
+    return asarray(u < p, dtype=x.dtype)
 
 
 def from_numpy(ndarray: np.ndarray) -> Tensor:
