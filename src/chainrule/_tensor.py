@@ -1231,6 +1231,7 @@ class Tensor:
         flip = _torch_methods.flip
         chunk = _torch_methods.chunk
         unbind = _torch_methods.unbind
+        diagonal = _torch_methods.diagonal
         split = _torch_methods.split
         gather = _torch_methods.gather
         sigmoid = _torch_methods.sigmoid

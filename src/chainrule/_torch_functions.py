@@ -13,20 +13,22 @@ from typing import Any
 import numpy as np
 
 from . import _torch_methods as _method
+from . import linalg
 from . import random as _random
 from ._backend import DType, from_backend_dtype
 from ._batching import Batched
 from ._dtypes import DEFAULT_FLOAT, complex64, complex128, float16, float32, float64
 from ._einsum import einsum as _einsum
-from ._namespace import asarray, concat, int64
-from ._tensor import Tensor, as_tensor
+from ._namespace import asarray, concat, conj, int64, log, matrix_transpose, nan, where
+from ._tensor import Tensor, as_tensor, as_tensors
 from ._typing import ArrayLike, Device, DTypeLike
 
 __all__ = [
     "manual_seed", "rand", "randn", "randint", "randperm", "rand_like", "randn_like",
     "randint_like", "bernoulli", "from_numpy", "einsum",
     "get_default_dtype", "set_default_dtype", "cat", "flatten", "unsqueeze", "transpose",
-    "chunk", "split", "unbind", "sigmoid", "relu", "clamp", "mm", "bmm",
+    "chunk", "split", "unbind", "sigmoid", "relu", "clamp", "mm", "bmm", "diagonal",
+    "cholesky_solve", "logdet", "cdist",
 ]  # fmt: skip
 
 _COMPLEX_OF = {float16: complex64, float32: complex64, float64: complex128}
@@ -329,3 +331,58 @@ def mm(input: ArrayLike, mat2: ArrayLike) -> Tensor:  # noqa: A002
 def bmm(input: ArrayLike, mat2: ArrayLike) -> Tensor:  # noqa: A002
     """The products of two batches of matrices."""
     return _method.bmm(as_tensor(input), as_tensor(mat2))
+
+
+def diagonal(
+    input: ArrayLike,  # noqa: A002
+    offset: int = 0,
+    dim1: int = 0,
+    dim2: int = 1,
+) -> Tensor:
+    """`input.diagonal(offset, dim1, dim2)`."""
+    return _method.diagonal(as_tensor(input), offset, dim1, dim2)
+
+
+# ----------------------------------------------------------------------------- linear algebra
+# PyTorch's top-level linear algebra that chainrule.linalg (the standard's) lacks, composed of
+# its differentiable functions.
+
+
+def cholesky_solve(B: ArrayLike, L: ArrayLike, upper: bool = False) -> Tensor:  # noqa: N803
+    """X with A X = B, for A = L L^H given by its Cholesky factor L (A = U^H U, U = `L`, when
+    `upper`): two triangular solves, reading only L's triangle. Batch dimensions broadcast."""
+    L = as_tensor(L)  # noqa: N806
+    Lh = conj(matrix_transpose(L)) if L.dtype.kind == "c" else matrix_transpose(L)  # noqa: N806
+    first, second = (Lh, L) if upper else (L, Lh)
+    y = linalg.solve_triangular(first, B, upper=False)
+    return linalg.solve_triangular(second, y, upper=True)
+
+
+def logdet(input: ArrayLike) -> Tensor:  # noqa: A002
+    """log(det(input)) of square matrices: NaN where a real determinant is negative (there its
+    gradient is 0, as PyTorch's), -inf where it is 0; complex for complex input."""
+    sign, logabsdet = linalg.slogdet(input)
+    if sign.dtype.kind == "c":
+        return log(sign) + logabsdet
+    return where(sign < 0, nan, logabsdet)
+
+
+def cdist(x1: ArrayLike, x2: ArrayLike, p: float = 2.0) -> Tensor:
+    """The p-norm distances between the rows of x1 (..., P, M) and those of x2 (..., R, M),
+    of shape (..., P, R) (batch dimensions broadcast), for p = 1, 2, inf or any p >= 1, from
+    the rows' differences (PyTorch may use a matrix product for p = 2; the values agree to
+    rounding). The gradient at coincident rows is 0, as PyTorch's."""
+    (x1, x2), _ = as_tensors((x1, x2), "cdist")
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x.ndim < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(
+            f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}"
+        )
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    if p < 1:
+        raise NotImplementedError(f"cdist: p = {p} (below 1) is not implemented; p >= 1 is")
+    diff = _method.unsqueeze(x1, -2) - _method.unsqueeze(x2, -3)
+    return linalg.vector_norm(diff, axis=-1, ord=p)
