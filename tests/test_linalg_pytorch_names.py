@@ -1,7 +1,7 @@
 """PyTorch's linear algebra names that ports met missing: `linalg.solve_triangular`,
 `cholesky_solve`, `logdet`, `cdist` and `diagonal` (offset, dim1, dim2): values against NumPy
 or explicit formulas, first and second derivatives in both modes against finite differences,
-and PyTorch's errors."""
+and PyTorch's errors; and dir(chainrule.linalg) lists the API only."""
 
 import numpy as np
 import pytest
@@ -137,3 +137,10 @@ def test_diagonal_refuses_one_dim_twice_or_out_of_range():
         cr.diagonal(T(np.zeros((2, 3))), 0, 1, -1)
     with pytest.raises(IndexError, match="Dimension out of range"):
         T(np.zeros((2, 3))).diagonal(0, 0, 2)
+
+
+def test_dir_of_linalg_shows_its_api_not_its_imports():
+    names = dir(cr.linalg)
+    assert names == sorted(cr.linalg.__all__)
+    assert {"solve_triangular", "SlogdetResult"} <= set(names)
+    assert not {"abs", "builtins", "grad_mode", "max", "Any"} & set(names)
