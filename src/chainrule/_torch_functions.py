@@ -142,7 +142,8 @@ def _floats_like(
     if real is None:
         out = draw(x.shape, dtype=dtype, device=device, generator=generator)
     else:
-        re, im = (draw(x.shape, dtype=real, device=device, generator=generator) for _ in "ri")
+        re = draw(x.shape, dtype=real, device=device, generator=generator)
+        im = draw(x.shape, dtype=real, device=device, generator=generator)
         out = re + 1j * im if kind == "rand" else (re + 1j * im) * (0.5**0.5)
     return out.requires_grad_(requires_grad)
 
