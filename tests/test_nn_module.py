@@ -62,6 +62,41 @@ def test_modules_and_children_visit_each_module_once():
     assert list(net.children()) == [net.first, net.second]
 
 
+def test_remove_duplicate_false_gives_shared_members_at_each_name_and_memo_skips_modules():
+    # The names PyTorch 2.13 gives for the same Net (with the two buffers below).
+    net = Net()
+    net.register_buffer("b", cr.zeros((1,)))
+    net.second.register_buffer("c", cr.zeros((1,)))
+    assert [n for n, _ in net.named_parameters(remove_duplicate=False)] == [
+        "offset",
+        "first.scale",
+        "first.inner.weight",
+        "first.inner.bias",
+        "first.shared.weight",
+        "first.shared.bias",
+        "second.weight",
+        "second.bias",
+    ]
+    assert [n for n, _ in net.named_buffers(remove_duplicate=False)] == [
+        "b",
+        "first.shared.c",
+        "second.c",
+    ]
+    assert [n for n, _ in net.named_buffers()] == ["b", "first.shared.c"]
+    assert [n for n, _ in net.named_modules(remove_duplicate=False)] == [
+        "",
+        "first",
+        "first.inner",
+        "first.shared",
+        "second",
+    ]
+    assert [n for n, _ in net.named_parameters(prefix="m")][:2] == ["m.offset", "m.first.scale"]
+    assert [n for n, _ in net.named_modules(prefix="m")][-1] == "m.first.shared"
+    memo = {net.first}
+    assert [n for n, _ in net.named_modules(memo)] == ["", "second"]
+    assert len(memo) == 3
+
+
 def test_reassigning_and_deleting_attributes_updates_the_registries():
     net = Net()
     net.offset = None

@@ -166,6 +166,36 @@ def test_expand_repeat_chunk_split():
         x.split([1, 2])
 
 
+def test_unbind_gives_the_slices_along_a_dim_as_views():
+    parts = T(B3).unbind(2)
+    assert len(parts) == 4
+    for i, part in enumerate(parts):
+        assert_values(part, B3[:, :, i])
+    assert [N(p).tolist() for p in cr.unbind(T(A[:, :1]), dim=-1)] == [A[:, 0].tolist()]
+    x = T(np.zeros((2, 3)))
+    x.unbind()[1][...] = 5.0  # a view: the write reaches x
+    np.testing.assert_array_equal(N(x), [[0.0, 0.0, 0.0], [5.0, 5.0, 5.0]])
+
+
+def test_unbind_of_an_empty_dim_is_an_empty_tuple_and_a_bad_dim_raises_index_error():
+    assert T(np.zeros((2, 0))).unbind(1) == ()
+    assert cr.unstack(T(np.zeros((0, 3)))) == ()
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        T(A).unbind(2)
+    with pytest.raises(IndexError, match="tensor has no dimensions"):
+        T(1.0).unbind()
+
+
+def test_unbind_derivatives_in_both_modes():
+    def fn(x):
+        a, b, c = cr.unbind(x, 0)
+        return a * b + c**2
+
+    x = T(A, requires_grad=True)
+    assert gradcheck(fn, (x,), eps=1e-6, check_forward_ad=True)
+    assert gradgradcheck(fn, (x,), eps=1e-6, check_fwd_over_rev=True)
+
+
 def test_gather_picks_along_a_dim_with_an_index_smaller_in_the_others():
     x = T(A)
     index = T(np.array([[0, 3], [1, 1]]))
@@ -246,6 +276,7 @@ GRADIENT_SAMPLES = {
     "repeat": lambda x: x.repeat(2, 1) ** 2,
     "chunk": lambda x: x.chunk(2, 1)[1] ** 2,
     "split": lambda x: x.split([1, 2])[1] ** 3,
+    "unbind": lambda x: x.unbind(1)[2] * x.unbind(1)[0],
     "gather": lambda x: x.gather(1, T(np.array([[0, 3], [1, 1], [2, 0]]))) ** 2,
     "masked_fill": lambda x: x.masked_fill(T(A > 0), 1.0) ** 2,
     "where": lambda x: x.where(T(A > 0), x**2),

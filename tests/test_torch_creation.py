@@ -136,6 +136,81 @@ def test_randperm_is_a_permutation_of_int64():
     assert sorted(N(p).tolist()) == list(range(10))
 
 
+def test_rand_and_randn_like_take_the_inputs_shape_dtype_and_library():
+    x = T(np.zeros((2, 3), np.float32))
+    for like, draw in ((cr.rand_like, cr.rand), (cr.randn_like, cr.randn)):
+        cr.manual_seed(4)
+        a = like(x)
+        cr.manual_seed(4)
+        b = draw(2, 3, dtype=cr.float32)
+        assert a.shape == (2, 3) and a.dtype == cr.float32 and not a.requires_grad
+        assert type(N(a)) is np.ndarray and type(a._data) is type(x._data)
+        np.testing.assert_array_equal(N(a), N(b))
+        c = like(x, dtype=cr.float64, generator=cr.random.Generator(5), requires_grad=True)
+        assert c.dtype == cr.float64 and c.requires_grad and c.is_leaf
+        np.testing.assert_array_equal(
+            N(c.detach()), N(draw(2, 3, generator=cr.random.Generator(5)))
+        )
+    assert cr.rand_like(T(1.0)).shape == ()
+    with pytest.raises(TypeError, match="floating"):
+        cr.randn_like(T(np.arange(3)))
+
+
+def test_complex_rand_and_randn_like_draw_the_parts_apart():
+    z = T(np.zeros(4000, np.complex128))
+    cr.manual_seed(6)
+    u = N(cr.rand_like(z))
+    assert u.dtype == np.complex128 and 0 <= u.real.min() and u.imag.max() < 1
+    assert abs(u.real.mean() - 0.5) < 0.03 and abs(u.imag.mean() - 0.5) < 0.03
+    n = N(cr.randn_like(z))
+    assert abs(np.mean(np.abs(n) ** 2) - 1) < 0.1 and abs(n.real.var() - 0.5) < 0.05
+
+
+def test_randint_like_takes_high_or_low_high_in_the_inputs_dtype():
+    x = T(np.zeros((500,), np.float32))
+    cr.manual_seed(1)
+    a = cr.randint_like(x, 3, 7)
+    assert a.dtype == cr.float32 and a.shape == (500,)
+    assert set(N(a).tolist()) == {3.0, 4.0, 5.0, 6.0}
+    b = cr.randint_like(x, 2, dtype=cr.int64)
+    assert b.dtype == cr.int64 and set(N(b).tolist()) == {0, 1}
+    with pytest.raises(RuntimeError, match="'from' to be less than 'to'"):
+        cr.randint_like(x, 5, 3)
+    with pytest.raises(TypeError, match="takes"):
+        cr.randint_like(x)
+
+
+def test_bernoulli_draws_with_the_inputs_probabilities_or_p():
+    p = T(np.repeat([0.0, 1.0, 0.25], 2000).reshape(3, 2000), requires_grad=True)
+    cr.manual_seed(2)
+    b = cr.bernoulli(p)
+    assert b.dtype == cr.float64 and b.shape == (3, 2000) and not b.requires_grad
+    d = N(b)
+    assert set(np.unique(d).tolist()) <= {0.0, 1.0}
+    assert d[0].sum() == 0 and d[1].sum() == 2000 and abs(d[2].mean() - 0.25) < 0.03
+    q = N(cr.bernoulli(T(np.zeros(2000, np.float32)), 0.75, generator=cr.random.Generator(1)))
+    assert q.dtype == np.float32 and abs(q.mean() - 0.75) < 0.03
+
+
+def test_bernoulli_refuses_probabilities_out_of_range_and_integers():
+    with pytest.raises(RuntimeError, match="p_in >= 0 && p_in <= 1"):
+        cr.bernoulli(T([0.5, 1.5]))
+    with pytest.raises(RuntimeError, match="p_in >= 0 && p_in <= 1"):
+        cr.bernoulli(T([np.nan]))
+    with pytest.raises(RuntimeError, match="expects p to be in"):
+        cr.bernoulli(T([0.5]), -0.1)
+    with pytest.raises(TypeError, match="real floating"):
+        cr.bernoulli(T([0, 1]))
+
+
+def test_bernoulli_and_randn_like_under_vmap_draw_per_sample_and_check_every_sample():
+    draw = cr.func.vmap(lambda r: cr.bernoulli(r) + cr.randn_like(r), randomness="different")
+    out = N(draw(T(np.zeros((3, 200)))))
+    assert out.shape == (3, 200) and len({tuple(row) for row in out}) == 3
+    with pytest.raises(RuntimeError, match="p_in >= 0 && p_in <= 1"):
+        draw(T(np.array([[0.5], [2.0]])))
+
+
 # ----------------------------------------------------------------------------- from_numpy
 
 

@@ -799,6 +799,8 @@ def unstack(x: ArrayLike, /, *, axis: int = 0) -> tuple[Tensor, ...]:
     """The slices of x along `axis`, as a tuple (one recorded node with several outputs)."""
     x = as_tensor(x)
     axis = _one_axis(axis, x.ndim)
+    if x.shape[axis] == 0:
+        return ()
     if x.shape[axis] == 1:
         # The engine gives a multi-output node with one output a bare gradient, not a list.
         return (reshape(x, x.shape[:axis] + x.shape[axis + 1 :]),)

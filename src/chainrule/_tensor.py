@@ -1230,6 +1230,8 @@ class Tensor:
         repeat = _torch_methods.repeat
         flip = _torch_methods.flip
         chunk = _torch_methods.chunk
+        unbind = _torch_methods.unbind
+        diagonal = _torch_methods.diagonal
         split = _torch_methods.split
         gather = _torch_methods.gather
         sigmoid = _torch_methods.sigmoid

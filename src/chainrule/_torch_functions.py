@@ -1,8 +1,9 @@
 """PyTorch's top-level functions that the Array API lacks: seeding and random tensors drawn
-from chainrule's default generator (`manual_seed`, `rand`, `randn`, `randint`, `randperm`),
+from chainrule's default generator (`manual_seed`, `rand`, `randn`, `randint`, `randperm`,
+`rand_like`, `randn_like`, `randint_like`, `bernoulli`),
 `from_numpy`, `einsum`, the default floating dtype (`get_default_dtype`, `set_default_dtype`),
 and the tensor functions PyTorch has at the top level beside its methods (`cat`, `flatten`,
-`unsqueeze`, `transpose`, `chunk`, `split`, `sigmoid`, `relu`, `clamp`, `mm`, `bmm`)."""
+`unsqueeze`, `transpose`, `chunk`, `split`, `unbind`, `sigmoid`, `relu`, `clamp`, `mm`, `bmm`)."""
 
 from __future__ import annotations
 
@@ -12,21 +13,26 @@ from typing import Any
 import numpy as np
 
 from . import _torch_methods as _method
+from . import linalg
 from . import random as _random
 from ._backend import DEFAULT_FLOAT, DType, from_backend_dtype
+from ._batching import Batched
 from ._dtypes import complex64, complex128, float16, float32, float64
 from ._einsum import einsum as _einsum
-from ._namespace import asarray, concat, int64
-from ._tensor import Tensor, as_tensor
+from ._namespace import asarray, concat, conj, int64, log, matrix_transpose, nan, where
+from ._tensor import Tensor, as_tensor, as_tensors
 from ._typing import ArrayLike, Device, DTypeLike
 
 __all__ = [
-    "manual_seed", "rand", "randn", "randint", "randperm", "from_numpy", "einsum",
+    "manual_seed", "rand", "randn", "randint", "randperm", "rand_like", "randn_like",
+    "randint_like", "bernoulli", "from_numpy", "einsum",
     "get_default_dtype", "set_default_dtype", "cat", "flatten", "unsqueeze", "transpose",
-    "chunk", "split", "sigmoid", "relu", "clamp", "mm", "bmm",
+    "chunk", "split", "unbind", "sigmoid", "relu", "clamp", "mm", "bmm", "diagonal",
+    "cholesky_solve", "logdet", "cdist",
 ]  # fmt: skip
 
 _COMPLEX_OF = {float16: complex64, float32: complex64, float64: complex128}
+_REAL_OF = {complex64: float32, complex128: float64}
 
 
 def _sizes(sizes: tuple, size: Sequence[int] | None, name: str) -> tuple:
@@ -117,6 +123,117 @@ def randperm(
     return out.requires_grad_(requires_grad)
 
 
+def _floats_like(
+    kind: str,
+    input: ArrayLike,  # noqa: A002
+    generator: _random.Generator | None,
+    dtype: DTypeLike,
+    device: Device,
+    requires_grad: bool,
+) -> Tensor:
+    """rand or randn of input's shape, in input's dtype and on its device unless given. A
+    complex dtype draws its real and imaginary parts apart, as PyTorch: uniform each for
+    rand, normal of variance 1/2 each (so that |z|^2 has mean 1) for randn."""
+    x = as_tensor(input)
+    dtype = x.dtype if dtype is None else from_backend_dtype(dtype)
+    device = x.device if device is None else device
+    draw = _random.rand if kind == "rand" else _random.randn
+    real = _REAL_OF.get(dtype)
+    if real is None:
+        out = draw(x.shape, dtype=dtype, device=device, generator=generator)
+    else:
+        re = draw(x.shape, dtype=real, device=device, generator=generator)
+        im = draw(x.shape, dtype=real, device=device, generator=generator)
+        out = re + 1j * im if kind == "rand" else (re + 1j * im) * (0.5**0.5)
+    return out.requires_grad_(requires_grad)
+
+
+def rand_like(
+    input: ArrayLike,  # noqa: A002
+    *,
+    generator: _random.Generator | None = None,
+    dtype: DTypeLike = None,
+    device: Device = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Uniform numbers in [0, 1) of input's shape, in input's dtype and on its device unless
+    `dtype`/`device` (a complex dtype: real and imaginary parts uniform each)."""
+    return _floats_like("rand", input, generator, dtype, device, requires_grad)
+
+
+def randn_like(
+    input: ArrayLike,  # noqa: A002
+    *,
+    generator: _random.Generator | None = None,
+    dtype: DTypeLike = None,
+    device: Device = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Standard normal numbers of input's shape, in input's dtype and on its device unless
+    `dtype`/`device` (a complex dtype: real and imaginary parts of variance 1/2 each)."""
+    return _floats_like("randn", input, generator, dtype, device, requires_grad)
+
+
+def randint_like(
+    input: ArrayLike,  # noqa: A002
+    *args: int,
+    generator: _random.Generator | None = None,
+    dtype: DTypeLike = None,
+    device: Device = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Integers uniform in [low, high) of input's shape, as PyTorch's
+    `randint_like(input, high)` or `randint_like(input, low, high)`, in input's dtype and on
+    its device unless `dtype`/`device`."""
+    if len(args) not in (1, 2):
+        raise TypeError(
+            "randint_like() takes (input, high) or (input, low, high), got "
+            f"{len(args) + 1} positional arguments"
+        )
+    low, high = (0, args[0]) if len(args) == 1 else args
+    if high <= low:
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+        )
+    x = as_tensor(input)
+    out = _random.randint(
+        int(low),
+        int(high),
+        x.shape,
+        dtype=x.dtype if dtype is None else dtype,
+        device=x.device if device is None else device,
+        generator=generator,
+    )
+    return out.requires_grad_(requires_grad)
+
+
+def bernoulli(
+    input: ArrayLike,  # noqa: A002
+    p: float | None = None,
+    *,
+    generator: _random.Generator | None = None,
+) -> Tensor:
+    """1 with probability input (each element, in [0, 1]), else 0, in input's dtype; with
+    `p`, of probability p everywhere in input's shape. The result carries no gradient
+    (PyTorch's is zero)."""
+    x = as_tensor(input)
+    if x.dtype not in _COMPLEX_OF:
+        raise TypeError(f"bernoulli: input must be of a real floating dtype, not {x.dtype}")
+    if p is None:
+        p = x.detach()
+        # Inside vmap the samples' probabilities are checked at once, in the batched value.
+        raw = p._data
+        while isinstance(raw, Batched):
+            raw = raw.value
+        q = asarray(raw)
+        if not bool(((q >= 0) & (q <= 1)).all()):
+            raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+    elif not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+    u = _random.rand(x.shape, dtype=x.dtype, device=x.device, generator=generator)
+    return asarray(u < p, dtype=x.dtype)
+
+
 def from_numpy(ndarray: np.ndarray) -> Tensor:
     """A NumPy tensor that shares memory with `ndarray`, of its dtype: a write to either is
     seen by the other (whatever the default backend)."""
@@ -187,6 +304,11 @@ def split(
     return _method.split(as_tensor(tensor), split_size_or_sections, dim)
 
 
+def unbind(input: ArrayLike, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
+    """`input.unbind(dim)`."""
+    return _method.unbind(as_tensor(input), dim)
+
+
 def sigmoid(input: ArrayLike) -> Tensor:  # noqa: A002
     """1 / (1 + exp(-input)), elementwise."""
     return _method.sigmoid(as_tensor(input))
@@ -210,3 +332,58 @@ def mm(input: ArrayLike, mat2: ArrayLike) -> Tensor:  # noqa: A002
 def bmm(input: ArrayLike, mat2: ArrayLike) -> Tensor:  # noqa: A002
     """The products of two batches of matrices."""
     return _method.bmm(as_tensor(input), as_tensor(mat2))
+
+
+def diagonal(
+    input: ArrayLike,  # noqa: A002
+    offset: int = 0,
+    dim1: int = 0,
+    dim2: int = 1,
+) -> Tensor:
+    """`input.diagonal(offset, dim1, dim2)`."""
+    return _method.diagonal(as_tensor(input), offset, dim1, dim2)
+
+
+# ----------------------------------------------------------------------------- linear algebra
+# PyTorch's top-level linear algebra that chainrule.linalg (the standard's) lacks, composed of
+# its differentiable functions.
+
+
+def cholesky_solve(B: ArrayLike, L: ArrayLike, upper: bool = False) -> Tensor:  # noqa: N803
+    """X with A X = B, for A = L L^H given by its Cholesky factor L (A = U^H U, U = `L`, when
+    `upper`): two triangular solves, reading only L's triangle. Batch dimensions broadcast."""
+    L = as_tensor(L)  # noqa: N806
+    Lh = conj(matrix_transpose(L)) if L.dtype.kind == "c" else matrix_transpose(L)  # noqa: N806
+    first, second = (Lh, L) if upper else (L, Lh)
+    y = linalg.solve_triangular(first, B, upper=False)
+    return linalg.solve_triangular(second, y, upper=True)
+
+
+def logdet(input: ArrayLike) -> Tensor:  # noqa: A002
+    """log(det(input)) of square matrices: NaN where a real determinant is negative (there its
+    gradient is 0, as PyTorch's), -inf where it is 0; complex for complex input."""
+    sign, logabsdet = linalg.slogdet(input)
+    if sign.dtype.kind == "c":
+        return log(sign) + logabsdet
+    return where(sign < 0, nan, logabsdet)
+
+
+def cdist(x1: ArrayLike, x2: ArrayLike, p: float = 2.0) -> Tensor:
+    """The p-norm distances between the rows of x1 (..., P, M) and those of x2 (..., R, M),
+    of shape (..., P, R) (batch dimensions broadcast), for p = 1, 2, inf or any p >= 1, from
+    the rows' differences (PyTorch may use a matrix product for p = 2; the values agree to
+    rounding). The gradient at coincident rows is 0, as PyTorch's."""
+    (x1, x2), _ = as_tensors((x1, x2), "cdist")
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x.ndim < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(
+            f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}"
+        )
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    if p < 1:
+        raise NotImplementedError(f"cdist: p = {p} (below 1) is not implemented; p >= 1 is")
+    diff = _method.unsqueeze(x1, -2) - _method.unsqueeze(x2, -3)
+    return linalg.vector_norm(diff, axis=-1, ord=p)

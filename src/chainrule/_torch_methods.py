@@ -382,6 +382,14 @@ def split(self: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 
     return tuple(pieces)
 
 
+def unbind(self: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+    """The slices along `dim`, that dimension removed, as a tuple of views of this tensor
+    (see chainrule.unstack)."""
+    if self.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    return ops.unstack(self, axis=_dim(dim, self.ndim))
+
+
 def flip(self: Tensor, *dims: int | Sequence[int], **keywords: Any) -> Tensor:
     """This tensor with its elements in reverse order along `dims` (`x.flip(0)`,
     `x.flip(0, 1)`, `x.flip(dims=(0, 1))`); differentiable."""
@@ -745,6 +753,17 @@ def roll(
     return ops.roll(self, shifts, axis=dims)
 
 
+def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """The diagonal `offset` (above the main one if positive) of the matrices spanned by
+    dimensions dim1 and dim2, as the last dimension of the result (those two removed)."""
+    ndim = self.ndim
+    dim1, dim2 = _dim(dim1, ndim), _dim(dim2, ndim)
+    if dim1 == dim2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    rest = [d for d in range(ndim) if d not in (dim1, dim2)]
+    return linalg.diagonal(ops.permute_dims(self, (*rest, dim1, dim2)), offset=offset)
+
+
 def tril(self: Tensor, diagonal: int = 0) -> Tensor:
     """The lower triangle of the last two dimensions (on and below `diagonal`)."""
     return ops.tril(self, k=diagonal)
@@ -808,6 +827,8 @@ TORCH_METHODS = {
     "expand_as": expand_as,
     "repeat": repeat,
     "chunk": chunk,
+    "unbind": unbind,
+    "diagonal": diagonal,
     "split": split,
     "gather": gather,
     "flip": flip,

@@ -16,6 +16,7 @@ from ._namespace import (
     complex64,
     complex128,
     conj,
+    eye,
     float32,
     inf,
     matmul,
@@ -30,6 +31,8 @@ from ._namespace import (
     stack,
     sum,
     tensordot,
+    tril,
+    triu,
     unstack,
     vecdot,
     where,
@@ -41,9 +44,15 @@ from ._typing import ArrayLike, Axis, DTypeLike
 __all__ = [
     "cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "matmul",
     "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv", "qr",
-    "slogdet", "solve", "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm",
+    "slogdet", "solve", "solve_triangular", "svd", "svdvals", "tensordot", "trace", "vecdot",
+    "vector_norm",
     "EigResult", "EighResult", "QRResult", "SlogdetResult", "SVDResult",
 ]  # fmt: skip
+
+
+def __dir__() -> list[str]:
+    """The API only (dir() and editors' completion), not the names this module imports."""
+    return sorted(__all__)
 
 
 class EigResult(NamedTuple):
@@ -188,6 +197,31 @@ def solve(x1: ArrayLike, x2: ArrayLike, /) -> Tensor:
     _matrices(x1, "solve", square_only=True)
     dtype = result_type(x1, x2)
     return OPS["linalg_solve"]((astype(x1, dtype, copy=False), astype(x2, dtype, copy=False)))
+
+
+def solve_triangular(
+    A: ArrayLike,  # noqa: N803 - PyTorch's names
+    B: ArrayLike,  # noqa: N803
+    /,
+    *,
+    upper: bool,
+    left: bool = True,
+    unitriangular: bool = False,
+) -> Tensor:
+    """X with A X = B (X A = B when not `left`), for triangular A, as PyTorch's
+    `linalg.solve_triangular`: only A's upper (or lower) triangle is read, without its diagonal
+    (taken as ones) when `unitriangular`, and only that part gets a gradient. Batch dimensions
+    broadcast; B is a matrix or a stack of them."""
+    (A, B), _ = as_tensors((A, B), "solve_triangular")
+    n = _matrices(A, "solve_triangular", square_only=True).shape[-1]
+    _matrices(B, "solve_triangular")
+    below = 1 if unitriangular else 0
+    tri = triu(A, k=below) if upper else tril(A, k=-below)
+    if unitriangular:
+        tri = tri + eye(n, dtype=tri.dtype, device=tri.device)
+    if left:
+        return solve(tri, B)
+    return matrix_transpose(solve(matrix_transpose(tri), matrix_transpose(B)))
 
 
 def pinv(x: ArrayLike, /, *, rtol: float | ArrayLike | None = None) -> Tensor:

@@ -296,16 +296,21 @@ class Module:
 
     # -- walking
 
-    def named_modules(self, prefix: str = "") -> Iterator[tuple[str, Module]]:
+    def named_modules(
+        self, memo: set[Module] | None = None, prefix: str = "", remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Module]]:
         """(name, module) for this module and every submodule, depth first in registration
-        order, each module once."""
-        seen: set[int] = set()
+        order, each module once (the modules in `memo` not at all; those yielded are added to
+        it); with remove_duplicate=False, a module (and its submodules) at each place it is
+        registered."""
+        seen: set[Module] = set() if memo is None else memo
         stack: list[tuple[str, Module]] = [(prefix, self)]
         while stack:
             name, module = stack.pop()
-            if id(module) in seen:
-                continue
-            seen.add(id(module))
+            if remove_duplicate:
+                if module in seen:
+                    continue
+                seen.add(module)
             yield name, module
             children = [
                 (f"{name}.{n}" if name else n, m)
@@ -333,34 +338,41 @@ class Module:
             yield m
 
     def named_parameters(
-        self, prefix: str = "", recurse: bool = True
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
     ) -> Iterator[tuple[str, Tensor]]:
         """(name, parameter): each module's own parameters before its submodules', a
-        parameter shared by several modules once (under its first name)."""
-        seen: set[int] = set()
-        walk = self.named_modules(prefix) if recurse else iter([(prefix, self)])
-        for module_name, module in walk:
-            for name, p in module._parameters.items():
-                if p is None or id(p) in seen:
-                    continue
-                seen.add(id(p))
-                yield (f"{module_name}.{name}" if module_name else name), p
+        parameter shared by several modules once (under its first name), or at each of its
+        names with remove_duplicate=False."""
+        return self._named_members("_parameters", prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse: bool = True) -> Iterator[Tensor]:
         """The parameters, in the order of `named_parameters`."""
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
-    def named_buffers(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple[str, Tensor]]:
-        """(name, buffer), in the order of `named_parameters`, each buffer once."""
+    def named_buffers(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Tensor]]:
+        """(name, buffer), in the order of `named_parameters`, each buffer once (or at each of
+        its names with remove_duplicate=False)."""
+        return self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def _named_members(
+        self, kind: str, prefix: str, recurse: bool, remove_duplicate: bool
+    ) -> Iterator[tuple[str, Tensor]]:
+        """(name, tensor) of the modules' `kind` dicts (_parameters or _buffers)."""
         seen: set[int] = set()
-        walk = self.named_modules(prefix) if recurse else iter([(prefix, self)])
+        walk = (
+            self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+            if recurse
+            else iter([(prefix, self)])
+        )
         for module_name, module in walk:
-            for name, b in module._buffers.items():
-                if b is None or id(b) in seen:
+            for name, t in getattr(module, kind).items():
+                if t is None or (remove_duplicate and id(t) in seen):
                     continue
-                seen.add(id(b))
-                yield (f"{module_name}.{name}" if module_name else name), b
+                seen.add(id(t))
+                yield (f"{module_name}.{name}" if module_name else name), t
 
     def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
         """The buffers, in the order of `named_buffers`."""
