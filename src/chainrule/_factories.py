@@ -432,8 +432,8 @@ def primitive(rule: Rule):
             if multi
             else (_backend.normalize(out, xp),)
         )
-        x0 = xs[0]
         # Only where the result's dtype is not the first input's (most calls: one compare).
+        x0 = xs[0] if xs else None
         if check and (x0.__class__ is not Tensor or x0._data.dtype is not outs[0].dtype):
             # where(mask, integers, 0.5): cast the integers first
             to = _default_floating(xs, outs[0])
