@@ -280,6 +280,22 @@ def _tuple(v: int | Sequence[int], n: int, what: str, name: str) -> tuple[int, .
     return out
 
 
+def _image_batch(x: Tensor, groups: int, name: str) -> tuple[Tensor, bool]:
+    """x (C, H, W) or (N, C, H, W) as a batch (a 3-D input is a batch of one), and whether it
+    had no batch axis; PyTorch's errors for another rank or a groups that is not positive."""
+    single = x.ndim == 3
+    if single:
+        x = ops.expand_dims(x, axis=0)
+    if x.ndim != 4:
+        raise RuntimeError(
+            f"Expected 3D (unbatched) or 4D (batched) input to {name}, but got input of size: "
+            f"{list(x.shape)}"
+        )
+    if not isinstance(groups, int) or groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    return x, single
+
+
 def conv2d(
     x: Tensor,
     weight: Tensor,
@@ -296,17 +312,8 @@ def conv2d(
     only; an odd total puts the extra zero after, as PyTorch). `groups` splits the input and
     output channels into that many independent convolutions. One primitive per group,
     differentiable to any order."""
-    x, weight = as_tensor(x), as_tensor(weight)
-    single = x.ndim == 3
-    if single:
-        x = ops.expand_dims(x, axis=0)
-    if x.ndim != 4:
-        raise RuntimeError(
-            "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: "
-            f"{list(x.shape)}"
-        )
-    if not isinstance(groups, int) or groups <= 0:
-        raise RuntimeError("non-positive groups is not supported")
+    x, single = _image_batch(as_tensor(x), groups, "conv2d")
+    weight = as_tensor(weight)
     if weight.ndim != 4 or weight.shape[1] * groups != x.shape[1]:
         raise RuntimeError(
             f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
@@ -421,17 +428,8 @@ def conv_transpose2d(
     same stride, padding, dilation and groups. Output (N, O, Ho, Wo), Ho = (H - 1) stride_h
     - 2 pad_h + dil_h (kh - 1) + output_padding_h + 1; `output_padding` (smaller than the
     stride or the dilation) picks among the sizes a strided conv2d maps to H."""
-    x, weight = as_tensor(input), as_tensor(weight)
-    single = x.ndim == 3
-    if single:
-        x = ops.expand_dims(x, axis=0)
-    if x.ndim != 4:
-        raise RuntimeError(
-            "Expected 3D (unbatched) or 4D (batched) input to conv_transpose2d, but got input "
-            f"of size: {list(x.shape)}"
-        )
-    if not isinstance(groups, int) or groups <= 0:
-        raise RuntimeError("non-positive groups is not supported")
+    x, single = _image_batch(as_tensor(input), groups, "conv_transpose2d")
+    weight = as_tensor(weight)
     if weight.ndim != 4:
         raise RuntimeError(
             f"conv_transpose2d: expected a 4-D weight (in_channels, out_channels / groups, kh, "
