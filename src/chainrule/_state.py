@@ -54,9 +54,9 @@ class State:
         # p, res, level)` gives `res` its tangent (y and yd None for one input). It takes the
         # fast paths' locals as they are, so that they build no tuples for it.
         self.forward_lean: Callable[..., None] | None = None
-        # vmap's lift: `(tensor, xp)` gives a tensor that requires grad, of a library below
-        # vmap's, as a tensor of the innermost vmap level (the same value for every sample,
-        # its gradient summed over the batch), or None outside vmap.
+        # vmap's lift: `(tensor, xp)` gives a tensor that requires grad or carries a tangent,
+        # of a library below vmap's, as a tensor of the innermost vmap level (the same value
+        # for every sample, its gradient summed over the batch), or None outside vmap.
         self.lift: Callable[[Any, Any], Any] | None = None
         # The rule table's cast, an operation `([tensor], dtype)` (recorded as any, so that
         # compile's trace holds it): the factories cast integer inputs with it where their

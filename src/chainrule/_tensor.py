@@ -196,13 +196,16 @@ def constant(obj, xp) -> Tensor:
     if obj.__class__ is Tensor:
         if obj._xp is xp:
             return obj
-        if obj._edge is not None:
+        # One that requires grad or carries a tangent is lifted (vmap's samples: its
+        # derivatives go through the lift) or refused, never taken as a constant.
+        if obj._edge is not None or _has_tangent(obj):
             lifted = STATE.lift(obj, xp) if STATE.lift is not None else None
             if lifted is not None:
                 return lifted
+            what = "requires grad" if obj._edge is not None else "carries a forward-mode tangent"
             raise TypeError(
-                f"a {_backend.name_of(obj._xp)} tensor that requires grad can't join an "
-                f"operation on {_backend.name_of(xp)} arrays (its gradient would be of the "
+                f"a {_backend.name_of(obj._xp)} tensor that {what} can't join an "
+                f"operation on {_backend.name_of(xp)} arrays (its derivative would be of the "
                 f"other library): make it a {_backend.name_of(xp)} array first"
             )
         obj = obj._data

@@ -53,7 +53,8 @@ def unbatched(t: Tensor, level: int, n: int, axis: int) -> Tensor:
 
 
 def _lift_constant(obj: Tensor, xp: Any) -> Tensor | None:
-    """STATE.lift: a tensor that requires grad joining an operation on Batched arrays."""
+    """STATE.lift: a tensor that requires grad or carries a tangent joining an operation on
+    Batched arrays."""
     if not grad_mode.vmap:
         return None
     return lift(obj)
