@@ -591,6 +591,23 @@ def test_norm_gradient_at_zero_is_zero(norm):
     assert_values(g, np.zeros((2, 3)), atol=0)
 
 
+@pytest.mark.parametrize("ord", [0.5, 0.25, -1, -0.5])
+def test_vector_norm_below_order_one_gives_zero_elements_gradient_0(ord):
+    # |x|**ord has an infinite slope at 0: PyTorch's gradient is 0 there, and the other
+    # elements' is the formula's (all 0 for ord < 0, where the norm is 0). It was NaN.
+    a = np.array([1.0, 0.0, -3.0, 2.0])
+    if ord > 0:
+        s = np.sum(np.abs(a) ** ord)
+        safe = np.where(a == 0, 1.0, np.abs(a))
+        expected = np.where(a == 0, 0.0, s ** (1 / ord - 1) * safe ** (ord - 1) * np.sign(a))
+    else:
+        expected = np.zeros_like(a)
+    (g,) = grads_of(lambda x: LA.vector_norm(x, ord=ord), leaf(a))
+    assert_values(g, expected, 1e-12)
+    _, tangent = cr.func.jvp(lambda x: LA.vector_norm(x, ord=ord), (T(a),), (T(np.ones(4)),))
+    assert_values(tangent, np.sum(expected), 1e-12)
+
+
 def test_nuclear_norm_gradient_of_a_rank_deficient_matrix_skips_the_zero_singular_value():
     # The subgradient of minimum norm: U1 V1^T over the nonzero singular values.
     (g,) = grads_of(lambda x: LA.matrix_norm(x, ord="nuc"), leaf(np.diag([2.0, 0.0])))

@@ -373,7 +373,13 @@ def vector_norm(
         return min(abs(x), axis=axis, keepdims=keepdims)
     if ord == 0:
         return sum(astype(x != 0, x.dtype), axis=axis, keepdims=keepdims)
-    return _root(sum(abs(x) ** ord, axis=axis, keepdims=keepdims), ord)
+    a = abs(x)
+    if ord < 1:  # |x|**ord has an infinite slope at 0: gradient 0 there, as PyTorch
+        zero = a == 0
+        a = where(zero, 0.0 if ord > 0 else inf, where(zero, 1.0, a) ** ord)
+    else:
+        a = a**ord
+    return _root(sum(a, axis=axis, keepdims=keepdims), ord)
 
 
 def matrix_norm(
