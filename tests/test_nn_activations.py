@@ -104,6 +104,22 @@ def test_elu_and_selu_gradients_stay_finite_for_large_inputs():
     assert np.all(np.isfinite(x.grad.numpy()))
 
 
+def test_elu_and_selu_slope_at_zero_is_the_left_one():
+    # PyTorch's: alpha (scale * alpha for selu), first and second order; it was half of that
+    # (the tie of minimum(x, 0) at 0 shared the gradient), though elu with alpha = 1 is
+    # smooth there.
+    for f, slope in (
+        (lambda x: F.elu(x, alpha=2.0), 2.0),
+        (lambda x: F.elu(x), 1.0),
+        (F.selu, 1.0507009873554805 * 1.6732632423543772),
+    ):
+        x = leaf([0.0])
+        (g,) = cr.autograd.grad(cr.sum(f(x)), x, create_graph=True)
+        assert_values(g, [slope])
+        (gg,) = cr.autograd.grad(cr.sum(g), x)
+        assert_values(gg, [slope])
+
+
 def test_hardtanh_with_min_above_max_raises():
     with pytest.raises(ValueError, match="min_val cannot be greater than max_val"):
         nn.Hardtanh(1.0, -1.0)

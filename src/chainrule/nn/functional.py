@@ -170,8 +170,10 @@ def leaky_relu(x: Tensor, /, negative_slope: float = 0.01, inplace: bool = False
 
 def _expm1_nonpositive(x: Tensor) -> Tensor:
     # expm1 of min(x, 0): the branch `where` drops for x > 0 stays finite there, so its zero
-    # gradient does not turn into 0 * inf = nan for large x.
-    return ops.expm1(ops.minimum(x, 0.0))
+    # gradient does not turn into 0 * inf = nan for large x. Written as a `where`, not as
+    # minimum(x, 0), whose tie at x = 0 would pass on half of the gradient there: the slope
+    # at 0 is the left one, alpha (PyTorch's).
+    return ops.expm1(ops.where(x > 0, 0.0, x))
 
 
 def elu(x: Tensor, /, alpha: float = 1.0, inplace: bool = False) -> Tensor:
