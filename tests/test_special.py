@@ -185,6 +185,28 @@ def test_derivatives_reach_third_order():
         np.testing.assert_allclose(N(g3), third(np.array([0.4, 1.3])), rtol=1e-10)
 
 
+def test_sinc_derivatives_at_and_near_zero():
+    # sinc = sum_k (-1)^k (pi x)^(2k) / (2k+1)!: at 0 its derivatives are 1, 0, -pi^2/3, 0,
+    # and a finite difference of the second one stays close to the third near 0. The second
+    # was 0 at 0 (x = 0 was replaced by a constant) and lost digits near it.
+    x = leaf([0.0, 1e-9, 1e-5, 0.3])
+    g1 = grad(sp.sinc(x).sum(), x, create_graph=True)[0]
+    g2 = grad(g1.sum(), x, create_graph=True)[0]
+    g3 = grad(g2.sum(), x)[0]
+    y = np.pi * np.array([0.0, 1e-9, 1e-5, 0.3])
+    safe = np.where(y == 0, 1.0, y)
+    second = np.where(
+        y == 0,
+        -(np.pi**2) / 3,
+        np.pi**2 * (-np.sin(safe) / safe - 2 * np.cos(safe) / safe**2 + 2 * np.sin(safe) / safe**3),
+    )
+    second[1:3] = -(np.pi**2) / 3 * (1 - 3 * y[1:3] ** 2 / 10)  # the series: no cancellation
+    np.testing.assert_allclose(N(g1)[0], 0.0, atol=0)
+    np.testing.assert_allclose(N(g2), second, rtol=1e-12)
+    np.testing.assert_allclose(N(g3)[:3], np.pi**4 / 5 * y[:3] / np.pi, atol=1e-9)
+    np.testing.assert_allclose(N(np.sinc(x)), np.sinc(N(x)), rtol=1e-15)
+
+
 def test_i1_and_j1_have_derivative_one_half_at_zero():
     x = leaf([0.0])
     for fn in (sp.i1, sp.i1e, sp.bessel_j1):
