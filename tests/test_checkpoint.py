@@ -1,14 +1,15 @@
 """Activation checkpointing: the same gradients (to second order) as the plain block, the
 block run once in forward and once more per backward, nothing saved inside the block, the
-same random numbers on recomputation, and checkpoint_sequential."""
+same random numbers on recomputation, checkpoint_sequential, and checkpoint under transforms."""
 
 import numpy as np
+import pytest
 
 import chainrule as cr
 import chainrule.nn.functional as F
 from chainrule.autograd import grad, gradcheck, gradgradcheck
 from chainrule.autograd.graph import summary
-from chainrule.utils.checkpoint import checkpoint, checkpoint_sequential
+from chainrule.utils.checkpoint import CheckpointError, checkpoint, checkpoint_sequential
 from conftest import N, T
 
 RNG = np.random.default_rng(7)
@@ -84,3 +85,33 @@ def test_checkpoint_sequential_equals_running_the_functions_in_order():
     for segments in (1, 2, 3, 5):
         (got,) = grad(cr.sum(checkpoint_sequential(fs, segments, x)), x)
         np.testing.assert_allclose(N(got), N(expected), rtol=1e-12)
+
+
+def test_forward_over_reverse_through_a_checkpoint_equals_the_plain_block():
+    # hessian (jacfwd of jacrev) and jvp of grad: the first run saved the tangents'
+    # operations' values too; the recomputation, given its inputs without their tangents,
+    # saved fewer (CheckpointError).
+    x = T(RNG.normal(size=(2, 4)))
+    w1, w2 = T(W1), T(W2)
+
+    def loss(w, check):
+        out = checkpoint(block, x, w, w2) if check else block(x, w, w2)
+        return cr.sum(out**2)
+
+    for transform in (
+        cr.func.hessian,
+        lambda f: lambda w: cr.func.jvp(cr.func.grad(f), (w,), (w2 @ w2.mT,))[1],
+    ):
+        plain = transform(lambda w: loss(w, False))(w1)
+        checked = transform(lambda w: loss(w, True))(w1)
+        np.testing.assert_allclose(N(checked), N(plain), rtol=1e-12)
+
+
+def test_a_recomputation_outside_the_transform_of_the_first_run_raises_checkpoint_error():
+    x = T(RNG.normal(size=(2, 4)))
+    w1, w2 = T(W1, requires_grad=True), T(W2)
+    loss = cr.sum(cr.func.vmap(lambda h: checkpoint(block, h, w1, w2))(x))
+    with pytest.raises(CheckpointError, match="vmap that has exited"):
+        loss.backward()  # TypeError from inside the block, mixing vmap's arrays with w1
+    with pytest.raises(CheckpointError, match="forward-mode level"):
+        cr.func.jacrev(cr.func.jacfwd(lambda w: cr.sum(checkpoint(block, x, w, w2))))(w1)

@@ -18,6 +18,7 @@ from .. import random
 from .._mode import enable_grad, grad_mode
 from .._tensor import Tensor, version_counter
 from ..autograd import _engine
+from ..autograd.forward_ad import make_dual, unpack_dual
 from ..autograd.graph import saved_tensors_hooks
 
 __all__ = [
@@ -97,6 +98,8 @@ class _Frame:
         self.kept: dict[int, tuple] = {}  # index: (value, version counter, version)
         self.values: list[Tensor | None] = []
         self.run: object | None = None
+        # The forward-mode and vmap levels of the first run: its values are of them.
+        self.levels = (grad_mode.forward, tuple(level for level, _, _ in grad_mode.vmap))
 
     def pack(self, t: Tensor) -> int:
         index = self.count
@@ -132,6 +135,17 @@ class _Frame:
         return value
 
     def _recompute(self) -> list[Tensor | None]:
+        dual, mapped = self.levels
+        active = tuple(level for level, _, _ in grad_mode.vmap)
+        if any(lv not in grad_mode.forward for lv in dual) or any(
+            lv not in active for lv in mapped
+        ):
+            raise CheckpointError(
+                "chainrule.utils.checkpoint: the block ran inside a forward-mode level or a "
+                "vmap that has exited since (jacrev of jacfwd, a backward from outside a "
+                "vmap): its values can't be recomputed there. Checkpoint outside the "
+                "transform, or differentiate inside it (jacfwd of jacrev, vmap of grad)."
+            )
         values: list[Tensor | None] = []
         meta: list[tuple] = []
         where: list[str] = []
@@ -147,10 +161,8 @@ class _Frame:
                 raise _Stop
             return len(values) - 1
 
-        args = tuple(
-            a.detach().requires_grad_(a.requires_grad) if a.__class__ is Tensor else a
-            for a in self.args
-        )
+        with enable_grad():  # a dual that needs grad is a recorded view of its primal
+            args = tuple(_detached(a) if a.__class__ is Tensor else a for a in self.args)
         state = None
         if self.rng is not None:
             state = random.get_rng_state()
@@ -197,6 +209,21 @@ class _Frame:
         lines.append("Operations that saved values in the recomputation:")
         lines += [f"  {i}: {w}" for i, w in enumerate(recomputed)]
         return "\n".join(lines)
+
+
+def _detached(a: Tensor) -> Tensor:
+    """An input of the recomputation: `a` detached, needing grad as `a` does, with `a`'s
+    tangents at the visible forward levels (each detached likewise). Under forward mode the
+    tangents' operations save values too: without the tangents the recomputation would save
+    fewer than the first run (jvp of grad, jacfwd of jacrev, hessian)."""
+    out = a.detach().requires_grad_(a.requires_grad)
+    fw = getattr(a, "_fw", None)
+    if fw:
+        for level in grad_mode.forward:
+            t = unpack_dual(a, level=level).tangent
+            if t is not None:
+                out = make_dual(out, t.detach().requires_grad_(t.requires_grad), level=level)
+    return out
 
 
 def _meta(m: tuple) -> str:
