@@ -608,6 +608,23 @@ def test_vector_norm_below_order_one_gives_zero_elements_gradient_0(ord):
     assert_values(tangent, np.sum(expected), 1e-12)
 
 
+@pytest.mark.parametrize("norm", [LA.vector_norm, LA.matrix_norm])
+def test_complex_two_norm_second_derivatives_at_a_zero_entry(norm):
+    # |z|**2 is smooth at z = 0: the Hessian of ||a + ib|| in (a, b) is (I - u u^T) / ||v||,
+    # u = v / ||v||, zero entries included. It was taken through abs, whose kink at 0 gave
+    # the zero entries' rows and columns 0.
+    a, b = np.array([0.0, 1.0, 2.0, 0.5]), np.array([0.0, -1.0, 0.5, 0.0])
+    v = np.concatenate([a, b])
+    u = v / np.linalg.norm(v)
+    expected = (np.eye(8) - np.outer(u, u)) / np.linalg.norm(v)
+
+    def f(parts):
+        z = parts[:4] + 1j * parts[4:]
+        return norm(cr.reshape(z, (2, 2)) if norm is LA.matrix_norm else z)
+
+    assert_values(cr.func.hessian(f)(T(v)), expected, 1e-12)
+
+
 def test_nuclear_norm_gradient_of_a_rank_deficient_matrix_skips_the_zero_singular_value():
     # The subgradient of minimum norm: U1 V1^T over the nonzero singular values.
     (g,) = grads_of(lambda x: LA.matrix_norm(x, ord="nuc"), leaf(np.diag([2.0, 0.0])))

@@ -18,12 +18,14 @@ from ._namespace import (
     conj,
     eye,
     float32,
+    imag,
     inf,
     matmul,
     matrix_transpose,
     max,
     min,
     positive,
+    real,
     reshape,
     result_type,
     sqrt,
@@ -360,6 +362,9 @@ def vector_norm(
     of nonzero elements), or any other p: sum(abs(x)**p)**(1/p)."""
     x = as_tensor(x)
     if x.dtype.kind == "c":
+        if ord == 2:  # |z|**2 from the parts: smooth at z = 0, where abs has a kink
+            squares = square(real(x)) + square(imag(x))
+            return _root(sum(squares, axis=axis, keepdims=keepdims), 2)
         x = abs(x)  # a real tensor of the same precision; norms depend only on |x|
     elif x.dtype.kind != "f":
         x = astype(x, DEFAULT_FLOAT.real)
