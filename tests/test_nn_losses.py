@@ -61,6 +61,20 @@ def test_loss_second_derivatives(source):
     assert gradgradcheck(lambda x: eval(source, {**env, "a": x}), (a,), eps=1e-6)
 
 
+def test_huber_and_smooth_l1_second_derivative_where_input_equals_target():
+    # The quadratic piece's curvature (1, and 1 / beta) reaches d = 0, as PyTorch's; through
+    # abs(d) squared it was 0 there.
+    a, t = np.array([0.0, 0.1, 2.0]), np.zeros(3)
+    for f, curvature in (
+        (lambda x: F.huber_loss(x, T(t), delta=0.5, reduction="sum"), [1.0, 1.0, 0.0]),
+        (lambda x: F.smooth_l1_loss(x, T(t), beta=0.5, reduction="sum"), [2.0, 2.0, 0.0]),
+    ):
+        x = T(a, requires_grad=True)
+        (g,) = grad(f(x), x, create_graph=True)
+        (gg,) = grad(cr.sum(g), x)
+        assert_values(gg, curvature)
+
+
 def test_loss_modules_hold_their_settings_and_weights_as_buffers():
     weights = T(np.ones(3))
     loss = nn.CrossEntropyLoss(weight=weights, label_smoothing=0.1)

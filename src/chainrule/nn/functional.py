@@ -1708,10 +1708,12 @@ def smooth_l1_loss(
     near 0, linear beyond; beta = 0 is the L1 loss."""
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    d = ops.abs(input - target)
+    diff = input - target
+    d = ops.abs(diff)
     if beta == 0:
         return _reduce(d, reduction)
-    return _reduce(ops.where(d < beta, (0.5 / beta) * d * d, d - 0.5 * beta), reduction)
+    # The square of diff, not of d: abs's kink at 0 would make the second derivative 0 there.
+    return _reduce(ops.where(d < beta, (0.5 / beta) * diff * diff, d - 0.5 * beta), reduction)
 
 
 def huber_loss(
@@ -1725,8 +1727,9 @@ def huber_loss(
     (with beta = delta)."""
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    d = ops.abs(input - target)
-    return _reduce(ops.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), reduction)
+    diff = input - target
+    d = ops.abs(diff)  # squared as diff (see smooth_l1_loss)
+    return _reduce(ops.where(d < delta, 0.5 * diff * diff, delta * (d - 0.5 * delta)), reduction)
 
 
 def kl_div(
