@@ -1,12 +1,15 @@
 """Wrong values found where two features meet (forward mode, vmap, transforms): each test
 checks a value against one computed by hand or by another path."""
 
+import warnings
+
 import numpy as np
 import pytest
 
 import chainrule as cr
 from chainrule import func
 from chainrule.autograd import forward_ad as fwAD
+from conftest import N, T, fails_on
 
 
 def _data():
@@ -60,3 +63,37 @@ def test_dual_numpy_tensor_joining_dask_arrays_is_refused():
         dual = fwAD.make_dual(w, t)
         with pytest.raises(TypeError, match="forward-mode tangent"):
             dual * lazy  # its tangent was dropped: a zero derivative
+
+
+@fails_on("dask", reason="vmap gathers per-sample indices by nd fancy indexing, which Dask lacks")
+def test_vmap_over_indices_into_a_tensor_the_same_for_every_sample():
+    # Per-sample token ids into one embedding table (per-sample gradients of a model with an
+    # embedding): the indices' batch reached the table's library (RuntimeError, as for
+    # data-dependent control flow).
+    table = np.arange(20.0).reshape(4, 5) / 10
+    ids = np.array([[0, 2], [1, 1], [3, 0]])
+    w = T(table)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a per-sample loop where there is no rule
+        row = T(table[0])  # indexed on every axis: the standard's form of an index array
+        for f, expected in (
+            (lambda i: row[i], table[0][ids]),
+            (lambda i: cr.take(w, i, axis=0), table[ids]),
+            (lambda i: cr.take(w, i, axis=1), table[:, ids].transpose(1, 0, 2)),
+            (lambda i: cr.nn.functional.embedding(i, w), table[ids]),
+        ):
+            np.testing.assert_allclose(N(func.vmap(f)(T(ids))), expected)
+
+        def loss(w, i):
+            return cr.sum(cr.nn.functional.embedding(i, w) ** 2)
+
+        grads = func.vmap(func.grad(loss), in_dims=(None, 0))(w, T(ids))
+        for sample, i in zip(N(grads), ids):
+            hand = np.zeros_like(table)
+            np.add.at(hand, i, 2 * table[i])
+            np.testing.assert_allclose(sample, hand)
+        leaf = T(table[0], requires_grad=True)
+        cr.sum(func.vmap(lambda i: leaf[i])(T(ids)) ** 3).backward()
+    hand = np.zeros_like(table[0])
+    np.add.at(hand, ids.ravel(), 3 * table[0][ids.ravel()] ** 2)
+    np.testing.assert_allclose(N(leaf.grad), hand)

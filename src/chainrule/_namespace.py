@@ -11,7 +11,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, NamedTuple, cast
 
-from . import _backend, _factories, _tensor
+from . import _backend, _batching, _factories, _tensor
 from ._backend import DEFAULT_FLOAT, normalize_axes, to_backend_dtype
 from ._dtypes import (  # noqa: F401 - public
     __array_namespace_info__,
@@ -633,6 +633,8 @@ def take(x: ArrayLike, indices: ArrayLike, /, *, axis: int | None = None) -> Ten
     axis = normalize_axes(axis, x.ndim)[0]
     # Non-negative indices: the generic scatter-add of take's VJP matches positions 0..n-1.
     idx = OPS["wrap_indices"]((indices,), x.shape[axis])._data
+    if _tensor.grad_mode.vmap:
+        x = _lifted_to(x, (idx,))
     return OPS["take"](x, (idx, axis, x._data.shape, x._data.dtype))
 
 
@@ -674,9 +676,29 @@ def _index_key(key: IndexKey, xp: Any) -> tuple[Any, ...]:
     return keys + (Ellipsis,) if basic else keys
 
 
+def _lifted_to(x: Tensor, indices: Sequence[Any]) -> Tensor:
+    """x, as a tensor of the vmap level of the innermost batched array of `indices` (raw
+    arrays of a key) where that is above x's: per-sample indices into a tensor that is the
+    same for every sample (vmap over token ids into an embedding table) then index each
+    sample's copy (the lift is recorded: x's gradient is the sum over the batch)."""
+    top = None
+    for k in indices:
+        if _batching.level_of(k) > _batching.level_of(x._data if top is None else top._data):
+            top = k
+    if top is None:
+        return x
+    return OPS["batch"](x, (top.level, top.n, None))
+
+
 def getitem(x: Tensor, key: IndexKey) -> Tensor:
     """x[key], differentiable (Tensor.__getitem__)."""
-    return OPS["getitem"](x, (_index_key(key, x._xp), x._data.shape, x._data.dtype))
+    keys = _index_key(key, x._xp)
+    if _tensor.grad_mode.vmap:
+        lifted = _lifted_to(x, keys)
+        if lifted is not x:
+            x = lifted
+            keys = _index_key(key, x._xp)
+    return OPS["getitem"](x, (keys, x._data.shape, x._data.dtype))
 
 
 # ----------------------------------------------------------------------------- more manipulation
