@@ -97,3 +97,24 @@ def test_vmap_over_indices_into_a_tensor_the_same_for_every_sample():
     hand = np.zeros_like(table[0])
     np.add.at(hand, ids.ravel(), 3 * table[0][ids.ravel()] ** 2)
     np.testing.assert_allclose(N(leaf.grad), hand)
+
+
+@fails_on("dask", reason="vmap gathers per-sample indices by nd fancy indexing, which Dask lacks")
+def test_vmap_of_hessian_indexing_by_the_mapped_indices():
+    # The Hessian's inner levels batch the table; the indices belong to the outer vmap: they
+    # reached the inner level's library (RuntimeError). d2/dw2 of sum(sin(w[i])) * w[0]...
+    w = np.arange(5.0) / 3
+    ids = np.array([[0, 4], [2, 2], [1, 3]])
+
+    def f(w, i):
+        return cr.sum(cr.sin(w[i])) + cr.sum(cr.sin(cr.take(w, i, axis=0)) ** 2)
+
+    for transform in (func.hessian, lambda g: func.jacrev(func.jacrev(g))):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a per-sample loop where there is no rule
+            got = N(func.vmap(transform(f), in_dims=(None, 0))(T(w), T(ids)))
+        for sample, i in zip(got, ids):
+            hand = np.zeros((5, 5))
+            for k in i:  # sin(w_k)'' = -sin(w_k); (sin(w_k)^2)'' = 2 cos(2 w_k)
+                hand[k, k] += -np.sin(w[k]) + 2 * np.cos(2 * w[k])
+            np.testing.assert_allclose(sample, hand, atol=1e-12)

@@ -603,13 +603,14 @@ def getitem(a, key):
     top = _top((a, *keys))
     if top is None:
         return _backend.getitem(_library((a,)), a, key)
-    if any(k.__class__ is Batched for k in keys):
+    if any(k.__class__ is Batched and k.level == top.level for k in keys):
         return _gather(a, keys, top)
     if _split_advanced(keys):
         return _loop("getitem with separated array indices", _getitem_of)(a, keys)
     v = a.value
     try:
-        out = _backend.getitem(_library((v,)), v, (slice(None), *keys))
+        # Index arrays of an outer level (vmap of hessian) index with that level's getitem.
+        out = _backend.getitem(_library((v, *keys)), v, (slice(None), *keys))
     except IndexError:
         # A library whose indexing refuses the batch axis's slice beside arrays or masks
         # (array_api_strict): per sample.
@@ -714,7 +715,8 @@ def take(x, indices, /, *, axis=None):
     if indices.__class__ is Batched and indices.level == top.level:
         return _loop("take with per-sample indices", lambda xp: xp.take)(x, indices, axis=axis)
     a = 1 if axis is None else _one(axis, x.ndim) + 1
-    return Batched(_library((x.value,)).take(x.value, indices, axis=a), top.level, top.n)
+    # Indices of an outer level (vmap of hessian): that level's take, on x's samples.
+    return Batched(_library((x.value, indices)).take(x.value, indices, axis=a), top.level, top.n)
 
 
 def take_along_axis(x, indices, /, *, axis=-1):
