@@ -27,6 +27,7 @@ from ._dtypes import (
     to_backend_dtype,
 )
 from ._gaps import (
+    SINGULAR_ERRORS,
     broadcast_to,
     cholesky,
     complex_from_parts,
@@ -40,6 +41,7 @@ from ._gaps import (
     svdvals,
     unchunked,
     unique,
+    zero_read_on_host,
 )
 from ._helpers import (
     count,
@@ -152,6 +154,7 @@ __all__ = [
     "searchsorted",
     "settle",
     "shares_memory",
+    "SINGULAR_ERRORS",
     "solve",
     "special_function",
     "sum_to",
@@ -171,4 +174,5 @@ __all__ = [
     "writable",
     "write_into",
     "written_last",
+    "zero_read_on_host",
 ]

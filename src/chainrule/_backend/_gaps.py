@@ -149,6 +149,20 @@ def inv(xp, x):
     return xp.astype(out, x.dtype)
 
 
+# What inverting a singular matrix raises: NumPy's LinAlgError (JAX's and Dask's too, see
+# _singular), PyTorch's torch.linalg.LinAlgError, a RuntimeError (torch is not imported here).
+SINGULAR_ERRORS = (np.linalg.LinAlgError, RuntimeError)
+
+
+def zero_read_on_host(xp, a) -> bool:
+    """Whether an entry of `a` is 0, for PyTorch, JAX and CuPy arrays, where a determinant of
+    0 may come with an inverse that did not fail (their det and inv factorize apart: PyTorch's
+    det of [[1, 2, 3], [4, 5, 6], [7, 8, 9]] is 0, its inverse finite). NumPy's raise together
+    (one LAPACK factorization); Dask's are not computed behind the user's back; the tensors
+    and vmap's arrays that rules meet under create_graph and vmap are not read: False."""
+    return library(xp) in ("torch", "jax", "cupy") and bool(xp.any(a == 0))
+
+
 def solve(xp, a, b):
     """xp.linalg.solve; a singular `a` raises NumPy's LinAlgError on JAX too (_singular)."""
     out = xp.linalg.solve(a, b)
