@@ -69,6 +69,12 @@ __all__ = [
     "kl_div",
 ]
 
+
+def __dir__() -> list[str]:
+    """The API only (dir() and editors' completion), not the names this module imports."""
+    return sorted(__all__)
+
+
 Reduction = Literal["none", "mean", "sum"]
 
 
