@@ -765,10 +765,10 @@ class _Pool2d(Module):
         __call__ = forward
 
 
-class MaxPool2d(_Pool2d):
-    """The maximum of each kernel window (see functional.max_pool2d)."""
+class _MaxPool(_Pool2d):
+    """The maximum of each kernel window by the class's `pool` (MaxPool1d, MaxPool2d): the
+    options dilation and ceil_mode, shown in the repr; return_indices raises."""
 
-    pool = staticmethod(F.max_pool2d)
     options = shown = ("dilation", "ceil_mode")
 
     def __init__(
@@ -781,10 +781,18 @@ class MaxPool2d(_Pool2d):
         ceil_mode: bool = False,
     ) -> None:
         if return_indices:
-            raise NotImplementedError("MaxPool2d: return_indices=True is not implemented")
+            raise NotImplementedError(
+                f"{type(self).__name__}: return_indices=True is not implemented"
+            )
         super().__init__(kernel_size, stride, padding)
         self.dilation = dilation
         self.ceil_mode = ceil_mode
+
+
+class MaxPool2d(_MaxPool):
+    """The maximum of each kernel window (see functional.max_pool2d)."""
+
+    pool = staticmethod(F.max_pool2d)
 
 
 class AvgPool2d(_Pool2d):
