@@ -343,6 +343,13 @@ SAMPLES = {
     "stack": _joined("stack"),
     "unstack": _unstack(),
     "where": _where(),
+    # The rule behind cr.bernoulli(p), its draw given: probabilities away from the draws.
+    "bernoulli": st.just(
+        (
+            lambda p, u: OPS["bernoulli"](p, u),
+            [np.array([0.2, 0.95, 0.7]), np.array([0.3, 0.9, 0.5])],
+        )
+    ),
     "setitem": _setitem(),
     "getitem": _indexing("getitem"),
     "index_add": _indexing("index_add"),

@@ -78,6 +78,7 @@ TORCH_NAMES: dict[str, str | Callable[[Any], str]] = {
     "exp": "ExpBackward0",
     "expm1": "Expm1Backward0",
     "floor": "FloorBackward0",
+    "bernoulli": "BernoulliBackward0",
     "imag": "ImagBackward0",
     "log": "LogBackward0",
     "log10": "Log10Backward0",
