@@ -180,7 +180,8 @@ def inv(x: ArrayLike, /) -> Tensor:
 
 
 def det(x: ArrayLike, /) -> Tensor:
-    """Determinants; the gradient needs invertible matrices."""
+    """Determinants; the gradient is the adjugate's transpose, at singular matrices too (see
+    docs/conventions.md)."""
     return OPS["linalg_det"](_matrices(x, "det", square_only=True))
 
 
