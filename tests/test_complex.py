@@ -172,6 +172,7 @@ COMPLEX_SAMPLES = {
     "linalg_det": _complexified("linalg_det"),
     "linalg_slogdet": _slogdet(),
     "linalg_solve": _complexified("linalg_solve", mixed=True),
+    "linalg_solve_triangular": _complexified("linalg_solve_triangular", mixed=True),
     "linalg_pinv": _complexified("linalg_pinv", scale=0.3),
     "linalg_qr": _complexified("linalg_qr", scale=0.3),
     "linalg_svd": _svd(),

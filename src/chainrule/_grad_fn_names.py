@@ -156,6 +156,7 @@ TORCH_NAMES: dict[str, str | Callable[[Any], str]] = {
     "linalg_qr": "LinalgQrBackward0",
     "linalg_slogdet": "LinalgSlogdetBackward0",
     "linalg_solve": "LinalgSolveExBackward0",
+    "linalg_solve_triangular": "LinalgSolveTriangularBackward0",
     "linalg_svd": "LinalgSvdBackward0",
     "linalg_svdvals": "LinalgSvdBackward0",
 }

@@ -149,6 +149,24 @@ def inv(xp, x):
     return xp.astype(out, x.dtype)
 
 
+def solve_triangular(xp, a, b, upper: bool, unit: bool):
+    """X with T X = B, T the upper (or lower) triangle of `a`, its diagonal taken as ones when
+    `unit`; batch axes broadcast. PyTorch's and JAX's triangular solve where the library has
+    one (n^2 work per column of B); elsewhere (NumPy, array-api-strict, Dask, CuPy, vmap's
+    arrays) the general solve of the triangle, as the standard offers no other."""
+    lib = library(xp)
+    if lib == "torch":
+        return xp.linalg.solve_triangular(a, b, upper=upper, unitriangular=unit)
+    if lib == "jax":
+        jsl = import_module("jax.scipy.linalg")
+        return jsl.solve_triangular(a, b, lower=not upper, unit_diagonal=unit)
+    k = 1 if unit else 0
+    tri = xp.triu(a, k=k) if upper else xp.tril(a, k=-k)
+    if unit:
+        tri = tri + xp.eye(a.shape[-1], dtype=a.dtype)
+    return solve(xp, tri, b)
+
+
 # What inverting a singular matrix raises: NumPy's LinAlgError (JAX's and Dask's too, see
 # _singular), PyTorch's torch.linalg.LinAlgError, a RuntimeError (torch is not imported here).
 SINGULAR_ERRORS = (np.linalg.LinAlgError, RuntimeError)

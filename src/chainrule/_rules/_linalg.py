@@ -1,5 +1,5 @@
-"""The linalg extension's rules: diagonal, inv, det, slogdet, solve, cholesky, qr, eigh, eig,
-svd, pinv; their VJPs and JVPs written out (the decompositions' from their defining
+"""The linalg extension's rules: diagonal, inv, det, slogdet, solve, solve_triangular, cholesky,
+qr, eigh, eig, svd, pinv; their VJPs and JVPs written out (the decompositions' from their defining
 identities)."""
 
 from __future__ import annotations
@@ -188,6 +188,49 @@ nary(
     _solve_vjp,
     ((0, 1, OUT),) * 2,
     jvp=_solve_jvp,
+    complex="holomorphic",
+)
+
+
+# solve_triangular: T X = B, T the triangle of A that p = (upper, unit) names (its diagonal
+# ones when unit): only that part of A is read, and only it gets a gradient. gB = T^-T g (a
+# solve by the transposed triangle, the other kind), gA = the triangle of -gB X^T; each summed
+# over the batch axes it was broadcast along. dX = T^-1 (dB - tri(dA) X).
+
+
+def _triangle(xp, a, p):
+    """The part of `a` that solve_triangular reads: its triangle, without the diagonal when
+    unit."""
+    upper, unit = p
+    k = 1 if unit else 0
+    return xp.triu(a, k=k) if upper else xp.tril(a, k=-k)
+
+
+def _solve_triangular_vjp(xp, g, s, p, needs):
+    a, b, out = s
+    gb = xp.primitive("linalg_solve_triangular", [_mT(xp, a), g], (not p[0], p[1]))
+    ga = _triangle(xp, -xp.matmul(gb, _mT(xp, out)), p) if needs[0] else None
+    return (
+        None if ga is None else sum_to(xp, ga, a.shape),
+        sum_to(xp, gb, b.shape) if needs[1] else None,
+    )
+
+
+def _solve_triangular_jvp(xp, ts, xs, outs, p):
+    (ta, tb), a, x = ts, xs[0], outs[0]
+    rhs = tb
+    if ta is not None:
+        da_x = xp.matmul(_triangle(xp, ta, p), x)
+        rhs = -da_x if rhs is None else rhs - da_x
+    return xp.primitive("linalg_solve_triangular", [a, rhs], p)
+
+
+nary(
+    "linalg_solve_triangular",
+    lambda xp, xs, p: _backend.solve_triangular(xp, xs[0], xs[1], *p),
+    _solve_triangular_vjp,
+    ((0, 1, OUT),) * 2,
+    jvp=_solve_triangular_jvp,
     complex="holomorphic",
 )
 
