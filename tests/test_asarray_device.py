@@ -171,3 +171,22 @@ def test_like_functions_on_another_librarys_device_make_values_there(library, na
     assert tuple(out.shape) == (3,)
     if expected is not None:
         np.testing.assert_array_equal(N(out), expected)
+
+
+def test_asarray_of_python_floats_on_a_torch_device_takes_the_default_floating_dtype():
+    # PyTorch's own default is float32 (unless PyTorch storage is the backend under test):
+    # asarray follows chainrule's default, as the creation functions do.
+    device = _stored_in("torch").device
+    before = cr.get_default_dtype()
+    try:
+        for default, complex_default in ((cr.float64, cr.complex128), (cr.float32, cr.complex64)):
+            cr.set_default_dtype(default)
+            assert cr.asarray([1.5], device=device).dtype == default
+            assert cr.asarray(2.5, device=device).dtype == default
+            assert cr.asarray([1.5 + 1j], device=device).dtype == complex_default
+            assert cr.zeros(1, device=device).dtype == default
+            assert cr.asarray([1], device=device).dtype == cr.int64
+            assert cr.asarray([True], device=device).dtype == cr.bool
+            assert cr.asarray([1.5], device=device, dtype=cr.float32).dtype == cr.float32
+    finally:
+        cr.set_default_dtype(before)

@@ -14,6 +14,7 @@ from hypothesis.extra import numpy as hnp
 
 import chainrule as cr
 import chainrule.nn.functional as F
+from chainrule._rules import OPS
 from conftest import N, T, examples, fails_on
 from helpers import (
     AWAY_FROM_JUMPS,
@@ -443,6 +444,14 @@ def test_floor_divide_has_zero_gradient_even_at_its_jumps():
     assert_values(gy, np.zeros(3), atol=0)
 
 
+def test_bernoulli_rule_has_zero_gradient_for_the_probabilities_and_the_draw():
+    # The rule behind cr.bernoulli(p): 1 where the draw is below p; piecewise constant.
+    draw = T([0.3, 0.9, 0.5])
+    check_grads(lambda p: OPS["bernoulli"](p, draw), leaf([0.2, 0.95, 0.7]))
+    check_grads(lambda u: OPS["bernoulli"](T([0.2, 0.95, 0.7]), u), leaf([0.3, 0.9, 0.5]))
+    assert N(OPS["bernoulli"](T([0.2, 0.95, 0.7]), draw)).tolist() == [0.0, 1.0, 1.0]
+
+
 def test_pow_at_zero_base_has_finite_gradients():
     x, y = leaf([0.0, 0.0, 0.0]), leaf([0.0, 1.0, 2.5])
     assert_values(cr.pow(x, y), [1.0, 0.0, 0.0])
@@ -526,4 +535,4 @@ def test_complex_tanh_at_infinite_real_part():
 # The rules that the gradient tests of this file check (each name of UNARY and BINARY is
 # gradchecked by name above); each test file names its own in GRADCHECKED (see
 # test_rule_table.py).
-GRADCHECKED = set(UNARY) | set(BINARY) | {"where", "reciprocal"}
+GRADCHECKED = set(UNARY) | set(BINARY) | {"where", "reciprocal", "bernoulli"}

@@ -229,6 +229,19 @@ def _solve(draw):
     return LA.solve, [a, b]
 
 
+@st.composite
+def _solve_triangular(draw):
+    # Either triangle, unit diagonal or not, on either side, batches broadcast (not on Dask).
+    shapes = [c for c in SOLVE_SHAPES.values() if c[2] is not None]
+    a_batch, b_batch, k = draw(st.sampled_from(shapes if LIBRARY != "dask" else shapes[:1]))
+    side = draw(st.integers(2, 3))
+    a = draw(invertible(st.just(a_batch), st.just(side)))
+    kw = {"upper": draw(st.booleans()), "unitriangular": draw(st.booleans())}
+    kw["left"] = draw(st.booleans())
+    b = draw(entries(b_batch + ((side, k) if kw["left"] else (k, side))))
+    return (lambda x, y: LA.solve_triangular(x, y, **kw)), [a, b]
+
+
 SVD_SHAPES = [(3, 3), (3, 2), (2, 3)]
 
 
@@ -343,6 +356,13 @@ SAMPLES = {
     "stack": _joined("stack"),
     "unstack": _unstack(),
     "where": _where(),
+    # The rule behind cr.bernoulli(p), its draw given: probabilities away from the draws.
+    "bernoulli": st.just(
+        (
+            lambda p, u: OPS["bernoulli"](p, u),
+            [np.array([0.2, 0.95, 0.7]), np.array([0.3, 0.9, 0.5])],
+        )
+    ),
     "setitem": _setitem(),
     "getitem": _indexing("getitem"),
     "index_add": _indexing("index_add"),
@@ -356,6 +376,7 @@ SAMPLES = {
     "linalg_det": _matrix(LA.det),
     "linalg_slogdet": _matrix(lambda x: LA.slogdet(x).logabsdet),
     "linalg_solve": _solve(),
+    "linalg_solve_triangular": _solve_triangular(),
     "real": st.builds(lambda a: (cr.real, [a]), COMPLEX),
     "imag": st.builds(lambda a: (cr.imag, [a]), COMPLEX),
     "conj": st.builds(lambda a: (cr.conj, [a]), COMPLEX),

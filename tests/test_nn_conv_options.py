@@ -118,8 +118,7 @@ def test_conv_layers_take_pytorch_options_and_shapes():
     assert tuple(conv.weight.shape) == (6, 2, 3, 3)
     assert tuple(conv(T(np.ones((1, 4, 5, 7)))).shape) == (1, 6, 5, 7)
     assert repr(conv) == (
-        "Conv2d(4, 6, kernel_size=(3, 3), stride=(1, 1), padding=same, dilation=(2, 2), "
-        "groups=2, bias=True)"
+        "Conv2d(4, 6, kernel_size=(3, 3), stride=(1, 1), padding=same, dilation=(2, 2), groups=2)"
     )
     conv1 = nn.Conv1d(3, 3, 4, padding="valid", groups=3, bias=False, dtype=cr.float64)
     assert tuple(conv1.weight.shape) == (3, 1, 4)

@@ -45,10 +45,9 @@ def test_upsample_layers_match_pytorch(name):
 def _padded(draw):
     mode = draw(st.sampled_from(["constant", "reflect", "replicate", "circular"]))
     n = draw(st.integers(1, 2))
-    shape = tuple(draw(st.integers(2, 3)) for _ in range(n + 1))
-    low = -1 if mode == "constant" else 0
+    shape = tuple(draw(st.integers(3, 4)) for _ in range(n + 1))
     high = {"reflect": 1, "circular": 2}.get(mode, 2)
-    pad = tuple(draw(st.integers(low, high)) for _ in range(2 * n))
+    pad = tuple(draw(st.integers(-1, high)) for _ in range(2 * n))  # -1 crops
     return draw(arrays(shape)), pad, mode
 
 
@@ -154,10 +153,14 @@ def test_bad_pads_raise_pytorchs_errors():
         F.pad(x, (1, 1), mode="replicate", value=2.0)
     with pytest.raises(RuntimeError, match="leaves a negative size"):
         F.pad(x, (-2, -2))
-    with pytest.raises(
-        NotImplementedError, match="negative padding is implemented for mode='constant'"
-    ):
-        F.pad(x, (-1, 1), mode="circular")
+    with pytest.raises(RuntimeError, match=r"input \(W: 3\) is too small. Calculated output W: 0"):
+        F.pad(x, (-2, -1), mode="reflect")
+    with pytest.raises(RuntimeError, match=r"input \(H: 2, W: 3\) is too small. .* H: 0 W: 0"):
+        F.pad(T(np.zeros((1, 2, 3))), (-2, -1, -1, -1), mode="replicate")
+    with pytest.raises(RuntimeError, match="resulting in an empty dimension"):
+        F.pad(x, (-2, -2), mode="circular")
+    with pytest.raises(RuntimeError, match="wrapping around more than once"):
+        F.pad(x, (-2, 2), mode="circular")
     with pytest.raises(
         RuntimeError, match="other non-zero dimensions for input, but got: \\[2, 0\\]"
     ):

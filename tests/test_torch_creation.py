@@ -184,12 +184,29 @@ def test_bernoulli_draws_with_the_inputs_probabilities_or_p():
     p = T(np.repeat([0.0, 1.0, 0.25], 2000).reshape(3, 2000), requires_grad=True)
     cr.manual_seed(2)
     b = cr.bernoulli(p)
-    assert b.dtype == cr.float64 and b.shape == (3, 2000) and not b.requires_grad
+    assert b.dtype == cr.float64 and b.shape == (3, 2000)
     d = N(b)
     assert set(np.unique(d).tolist()) <= {0.0, 1.0}
     assert d[0].sum() == 0 and d[1].sum() == 2000 and abs(d[2].mean() - 0.25) < 0.03
     q = N(cr.bernoulli(T(np.zeros(2000, np.float32)), 0.75, generator=cr.random.Generator(1)))
     assert q.dtype == np.float32 and abs(q.mean() - 0.75) < 0.03
+
+
+def test_bernoulli_of_probabilities_that_require_grad_has_a_zero_gradient_as_pytorchs():
+    # PyTorch 2.13: torch.bernoulli(p) requires grad (BernoulliBackward0), its gradient and
+    # forward tangent are zeros; with a number p the result has no gradient here (PyTorch's
+    # requires grad, but its backward raises "derivative for aten::bernoulli is not
+    # implemented").
+    p = leaf([0.2, 0.7, 0.5])
+    b = cr.bernoulli(p)
+    assert b.requires_grad and b.grad_fn.name() == "BernoulliBackward0"
+    (g,) = cr.autograd.grad(cr.sum(b * T([1.0, 2.0, 3.0])), p)
+    assert N(g).tolist() == [0.0, 0.0, 0.0]
+    _, tangent = cr.func.jvp(cr.bernoulli, (T([0.2, 0.7]),), (T([1.0, 1.0]),))
+    assert N(tangent).tolist() == [0.0, 0.0]
+    assert not cr.bernoulli(p, 0.5).requires_grad
+    with cr.no_grad():
+        assert not cr.bernoulli(p).requires_grad
 
 
 def test_bernoulli_refuses_probabilities_out_of_range_and_integers():

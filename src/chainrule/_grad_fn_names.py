@@ -78,6 +78,7 @@ TORCH_NAMES: dict[str, str | Callable[[Any], str]] = {
     "exp": "ExpBackward0",
     "expm1": "Expm1Backward0",
     "floor": "FloorBackward0",
+    "bernoulli": "BernoulliBackward0",
     "imag": "ImagBackward0",
     "log": "LogBackward0",
     "log10": "Log10Backward0",
@@ -155,6 +156,7 @@ TORCH_NAMES: dict[str, str | Callable[[Any], str]] = {
     "linalg_qr": "LinalgQrBackward0",
     "linalg_slogdet": "LinalgSlogdetBackward0",
     "linalg_solve": "LinalgSolveExBackward0",
+    "linalg_solve_triangular": "LinalgSolveTriangularBackward0",
     "linalg_svd": "LinalgSvdBackward0",
     "linalg_svdvals": "LinalgSvdBackward0",
 }

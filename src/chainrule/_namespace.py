@@ -1143,17 +1143,30 @@ def _convert(
         if values.dtype == np.uint64:
             values = values.astype(np.uint64)  # NumPy infers C's ulonglong: PyTorch refuses it
         out = xp.asarray(values, dtype=_dtype(xp, dtype), copy=copy, **_on(device))
-    if dtype is None and DEFAULT_FLOAT.real is not float64 and not _backend.is_array(obj):
-        # Python floats (and complex numbers) take the default floating dtype, as PyTorch's.
-        if out.dtype == to_backend_dtype(xp, float64):
-            out = xp.astype(out, to_backend_dtype(xp, DEFAULT_FLOAT.real))
-        elif out.dtype == to_backend_dtype(xp, complex128):
-            out = xp.astype(out, to_backend_dtype(xp, DEFAULT_FLOAT.complex))
+    if dtype is None and not _backend.is_array(obj):
+        out = _python_floats(xp, out, device)
     try:
         return _backend.checked(out)
     except TypeError:
         _check_elements(obj)  # an element that is no number says so first
         raise
+
+
+def _python_floats(xp: Any, out: Any, device: Device) -> Any:
+    """`out`, converted from Python data, in the default floating dtype where the library
+    inferred its own for Python floats (and complex numbers), as PyTorch's: NumPy's float64,
+    or on a device that names a library (a torch.device) that library's default, PyTorch's
+    float32, as the creation functions do (_default)."""
+    real, cplx = DEFAULT_FLOAT.real, DEFAULT_FLOAT.complex
+    if real is float64 and device is None:
+        return out
+    inferred = [(float64, real), (complex128, cplx)]
+    if device is not None:
+        inferred += [(float32, real), (complex64, cplx)]
+    for own, default in inferred:
+        if own is not default and out.dtype == to_backend_dtype(xp, own):
+            return xp.astype(out, to_backend_dtype(xp, default))
+    return out
 
 
 def _check_elements(data: Any) -> None:

@@ -20,6 +20,7 @@ from ._batching import Batched
 from ._dtypes import complex64, complex128, float16, float32, float64
 from ._einsum import einsum as _einsum
 from ._namespace import asarray, concat, conj, int64, log, matrix_transpose, nan, where
+from ._rules import OPS
 from ._tensor import Tensor, as_tensor, as_tensors
 from ._typing import ArrayLike, Device, DTypeLike
 
@@ -214,15 +215,16 @@ def bernoulli(
     generator: _random.Generator | None = None,
 ) -> Tensor:
     """1 with probability input (each element, in [0, 1]), else 0, in input's dtype; with
-    `p`, of probability p everywhere in input's shape. The result carries no gradient
-    (PyTorch's is zero)."""
+    `p`, of probability p everywhere in input's shape. Of an input that requires grad, the
+    result requires grad with a gradient of zeros (as PyTorch's, BernoulliBackward0); with
+    `p` it carries none (PyTorch's requires grad, and its backward raises that the derivative
+    is not implemented)."""
     x = as_tensor(input)
     if x.dtype not in _COMPLEX_OF:
         raise TypeError(f"bernoulli: input must be of a real floating dtype, not {x.dtype}")
     if p is None:
-        p = x.detach()
         # Inside vmap the samples' probabilities are checked at once, in the batched value.
-        raw = p._data
+        raw = x._data
         while isinstance(raw, Batched):
             raw = raw.value
         q = asarray(raw)
@@ -231,6 +233,8 @@ def bernoulli(
     elif not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
     u = _random.rand(x.shape, dtype=x.dtype, device=x.device, generator=generator)
+    if p is None:
+        return OPS["bernoulli"](x, u)
     return asarray(u < p, dtype=x.dtype)
 
 

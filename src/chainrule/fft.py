@@ -22,6 +22,11 @@ __all__ = [
 ]  # fmt: skip
 
 
+def __dir__() -> list[str]:
+    """The API only (dir() and editors' completion), not the names this module imports."""
+    return sorted(__all__)
+
+
 _NORMS = ("backward", "ortho", "forward")
 
 

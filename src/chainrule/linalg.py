@@ -16,7 +16,6 @@ from ._namespace import (
     complex64,
     complex128,
     conj,
-    eye,
     float32,
     imag,
     inf,
@@ -33,8 +32,6 @@ from ._namespace import (
     stack,
     sum,
     tensordot,
-    tril,
-    triu,
     unstack,
     vecdot,
     where,
@@ -182,7 +179,8 @@ def inv(x: ArrayLike, /) -> Tensor:
 
 
 def det(x: ArrayLike, /) -> Tensor:
-    """Determinants; the gradient needs invertible matrices."""
+    """Determinants; the gradient is the adjugate's transpose, at singular matrices too (see
+    docs/conventions.md)."""
     return OPS["linalg_det"](_matrices(x, "det", square_only=True))
 
 
@@ -215,15 +213,17 @@ def solve_triangular(
     (taken as ones) when `unitriangular`, and only that part gets a gradient. Batch dimensions
     broadcast; B is a matrix or a stack of them."""
     (A, B), _ = as_tensors((A, B), "solve_triangular")
-    n = _matrices(A, "solve_triangular", square_only=True).shape[-1]
+    _matrices(A, "solve_triangular", square_only=True)
     _matrices(B, "solve_triangular")
-    below = 1 if unitriangular else 0
-    tri = triu(A, k=below) if upper else tril(A, k=-below)
-    if unitriangular:
-        tri = tri + eye(n, dtype=tri.dtype, device=tri.device)
+    dtype = result_type(A, B)
+    A, B = astype(A, dtype, copy=False), astype(B, dtype, copy=False)
     if left:
-        return solve(tri, B)
-    return matrix_transpose(solve(matrix_transpose(tri), matrix_transpose(B)))
+        return OPS["linalg_solve_triangular"]((A, B), (upper, unitriangular))
+    # X A = B: A^T X^T = B^T, A^T the triangle of the other kind.
+    xt = OPS["linalg_solve_triangular"](
+        (matrix_transpose(A), matrix_transpose(B)), (not upper, unitriangular)
+    )
+    return matrix_transpose(xt)
 
 
 def pinv(x: ArrayLike, /, *, rtol: float | ArrayLike | None = None) -> Tensor:

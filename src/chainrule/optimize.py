@@ -18,6 +18,12 @@ from .autograd.functional import hessian, jacobian
 
 __all__ = ["minimize", "least_squares"]
 
+
+def __dir__() -> list[str]:
+    """The API only (dir() and editors' completion), not the names this module imports."""
+    return sorted(__all__)
+
+
 # Methods of scipy.optimize.minimize that use a gradient, Hessian-vector products, or only a
 # full Hessian.
 _GRADIENT = {

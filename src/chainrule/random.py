@@ -36,6 +36,12 @@ __all__ = [
     "bernoulli",
 ]
 
+
+def __dir__() -> list[str]:
+    """The API only (dir() and editors' completion), not the names this module imports."""
+    return sorted(__all__)
+
+
 Shape = int | Sequence[int]
 
 

@@ -47,6 +47,11 @@ __all__ = [
 ]  # fmt: skip
 
 
+def __dir__() -> list[str]:
+    """The API only (dir() and editors' completion), not the names this module imports."""
+    return sorted(__all__)
+
+
 def _real(x: ArrayLike, name: str) -> Tensor:
     """x as a tensor of real floating values (integers as float64)."""
     x = as_tensor(x)

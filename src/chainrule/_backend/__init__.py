@@ -27,6 +27,7 @@ from ._dtypes import (
     to_backend_dtype,
 )
 from ._gaps import (
+    SINGULAR_ERRORS,
     broadcast_to,
     cholesky,
     complex_from_parts,
@@ -37,9 +38,11 @@ from ._gaps import (
     repeat_indices,
     searchsorted,
     solve,
+    solve_triangular,
     svdvals,
     unchunked,
     unique,
+    zero_read_on_host,
 )
 from ._helpers import (
     count,
@@ -152,7 +155,9 @@ __all__ = [
     "searchsorted",
     "settle",
     "shares_memory",
+    "SINGULAR_ERRORS",
     "solve",
+    "solve_triangular",
     "special_function",
     "sum_to",
     "svdvals",
@@ -171,4 +176,5 @@ __all__ = [
     "writable",
     "write_into",
     "written_last",
+    "zero_read_on_host",
 ]

@@ -149,6 +149,38 @@ def inv(xp, x):
     return xp.astype(out, x.dtype)
 
 
+def solve_triangular(xp, a, b, upper: bool, unit: bool):
+    """X with T X = B, T the upper (or lower) triangle of `a`, its diagonal taken as ones when
+    `unit`; batch axes broadcast. PyTorch's and JAX's triangular solve where the library has
+    one (n^2 work per column of B); elsewhere (NumPy, array-api-strict, Dask, CuPy, vmap's
+    arrays) the general solve of the triangle, as the standard offers no other."""
+    lib = library(xp)
+    if lib == "torch":
+        return xp.linalg.solve_triangular(a, b, upper=upper, unitriangular=unit)
+    if lib == "jax":
+        jsl = import_module("jax.scipy.linalg")
+        return jsl.solve_triangular(a, b, lower=not upper, unit_diagonal=unit)
+    k = 1 if unit else 0
+    tri = xp.triu(a, k=k) if upper else xp.tril(a, k=-k)
+    if unit:
+        tri = tri + xp.eye(a.shape[-1], dtype=a.dtype)
+    return solve(xp, tri, b)
+
+
+# What inverting a singular matrix raises: NumPy's LinAlgError (JAX's and Dask's too, see
+# _singular), PyTorch's torch.linalg.LinAlgError, a RuntimeError (torch is not imported here).
+SINGULAR_ERRORS = (np.linalg.LinAlgError, RuntimeError)
+
+
+def zero_read_on_host(xp, a) -> bool:
+    """Whether an entry of `a` is 0, for PyTorch, JAX and CuPy arrays, where a determinant of
+    0 may come with an inverse that did not fail (their det and inv factorize apart: PyTorch's
+    det of [[1, 2, 3], [4, 5, 6], [7, 8, 9]] is 0, its inverse finite). NumPy's raise together
+    (one LAPACK factorization); Dask's are not computed behind the user's back; the tensors
+    and vmap's arrays that rules meet under create_graph and vmap are not read: False."""
+    return library(xp) in ("torch", "jax", "cupy") and bool(xp.any(a == 0))
+
+
 def solve(xp, a, b):
     """xp.linalg.solve; a singular `a` raises NumPy's LinAlgError on JAX too (_singular)."""
     out = xp.linalg.solve(a, b)

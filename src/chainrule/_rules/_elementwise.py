@@ -284,6 +284,13 @@ binary(
     (lambda xp, g, x, y, out: xp.zeros_like(g), ""),
     (lambda xp, g, x, y, out: xp.zeros_like(g), ""),
 )  # fmt: skip
+# bernoulli: 1 where a uniform draw y is below the probability x, else 0, in x's dtype;
+# piecewise constant: zero gradient (PyTorch's too, for the probabilities), none for the draw.
+binary(
+    "bernoulli", lambda xp, x, y: xp.astype(y < x, x.dtype),
+    (lambda xp, g, x, y, out: xp.zeros_like(g), ""),
+    (lambda xp, g, x, y, out: xp.zeros_like(g), ""),
+)  # fmt: skip
 binary(
     "remainder", lambda xp, x, y: x % y,
     (lambda xp, g, x, y, out: g, ""), (lambda xp, g, x, y, out: -g * xp.floor(x / y), "x y"),

@@ -1,5 +1,5 @@
-"""The linalg extension's rules: diagonal, inv, det, slogdet, solve, cholesky, qr, eigh, eig,
-svd, pinv; their VJPs and JVPs written out (the decompositions' from their defining
+"""The linalg extension's rules: diagonal, inv, det, slogdet, solve, solve_triangular, cholesky,
+qr, eigh, eig, svd, pinv; their VJPs and JVPs written out (the decompositions' from their defining
 identities)."""
 
 from __future__ import annotations
@@ -66,10 +66,39 @@ unary(
 )
 
 
+def _adjugate(xp, a, det, g):
+    """g adj(A), g one number per matrix: adj(A) = det(A) A^-1, the transposed gradient of
+    det, a polynomial in A's entries. At a singular matrix (inverting it raised: an exact zero
+    pivot) it comes from the SVD A = U S Vh: adj(A) = det(U) det(Vh) Vh^H adj(S) U^H, adj(S)
+    diagonal, entry i the product of the singular values other than s_i (one nonzero entry at
+    rank n - 1, none below). Written against xp, so it differentiates again: det A^-1 at any
+    order where A is invertible, the SVD's derivative (defined while the singular values
+    differ, as at rank n - 1 but not below) at a singular A."""
+    scale = xp.expand_dims(xp.expand_dims(g * det, axis=-1), axis=-1)
+    try:
+        inverse = _backend.inv(xp, a)
+    except _backend.SINGULAR_ERRORS:
+        inverse = None
+    if inverse is not None and not _backend.zero_read_on_host(xp, det):
+        return scale * inverse
+    u, s, vh = xp.linalg.svd(a)
+    # Row i: the singular values, s_i replaced by 1 (the identity from tril and triu: the
+    # namespace of vmap's arrays has those, not eye).
+    rows = xp.broadcast_to(xp.expand_dims(s, axis=-2), s.shape + s.shape[-1:])
+    identity = xp.triu(xp.tril(xp.ones_like(rows)))
+    others = xp.prod(rows + identity * (1 - rows), axis=-1)
+    c = g * xp.linalg.det(u) * xp.linalg.det(vh)
+    scale = xp.expand_dims(xp.expand_dims(c, axis=-1), axis=-1)
+    return scale * xp.matmul(_mH(xp, vh) * xp.expand_dims(others, axis=-2), _mH(xp, u))
+
+
 def _det_vjp(xp, g, x, out, p):
-    # d det(A) = det(A) tr(A^-1 dA): gA = g det(A) A^-T (A must be invertible).
-    scale = xp.expand_dims(xp.expand_dims(g * out, axis=-1), axis=-1)
-    return scale * _mT(xp, _backend.inv(xp, x))
+    # d det(A) = tr(adj(A) dA): gA = g adj(A)^T.
+    return _mT(xp, _adjugate(xp, x, out, g))
+
+
+def _det_jvp(xp, t, x, out, p):
+    return xp.sum(_mT(xp, _adjugate(xp, x, out, 1.0)) * t, axis=(-2, -1))
 
 
 def _logdet_jvp(xp, t, x):
@@ -82,7 +111,7 @@ unary(
     lambda xp, x, p: xp.linalg.det(x),
     _det_vjp,
     "x out",
-    jvp=lambda xp, t, x, out, p: out * _logdet_jvp(xp, t, x),
+    jvp=_det_jvp,
     complex="holomorphic",
 )
 
@@ -159,6 +188,49 @@ nary(
     _solve_vjp,
     ((0, 1, OUT),) * 2,
     jvp=_solve_jvp,
+    complex="holomorphic",
+)
+
+
+# solve_triangular: T X = B, T the triangle of A that p = (upper, unit) names (its diagonal
+# ones when unit): only that part of A is read, and only it gets a gradient. gB = T^-T g (a
+# solve by the transposed triangle, the other kind), gA = the triangle of -gB X^T; each summed
+# over the batch axes it was broadcast along. dX = T^-1 (dB - tri(dA) X).
+
+
+def _triangle(xp, a, p):
+    """The part of `a` that solve_triangular reads: its triangle, without the diagonal when
+    unit."""
+    upper, unit = p
+    k = 1 if unit else 0
+    return xp.triu(a, k=k) if upper else xp.tril(a, k=-k)
+
+
+def _solve_triangular_vjp(xp, g, s, p, needs):
+    a, b, out = s
+    gb = xp.primitive("linalg_solve_triangular", [_mT(xp, a), g], (not p[0], p[1]))
+    ga = _triangle(xp, -xp.matmul(gb, _mT(xp, out)), p) if needs[0] else None
+    return (
+        None if ga is None else sum_to(xp, ga, a.shape),
+        sum_to(xp, gb, b.shape) if needs[1] else None,
+    )
+
+
+def _solve_triangular_jvp(xp, ts, xs, outs, p):
+    (ta, tb), a, x = ts, xs[0], outs[0]
+    rhs = tb
+    if ta is not None:
+        da_x = xp.matmul(_triangle(xp, ta, p), x)
+        rhs = -da_x if rhs is None else rhs - da_x
+    return xp.primitive("linalg_solve_triangular", [a, rhs], p)
+
+
+nary(
+    "linalg_solve_triangular",
+    lambda xp, xs, p: _backend.solve_triangular(xp, xs[0], xs[1], *p),
+    _solve_triangular_vjp,
+    ((0, 1, OUT),) * 2,
+    jvp=_solve_triangular_jvp,
     complex="holomorphic",
 )
 

@@ -34,3 +34,8 @@ __all__ = [
     "Function",
     "FunctionCtx",
 ]
+
+
+def __dir__() -> list[str]:
+    """The API only (dir() and editors' completion), not the names this module imports."""
+    return sorted(__all__)

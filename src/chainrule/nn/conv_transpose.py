@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from .. import random as _random
 from .._tensor import Tensor
 from . import functional as F
+from .layers import _conv_repr
 from .module import Module, Parameter
 
 __all__ = ["ConvTranspose1d", "ConvTranspose2d"]
@@ -118,24 +119,8 @@ class _ConvTranspose(Module):
         __call__ = forward
 
     def extra_repr(self) -> str:
-        """Channels, kernel size and stride, then the options set away from their defaults,
-        as PyTorch's."""
-        n = self._dims
-        s = (
-            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-            f"stride={self.stride}"
-        )
-        if self.padding != (0,) * n:
-            s += f", padding={self.padding}"
-        if self.dilation != (1,) * n:
-            s += f", dilation={self.dilation}"
-        if self.output_padding != (0,) * n:
-            s += f", output_padding={self.output_padding}"
-        if self.groups != 1:
-            s += f", groups={self.groups}"
-        if self.bias is None:
-            s += ", bias=False"
-        return s
+        """As PyTorch prints it (see layers._conv_repr)."""
+        return _conv_repr(self)
 
 
 class ConvTranspose2d(_ConvTranspose):

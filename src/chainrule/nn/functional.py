@@ -69,6 +69,12 @@ __all__ = [
     "kl_div",
 ]
 
+
+def __dir__() -> list[str]:
+    """The API only (dir() and editors' completion), not the names this module imports."""
+    return sorted(__all__)
+
+
 Reduction = Literal["none", "mean", "sum"]
 
 
@@ -891,23 +897,34 @@ def pad(
     if value is not None and value != 0:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     _check_edge_padding(x, pairs, mode)
+    # A negative pad crops, as PyTorch's: circular wraps what is left after the crop,
+    # reflect and replicate pad from the input's own edges, then crop.
     for axis, before, after in pairs:
-        x = _EDGE_PADS[mode](x, axis, before, after)
+        if mode == "circular":
+            x = _circular(_crop(x, axis, before, after), axis, max(before, 0), max(after, 0))
+        else:
+            x = _EDGE_PADS[mode](x, axis, max(before, 0), max(after, 0))
+            x = _crop(x, axis, before, after)
     return x
+
+
+def _crop(x: Tensor, axis: int, before: int, after: int) -> Tensor:
+    """x along `axis` without its first -before and last -after elements, where negative."""
+    if before >= 0 and after >= 0:
+        return x
+    start, stop = max(-before, 0), x.shape[axis] - max(-after, 0)
+    return x[(slice(None),) * axis + (slice(start, stop),)]
 
 
 def _crop_or_fill(x: Tensor, axis: int, before: int, after: int, fill) -> Tensor:
     """x along `axis` with `before` / `after` slices of `fill` added, or, where negative, that
     many elements cropped."""
-    n = x.shape[axis]
-    if before < 0 or after < 0:
-        start, stop = max(-before, 0), n - max(-after, 0)
-        if stop < start:
-            raise RuntimeError(
-                f"pad: cropping {max(-before, 0)} and {max(-after, 0)} elements of axis {axis} "
-                f"of input of size {list(x.shape)} leaves a negative size"
-            )
-        x = x[(slice(None),) * axis + (slice(start, stop),)]
+    if x.shape[axis] + min(before, 0) + min(after, 0) < 0:
+        raise RuntimeError(
+            f"pad: cropping {max(-before, 0)} and {max(-after, 0)} elements of axis {axis} "
+            f"of input of size {list(x.shape)} leaves a negative size"
+        )
+    x = _crop(x, axis, before, after)
     return _pad_axis(x, axis, max(before, 0), max(after, 0), fill)
 
 
@@ -922,14 +939,16 @@ def _check_edge_padding(x: Tensor, pairs: list, mode: str) -> None:
             "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
             "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)"
         )
+    if mode != "circular":
+        _check_output_size(x, pairs)
     for axis, before, after in pairs:
-        if before < 0 or after < 0:
-            raise NotImplementedError(
-                f"pad: negative padding is implemented for mode='constant' only, not {mode!r}"
-            )
         size = x.shape[axis]
-        if mode == "circular" and (before > size or after > size):
-            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if mode == "circular":
+            kept = size + min(before, 0) + min(after, 0)  # what the crop leaves to wrap
+            if kept < 0:
+                raise RuntimeError("Negative padding value is resulting in an empty dimension")
+            if before > kept or after > kept:
+                raise RuntimeError("Padding value causes wrapping around more than once.")
         if size == 0 and (mode != "circular" or before or after):
             raise RuntimeError(
                 f"Expected {n + 1}D or {n + 2}D (batch mode) tensor with possibly 0 batch size "
@@ -941,6 +960,18 @@ def _check_edge_padding(x: Tensor, pairs: list, mode: str) -> None:
                 f"dimension, but got: padding ({before}, {after}) at dimension {axis} of input "
                 f"{list(x.shape)}"
             )
+
+
+def _check_output_size(x: Tensor, pairs: list) -> None:
+    """PyTorch's check of a reflect or replicate padding's output size (negative pads crop):
+    an error where one is negative or none is positive, in its words."""
+    names = "DHW"[-len(pairs) :]
+    sizes = [x.shape[axis] for axis, _, _ in reversed(pairs)]
+    out = [x.shape[axis] + before + after for axis, before, after in reversed(pairs)]
+    if min(out) < 0 or max(out) < 1:
+        given = ", ".join(f"{k}: {n}" for k, n in zip(names, sizes))
+        made = " ".join(f"{k}: {n}" for k, n in zip(names, out))
+        raise RuntimeError(f"input ({given}) is too small. Calculated output {made}")
 
 
 def _along(axis: int, key: slice) -> tuple:

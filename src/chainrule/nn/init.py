@@ -27,6 +27,12 @@ __all__ = [
     "orthogonal_",
 ]
 
+
+def __dir__() -> list[str]:
+    """The API only (dir() and editors' completion), not the names this module imports."""
+    return sorted(__all__)
+
+
 Mode = Literal["fan_in", "fan_out"]
 
 

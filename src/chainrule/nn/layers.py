@@ -143,12 +143,8 @@ class Conv2d(Module):
         __call__ = forward
 
     def extra_repr(self) -> str:
-        """Channels, kernel size, stride and padding; dilation and groups where not 1."""
-        return (
-            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-            f"stride={self.stride}, padding={self.padding}{_conv_extra_repr(self)}, "
-            f"bias={self.bias is not None}"
-        )
+        """As PyTorch prints it (see _conv_repr)."""
+        return _conv_repr(self)
 
 
 def _check_conv_options(
@@ -180,14 +176,29 @@ def _check_conv_options(
         )
 
 
-def _conv_extra_repr(layer: Module) -> str:
-    """ ", dilation=..., groups=..." for the options a convolution layer sets away from 1."""
-    out = ""
-    if any(d != 1 for d in layer.dilation):
-        out += f", dilation={layer.dilation}"
+def _conv_repr(layer: Module) -> str:
+    """A convolution layer's (transposed too) extra_repr, as PyTorch's: channels, kernel size
+    and stride, then only the options set away from their defaults (padding, dilation,
+    output_padding, groups, bias, padding_mode), a string padding shown unquoted."""
+    n = len(layer.kernel_size)
+    s = (
+        f"{layer.in_channels}, {layer.out_channels}, kernel_size={layer.kernel_size}, "
+        f"stride={layer.stride}"
+    )
+    if layer.padding != (0,) * n:
+        s += f", padding={layer.padding}"
+    if layer.dilation != (1,) * n:
+        s += f", dilation={layer.dilation}"
+    output_padding = getattr(layer, "output_padding", (0,) * n)
+    if output_padding != (0,) * n:
+        s += f", output_padding={output_padding}"
     if layer.groups != 1:
-        out += f", groups={layer.groups}"
-    return out
+        s += f", groups={layer.groups}"
+    if layer.bias is None:
+        s += ", bias=False"
+    if layer.padding_mode != "zeros":
+        s += f", padding_mode={layer.padding_mode}"
+    return s
 
 
 class Sequential(Module):
@@ -714,12 +725,8 @@ class Conv1d(Module):
         __call__ = forward
 
     def extra_repr(self) -> str:
-        """Channels, kernel size, stride and padding; dilation and groups where not 1."""
-        return (
-            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-            f"stride={self.stride}, padding={self.padding}{_conv_extra_repr(self)}, "
-            f"bias={self.bias is not None}"
-        )
+        """As PyTorch prints it (see _conv_repr)."""
+        return _conv_repr(self)
 
 
 class _Pool2d(Module):
@@ -758,10 +765,10 @@ class _Pool2d(Module):
         __call__ = forward
 
 
-class MaxPool2d(_Pool2d):
-    """The maximum of each kernel window (see functional.max_pool2d)."""
+class _MaxPool(_Pool2d):
+    """The maximum of each kernel window by the class's `pool` (MaxPool1d, MaxPool2d): the
+    options dilation and ceil_mode, shown in the repr; return_indices raises."""
 
-    pool = staticmethod(F.max_pool2d)
     options = shown = ("dilation", "ceil_mode")
 
     def __init__(
@@ -774,10 +781,18 @@ class MaxPool2d(_Pool2d):
         ceil_mode: bool = False,
     ) -> None:
         if return_indices:
-            raise NotImplementedError("MaxPool2d: return_indices=True is not implemented")
+            raise NotImplementedError(
+                f"{type(self).__name__}: return_indices=True is not implemented"
+            )
         super().__init__(kernel_size, stride, padding)
         self.dilation = dilation
         self.ceil_mode = ceil_mode
+
+
+class MaxPool2d(_MaxPool):
+    """The maximum of each kernel window (see functional.max_pool2d)."""
+
+    pool = staticmethod(F.max_pool2d)
 
 
 class AvgPool2d(_Pool2d):

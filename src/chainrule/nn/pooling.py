@@ -9,32 +9,16 @@ from typing import TYPE_CHECKING
 
 from .._tensor import Tensor
 from . import functional as F
-from .layers import _Pool2d
+from .layers import _MaxPool, _Pool2d
 from .module import Module
 
 __all__ = ["MaxPool1d", "AvgPool1d", "AdaptiveAvgPool1d", "AdaptiveMaxPool2d"]
 
 
-class MaxPool1d(_Pool2d):
+class MaxPool1d(_MaxPool):
     """The maximum of each kernel window along the last axis (see functional.max_pool1d)."""
 
     pool = staticmethod(F.max_pool1d)
-    options = shown = ("dilation", "ceil_mode")
-
-    def __init__(
-        self,
-        kernel_size: int | Sequence[int],
-        stride: int | Sequence[int] | None = None,
-        padding: int | Sequence[int] = 0,
-        dilation: int | Sequence[int] = 1,
-        return_indices: bool = False,
-        ceil_mode: bool = False,
-    ) -> None:
-        if return_indices:
-            raise NotImplementedError("MaxPool1d: return_indices=True is not implemented")
-        super().__init__(kernel_size, stride, padding)
-        self.dilation = dilation
-        self.ceil_mode = ceil_mode
 
 
 class AvgPool1d(_Pool2d):
