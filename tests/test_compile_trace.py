@@ -9,6 +9,7 @@ from chainrule._compile import _program
 from chainrule._compile._trace import Tracer
 from chainrule._mode import grad_mode, set_feature
 from chainrule._rules import RULES
+from chainrule._state import STATE
 from conftest import N, T
 
 
@@ -92,6 +93,9 @@ def _recorded_backward(hooked: bool, monkeypatch) -> tuple:
 
 
 def test_the_lean_walk_records_what_the_walk_with_hands_records(monkeypatch):
+    # No hook anywhere (one that an earlier test left alive would send the walk through
+    # the hands): the count of live hooks from here.
+    monkeypatch.setattr(STATE, "live_hooks", 0)
     code, reads, writes, lean = _recorded_backward(False, monkeypatch)
     hands = _recorded_backward(True, monkeypatch)
     assert lean and not hands[3]
