@@ -9,6 +9,7 @@ from chainrule._compile import _program
 from chainrule._compile._trace import Tracer
 from chainrule._mode import grad_mode, set_feature
 from chainrule._rules import RULES
+from chainrule._state import STATE
 from conftest import N, T
 
 
@@ -60,3 +61,43 @@ def test_the_liveness_pass_drops_what_nothing_reads_and_frees_each_value_after_i
     # the multiplication.
     assert last[rec.outputs[0][1]] == len(rec.code)
     assert rec.code[last[rec.code[0].out]].op == _program.FWD2
+
+
+def _recorded_backward(hooked: bool, monkeypatch) -> tuple:
+    """The recording of a backward through nodes of one and two inputs (a saved Python
+    number, gradients meeting at a leaf and inside, parameters) and of several outputs, and
+    whether the tracer's lean walk ran it; `hooked`: a hook registered on a tensor the walk
+    never meets (the walk with hands runs then)."""
+    lean = []
+    walk = Tracer._lean_walk
+    monkeypatch.setattr(Tracer, "_lean_walk", lambda self, *a: lean.append(1) or walk(self, *a))
+    x = T(np.array([0.5, 1.0, 2.0]), requires_grad=True)
+    y = T(np.array([1.5, -1.0, 0.5]), requires_grad=True)
+    other = T(np.ones(2), requires_grad=True)
+    handle = other.register_hook(lambda g: g) if hooked else None
+    tracer = Tracer([x, y])
+    set_feature("tracer", tracer)
+    try:
+        h = cr.sin(x) * y + x / 2.5
+        u, v = cr.unstack(cr.reshape(h * h, (3, 1)), axis=1)[0], cr.exp(h)[1:]
+        loss = cr.sum(u) + cr.sum(v * x[:2])
+        loss.backward()
+        out = loss.detach()
+        del h, u, v, loss  # (kept, they would be values kept outside)
+    finally:
+        set_feature("tracer", None)
+        if handle is not None:
+            handle.remove()
+    rec = tracer.finish([out, x.grad, y.grad])
+    return rec.code, [tuple(r) for r in rec.reads], rec.writes, bool(lean)
+
+
+def test_the_lean_walk_records_what_the_walk_with_hands_records(monkeypatch):
+    # No hook anywhere (one that an earlier test left alive would send the walk through
+    # the hands): the count of live hooks from here.
+    monkeypatch.setattr(STATE, "live_hooks", 0)
+    code, reads, writes, lean = _recorded_backward(False, monkeypatch)
+    hands = _recorded_backward(True, monkeypatch)
+    assert lean and not hands[3]
+    assert sum(ins.op == _program.VJP for ins in code) >= 8
+    assert code == hands[0] and reads == hands[1] and writes == hands[2]
