@@ -12,6 +12,8 @@ from typing import Any
 
 from . import _backend
 from ._dtypes import __array_namespace_info__
+from ._inplace import setitem
+from ._namespace import asarray
 from ._numpy_composites import TABLES
 from ._numpy_composites import UFUNCS as COMPOSITE_UFUNCS
 from ._numpy_functions import VALUE_FUNCTIONS, _fn, _Missing
@@ -99,25 +101,93 @@ _UFUNC_DEFAULTS = {"where": True, "casting": "same_kind", "order": "K", "subok":
 
 def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     """`np.sin(t)`, `ndarray * t`: NumPy's ufunc call as the chainrule function of the same
-    meaning. Other ufunc methods, `out=`, `where=` and ufuncs without one raise TypeError."""
+    meaning; `out=` writes the result in place (see _write_out). Other ufunc methods,
+    `where=` and ufuncs without one raise TypeError."""
     name = ufunc.__name__
     own = getattr(np, name, None) is ufunc
     what = f"numpy.{name}" if own else f"the ufunc {name!r}"
     if method != "__call__":
         raise _unsupported(f"{what}.{method}", _GENERIC_HINT)
+    out = kwargs.pop("out", None)  # NumPy passes it as a tuple, one entry per output
     for key, value in kwargs.items():
         if value is not None and not _is_default(value, _UFUNC_DEFAULTS.get(key)):
             raise _unsupported(f"{what} with {key}=", f"call it without {key}= or")
     target = UFUNCS.get(name) if own else _scipy_special(ufunc, name)
     if target is None and own and name in COMPOSITE_UFUNCS:
-        return COMPOSITE_UFUNCS[name](*inputs)
-    if target is None:
+        fn = COMPOSITE_UFUNCS[name]
+    elif target is None:
         raise _unsupported(what, _GENERIC_HINT)
-    try:
-        fn = _fn(target)
-    except _Missing:
-        raise _unsupported(what, _missing_hint(target)) from None
-    return fn(*inputs)
+    else:
+        try:
+            fn = _fn(target)
+        except _Missing:
+            raise _unsupported(what, _missing_hint(target)) from None
+    if out is None:
+        return fn(*inputs)
+    result = fn(*(_unaliased(x, out) for x in inputs))
+    results = result if ufunc.nout > 1 else (result,)
+    written = tuple(
+        r if o is None else _write_out(name, r, o) for r, o in zip(results, out, strict=True)
+    )
+    return written if ufunc.nout > 1 else written[0]
+
+
+def _unaliased(x, out: tuple):
+    """Input x, or a copy of it (with its history) where it shares memory with a tensor of
+    `out`: the nodes that compute the result must save values that the write leaves as they
+    are (x.mul_(y) on a view of x's base would make them stale)."""
+    vc = getattr(x, "_vc", None)
+    if vc is None or not any(getattr(o, "_vc", None) is vc for o in out):
+        return x
+    return asarray(x, copy=True)
+
+
+def _write_out(name: str, result, out):
+    """NumPy's `out=`: the result written into `out`, which is returned. Into a tensor, as
+    item assignment `out[...] = result` (in place: its version is bumped, a view writes its
+    base; recorded as a write when either needs grad, so a leaf that requires grad refuses
+    it as `x.add_` does). Into a NumPy array, the values (a result that requires grad refuses
+    NumPy's conversion, which would cut the graph). NumPy's rules: the result broadcasts to
+    `out`'s shape, and casts to its dtype only within its kind (casting='same_kind')."""
+    shape = tuple(result.shape) if result.__class__ is Tensor else np.shape(result)
+    target = tuple(out.shape)
+    if len(shape) > len(target) or any(
+        n not in (1, m) for n, m in zip(shape[::-1], target[::-1], strict=False)
+    ):
+        try:
+            both = np.broadcast_shapes(shape, target)
+        except ValueError:
+            raise ValueError(
+                f"operands could not be broadcast together with shapes {_shape(shape)} "
+                f"{_shape(target)}"
+            ) from None
+        raise ValueError(
+            f"non-broadcastable output operand with shape {_shape(target)} doesn't match the "
+            f"broadcast shape {_shape(both)}"
+        )
+    source = _numpy_dtype(result)
+    dest = _numpy_dtype(out)
+    if not np.can_cast(source, dest, casting="same_kind"):
+        raise TypeError(
+            f"Cannot cast ufunc '{name}' output from {source!r} to {dest!r} with casting rule "
+            "'same_kind'"
+        )
+    if out.__class__ is Tensor:
+        setitem(out, ..., result)
+    else:
+        out[...] = np.asarray(result)
+    return out
+
+
+def _shape(shape: tuple) -> str:
+    """A shape as NumPy's messages write it: (2,3), (3,)."""
+    return f"({','.join(map(str, shape))}{',' if len(shape) == 1 else ''})"
+
+
+def _numpy_dtype(x):
+    """NumPy's dtype of a tensor's or array's elements (a Python scalar's: NumPy's default)."""
+    dtype = x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype
+    return np.dtype(str(dtype).rsplit(".", 1)[-1])
 
 
 # NumPy function -> (its positional parameters' names, the name of its *args parameter or
