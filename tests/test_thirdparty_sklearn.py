@@ -13,6 +13,7 @@ from sklearn import metrics
 from sklearn.decomposition import PCA
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.kernel_approximation import Nystroem
+from sklearn.kernel_ridge import KernelRidge
 from sklearn.linear_model import Ridge, RidgeCV
 from sklearn.metrics import pairwise
 from sklearn.naive_bayes import GaussianNB
@@ -253,3 +254,32 @@ def test_numpy_only_functions_refuse_tensors_that_require_grad(dispatch):
     np.testing.assert_allclose(
         sklearn.preprocessing.scale(cr.tensor(X)), sklearn.preprocessing.scale(X)
     )
+
+
+# ----------------------------------------------------------------------------- NumPy-only paths
+# Estimators whose code calls NumPy and SciPy's compiled functions on the tensors (scikit-learn
+# declares no Array API support for them): NumPy's protocols run them on tensors that need no
+# grad; a tensor that requires grad is refused where compiled code would take its values.
+
+
+@pytest.mark.parametrize("params", [{"alpha": 0.5}, {"alpha": 0.5, "kernel": "rbf", "gamma": 0.3}])
+def test_kernel_ridge_on_tensors_predicts_what_numpy_predicts(params, dispatch):
+    # It writes its kernel's diagonal through K.flat[:: n + 1] += alpha.
+    got = KernelRidge(**params).fit(cr.asarray(X), cr.asarray(Y)).predict(cr.asarray(X))
+    with sklearn.config_context(array_api_dispatch=False):
+        expected = KernelRidge(**params).fit(X, Y).predict(X)
+    assert got.__class__ is cr.Tensor
+    np.testing.assert_allclose(N(got), expected, rtol=1e-10, atol=1e-12)
+    with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
+        KernelRidge(**params).fit(cr.tensor(X, requires_grad=True), cr.asarray(Y))
+
+
+@pytest.mark.parametrize("solver", ["eigen", "lsqr"])
+def test_linear_discriminant_analysis_numpy_solvers_fail_clearly(solver, dispatch):
+    # Their `cov += tensor` on a NumPy array (ufunc out=) takes the values of a tensor that
+    # needs no grad; then SciPy refuses to mix that NumPy array with tensors in one call.
+    lda = LinearDiscriminantAnalysis(solver=solver)
+    with pytest.raises(TypeError, match="Multiple namespaces for array inputs"):
+        lda.fit(cr.asarray(X), labels())
+    with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
+        lda.fit(cr.tensor(X, requires_grad=True), labels())

@@ -13,7 +13,7 @@ from typing import Any
 from . import _backend
 from ._dtypes import __array_namespace_info__
 from ._inplace import setitem
-from ._namespace import asarray
+from ._namespace import asarray, astype
 from ._numpy_composites import TABLES
 from ._numpy_composites import UFUNCS as COMPOSITE_UFUNCS
 from ._numpy_functions import VALUE_FUNCTIONS, _fn, _Missing
@@ -173,6 +173,8 @@ def _write_out(name: str, result, out):
             "'same_kind'"
         )
     if out.__class__ is Tensor:
+        if result.__class__ is Tensor and result.dtype != out.dtype:
+            result = astype(result, out.dtype)
         setitem(out, ..., result)
     else:
         out[...] = np.asarray(result)
