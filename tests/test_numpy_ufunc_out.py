@@ -1,7 +1,7 @@
-"""NumPy's ufuncs with `out=` on tensors: the result is written in place into a tensor (its
-version bumped, views and their base see it, recorded like `x.add_` so gradients flow, a leaf
-that requires grad refuses it in PyTorch's words), or its values into a NumPy array (refused
-when the result needs grad); NumPy's broadcasting and casting rules for `out`."""
+"""NumPy's ufuncs and functions with `out=` on tensors: the result is written in place into a
+tensor (its version bumped, views and their base see it, recorded like `x.add_` so gradients
+flow, a leaf that requires grad refuses it in PyTorch's words), or its values into a NumPy
+array (refused when the result needs grad); NumPy's broadcasting and casting rules."""
 
 import numpy as np
 import pytest
@@ -118,3 +118,40 @@ def test_out_that_the_result_does_not_broadcast_to_raises_numpys_error():
 def test_out_of_another_kind_raises_numpys_casting_error():
     with pytest.raises(TypeError, match="Cannot cast ufunc 'add' output from dtype\\('float64'\\)"):
         np.add(T(A), 0.5, out=T(np.zeros((2, 3), np.int64)))
+
+
+# ----------------------------------------------------------------------------- functions' out=
+
+
+def clipped_in_place(x):
+    losses = x - 0.5
+    np.clip(losses, 0, None, out=losses)  # as scikit-learn's hinge_loss
+    return losses
+
+
+def test_function_out_tensor_is_written_in_place_and_differentiates():
+    t = T(A - 0.5)
+    version = t._version
+    assert np.clip(t, 0, None, out=t) is t
+    np.testing.assert_array_equal(N(t), np.clip(A - 0.5, 0, None))
+    assert t._version > version
+    x = leaf(A)
+    assert gradcheck(clipped_in_place, (x,), check_forward_ad=True)
+    assert gradgradcheck(clipped_in_place, (x,), check_fwd_over_rev=True)
+
+
+def test_function_out_casts_as_numpys_functions_do():
+    total = T(np.zeros(3, dtype=np.int64))
+    np.sum(T(A + 2.0), axis=0, out=total)
+    np.testing.assert_array_equal(N(total), np.sum(A + 2.0, axis=0).astype(np.int64))
+    out = np.empty(())
+    assert np.nansum(np_tensor(A), out=out) is out
+    np.testing.assert_allclose(out, np.nansum(A), rtol=1e-15)
+    spectrum = np.empty((2, 3), complex)
+    np.fft.fft(np_tensor(A), out=spectrum)
+    np.testing.assert_allclose(spectrum, np.fft.fft(A), rtol=1e-13)
+
+
+def test_function_out_ndarray_refuses_a_result_that_requires_grad():
+    with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
+        np.max(np_tensor(A, requires_grad=True), out=np.empty(()))

@@ -142,13 +142,14 @@ def _unaliased(x, out: tuple):
     return asarray(x, copy=True)
 
 
-def _write_out(name: str, result, out):
+def _write_out(name: str, result, out, same_kind: bool = True):
     """NumPy's `out=`: the result written into `out`, which is returned. Into a tensor, as
     item assignment `out[...] = result` (in place: its version is bumped, a view writes its
     base; recorded as a write when either needs grad, so a leaf that requires grad refuses
     it as `x.add_` does). Into a NumPy array, the values (a result that requires grad refuses
     NumPy's conversion, which would cut the graph). NumPy's rules: the result broadcasts to
-    `out`'s shape, and casts to its dtype only within its kind (casting='same_kind')."""
+    `out`'s shape; a ufunc's casts to its dtype only within its kind (casting='same_kind'),
+    a function's to any (same_kind False)."""
     shape = tuple(result.shape) if result.__class__ is Tensor else np.shape(result)
     target = tuple(out.shape)
     if len(shape) > len(target) or any(
@@ -167,7 +168,7 @@ def _write_out(name: str, result, out):
         )
     source = _numpy_dtype(result)
     dest = _numpy_dtype(out)
-    if not np.can_cast(source, dest, casting="same_kind"):
+    if same_kind and not np.can_cast(source, dest, casting="same_kind"):
         raise TypeError(
             f"Cannot cast ufunc '{name}' output from {source!r} to {dest!r} with casting rule "
             "'same_kind'"
@@ -237,15 +238,22 @@ def array_function(self, func, types, args, kwargs):
         raise _unsupported(what, _GENERIC_HINT)
     handler, takes = entry
     call = {}
+    out = None
     for key, (default, value) in _bind(func, args, kwargs).items():
         if key in takes:
             call[key] = value
+        elif key == "out" and value is not None:  # the result written into it (as ufuncs')
+            out = value
         elif not _is_default(value, default):
             raise _unsupported(f"{what} with argument {key}", f"call it without {key} or")
+    if out is not None:
+        call = {key: _unaliased(value, (out,)) for key, value in call.items()}
     try:
-        return handler(**call)
+        result = handler(**call)
     except _Missing as e:
         raise _unsupported(what, _missing_hint(e.args[0])) from None
+    # NumPy's functions cast into `out` whatever its dtype (casting="unsafe").
+    return result if out is None else _write_out(name, result, out, same_kind=False)
 
 
 # ----------------------------------------------------------------------------- Array API

@@ -921,6 +921,42 @@ def _cov(m, y=None, rowvar=True, bias=False, ddof=None, dtype=None):
     return ops.squeeze(c, axis=tuple(i for i, n in enumerate(c.shape) if n == 1))
 
 
+def _average(a, axis=None, weights=None, returned=False, keepdims=False):
+    """The mean, or the weighted mean sum(a * w) / sum(w) along `axis` (1-D weights along
+    one axis, or weights of a's shape); with `returned`, also the sum of the weights (the
+    count without weights) in the result's shape. Differentiable in a and the weights."""
+    a = _float(a)
+    if weights is None:
+        avg = ops.mean(a, axis=axis, keepdims=keepdims)
+        scale = a.size // max(avg.size, 1)
+        return (avg, ops.full_like(avg, scale)) if returned else avg
+    w = ops.asarray(weights)
+    if a.dtype.kind in "fc" and w.dtype.kind in "fc":
+        dtype = ops.result_type(a, w)
+    else:
+        dtype = ops.result_type(a.dtype, w.dtype, ops.float64)
+    a, w = ops.astype(a, dtype), ops.astype(w, dtype)
+    if w.shape != a.shape:
+        if axis is None:
+            raise TypeError("Axis must be specified when shapes of a and weights differ.")
+        # In the order given: the weights' axis i runs along a's axis axes[i].
+        axes = tuple(normalize_axes(i, a.ndim)[0] for i in _ints(axis))
+        if w.shape != tuple(a.shape[i] for i in axes):
+            raise ValueError(
+                "Shape of weights must be consistent with shape of a along specified axis."
+            )
+        # The weights' axes laid along a's axes `axes`, the others of size 1.
+        order = sorted(range(len(axes)), key=lambda i: axes[i])
+        w = ops.permute_dims(w, tuple(order))
+        w = ops.reshape(w, tuple(n if i in axes else 1 for i, n in enumerate(a.shape)))
+        w = ops.broadcast_to(w, a.shape)
+    scale = ops.sum(w, axis=axis, keepdims=keepdims)
+    if bool(ops.any(scale == 0)):
+        raise ZeroDivisionError("Weights sum to zero, can't be normalized")
+    avg = ops.sum(a * w, axis=axis, keepdims=keepdims) / scale
+    return (avg, ops.broadcast_to(scale, avg.shape)) if returned else avg
+
+
 def _corrcoef(x, y=None, rowvar=True, dtype=None):
     c = _cov(x, y, rowvar, dtype=dtype)
     if c.ndim == 0:
@@ -1147,6 +1183,7 @@ FUNCTIONS = {
     "trapezoid": _custom(_trapezoid),
     "gradient": _custom(_gradient),
     "cov": _custom(_cov),
+    "average": _custom(_average),
     "corrcoef": _custom(_corrcoef),
     "einsum": _custom(_einsum),
 }
