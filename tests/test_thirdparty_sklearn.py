@@ -234,6 +234,65 @@ def test_regression_metrics_match_numpy(name, dispatch):
     assert got.__class__ is float and got == pytest.approx(expected, rel=1e-12)
 
 
+@pytest.mark.parametrize("name", METRICS)
+def test_regression_metrics_of_predictions_that_require_grad_are_floats_of_numpys_value(
+    name, dispatch
+):
+    # scikit-learn ends a metric with float(...): the value, without the graph (as PyTorch's
+    # float(t)). multioutput="raw_values" keeps the tensor (below).
+    fn = METRICS[name]
+    predicted = Y + 0.3 * RNG.normal(size=Y.shape)
+    got = fn(cr.asarray(Y), cr.tensor(predicted, requires_grad=True))
+    with sklearn.config_context(array_api_dispatch=False):
+        expected = fn(Y, predicted)
+    assert got.__class__ is float and got == pytest.approx(expected, rel=1e-12)
+
+
+TARGETS = X[:, :2] + 2.0  # positive, for the logarithmic and percentage errors
+PER_OUTPUT = {
+    name: partial(getattr(metrics, name), multioutput="raw_values")
+    for name in (
+        "mean_squared_error", "root_mean_squared_error", "mean_absolute_error", "r2_score",
+        "explained_variance_score", "mean_squared_log_error", "mean_absolute_percentage_error",
+        "mean_pinball_loss", "d2_absolute_error_score", "d2_pinball_score",
+    )
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", PER_OUTPUT)
+def test_regression_metrics_per_output_differentiate(name, dispatch):
+    # multioutput="raw_values": the metric of each output, computed in the namespace, is the
+    # tensor returned; its gradient in the predictions against finite differences.
+    fn = PER_OUTPUT[name]
+    predicted = TARGETS + 0.3 * RNG.normal(size=TARGETS.shape)
+    x = cr.tensor(predicted, requires_grad=True)
+    out = fn(cr.asarray(TARGETS), x)
+    assert out.__class__ is cr.Tensor and out.requires_grad
+    with sklearn.config_context(array_api_dispatch=False):
+        expected = fn(TARGETS, predicted)
+    np.testing.assert_allclose(N(out), expected, rtol=1e-12)
+    assert gradcheck(lambda p: fn(cr.asarray(TARGETS), p), (x,))
+    assert gradgradcheck(lambda p: fn(cr.asarray(TARGETS), p), (x,))
+
+
+def test_median_absolute_error_refuses_predictions_that_require_grad(dispatch):
+    # scikit-learn moves the values to NumPy by DLPack (chainrule has no median of the
+    # standard's), which a tensor that requires grad refuses as PyTorch's does.
+    with pytest.raises(RuntimeError, match="Can't export tensors that require gradient"):
+        metrics.median_absolute_error(cr.asarray(Y), cr.tensor(Y + 0.1, requires_grad=True))
+    got = metrics.median_absolute_error(cr.asarray(Y), cr.asarray(Y + 0.1))
+    assert got == pytest.approx(0.1, rel=1e-12)
+
+
+def test_hinge_loss_clips_its_losses_in_place(dispatch):
+    # np.clip(losses, 0, None, out=losses): a NumPy function's out= on a tensor.
+    y = np.array([1, -1, 1, 1, -1, -1, 1])
+    decision = RNG.normal(size=7)
+    got = metrics.hinge_loss(cr.asarray(y), cr.tensor(decision, requires_grad=True))
+    with sklearn.config_context(array_api_dispatch=False):
+        assert got == pytest.approx(metrics.hinge_loss(y, decision), rel=1e-12)
+
+
 def test_classification_metrics_match_numpy(dispatch):
     y_true = np.array([0, 1, 2, 2, 1, 0, 1])
     y_pred = np.array([0, 2, 2, 2, 1, 0, 0])
