@@ -10,8 +10,10 @@ import numpy as np
 import pytest
 import sklearn
 from sklearn import metrics
-from sklearn.decomposition import PCA
+from sklearn.covariance import MinCovDet
+from sklearn.decomposition import PCA, FactorAnalysis
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+from sklearn.feature_selection import VarianceThreshold
 from sklearn.kernel_approximation import Nystroem
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.linear_model import Ridge, RidgeCV
@@ -163,6 +165,12 @@ ESTIMATOR_FUNCTIONS = {
     "pairwise_distances manhattan": (
         lambda x: pairwise.pairwise_distances(x, x + 0.5, metric="manhattan")
     ),
+    # Through NumPy's nanpercentile / interp, nanvar, fill_diagonal on tensors.
+    "QuantileTransformer": (
+        lambda x: sklearn.preprocessing.QuantileTransformer(n_quantiles=6).fit_transform(x)
+    ),
+    "VarianceThreshold": lambda x: VarianceThreshold(0.5).fit_transform(x),
+    "nan_euclidean_distances": lambda x: pairwise.nan_euclidean_distances(x, x[:4] + 0.5),
     "normalize": lambda x: sklearn.preprocessing.normalize(x),
     "minmax_scale": lambda x: sklearn.preprocessing.minmax_scale(x),
 }
@@ -331,6 +339,25 @@ def test_kernel_ridge_on_tensors_predicts_what_numpy_predicts(params, dispatch):
     np.testing.assert_allclose(N(got), expected, rtol=1e-10, atol=1e-12)
     with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
         KernelRidge(**params).fit(cr.tensor(X, requires_grad=True), cr.asarray(Y))
+
+
+NUMPY_VALUES = {
+    "RobustScaler": lambda x: sklearn.preprocessing.RobustScaler().fit_transform(x),
+    "FactorAnalysis": lambda x: FactorAnalysis(2, random_state=0).fit(x).components_ ** 2,
+    "MinCovDet": lambda x: MinCovDet(random_state=0).fit(x).covariance_,
+}
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("name", NUMPY_VALUES)
+def test_numpy_code_paths_give_numpys_values_on_tensors(name, dispatch):
+    # NumPy's nanmedian / nanpercentile, ravel(order=), argpartition on tensors; SciPy's
+    # compiled linear algebra then refuses a tensor that requires grad.
+    fn = NUMPY_VALUES[name]
+    got = fn(cr.asarray(X))
+    with sklearn.config_context(array_api_dispatch=False):
+        expected = fn(X)
+    np.testing.assert_allclose(N(cr.asarray(got)), expected, rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize("solver", ["eigen", "lsqr"])

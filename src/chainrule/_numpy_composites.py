@@ -186,6 +186,31 @@ def _nanmean(a, axis=None, dtype=None, keepdims=False):
     return ops.sum(ops.where(known, a, 0), axis=axis, keepdims=keepdims) / count
 
 
+def _nan_spread(name: str):
+    """nanvar, nanstd: the spread of the values that are not NaN, divided by their count less
+    ddof (NaN where that is not positive, as NumPy's)."""
+
+    def handler(a, axis=None, dtype=None, ddof=0, keepdims=False):
+        a = _float(a) if dtype is None else ops.astype(ops.asarray(a), dtype)
+        known = ops.logical_not(ops.isnan(a))
+        count = ops.sum(ops.astype(known, ops.real(a).dtype), axis=axis, keepdims=True)
+        mean = ops.sum(ops.where(known, a, 0), axis=axis, keepdims=True) / count
+        d = ops.where(known, a - mean, 0)
+        sq = ops.real(d * ops.conj(d)) if a.dtype.kind == "c" else d * d
+        left = ops.sum(sq, axis=axis, keepdims=keepdims)
+        n = count - ddof if keepdims else ops.reshape(count - ddof, left.shape)
+        var = ops.where(n > 0, left / ops.where(n > 0, n, 1), math.nan)
+        return var if name == "nanvar" else ops.sqrt(var)
+
+    return _custom(handler)
+
+
+def _ptp(a, axis=None, keepdims=False):
+    """The range max - min along `axis` (the gradient: +1 at the maximum, -1 at the minimum)."""
+    a = ops.asarray(a)
+    return ops.max(a, axis=axis, keepdims=keepdims) - ops.min(a, axis=axis, keepdims=keepdims)
+
+
 def _nan_extreme(pick: str):
     """nanmax, nanmin: NaN only where a whole slice is NaN, as NumPy."""
 
@@ -504,6 +529,39 @@ def _partition(a, kth, axis=-1, kind="introselect"):
         if not -n <= k < n:
             raise ValueError(f"kth(={k}) out of bounds ({n})")
     return ops.sort(a, axis=axis)
+
+
+def _argpartition(a, kth, axis=-1, kind="introselect"):
+    """Indices that sort `a`: a valid partition for every kth, as _partition."""
+    a = ops.asarray(a)
+    if axis is None:
+        a, axis = _flat(a), -1
+    _partition(a, kth, axis)  # NumPy's check of kth
+    return ops.argsort(a, axis=axis)
+
+
+def _flatnonzero(a):
+    """The flat positions of a's nonzero elements."""
+    return ops.nonzero(_flat(ops.asarray(a)))[0]
+
+
+def _fill_diagonal(a, val, wrap=False):
+    """NumPy's in-place fill of a's main diagonal (of a 2-D tensor, rows past the square ones
+    too when wrap; of an n-D one whose sides are equal, a[i, ..., i]), through `a.flat`."""
+    if a.__class__ is not Tensor:
+        raise TypeError("fill_diagonal writes a tensor in place: a must be a chainrule Tensor")
+    if a.ndim < 2:
+        raise ValueError("array must be at least 2-d")
+    end = None
+    if a.ndim == 2:
+        step = a.shape[1] + 1
+        if not wrap:
+            end = a.shape[1] * a.shape[1]
+    else:
+        if len(set(a.shape)) != 1:
+            raise ValueError("All dimensions of input must be of equal length")
+        step = 1 + sum(math.prod(a.shape[:i]) for i in range(1, a.ndim))
+    a.flat[:end:step] = val
 
 
 def _select(condlist, choicelist, default=0):
@@ -957,6 +1015,65 @@ def _average(a, axis=None, weights=None, returned=False, keepdims=False):
     return (avg, ops.broadcast_to(scale, avg.shape)) if returned else avg
 
 
+def _quantiles(a, q, axis, keepdims: bool, skip_nan: bool):
+    """NumPy's quantiles by its default method ("linear"): for each q, the value at position
+    q * (n - 1) of the sorted slice, interpolated between its neighbours; n counts the values
+    that are not NaN when skip_nan (NaN for a slice of none), else a NaN makes the result NaN.
+    The result's shape: q's, then a's without the axes reduced (kept as 1 with keepdims).
+    Differentiable in a (through sort) and in q."""
+    a = _float(a)
+    q = ops.astype(_beside(a, q), a.dtype)
+    axes = normalize_axes(axis, a.ndim)
+    rest = [i for i in range(a.ndim) if i not in axes]
+    n = math.prod(a.shape[i] for i in axes)
+    moved = ops.permute_dims(a, tuple(rest + list(axes)))
+    flat = ops.reshape(moved, tuple(a.shape[i] for i in rest) + (n,))
+    m = math.prod(q.shape)
+    if n == 0 and not skip_nan:  # NumPy indexes the empty slice
+        raise IndexError("index -1 is out of bounds for axis 0 with size 0")
+    if n == 0:  # NumPy's NaN, the mean of an empty slice
+        values = _filled(a, flat.shape[:-1] + (m,), math.nan)
+    else:
+        nan = ops.isnan(flat)
+        s = ops.sort(flat, axis=-1)  # NaN last
+        if skip_nan:
+            count = ops.sum(ops.astype(ops.logical_not(nan), a.dtype), axis=-1, keepdims=True)
+        else:
+            count = _filled(a, flat.shape[:-1] + (1,), n)
+        pos = ops.reshape(q, (-1,)) * (count - 1)
+        lo = ops.floor(pos)
+        t = pos - lo
+        lo = ops.clip(lo, 0, n - 1)
+        hi = ops.minimum(lo + 1, ops.clip(count - 1, 0, n - 1))
+        below = ops.take_along_axis(s, ops.astype(lo, ops.int64), axis=-1)
+        above = ops.take_along_axis(s, ops.astype(hi, ops.int64), axis=-1)
+        # NumPy's interpolation, from the nearer neighbour (the same rounding in float32).
+        span = above - below
+        values = ops.where(t >= 0.5, above - span * (1 - t), below + span * t)
+        empty = count == 0 if skip_nan else ops.any(nan, axis=-1, keepdims=True)
+        values = ops.where(empty, math.nan, values)
+    # (rest..., m) -> (m, rest...) -> q's shape, then the rest.
+    values = ops.permute_dims(values, (values.ndim - 1, *range(values.ndim - 1)))
+    kept = tuple(1 if i in axes else a.shape[i] for i in range(a.ndim)) if keepdims else None
+    shape = kept if kept is not None else tuple(a.shape[i] for i in rest)
+    return ops.reshape(values, tuple(q.shape) + shape)
+
+
+def _quantile_handler(scale: float, skip_nan: bool):
+    """quantile, percentile (q in percent) and their NaN-ignoring forms; median's too."""
+
+    def handler(a, q, axis=None, overwrite_input=False, keepdims=False):
+        a = ops.asarray(a)
+        q = _beside(a, q)
+        return _quantiles(a, q / scale if scale != 1 else q, axis, keepdims, skip_nan)
+
+    return _custom(handler)
+
+
+def _nanmedian(a, axis=None, overwrite_input=False, keepdims=False):
+    return _quantiles(a, 0.5, axis, keepdims, skip_nan=True)
+
+
 def _corrcoef(x, y=None, rowvar=True, dtype=None):
     c = _cov(x, y, rowvar, dtype=dtype)
     if c.ndim == 0:
@@ -1184,6 +1301,17 @@ FUNCTIONS = {
     "gradient": _custom(_gradient),
     "cov": _custom(_cov),
     "average": _custom(_average),
+    "quantile": _quantile_handler(1, skip_nan=False),
+    "nanquantile": _quantile_handler(1, skip_nan=True),
+    "percentile": _quantile_handler(100, skip_nan=False),
+    "nanpercentile": _quantile_handler(100, skip_nan=True),
+    "nanmedian": _custom(_nanmedian),
+    "nanvar": _nan_spread("nanvar"),
+    "nanstd": _nan_spread("nanstd"),
+    "ptp": _custom(_ptp),
+    "argpartition": _custom(_argpartition),
+    "flatnonzero": _custom(_flatnonzero),
+    "fill_diagonal": _custom(_fill_diagonal),
     "corrcoef": _custom(_corrcoef),
     "einsum": _custom(_einsum),
 }
