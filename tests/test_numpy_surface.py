@@ -603,6 +603,7 @@ METHOD_CASES = {
     "squeeze axis": (lambda x: x[None].squeeze(0), lambda a: a[None].squeeze(0)),
     "astype": (lambda x: x.astype(cr.float32), lambda a: a.astype(np.float32)),
     "conj": (lambda x: x.conj(), lambda a: a.conj()),
+    "conjugate": (lambda x: x.conjugate(), lambda a: a.conjugate()),  # scipy.linalg's
     "reshape *shape": (lambda x: x.reshape(-1, 1), lambda a: a.reshape(-1, 1)),
     "sum axis": (lambda x: x.sum(axis=0), lambda a: a.sum(axis=0)),
     "mean axis keepdims": (

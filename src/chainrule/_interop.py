@@ -74,7 +74,7 @@ UFUNCS = {name: name for name in _SAME_NAME} | {
 # chainrule.special computing them on tensors.
 _SCIPY_SAME_NAME = (
     "erf erfc erfinv erfcinv expit logit gammaln xlogy xlog1py entr ndtr ndtri log_ndtr i0 i0e "
-    "i1 i1e j0 j1 gammainc gammaincc beta betaln jv iv ive"
+    "i1 i1e j0 j1 gammainc gammaincc beta betaln jv iv ive log_expit kl_div"
 ).split()
 SCIPY_UFUNCS = {name: f"special.{name}" for name in _SCIPY_SAME_NAME} | {
     "expm1": "expm1",  # the standard's own, under SciPy's ufunc of the same name

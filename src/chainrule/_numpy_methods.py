@@ -198,6 +198,7 @@ NUMPY_METHODS = {
     "squeeze": squeeze,
     "astype": astype,
     "conj": conj,
+    "conjugate": conj,
     "all": _reduction("all", "Whether all elements are true over `axis` (all axes when None)."),
     "any": _reduction("any", "Whether any elements are true over `axis` (all axes when None)."),
     "std": _spread("std"),
