@@ -7,7 +7,9 @@ require grad, rather than return results cut from the graph."""
 import numpy as np
 import pytest
 import scipy
+import scipy.cluster.vq
 import scipy.fft as sfft
+import scipy.integrate
 import scipy.special as special
 import scipy.stats as stats
 from scipy._lib._array_api import SCIPY_ARRAY_API
@@ -98,12 +100,43 @@ STATS = {
     "describe mean": lambda a: stats.describe(a, axis=0).mean,
     "describe variance": lambda a: stats.describe(a, axis=0).variance,
     "describe skewness": lambda a: stats.describe(a, axis=0).skewness,
+    "trim_mean": lambda a: stats.trim_mean(a, 0.2, axis=0),
+    "iqr": lambda a: stats.iqr(a, axis=0),
+    "quantile": lambda a: stats.quantile(a, 0.3, axis=0),
+    "median_abs_deviation": lambda a: stats.median_abs_deviation(a, axis=0),
+    "circmean": lambda a: stats.circmean(a, axis=0),
+    "circvar": lambda a: stats.circvar(a, axis=1),
+    "circstd": lambda a: stats.circstd(a, axis=0),
+    "differential_entropy": lambda a: stats.differential_entropy(a, axis=0),
+    "kstat": lambda a: stats.kstat(a[:, 0], 2),
+    "kstatvar": lambda a: stats.kstatvar(a[:, 1]),
+    "tmin": lambda a: stats.tmin(a, axis=0),
+    "tsem": lambda a: stats.tsem(a, axis=0),
+    "bartlett": lambda a: stats.bartlett(a[:, 0], a[:, 1]).statistic,
 }
 POSITIVE_STATS = {
     "gmean": lambda a: stats.gmean(a, axis=0),
     "hmean": lambda a: stats.hmean(a, axis=1),
     "pmean": lambda a: stats.pmean(a, 2.5, axis=0),
+    "gstd": lambda a: stats.gstd(a, axis=0),
+    "chisquare": lambda a: stats.chisquare(a[:, 0] * 10).statistic,
+    "power_divergence": (
+        lambda a: stats.power_divergence(a[:, 0] * 10, lambda_="log-likelihood").statistic
+    ),
 }
+INTEGRATE = {
+    "trapezoid": lambda a: scipy.integrate.trapezoid(a, axis=0),
+    "cumulative_trapezoid": lambda a: scipy.integrate.cumulative_trapezoid(a, dx=0.5, axis=0),
+    "cumulative_simpson": lambda a: scipy.integrate.cumulative_simpson(a, axis=0),
+    "cluster.vq.whiten": lambda a: scipy.cluster.vq.whiten(a),
+    "special.log_expit": lambda a: special.log_expit(a),
+    "special.kl_div": lambda a: special.kl_div(a * a + 0.5, a * a + 1.0),
+}
+
+
+@pytest.mark.parametrize("name", INTEGRATE)
+def test_scipy_integrate_cluster_and_special_functions(name):
+    assert_matches_numpy_and_differentiates(INTEGRATE[name], A)
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
