@@ -10,6 +10,7 @@ import scipy
 import scipy.cluster.vq
 import scipy.fft as sfft
 import scipy.integrate
+import scipy.optimize
 import scipy.special as special
 import scipy.stats as stats
 from scipy._lib._array_api import SCIPY_ARRAY_API
@@ -230,3 +231,27 @@ def test_scipy_functions_computed_by_numpy_refuse_tensors_with_a_tangent(name):
     fn = THROUGH_NUMPY[name]
     with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that has a forward"):
         cr.func.jvp(lambda a: cr.asarray(fn(a)), (cr.asarray(A),), (cr.ones_like(cr.asarray(A)),))
+
+
+def test_scipy_minimize_with_chainrules_gradient_and_hessian_products():
+    # SciPy's own optimizer on NumPy vectors, its derivatives from chainrule: a smooth convex
+    # loss whose minimum solves  W (w - c) + 0.4 w^3 = 0.
+    weights, center = cr.asarray([1.0, 10.0]), cr.asarray([1.0, 2.0])
+
+    def loss(w):
+        return cr.sum(weights * (w - center) ** 2) / 2 + cr.sum(w**4) / 10
+
+    def fun(w):
+        x = cr.tensor(w, requires_grad=True)
+        value = loss(x)
+        (g,) = cr.autograd.grad(value, x)
+        return float(value), N(g)
+
+    def hessp(w, p):
+        return N(cr.autograd.functional.hvp(loss, cr.tensor(w), cr.tensor(p))[1])
+
+    res = scipy.optimize.minimize(fun, np.zeros(2), jac=True, hessp=hessp, method="trust-ncg")
+    assert res.success
+    w = res.x
+    np.testing.assert_allclose([1.0, 10.0] * (w - [1.0, 2.0]) + 0.4 * w**3, 0.0, atol=1e-7)
+    assert res.njev < 30  # second-order steps: few iterations
