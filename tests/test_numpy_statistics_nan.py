@@ -1,6 +1,6 @@
 """NumPy's quantiles (quantile, percentile, nanquantile, nanpercentile, nanmedian), nanvar,
-nanstd, ptp, argpartition, flatnonzero, take_along_axis, fill_diagonal and the memory orders
-of ravel and copy on tensors (scikit-learn's QuantileTransformer, RobustScaler,
+nanstd, ptp, argpartition, flatnonzero, take_along_axis, fill_diagonal, apply_along_axis and
+the memory orders of ravel and copy on tensors (scikit-learn's QuantileTransformer, RobustScaler,
 KBinsDiscretizer, VarianceThreshold, MinCovDet, NearestCentroid, nan_euclidean_distances call
 them): NumPy's values, shapes and dtypes, NaN handling, and gradients against finite
 differences, first and second order, both modes. NumPy-backed tensors, whatever the backend
@@ -149,3 +149,31 @@ def test_fill_diagonal_differentiates_and_raises_numpys_errors():
         np.fill_diagonal(tensor(np.zeros((2, 2, 3))), 1.0)
     with pytest.raises(ValueError, match="order must be one of"):
         np.ravel(tensor(A), order="X")
+
+
+@pytest.mark.parametrize(
+    "axis, func1d",
+    [
+        (0, lambda v: np.sort(v)[1:3] * 2),
+        (1, lambda v: np.sum(v**2)),
+        (2, lambda v: np.outer(v, v[:2])),
+        (-1, lambda v: np.sum(np.sin(v)) * v[:2]),
+    ],
+)
+def test_apply_along_axis_gives_numpys_values_and_differentiates(axis, func1d):
+    def fn(x):
+        return np.apply_along_axis(func1d, axis, x)
+
+    x = cr.tensor(A, requires_grad=True)
+    out, expected = fn(x), fn(A)
+    assert N(out).shape == expected.shape
+    np.testing.assert_allclose(N(out), expected, rtol=1e-14)
+    assert gradcheck(fn, (x,), check_forward_ad=True)
+    assert gradgradcheck(fn, (x,))
+
+
+def test_apply_along_axis_passes_extra_arguments_and_refuses_empty_iterations():
+    out = np.apply_along_axis(lambda v, k: v[:k], 0, tensor(A[0]), 2)
+    np.testing.assert_array_equal(N(out), np.apply_along_axis(lambda v, k: v[:k], 0, A[0], 2))
+    with pytest.raises(ValueError, match="any iteration dimensions are 0"):
+        np.apply_along_axis(np.sum, 0, tensor(np.zeros((3, 0))))

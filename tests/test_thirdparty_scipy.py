@@ -215,6 +215,17 @@ THROUGH_NUMPY = {
 }
 
 
+def test_scipy_spearmanr_on_tensors_gives_numpys_values_without_a_graph():
+    # Ranks (np.apply_along_axis of rankdata on tensors) are piecewise constant in the data:
+    # the statistic and its p-value are integers' functions, with no gradient to give.
+    x = cr.tensor(A, requires_grad=True)
+    got = stats.spearmanr(x[:, 0], x[:, 1])
+    expected = stats.spearmanr(A[:, 0], A[:, 1])
+    for ours, theirs in ((got.statistic, expected.statistic), (got.pvalue, expected.pvalue)):
+        assert ours.__class__ is cr.Tensor and not ours.requires_grad
+        np.testing.assert_allclose(N(ours), theirs, rtol=1e-12)
+
+
 @pytest.mark.parametrize("name", THROUGH_NUMPY)
 def test_scipy_functions_computed_by_numpy_refuse_tensors_that_require_grad(name):
     fn = THROUGH_NUMPY[name]

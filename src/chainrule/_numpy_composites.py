@@ -5,6 +5,7 @@ dispatches to the merged TABLES and to UFUNCS here."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import operator
 
@@ -529,6 +530,26 @@ def _partition(a, kth, axis=-1, kind="introselect"):
         if not -n <= k < n:
             raise ValueError(f"kth(={k}) out of bounds ({n})")
     return ops.sort(a, axis=axis)
+
+
+def _apply_along_axis(func1d, axis, arr, args=()):
+    """func1d of every 1-D slice of arr along `axis`, in C order of the other axes; the results
+    (of one shape) stacked where the axis was, as NumPy's. Differentiable as func1d is."""
+    arr = ops.asarray(arr)
+    axis = _axis(axis, arr.ndim)
+    outer = arr.shape[:axis] + arr.shape[axis + 1 :]
+    if 0 in outer:
+        raise ValueError("Cannot apply_along_axis when any iteration dimensions are 0")
+    moved = ops.permute_dims(arr, (*range(axis), *range(axis + 1, arr.ndim), axis))
+    results = [
+        _beside(arr, func1d(moved[index], *args))
+        for index in itertools.product(*(range(n) for n in outer))
+    ]
+    shape = results[0].shape
+    out = ops.reshape(ops.stack(results), outer + shape)
+    # The result's axes go where `axis` was: (outer before axis, result's, outer after).
+    n, k = len(outer), len(shape)
+    return ops.permute_dims(out, (*range(axis), *range(n, n + k), *range(axis, n)))
 
 
 def _argpartition(a, kth, axis=-1, kind="introselect"):
@@ -1310,6 +1331,7 @@ FUNCTIONS = {
     "nanstd": _nan_spread("nanstd"),
     "ptp": _custom(_ptp),
     "argpartition": _custom(_argpartition),
+    "apply_along_axis": _custom(_apply_along_axis),
     "flatnonzero": _custom(_flatnonzero),
     "fill_diagonal": _custom(_fill_diagonal),
     "corrcoef": _custom(_corrcoef),
