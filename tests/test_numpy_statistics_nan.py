@@ -177,3 +177,40 @@ def test_apply_along_axis_passes_extra_arguments_and_refuses_empty_iterations():
     np.testing.assert_array_equal(N(out), np.apply_along_axis(lambda v, k: v[:k], 0, A[0], 2))
     with pytest.raises(ValueError, match="any iteration dimensions are 0"):
         np.apply_along_axis(np.sum, 0, tensor(np.zeros((3, 0))))
+
+
+METHODS = [
+    "linear", "weibull", "hazen", "interpolated_inverted_cdf", "median_unbiased",
+    "normal_unbiased", "inverted_cdf", "averaged_inverted_cdf", "lower", "higher", "nearest",
+    "midpoint",
+]  # fmt: skip
+# Positions on and between the values of a slice of 7, and both ends.
+QS = np.array([0.0, 0.01, 0.1, 0.25, 0.5, 0.5 + 1 / 14, 0.9, 0.99, 1.0])
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_quantile_methods_give_numpys_values(method):
+    a = RNG.normal(size=(3, 7))
+    with_nan = np.where(a > 1.0, np.nan, a)
+    for fn, values in ((np.quantile, a), (np.nanquantile, with_nan)):
+        for axis in (1, None):
+            got = fn(tensor(values), QS, axis=axis, method=method)
+            expected = fn(values, QS, axis=axis, method=method)
+            np.testing.assert_allclose(N(got), expected, rtol=1e-13, atol=1e-14)
+
+
+@pytest.mark.parametrize("method", ["hazen", "averaged_inverted_cdf", "nearest"])
+def test_quantile_methods_differentiate(method):
+    def fn(x):
+        return np.percentile(x, [10.0, 35.0, 80.0], axis=0, method=method)
+
+    x = cr.tensor(A[0], requires_grad=True)
+    assert gradcheck(fn, (x,), check_forward_ad=True)
+    assert gradgradcheck(fn, (x,))
+
+
+def test_quantile_methods_numpy_lacks_or_chainrule_lacks_raise():
+    with pytest.raises(ValueError, match="'foo' is not a valid method"):
+        np.quantile(tensor(A), 0.5, method="foo")
+    with pytest.raises(NotImplementedError, match="closest_observation"):
+        np.quantile(tensor(A), 0.5, method="closest_observation")

@@ -345,6 +345,10 @@ NUMPY_VALUES = {
     "RobustScaler": lambda x: sklearn.preprocessing.RobustScaler().fit_transform(x),
     "FactorAnalysis": lambda x: FactorAnalysis(2, random_state=0).fit(x).components_ ** 2,
     "MinCovDet": lambda x: MinCovDet(random_state=0).fit(x).covariance_,
+    # np.percentile(method="averaged_inverted_cdf"), its default quantile method.
+    "KBinsDiscretizer": (
+        lambda x: sklearn.preprocessing.KBinsDiscretizer(3, encode="ordinal").fit_transform(x)
+    ),
 }
 
 

@@ -1036,12 +1036,61 @@ def _average(a, axis=None, weights=None, returned=False, keepdims=False):
     return (avg, ops.broadcast_to(scale, avg.shape)) if returned else avg
 
 
-def _quantiles(a, q, axis, keepdims: bool, skip_nan: bool):
-    """NumPy's quantiles by its default method ("linear"): for each q, the value at position
-    q * (n - 1) of the sorted slice, interpolated between its neighbours; n counts the values
-    that are not NaN when skip_nan (NaN for a slice of none), else a NaN makes the result NaN.
-    The result's shape: q's, then a's without the axes reduced (kept as 1 with keepdims).
-    Differentiable in a (through sort) and in q."""
+def _continuous(alpha: float, beta: float):
+    """The position of NumPy's continuous quantile methods: n q + alpha + q (1 - alpha - beta)
+    - 1 (linear: alpha = beta = 1, q (n - 1)), interpolated linearly."""
+    return lambda q, n: n * q + alpha + q * (1 - alpha - beta) - 1, None
+
+
+# NumPy's quantile methods: name -> (the position in the sorted slice of q among n values, the
+# weight of the upper neighbour from the position's fraction t; None: t itself).
+_QUANTILE_METHODS = {
+    "linear": _continuous(1, 1),
+    "weibull": _continuous(0, 0),
+    "hazen": _continuous(0.5, 0.5),
+    "interpolated_inverted_cdf": _continuous(0, 1),
+    "median_unbiased": _continuous(1 / 3, 1 / 3),
+    "normal_unbiased": _continuous(3 / 8, 3 / 8),
+    "inverted_cdf": (lambda q, n: n * q - 1, lambda t: ops.where(t > 0, 1.0, 0.0)),
+    "averaged_inverted_cdf": (lambda q, n: n * q - 1, lambda t: ops.where(t == 0, 0.5, 1.0)),
+    "lower": (lambda q, n: ops.floor(q * (n - 1)), None),
+    "higher": (lambda q, n: ops.ceil(q * (n - 1)), None),
+    "nearest": (lambda q, n: ops.round(q * (n - 1)), None),  # halves to the even position
+    "midpoint": (lambda q, n: q * (n - 1), lambda t: ops.where(t == 0, 0.0, 0.5)),
+}
+
+
+def _pick(s, q, count, n: int, method: str):
+    """The quantiles q (1-D) of the sorted slices s (NaN last; `count` values each that are
+    not NaN): shape s's slices, then q's. Positions before the first value or after the last
+    take that value, as NumPy's."""
+    position, weight = _QUANTILE_METHODS[method]
+    v = position(q, count)
+    floor = ops.floor(v)
+    t = v - floor
+    top = ops.clip(count - 1, 0, n - 1)  # the last value of each slice
+    lo = ops.minimum(ops.clip(floor, 0, n - 1), top)
+    hi = ops.minimum(ops.clip(floor + 1, 0, n - 1), top)
+    below = ops.take_along_axis(s, ops.astype(lo, ops.int64), axis=-1)
+    above = ops.take_along_axis(s, ops.astype(hi, ops.int64), axis=-1)
+    t = t if weight is None else weight(t)
+    # NumPy's interpolation, from the nearer neighbour (the same rounding in float32).
+    span = above - below
+    return ops.where(t >= 0.5, above - span * (1 - t), below + span * t)
+
+
+def _quantiles(a, q, axis, keepdims: bool, skip_nan: bool, method: str = "linear"):
+    """NumPy's quantiles by `method` (see _QUANTILE_METHODS; "linear", its default: the value
+    at position q (n - 1) of the sorted slice, interpolated between its neighbours); n counts
+    the values that are not NaN when skip_nan (NaN for a slice of none), else a NaN makes the
+    result NaN. The result's shape: q's, then a's without the axes reduced (kept as 1 with
+    keepdims). Differentiable in a (through sort) and, for continuous methods, in q."""
+    if method not in _QUANTILE_METHODS:
+        if method == "closest_observation":
+            raise NotImplementedError("quantile: chainrule lacks the method 'closest_observation'")
+        raise ValueError(
+            f"{method!r} is not a valid method. Use one of: {', '.join(_QUANTILE_METHODS)}"
+        )
     a = _float(a)
     q = ops.astype(_beside(a, q), a.dtype)
     axes = normalize_axes(axis, a.ndim)
@@ -1056,21 +1105,11 @@ def _quantiles(a, q, axis, keepdims: bool, skip_nan: bool):
         values = _filled(a, flat.shape[:-1] + (m,), math.nan)
     else:
         nan = ops.isnan(flat)
-        s = ops.sort(flat, axis=-1)  # NaN last
         if skip_nan:
             count = ops.sum(ops.astype(ops.logical_not(nan), a.dtype), axis=-1, keepdims=True)
         else:
             count = _filled(a, flat.shape[:-1] + (1,), n)
-        pos = ops.reshape(q, (-1,)) * (count - 1)
-        lo = ops.floor(pos)
-        t = pos - lo
-        lo = ops.clip(lo, 0, n - 1)
-        hi = ops.minimum(lo + 1, ops.clip(count - 1, 0, n - 1))
-        below = ops.take_along_axis(s, ops.astype(lo, ops.int64), axis=-1)
-        above = ops.take_along_axis(s, ops.astype(hi, ops.int64), axis=-1)
-        # NumPy's interpolation, from the nearer neighbour (the same rounding in float32).
-        span = above - below
-        values = ops.where(t >= 0.5, above - span * (1 - t), below + span * t)
+        values = _pick(ops.sort(flat, axis=-1), ops.reshape(q, (-1,)), count, n, method)
         empty = count == 0 if skip_nan else ops.any(nan, axis=-1, keepdims=True)
         values = ops.where(empty, math.nan, values)
     # (rest..., m) -> (m, rest...) -> q's shape, then the rest.
@@ -1083,10 +1122,10 @@ def _quantiles(a, q, axis, keepdims: bool, skip_nan: bool):
 def _quantile_handler(scale: float, skip_nan: bool):
     """quantile, percentile (q in percent) and their NaN-ignoring forms; median's too."""
 
-    def handler(a, q, axis=None, overwrite_input=False, keepdims=False):
+    def handler(a, q, axis=None, overwrite_input=False, method="linear", keepdims=False):
         a = ops.asarray(a)
         q = _beside(a, q)
-        return _quantiles(a, q / scale if scale != 1 else q, axis, keepdims, skip_nan)
+        return _quantiles(a, q / scale if scale != 1 else q, axis, keepdims, skip_nan, method)
 
     return _custom(handler)
 
