@@ -1,7 +1,8 @@
 """NumPy's ufuncs and functions with `out=` on tensors: the result is written in place into a
 tensor (its version bumped, views and their base see it, recorded like `x.add_` so gradients
 flow, a leaf that requires grad refuses it in PyTorch's words), or its values into a NumPy
-array (refused when the result needs grad); NumPy's broadcasting and casting rules."""
+array (refused when the result needs grad); NumPy's broadcasting and casting rules. And
+np.add.at / np.subtract.at: unbuffered in-place sums."""
 
 import numpy as np
 import pytest
@@ -155,3 +156,49 @@ def test_function_out_casts_as_numpys_functions_do():
 def test_function_out_ndarray_refuses_a_result_that_requires_grad():
     with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
         np.max(np_tensor(A, requires_grad=True), out=np.empty(()))
+
+
+# ----------------------------------------------------------------------------- ufunc.at
+
+INDEX = ([0, 1, 0, 0], [1, 2, 1, 1])  # (0, 1) three times
+VALUES = np.array([1.0, 2.0, 3.0, 4.0])
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda a, b: np.add.at(a, INDEX, b),
+        lambda a, b: np.subtract.at(a, [0, 0, 1], 1.5),
+        lambda a, b: np.add.at(a, (slice(None), [1, 1]), b[:2, None]),
+    ],
+)
+def test_add_at_sums_repeated_positions_in_place_as_numpy(call):
+    t = T(A)
+    version = t._version
+    assert call(t, T(VALUES)) is None
+    expected = A.copy()
+    call(expected, VALUES)
+    np.testing.assert_allclose(N(t), expected, rtol=1e-15)
+    assert t._version > version
+
+
+def test_add_at_differentiates_and_refuses_a_leaf_that_requires_grad():
+    def fn(x, y):
+        z = x * 1.0
+        np.add.at(z, INDEX, y)
+        return z
+
+    x, y = leaf(A), leaf(VALUES)
+    assert gradcheck(fn, (x, y), check_forward_ad=True)
+    assert gradgradcheck(fn, (x, y))
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        np.add.at(x, [0], 1.0)
+
+
+def test_add_at_into_a_numpy_array_takes_the_values_of_tensors():
+    # As scikit-learn's dcg: np.add.at(ranked, inverse, y_true) into np.zeros.
+    a = np.zeros(3)
+    np.add.at(a, np_tensor([0, 0, 2]).astype(cr.int64), np_tensor([1.0, 2.0, 3.0]))
+    np.testing.assert_array_equal(a, [3.0, 0.0, 3.0])
+    with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
+        np.add.at(a, [0], np_tensor([1.0], requires_grad=True))

@@ -314,6 +314,16 @@ def test_classification_metrics_match_numpy(dispatch):
         assert got == pytest.approx(metrics.log_loss(y_true, N(proba)), rel=1e-12)
 
 
+def test_ranking_metrics_match_numpy(dispatch):
+    # dcg sums tied scores with np.add.at into a NumPy array.
+    scores = RNG.uniform(size=(8, 3))
+    relevance = RNG.uniform(size=(8, 3))
+    for fn in (metrics.ndcg_score, metrics.dcg_score):
+        got = fn(cr.asarray(relevance), cr.asarray(scores))
+        with sklearn.config_context(array_api_dispatch=False):
+            assert got == pytest.approx(fn(relevance, scores), rel=1e-12)
+
+
 def test_numpy_only_functions_refuse_tensors_that_require_grad(dispatch):
     # scale() converts with np.asarray: a clear error, not a result cut from the graph.
     with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):

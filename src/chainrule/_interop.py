@@ -13,11 +13,12 @@ from typing import Any
 from . import _backend
 from ._dtypes import __array_namespace_info__
 from ._inplace import setitem
-from ._namespace import asarray, astype
+from ._namespace import asarray, astype, broadcast_to, reshape
 from ._numpy_composites import TABLES
 from ._numpy_composites import UFUNCS as COMPOSITE_UFUNCS
 from ._numpy_functions import VALUE_FUNCTIONS, _fn, _Missing
-from ._tensor import Tensor, dual, grad_mode
+from ._rules import OPS
+from ._tensor import Tensor, constant, dual, grad_mode
 from ._typing import Device
 
 np = _backend.np
@@ -106,6 +107,8 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     name = ufunc.__name__
     own = getattr(np, name, None) is ufunc
     what = f"numpy.{name}" if own else f"the ufunc {name!r}"
+    if method == "at" and own and name in ("add", "subtract"):
+        return _add_at(ufunc, *inputs)
     if method != "__call__":
         raise _unsupported(f"{what}.{method}", _GENERIC_HINT)
     out = kwargs.pop("out", None)  # NumPy passes it as a tuple, one entry per output
@@ -130,6 +133,34 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
         r if o is None else _write_out(name, r, o) for r, o in zip(results, out, strict=True)
     )
     return written if ufunc.nout > 1 else written[0]
+
+
+def _add_at(ufunc, a, indices, b=None) -> None:
+    """`np.add.at(a, indices, b)` (and subtract's): b added at a[indices] in place, once per
+    time an index names a position (unbuffered). Into a tensor, as `a[...] = a + the sums of
+    b at each position` (in place and recorded as item assignment is; differentiable in a
+    and b); into a NumPy array, b's values (refused for a tensor that requires grad)."""
+    if b is None:
+        raise TypeError(f"numpy.{ufunc.__name__}.at needs the values to add (b)")
+    if a.__class__ is not Tensor:
+        ufunc.at(a, _numpy_key(indices), np.asarray(b))
+        return
+    positions = np.arange(a.size).reshape(a.shape)[_numpy_key(indices)]
+    b = b if b.__class__ is Tensor else constant(b, a._xp)
+    b = astype(b, a.dtype) if b.dtype != a.dtype else b
+    b = broadcast_to(b, positions.shape)
+    if ufunc is np.subtract:
+        b = -b
+    flat = a._xp.asarray(positions.reshape(-1))
+    sums = OPS["take_add"](reshape(b, (-1,)), (flat, 0, (a.size,), a._data.dtype))
+    setitem(a, ..., a + reshape(sums, a.shape))
+
+
+def _numpy_key(key):
+    """An index key with its tensors as NumPy arrays (to index NumPy's arange with)."""
+    parts = key if key.__class__ is tuple else (key,)
+    parts = tuple(np.asarray(k) if k.__class__ is Tensor else k for k in parts)
+    return parts if key.__class__ is tuple else parts[0]
 
 
 def _unaliased(x, out: tuple):
