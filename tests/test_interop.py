@@ -123,7 +123,7 @@ def test_numpy_ufuncs_dispatch_on_the_backend_under_test():
         (lambda x: np.add.accumulate(x), "numpy.add.accumulate"),
         (lambda x: np.multiply.outer(x, x), "numpy.multiply.outer"),
         (lambda x: np.multiply.at(x, [0], 2.0), "numpy.multiply.at"),
-        (lambda x: np.sin(x, where=np.ones(3, dtype=bool)), "numpy.sin with where="),
+        (lambda x: np.sin(x, where=np.ones(3, dtype=bool)), "numpy.sin with where= and no out="),
         (lambda x: np.add(x, x, dtype=np.float32), "numpy.add with dtype="),
         (lambda x: np.cbrt(x), "numpy.cbrt"),
         (lambda x: np.spacing(x), "numpy.spacing"),

@@ -121,6 +121,29 @@ def test_out_of_another_kind_raises_numpys_casting_error():
         np.add(T(A), 0.5, out=T(np.zeros((2, 3), np.int64)))
 
 
+def test_where_writes_out_only_where_true_as_numpy():
+    # The idiom np.divide(a, b, out=np.zeros_like(a), where=b != 0).
+    a, b = np.array([1.0, 2.0, 3.0, 4.0]), np.array([2.0, 0.0, 4.0, 0.0])
+    expected = np.divide(a, b, out=np.full(4, -1.0), where=b != 0)
+    t = T(np.full(4, -1.0))
+    assert np.divide(T(a), T(b), out=t, where=T(b) != 0) is t
+    np.testing.assert_array_equal(N(t), expected)
+    n = np.full(4, -1.0)
+    np.divide(np_tensor(a), np_tensor(b), out=n, where=b != 0)
+    np.testing.assert_array_equal(n, expected)
+
+
+def test_where_differentiates_through_the_elements_written():
+    def fn(x, y):
+        z = x * 0.5
+        np.divide(x, y, out=z, where=T([[True, False, True], [False, True, True]]))
+        return z
+
+    x, y = leaf(A), leaf(B)
+    assert gradcheck(fn, (x, y), check_forward_ad=True)
+    assert gradgradcheck(fn, (x, y))
+
+
 # ----------------------------------------------------------------------------- functions' out=
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from . import _backend
 from ._dtypes import __array_namespace_info__
 from ._inplace import setitem
-from ._namespace import asarray, astype, broadcast_to, reshape
+from ._namespace import asarray, astype, broadcast_to, reshape, where
 from ._numpy_composites import TABLES
 from ._numpy_composites import UFUNCS as COMPOSITE_UFUNCS
 from ._numpy_functions import VALUE_FUNCTIONS, _fn, _Missing
@@ -102,8 +102,9 @@ _UFUNC_DEFAULTS = {"where": True, "casting": "same_kind", "order": "K", "subok":
 
 def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     """`np.sin(t)`, `ndarray * t`: NumPy's ufunc call as the chainrule function of the same
-    meaning; `out=` writes the result in place (see _write_out). Other ufunc methods,
-    `where=` and ufuncs without one raise TypeError."""
+    meaning; `out=` writes the result in place (see _write_out), where `where=` is true
+    only when given; add.at and subtract.at as _add_at. Other ufunc methods, `where=` without
+    `out=` and ufuncs without one raise TypeError."""
     name = ufunc.__name__
     own = getattr(np, name, None) is ufunc
     what = f"numpy.{name}" if own else f"the ufunc {name!r}"
@@ -112,6 +113,9 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if method != "__call__":
         raise _unsupported(f"{what}.{method}", _GENERIC_HINT)
     out = kwargs.pop("out", None)  # NumPy passes it as a tuple, one entry per output
+    mask = kwargs.pop("where", True)
+    if mask is not True and out is None:  # NumPy leaves the other elements unset
+        raise _unsupported(f"{what} with where= and no out=", "pass out= too, or")
     for key, value in kwargs.items():
         if value is not None and not _is_default(value, _UFUNC_DEFAULTS.get(key)):
             raise _unsupported(f"{what} with {key}=", f"call it without {key}= or")
@@ -130,7 +134,8 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     result = fn(*(_unaliased(x, out) for x in inputs))
     results = result if ufunc.nout > 1 else (result,)
     written = tuple(
-        r if o is None else _write_out(name, r, o) for r, o in zip(results, out, strict=True)
+        r if o is None else _write_out(name, r, o, mask=mask)
+        for r, o in zip(results, out, strict=True)
     )
     return written if ufunc.nout > 1 else written[0]
 
@@ -173,14 +178,15 @@ def _unaliased(x, out: tuple):
     return asarray(x, copy=True)
 
 
-def _write_out(name: str, result, out, same_kind: bool = True):
+def _write_out(name: str, result, out, same_kind: bool = True, mask=True):
     """NumPy's `out=`: the result written into `out`, which is returned. Into a tensor, as
     item assignment `out[...] = result` (in place: its version is bumped, a view writes its
     base; recorded as a write when either needs grad, so a leaf that requires grad refuses
     it as `x.add_` does). Into a NumPy array, the values (a result that requires grad refuses
     NumPy's conversion, which would cut the graph). NumPy's rules: the result broadcasts to
     `out`'s shape; a ufunc's casts to its dtype only within its kind (casting='same_kind'),
-    a function's to any (same_kind False)."""
+    a function's to any (same_kind False). A ufunc's `where=` mask: out keeps its values
+    where the mask is false (they get no gradient from the result there)."""
     shape = tuple(result.shape) if result.__class__ is Tensor else np.shape(result)
     target = tuple(out.shape)
     if len(shape) > len(target) or any(
@@ -207,7 +213,11 @@ def _write_out(name: str, result, out, same_kind: bool = True):
     if out.__class__ is Tensor:
         if result.__class__ is Tensor and result.dtype != out.dtype:
             result = astype(result, out.dtype)
+        if mask is not True:
+            result = where(constant(mask, out._xp), result, asarray(out, copy=True))
         setitem(out, ..., result)
+    elif mask is not True:
+        out[...] = np.where(np.asarray(mask), np.asarray(result), out)
     else:
         out[...] = np.asarray(result)
     return out
