@@ -122,9 +122,8 @@ def test_numpy_ufuncs_dispatch_on_the_backend_under_test():
         (lambda x: np.add.reduce(x), "numpy.add.reduce"),
         (lambda x: np.add.accumulate(x), "numpy.add.accumulate"),
         (lambda x: np.multiply.outer(x, x), "numpy.multiply.outer"),
-        (lambda x: np.add.at(x, [0], 1.0), "numpy.add.at"),
-        (lambda x: np.sin(x, out=np.empty(3)), "numpy.sin with out="),
-        (lambda x: np.sin(x, where=np.ones(3, dtype=bool)), "numpy.sin with where="),
+        (lambda x: np.multiply.at(x, [0], 2.0), "numpy.multiply.at"),
+        (lambda x: np.sin(x, where=np.ones(3, dtype=bool)), "numpy.sin with where= and no out="),
         (lambda x: np.add(x, x, dtype=np.float32), "numpy.add with dtype="),
         (lambda x: np.cbrt(x), "numpy.cbrt"),
         (lambda x: np.spacing(x), "numpy.spacing"),
@@ -135,9 +134,10 @@ def test_unsupported_ufunc_calls_raise_type_error_naming_them(call, what):
         call(np_leaf([0.2, 0.5, 0.8]))
 
 
-def test_in_place_ndarray_operator_with_a_tensor_raises():
+def test_in_place_ndarray_operator_with_a_tensor_that_requires_grad_raises():
+    # The array can't hold the graph (tests/test_numpy_ufunc_out.py: ufuncs' out=).
     a = np.ones(3)
-    with pytest.raises(TypeError, match="numpy.add with out="):
+    with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires"):
         a += np_leaf([0.2, 0.5, 0.8])
     np.testing.assert_array_equal(a, np.ones(3))
 
@@ -492,9 +492,9 @@ def test_numpy_unique_dispatches_with_its_flags():
 @pytest.mark.parametrize(
     "call, what",
     [
-        (lambda x: np.percentile(x, 50), "numpy.percentile"),
+        (lambda x: np.lexsort(x), "numpy.lexsort"),
         (lambda x: np.polyfit(x[0], x[1], 1), "numpy.polyfit"),
-        (lambda x: np.quantile(x, 0.5), "numpy.quantile"),
+        (lambda x: np.unwrap(x), "numpy.unwrap"),
     ],
 )
 def test_numpy_functions_chainrule_lacks_raise_type_error(call, what):
@@ -508,15 +508,12 @@ def test_numpy_functions_chainrule_lacks_raise_type_error(call, what):
     [
         (lambda x: np.sum(x, where=np.ones((2, 2), dtype=bool)), "where"),
         (lambda x: np.sum(x, initial=1.0), "initial"),
-        (lambda x: np.max(x, out=np.empty(())), "out"),
         (lambda x: np.reshape(x, (4,), order="F"), "order"),
         (lambda x: np.concatenate([x, x], dtype=np.float32), "dtype"),
         (lambda x: np.clip(x, 0.3, 0.6, casting="unsafe"), "casting"),
         (lambda x: np.round(x, 2), "decimals"),
         (lambda x: np.unique(x, axis=0), "axis"),
-        (lambda x: np.nansum(x, out=np.empty(())), "out"),
         (lambda x: np.cov(x, fweights=[1, 2]), "fweights"),
-        (lambda x: np.fft.fft(x, out=np.empty((2, 2), complex)), "out"),
         (lambda x: np.vstack([x, x], casting="no"), "casting"),
     ],
 )

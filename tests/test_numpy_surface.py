@@ -323,6 +323,9 @@ def test_partition_puts_the_kth_element_in_place_and_sorts_around_it():
         (lambda x: np.delete(x, 3, axis=1), IndexError, "index 3 is out of bounds"),
         (lambda x: np.cross(x[:, :1], x), ValueError, "incompatible dimensions for cross product"),
         (lambda x: np.partition(x, 3), ValueError, r"kth\(=3\) out of bounds"),
+        (lambda x: np.average(x, weights=x[0]), TypeError, "Axis must be specified"),
+        (lambda x: np.average(x, 1, x[0] * 0), ZeroDivisionError, "Weights sum to zero"),
+        (lambda x: np.average(x, 1, x[0, :2]), ValueError, "Shape of weights must be consistent"),
     ],
 )
 def test_shape_functions_raise_numpys_errors(call, error, message):
@@ -444,6 +447,20 @@ SIGNAL_CASES = {
     "cov 1-D bias": (lambda m: np.cov(m, bias=True), inputs(((4,), WIDE))),
     "corrcoef": (np.corrcoef, distinct((3, 4))),
     "corrcoef y": (np.corrcoef, distinct((4,), (4,))),
+    # scikit-learn's hinge_loss and others average with np.average.
+    "average": (np.average, inputs((shapes(1, 3, 1), WIDE))),
+    "average axes returned": (
+        lambda a: np.average(a, axis=(0, 2), keepdims=True, returned=True),
+        inputs(((2, 3, 2), WIDE)),
+    ),
+    "average weights": (
+        lambda a, w: np.average(a, weights=w, returned=True),
+        inputs(((2, 3), WIDE), ((2, 3), floats(0.5, 2))),
+    ),
+    "average weights along axes": (
+        lambda a, w: np.average(a, axis=(2, 0), weights=w),
+        inputs(((2, 3, 2), WIDE), ((2, 2), floats(0.5, 2))),
+    ),
 }
 
 
@@ -586,6 +603,7 @@ METHOD_CASES = {
     "squeeze axis": (lambda x: x[None].squeeze(0), lambda a: a[None].squeeze(0)),
     "astype": (lambda x: x.astype(cr.float32), lambda a: a.astype(np.float32)),
     "conj": (lambda x: x.conj(), lambda a: a.conj()),
+    "conjugate": (lambda x: x.conjugate(), lambda a: a.conjugate()),  # scipy.linalg's
     "reshape *shape": (lambda x: x.reshape(-1, 1), lambda a: a.reshape(-1, 1)),
     "sum axis": (lambda x: x.sum(axis=0), lambda a: a.sum(axis=0)),
     "mean axis keepdims": (

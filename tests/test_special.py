@@ -61,6 +61,7 @@ ONE_INPUT = {
     "gammaincc": (lambda x: sp.gammaincc(2.5, x), lambda x: ss.gammaincc(2.5, x), POSITIVE),
     "zeta": (lambda q: sp.zeta(3.0, q), lambda q: ss.zeta(3.0, q), POSITIVE),
     "expit": (sp.expit, ss.expit, WIDE),
+    "log_expit": (sp.log_expit, ss.log_expit, WIDE),
     "logit": (sp.logit, ss.logit, PROBABILITY),
     "entr": (sp.entr, ss.entr, POSITIVE),
     "sinc": (sp.sinc, np.sinc, AWAY_FROM_ZERO),
@@ -102,6 +103,7 @@ TWO_INPUTS = {
     "betaln": (sp.betaln, ss.betaln, POSITIVE, POSITIVE),
     "xlogy": (sp.xlogy, ss.xlogy, WIDE, POSITIVE),
     "xlog1py": (sp.xlog1py, ss.xlog1py, WIDE, floats(-0.5, 2)),
+    "kl_div": (sp.kl_div, ss.kl_div, POSITIVE, POSITIVE),
 }
 
 
@@ -230,6 +232,19 @@ def test_riemann_zeta_gives_scipys_values():
     a = np.array([1.5, 2.0, 4.5])
     np.testing.assert_allclose(N(sp.zeta(leaf(a))), ss.zeta(a), rtol=1e-14)
     np.testing.assert_allclose(N(ss.zeta(leaf(a))), ss.zeta(a), rtol=1e-14)
+
+
+def test_kl_div_and_log_expit_at_scipys_edges_and_through_scipys_ufuncs():
+    a = [0.0, 0.0, 1.0, -1.0, 1.0, math.nan, 0.5]
+    b = [0.0, 2.0, 0.0, 1.0, -1.0, 1.0, math.nan]
+    np.testing.assert_array_equal(N(sp.kl_div(leaf(a), leaf(b))), ss.kl_div(a, b))
+    np.testing.assert_array_equal(N(ss.kl_div(leaf(a), leaf(b))), ss.kl_div(a, b))
+    x = [-800.0, -1.0, 0.0, 3.0, 800.0]
+    np.testing.assert_allclose(N(ss.log_expit(leaf(x))), ss.log_expit(x), rtol=1e-15)
+    x0, y0 = leaf([0.0]), leaf([2.0])
+    gx, gy = grad(sp.kl_div(x0, y0).sum(), (x0, y0))
+    np.testing.assert_array_equal(N(gx), [0.0])  # where x is 0 the value is y
+    np.testing.assert_array_equal(N(gy), [1.0])
 
 
 def test_entr_is_zero_at_zero_and_minus_infinity_below():

@@ -135,3 +135,27 @@ def test_array_api_extra_creation_helpers_in_chainrules_namespace():
     i, j = xpx.unravel_index(cr.asarray([5, 7]), (3, 4))
     assert (N(i).tolist(), N(j).tolist()) == ([1, 1], [1, 3])
     assert xpx.default_dtype(cr) == cr.float64
+
+
+def test_array_api_extra_index_helpers_in_chainrules_namespace():
+    pairs = (
+        (xpx.diag_indices(3, xp=cr), np.diag_indices(3)),
+        (xpx.triu_indices(3, offset=1, m=4, xp=cr), np.triu_indices(3, 1, 4)),
+    )
+    for ours, numpys in pairs:
+        assert [N(i).tolist() for i in ours] == [i.tolist() for i in numpys]
+
+
+def test_lazy_apply_runs_numpy_code_on_the_tensors_and_differentiates():
+    # lazy_apply hands the tensors themselves to the function for an eager namespace: NumPy's
+    # functions on them dispatch to chainrule.
+    def fn(x):
+        return xpx.lazy_apply(lambda a: np.sin(a) * np.linalg.norm(a), x, shape=x.shape)
+
+    x = cr.tensor(A, requires_grad=True)
+    np.testing.assert_allclose(N(fn(x)), np.sin(A) * np.linalg.norm(A), rtol=1e-14)
+    assert gradcheck(fn, (x,), check_forward_ad=True)
+    assert gradgradcheck(fn, (x,))
+    # as_numpy=True asks for NumPy arrays: a tensor that requires grad refuses the conversion.
+    with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
+        xpx.lazy_apply(np.sin, x, shape=x.shape, dtype=x.dtype, as_numpy=True)

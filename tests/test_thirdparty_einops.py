@@ -30,6 +30,10 @@ CASES = {
     "array_api rearrange": lambda t: ea.rearrange(t, "a b c -> c (a b)"),
     "array_api reduce": lambda t: ea.reduce(t, "a b c -> a", "max"),
     "array_api repeat": lambda t: ea.repeat(t, "a b c -> a b c r", r=3),
+    # A callable reduction: NumPy's var of the tensor dispatches to chainrule's.
+    "reduce callable": lambda t: einops.reduce(t, "a b c -> a b", lambda u, axis: np.var(u, axis)),
+    "array_api pack": lambda t: ea.pack([t, t[:, :, :1] * 2.0], "a b *")[0],
+    "array_api unpack": lambda t: ea.unpack(t, [[1], [3]], "a b *")[1],
 }
 
 

@@ -7,7 +7,10 @@ require grad, rather than return results cut from the graph."""
 import numpy as np
 import pytest
 import scipy
+import scipy.cluster.vq
 import scipy.fft as sfft
+import scipy.integrate
+import scipy.optimize
 import scipy.special as special
 import scipy.stats as stats
 from scipy._lib._array_api import SCIPY_ARRAY_API
@@ -98,12 +101,43 @@ STATS = {
     "describe mean": lambda a: stats.describe(a, axis=0).mean,
     "describe variance": lambda a: stats.describe(a, axis=0).variance,
     "describe skewness": lambda a: stats.describe(a, axis=0).skewness,
+    "trim_mean": lambda a: stats.trim_mean(a, 0.2, axis=0),
+    "iqr": lambda a: stats.iqr(a, axis=0),
+    "quantile": lambda a: stats.quantile(a, 0.3, axis=0),
+    "median_abs_deviation": lambda a: stats.median_abs_deviation(a, axis=0),
+    "circmean": lambda a: stats.circmean(a, axis=0),
+    "circvar": lambda a: stats.circvar(a, axis=1),
+    "circstd": lambda a: stats.circstd(a, axis=0),
+    "differential_entropy": lambda a: stats.differential_entropy(a, axis=0),
+    "kstat": lambda a: stats.kstat(a[:, 0], 2),
+    "kstatvar": lambda a: stats.kstatvar(a[:, 1]),
+    "tmin": lambda a: stats.tmin(a, axis=0),
+    "tsem": lambda a: stats.tsem(a, axis=0),
+    "bartlett": lambda a: stats.bartlett(a[:, 0], a[:, 1]).statistic,
 }
 POSITIVE_STATS = {
     "gmean": lambda a: stats.gmean(a, axis=0),
     "hmean": lambda a: stats.hmean(a, axis=1),
     "pmean": lambda a: stats.pmean(a, 2.5, axis=0),
+    "gstd": lambda a: stats.gstd(a, axis=0),
+    "chisquare": lambda a: stats.chisquare(a[:, 0] * 10).statistic,
+    "power_divergence": (
+        lambda a: stats.power_divergence(a[:, 0] * 10, lambda_="log-likelihood").statistic
+    ),
 }
+INTEGRATE = {
+    "trapezoid": lambda a: scipy.integrate.trapezoid(a, axis=0),
+    "cumulative_trapezoid": lambda a: scipy.integrate.cumulative_trapezoid(a, dx=0.5, axis=0),
+    "cumulative_simpson": lambda a: scipy.integrate.cumulative_simpson(a, axis=0),
+    "cluster.vq.whiten": lambda a: scipy.cluster.vq.whiten(a),
+    "special.log_expit": lambda a: special.log_expit(a),
+    "special.kl_div": lambda a: special.kl_div(a * a + 0.5, a * a + 1.0),
+}
+
+
+@pytest.mark.parametrize("name", INTEGRATE)
+def test_scipy_integrate_cluster_and_special_functions(name):
+    assert_matches_numpy_and_differentiates(INTEGRATE[name], A)
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -181,6 +215,17 @@ THROUGH_NUMPY = {
 }
 
 
+def test_scipy_spearmanr_on_tensors_gives_numpys_values_without_a_graph():
+    # Ranks (np.apply_along_axis of rankdata on tensors) are piecewise constant in the data:
+    # the statistic and its p-value are integers' functions, with no gradient to give.
+    x = cr.tensor(A, requires_grad=True)
+    got = stats.spearmanr(x[:, 0], x[:, 1])
+    expected = stats.spearmanr(A[:, 0], A[:, 1])
+    for ours, theirs in ((got.statistic, expected.statistic), (got.pvalue, expected.pvalue)):
+        assert ours.__class__ is cr.Tensor and not ours.requires_grad
+        np.testing.assert_allclose(N(ours), theirs, rtol=1e-12)
+
+
 @pytest.mark.parametrize("name", THROUGH_NUMPY)
 def test_scipy_functions_computed_by_numpy_refuse_tensors_that_require_grad(name):
     fn = THROUGH_NUMPY[name]
@@ -197,3 +242,27 @@ def test_scipy_functions_computed_by_numpy_refuse_tensors_with_a_tangent(name):
     fn = THROUGH_NUMPY[name]
     with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that has a forward"):
         cr.func.jvp(lambda a: cr.asarray(fn(a)), (cr.asarray(A),), (cr.ones_like(cr.asarray(A)),))
+
+
+def test_scipy_minimize_with_chainrules_gradient_and_hessian_products():
+    # SciPy's own optimizer on NumPy vectors, its derivatives from chainrule: a smooth convex
+    # loss whose minimum solves  W (w - c) + 0.4 w^3 = 0.
+    weights, center = cr.asarray([1.0, 10.0]), cr.asarray([1.0, 2.0])
+
+    def loss(w):
+        return cr.sum(weights * (w - center) ** 2) / 2 + cr.sum(w**4) / 10
+
+    def fun(w):
+        x = cr.tensor(w, requires_grad=True)
+        value = loss(x)
+        (g,) = cr.autograd.grad(value, x)
+        return float(value), N(g)
+
+    def hessp(w, p):
+        return N(cr.autograd.functional.hvp(loss, cr.tensor(w), cr.tensor(p))[1])
+
+    res = scipy.optimize.minimize(fun, np.zeros(2), jac=True, hessp=hessp, method="trust-ncg")
+    assert res.success
+    w = res.x
+    np.testing.assert_allclose([1.0, 10.0] * (w - [1.0, 2.0]) + 0.4 * w**3, 0.0, atol=1e-7)
+    assert res.njev < 30  # second-order steps: few iterations

@@ -10,9 +10,12 @@ import numpy as np
 import pytest
 import sklearn
 from sklearn import metrics
-from sklearn.decomposition import PCA
+from sklearn.covariance import MinCovDet
+from sklearn.decomposition import PCA, FactorAnalysis
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+from sklearn.feature_selection import VarianceThreshold
 from sklearn.kernel_approximation import Nystroem
+from sklearn.kernel_ridge import KernelRidge
 from sklearn.linear_model import Ridge, RidgeCV
 from sklearn.metrics import pairwise
 from sklearn.naive_bayes import GaussianNB
@@ -162,6 +165,12 @@ ESTIMATOR_FUNCTIONS = {
     "pairwise_distances manhattan": (
         lambda x: pairwise.pairwise_distances(x, x + 0.5, metric="manhattan")
     ),
+    # Through NumPy's nanpercentile / interp, nanvar, fill_diagonal on tensors.
+    "QuantileTransformer": (  # part of x: its second derivatives are slow to check
+        lambda x: sklearn.preprocessing.QuantileTransformer(n_quantiles=4).fit_transform(x[:6, :2])
+    ),
+    "VarianceThreshold": lambda x: VarianceThreshold(0.5).fit_transform(x),
+    "nan_euclidean_distances": lambda x: pairwise.nan_euclidean_distances(x[:6], x[:2] + 0.5),
     "normalize": lambda x: sklearn.preprocessing.normalize(x),
     "minmax_scale": lambda x: sklearn.preprocessing.minmax_scale(x),
 }
@@ -233,6 +242,65 @@ def test_regression_metrics_match_numpy(name, dispatch):
     assert got.__class__ is float and got == pytest.approx(expected, rel=1e-12)
 
 
+@pytest.mark.parametrize("name", METRICS)
+def test_regression_metrics_of_predictions_that_require_grad_are_floats_of_numpys_value(
+    name, dispatch
+):
+    # scikit-learn ends a metric with float(...): the value, without the graph (as PyTorch's
+    # float(t)). multioutput="raw_values" keeps the tensor (below).
+    fn = METRICS[name]
+    predicted = Y + 0.3 * RNG.normal(size=Y.shape)
+    got = fn(cr.asarray(Y), cr.tensor(predicted, requires_grad=True))
+    with sklearn.config_context(array_api_dispatch=False):
+        expected = fn(Y, predicted)
+    assert got.__class__ is float and got == pytest.approx(expected, rel=1e-12)
+
+
+TARGETS = X[:, :2] + 2.0  # positive, for the logarithmic and percentage errors
+PER_OUTPUT = {
+    name: partial(getattr(metrics, name), multioutput="raw_values")
+    for name in (
+        "mean_squared_error", "root_mean_squared_error", "mean_absolute_error", "r2_score",
+        "explained_variance_score", "mean_squared_log_error", "mean_absolute_percentage_error",
+        "mean_pinball_loss", "d2_absolute_error_score", "d2_pinball_score",
+    )
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", PER_OUTPUT)
+def test_regression_metrics_per_output_differentiate(name, dispatch):
+    # multioutput="raw_values": the metric of each output, computed in the namespace, is the
+    # tensor returned; its gradient in the predictions against finite differences.
+    fn = PER_OUTPUT[name]
+    predicted = TARGETS + 0.3 * RNG.normal(size=TARGETS.shape)
+    x = cr.tensor(predicted, requires_grad=True)
+    out = fn(cr.asarray(TARGETS), x)
+    assert out.__class__ is cr.Tensor and out.requires_grad
+    with sklearn.config_context(array_api_dispatch=False):
+        expected = fn(TARGETS, predicted)
+    np.testing.assert_allclose(N(out), expected, rtol=1e-12)
+    assert gradcheck(lambda p: fn(cr.asarray(TARGETS), p), (x,))
+    assert gradgradcheck(lambda p: fn(cr.asarray(TARGETS), p), (x,))
+
+
+def test_median_absolute_error_refuses_predictions_that_require_grad(dispatch):
+    # scikit-learn moves the values to NumPy by DLPack (chainrule has no median of the
+    # standard's), which a tensor that requires grad refuses as PyTorch's does.
+    with pytest.raises(RuntimeError, match="Can't export tensors that require gradient"):
+        metrics.median_absolute_error(cr.asarray(Y), cr.tensor(Y + 0.1, requires_grad=True))
+    got = metrics.median_absolute_error(cr.asarray(Y), cr.asarray(Y + 0.1))
+    assert got == pytest.approx(0.1, rel=1e-12)
+
+
+def test_hinge_loss_clips_its_losses_in_place(dispatch):
+    # np.clip(losses, 0, None, out=losses): a NumPy function's out= on a tensor.
+    y = np.array([1, -1, 1, 1, -1, -1, 1])
+    decision = RNG.normal(size=7)
+    got = metrics.hinge_loss(cr.asarray(y), cr.tensor(decision, requires_grad=True))
+    with sklearn.config_context(array_api_dispatch=False):
+        assert got == pytest.approx(metrics.hinge_loss(y, decision), rel=1e-12)
+
+
 def test_classification_metrics_match_numpy(dispatch):
     y_true = np.array([0, 1, 2, 2, 1, 0, 1])
     y_pred = np.array([0, 2, 2, 2, 1, 0, 0])
@@ -246,6 +314,16 @@ def test_classification_metrics_match_numpy(dispatch):
         assert got == pytest.approx(metrics.log_loss(y_true, N(proba)), rel=1e-12)
 
 
+def test_ranking_metrics_match_numpy(dispatch):
+    # dcg sums tied scores with np.add.at into a NumPy array.
+    scores = RNG.uniform(size=(8, 3))
+    relevance = RNG.uniform(size=(8, 3))
+    for fn in (metrics.ndcg_score, metrics.dcg_score):
+        got = fn(cr.asarray(relevance), cr.asarray(scores))
+        with sklearn.config_context(array_api_dispatch=False):
+            assert got == pytest.approx(fn(relevance, scores), rel=1e-12)
+
+
 def test_numpy_only_functions_refuse_tensors_that_require_grad(dispatch):
     # scale() converts with np.asarray: a clear error, not a result cut from the graph.
     with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
@@ -253,3 +331,55 @@ def test_numpy_only_functions_refuse_tensors_that_require_grad(dispatch):
     np.testing.assert_allclose(
         sklearn.preprocessing.scale(cr.tensor(X)), sklearn.preprocessing.scale(X)
     )
+
+
+# ----------------------------------------------------------------------------- NumPy-only paths
+# Estimators whose code calls NumPy and SciPy's compiled functions on the tensors (scikit-learn
+# declares no Array API support for them): NumPy's protocols run them on tensors that need no
+# grad; a tensor that requires grad is refused where compiled code would take its values.
+
+
+@pytest.mark.parametrize("params", [{"alpha": 0.5}, {"alpha": 0.5, "kernel": "rbf", "gamma": 0.3}])
+def test_kernel_ridge_on_tensors_predicts_what_numpy_predicts(params, dispatch):
+    # It writes its kernel's diagonal through K.flat[:: n + 1] += alpha.
+    got = KernelRidge(**params).fit(cr.asarray(X), cr.asarray(Y)).predict(cr.asarray(X))
+    with sklearn.config_context(array_api_dispatch=False):
+        expected = KernelRidge(**params).fit(X, Y).predict(X)
+    assert got.__class__ is cr.Tensor
+    np.testing.assert_allclose(N(got), expected, rtol=1e-10, atol=1e-12)
+    with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
+        KernelRidge(**params).fit(cr.tensor(X, requires_grad=True), cr.asarray(Y))
+
+
+NUMPY_VALUES = {
+    "RobustScaler": lambda x: sklearn.preprocessing.RobustScaler().fit_transform(x),
+    "FactorAnalysis": lambda x: FactorAnalysis(2, random_state=0).fit(x).components_ ** 2,
+    "MinCovDet": lambda x: MinCovDet(random_state=0).fit(x).covariance_,
+    # np.percentile(method="averaged_inverted_cdf"), its default quantile method.
+    "KBinsDiscretizer": (
+        lambda x: sklearn.preprocessing.KBinsDiscretizer(3, encode="ordinal").fit_transform(x)
+    ),
+}
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("name", NUMPY_VALUES)
+def test_numpy_code_paths_give_numpys_values_on_tensors(name, dispatch):
+    # NumPy's nanmedian / nanpercentile, ravel(order=), argpartition on tensors; SciPy's
+    # compiled linear algebra then refuses a tensor that requires grad.
+    fn = NUMPY_VALUES[name]
+    got = fn(cr.asarray(X))
+    with sklearn.config_context(array_api_dispatch=False):
+        expected = fn(X)
+    np.testing.assert_allclose(N(cr.asarray(got)), expected, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("solver", ["eigen", "lsqr"])
+def test_linear_discriminant_analysis_numpy_solvers_fail_clearly(solver, dispatch):
+    # Their `cov += tensor` on a NumPy array (ufunc out=) takes the values of a tensor that
+    # needs no grad; then SciPy refuses to mix that NumPy array with tensors in one call.
+    lda = LinearDiscriminantAnalysis(solver=solver)
+    with pytest.raises(TypeError, match="Multiple namespaces for array inputs"):
+        lda.fit(cr.asarray(X), labels())
+    with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
+        lda.fit(cr.tensor(X, requires_grad=True), labels())

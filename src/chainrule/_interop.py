@@ -12,10 +12,13 @@ from typing import Any
 
 from . import _backend
 from ._dtypes import __array_namespace_info__
+from ._inplace import setitem
+from ._namespace import asarray, astype, broadcast_to, reshape, where
 from ._numpy_composites import TABLES
 from ._numpy_composites import UFUNCS as COMPOSITE_UFUNCS
 from ._numpy_functions import VALUE_FUNCTIONS, _fn, _Missing
-from ._tensor import Tensor, dual, grad_mode
+from ._rules import OPS
+from ._tensor import Tensor, constant, dual, grad_mode
 from ._typing import Device
 
 np = _backend.np
@@ -72,7 +75,7 @@ UFUNCS = {name: name for name in _SAME_NAME} | {
 # chainrule.special computing them on tensors.
 _SCIPY_SAME_NAME = (
     "erf erfc erfinv erfcinv expit logit gammaln xlogy xlog1py entr ndtr ndtri log_ndtr i0 i0e "
-    "i1 i1e j0 j1 gammainc gammaincc beta betaln jv iv ive"
+    "i1 i1e j0 j1 gammainc gammaincc beta betaln jv iv ive log_expit kl_div"
 ).split()
 SCIPY_UFUNCS = {name: f"special.{name}" for name in _SCIPY_SAME_NAME} | {
     "expm1": "expm1",  # the standard's own, under SciPy's ufunc of the same name
@@ -99,25 +102,136 @@ _UFUNC_DEFAULTS = {"where": True, "casting": "same_kind", "order": "K", "subok":
 
 def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     """`np.sin(t)`, `ndarray * t`: NumPy's ufunc call as the chainrule function of the same
-    meaning. Other ufunc methods, `out=`, `where=` and ufuncs without one raise TypeError."""
+    meaning; `out=` writes the result in place (see _write_out), where `where=` is true
+    only when given; add.at and subtract.at as _add_at. Other ufunc methods, `where=` without
+    `out=` and ufuncs without one raise TypeError."""
     name = ufunc.__name__
     own = getattr(np, name, None) is ufunc
     what = f"numpy.{name}" if own else f"the ufunc {name!r}"
+    if method == "at" and own and name in ("add", "subtract"):
+        return _add_at(ufunc, *inputs)
     if method != "__call__":
         raise _unsupported(f"{what}.{method}", _GENERIC_HINT)
+    out = kwargs.pop("out", None)  # NumPy passes it as a tuple, one entry per output
+    mask = kwargs.pop("where", True)
+    if mask is not True and out is None:  # NumPy leaves the other elements unset
+        raise _unsupported(f"{what} with where= and no out=", "pass out= too, or")
     for key, value in kwargs.items():
         if value is not None and not _is_default(value, _UFUNC_DEFAULTS.get(key)):
             raise _unsupported(f"{what} with {key}=", f"call it without {key}= or")
     target = UFUNCS.get(name) if own else _scipy_special(ufunc, name)
     if target is None and own and name in COMPOSITE_UFUNCS:
-        return COMPOSITE_UFUNCS[name](*inputs)
-    if target is None:
+        fn = COMPOSITE_UFUNCS[name]
+    elif target is None:
         raise _unsupported(what, _GENERIC_HINT)
-    try:
-        fn = _fn(target)
-    except _Missing:
-        raise _unsupported(what, _missing_hint(target)) from None
-    return fn(*inputs)
+    else:
+        try:
+            fn = _fn(target)
+        except _Missing:
+            raise _unsupported(what, _missing_hint(target)) from None
+    if out is None:
+        return fn(*inputs)
+    result = fn(*(_unaliased(x, out) for x in inputs))
+    results = result if ufunc.nout > 1 else (result,)
+    written = tuple(
+        r if o is None else _write_out(name, r, o, mask=mask)
+        for r, o in zip(results, out, strict=True)
+    )
+    return written if ufunc.nout > 1 else written[0]
+
+
+def _add_at(ufunc, a, indices, b=None) -> None:
+    """`np.add.at(a, indices, b)` (and subtract's): b added at a[indices] in place, once per
+    time an index names a position (unbuffered). Into a tensor, as `a[...] = a + the sums of
+    b at each position` (in place and recorded as item assignment is; differentiable in a
+    and b); into a NumPy array, b's values (refused for a tensor that requires grad)."""
+    if b is None:
+        raise TypeError(f"numpy.{ufunc.__name__}.at needs the values to add (b)")
+    if a.__class__ is not Tensor:
+        ufunc.at(a, _numpy_key(indices), np.asarray(b))
+        return
+    positions = np.arange(a.size).reshape(a.shape)[_numpy_key(indices)]
+    b = b if b.__class__ is Tensor else constant(b, a._xp)
+    b = astype(b, a.dtype) if b.dtype != a.dtype else b
+    b = broadcast_to(b, positions.shape)
+    if ufunc is np.subtract:
+        b = -b
+    flat = a._xp.asarray(positions.reshape(-1))
+    sums = OPS["take_add"](reshape(b, (-1,)), (flat, 0, (a.size,), a._data.dtype))
+    setitem(a, ..., a + reshape(sums, a.shape))
+
+
+def _numpy_key(key):
+    """An index key with its tensors as NumPy arrays (to index NumPy's arange with)."""
+    parts = key if key.__class__ is tuple else (key,)
+    parts = tuple(np.asarray(k) if k.__class__ is Tensor else k for k in parts)
+    return parts if key.__class__ is tuple else parts[0]
+
+
+def _unaliased(x, out: tuple):
+    """Input x, or a copy of it (with its history) where it shares memory with a tensor of
+    `out`: the nodes that compute the result must save values that the write leaves as they
+    are (x.mul_(y) on a view of x's base would make them stale)."""
+    vc = getattr(x, "_vc", None)
+    if vc is None or not any(getattr(o, "_vc", None) is vc for o in out):
+        return x
+    return asarray(x, copy=True)
+
+
+def _write_out(name: str, result, out, same_kind: bool = True, mask=True):
+    """NumPy's `out=`: the result written into `out`, which is returned. Into a tensor, as
+    item assignment `out[...] = result` (in place: its version is bumped, a view writes its
+    base; recorded as a write when either needs grad, so a leaf that requires grad refuses
+    it as `x.add_` does). Into a NumPy array, the values (a result that requires grad refuses
+    NumPy's conversion, which would cut the graph). NumPy's rules: the result broadcasts to
+    `out`'s shape; a ufunc's casts to its dtype only within its kind (casting='same_kind'),
+    a function's to any (same_kind False). A ufunc's `where=` mask: out keeps its values
+    where the mask is false (they get no gradient from the result there)."""
+    shape = tuple(result.shape) if result.__class__ is Tensor else np.shape(result)
+    target = tuple(out.shape)
+    if len(shape) > len(target) or any(
+        n not in (1, m) for n, m in zip(shape[::-1], target[::-1], strict=False)
+    ):
+        try:
+            both = np.broadcast_shapes(shape, target)
+        except ValueError:
+            raise ValueError(
+                f"operands could not be broadcast together with shapes {_shape(shape)} "
+                f"{_shape(target)}"
+            ) from None
+        raise ValueError(
+            f"non-broadcastable output operand with shape {_shape(target)} doesn't match the "
+            f"broadcast shape {_shape(both)}"
+        )
+    source = _numpy_dtype(result)
+    dest = _numpy_dtype(out)
+    if same_kind and not np.can_cast(source, dest, casting="same_kind"):
+        raise TypeError(
+            f"Cannot cast ufunc '{name}' output from {source!r} to {dest!r} with casting rule "
+            "'same_kind'"
+        )
+    if out.__class__ is Tensor:
+        if result.__class__ is Tensor and result.dtype != out.dtype:
+            result = astype(result, out.dtype)
+        if mask is not True:
+            result = where(constant(mask, out._xp), result, asarray(out, copy=True))
+        setitem(out, ..., result)
+    elif mask is not True:
+        out[...] = np.where(np.asarray(mask), np.asarray(result), out)
+    else:
+        out[...] = np.asarray(result)
+    return out
+
+
+def _shape(shape: tuple) -> str:
+    """A shape as NumPy's messages write it: (2,3), (3,)."""
+    return f"({','.join(map(str, shape))}{',' if len(shape) == 1 else ''})"
+
+
+def _numpy_dtype(x):
+    """NumPy's dtype of a tensor's or array's elements (a Python scalar's: NumPy's default)."""
+    dtype = x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype
+    return np.dtype(str(dtype).rsplit(".", 1)[-1])
 
 
 # NumPy function -> (its positional parameters' names, the name of its *args parameter or
@@ -165,15 +279,22 @@ def array_function(self, func, types, args, kwargs):
         raise _unsupported(what, _GENERIC_HINT)
     handler, takes = entry
     call = {}
+    out = None
     for key, (default, value) in _bind(func, args, kwargs).items():
         if key in takes:
             call[key] = value
+        elif key == "out" and value is not None:  # the result written into it (as ufuncs')
+            out = value
         elif not _is_default(value, default):
             raise _unsupported(f"{what} with argument {key}", f"call it without {key} or")
+    if out is not None:
+        call = {key: _unaliased(value, (out,)) for key, value in call.items()}
     try:
-        return handler(**call)
+        result = handler(**call)
     except _Missing as e:
         raise _unsupported(what, _missing_hint(e.args[0])) from None
+    # NumPy's functions cast into `out` whatever its dtype (casting="unsafe").
+    return result if out is None else _write_out(name, result, out, same_kind=False)
 
 
 # ----------------------------------------------------------------------------- Array API

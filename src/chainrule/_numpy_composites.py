@@ -5,6 +5,7 @@ dispatches to the merged TABLES and to UFUNCS here."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import operator
 
@@ -182,6 +183,31 @@ def _nanmean(a, axis=None, dtype=None, keepdims=False):
     known = ops.logical_not(ops.isnan(a))
     count = ops.sum(ops.astype(known, a.dtype), axis=axis, keepdims=keepdims)
     return ops.sum(ops.where(known, a, 0), axis=axis, keepdims=keepdims) / count
+
+
+def _nan_spread(name: str):
+    """nanvar, nanstd: the spread of the values that are not NaN, divided by their count less
+    ddof (NaN where that is not positive, as NumPy's)."""
+
+    def handler(a, axis=None, dtype=None, ddof=0, keepdims=False):
+        a = _float(a) if dtype is None else ops.astype(ops.asarray(a), dtype)
+        known = ops.logical_not(ops.isnan(a))
+        count = ops.sum(ops.astype(known, ops.real(a).dtype), axis=axis, keepdims=True)
+        mean = ops.sum(ops.where(known, a, 0), axis=axis, keepdims=True) / count
+        d = ops.where(known, a - mean, 0)
+        sq = ops.real(d * ops.conj(d)) if a.dtype.kind == "c" else d * d
+        left = ops.sum(sq, axis=axis, keepdims=keepdims)
+        n = count - ddof if keepdims else ops.reshape(count - ddof, left.shape)
+        var = ops.where(n > 0, left / ops.where(n > 0, n, 1), math.nan)
+        return var if name == "nanvar" else ops.sqrt(var)
+
+    return _custom(handler)
+
+
+def _ptp(a, axis=None, keepdims=False):
+    """The range max - min along `axis` (the gradient: +1 at the maximum, -1 at the minimum)."""
+    a = ops.asarray(a)
+    return ops.max(a, axis=axis, keepdims=keepdims) - ops.min(a, axis=axis, keepdims=keepdims)
 
 
 def _nan_extreme(pick: str):
@@ -502,6 +528,59 @@ def _partition(a, kth, axis=-1, kind="introselect"):
         if not -n <= k < n:
             raise ValueError(f"kth(={k}) out of bounds ({n})")
     return ops.sort(a, axis=axis)
+
+
+def _apply_along_axis(func1d, axis, arr, args=()):
+    """func1d of every 1-D slice of arr along `axis`, in C order of the other axes; the results
+    (of one shape) stacked where the axis was, as NumPy's. Differentiable as func1d is."""
+    arr = ops.asarray(arr)
+    axis = _axis(axis, arr.ndim)
+    outer = arr.shape[:axis] + arr.shape[axis + 1 :]
+    if 0 in outer:
+        raise ValueError("Cannot apply_along_axis when any iteration dimensions are 0")
+    moved = ops.permute_dims(arr, (*range(axis), *range(axis + 1, arr.ndim), axis))
+    results = [
+        _beside(arr, func1d(moved[index], *args))
+        for index in itertools.product(*(range(n) for n in outer))
+    ]
+    shape = results[0].shape
+    out = ops.reshape(ops.stack(results), outer + shape)
+    # The result's axes go where `axis` was: (outer before axis, result's, outer after).
+    n, k = len(outer), len(shape)
+    return ops.permute_dims(out, (*range(axis), *range(n, n + k), *range(axis, n)))
+
+
+def _argpartition(a, kth, axis=-1, kind="introselect"):
+    """Indices that sort `a`: a valid partition for every kth, as _partition."""
+    a = ops.asarray(a)
+    if axis is None:
+        a, axis = _flat(a), -1
+    _partition(a, kth, axis)  # NumPy's check of kth
+    return ops.argsort(a, axis=axis)
+
+
+def _flatnonzero(a):
+    """The flat positions of a's nonzero elements."""
+    return ops.nonzero(_flat(ops.asarray(a)))[0]
+
+
+def _fill_diagonal(a, val, wrap=False):
+    """NumPy's in-place fill of a's main diagonal (of a 2-D tensor, rows past the square ones
+    too when wrap; of an n-D one whose sides are equal, a[i, ..., i]), through `a.flat`."""
+    if a.__class__ is not Tensor:
+        raise TypeError("fill_diagonal writes a tensor in place: a must be a chainrule Tensor")
+    if a.ndim < 2:
+        raise ValueError("array must be at least 2-d")
+    end = None
+    if a.ndim == 2:
+        step = a.shape[1] + 1
+        if not wrap:
+            end = a.shape[1] * a.shape[1]
+    else:
+        if len(set(a.shape)) != 1:
+            raise ValueError("All dimensions of input must be of equal length")
+        step = 1 + sum(math.prod(a.shape[:i]) for i in range(1, a.ndim))
+    a.flat[:end:step] = val
 
 
 def _select(condlist, choicelist, default=0):
@@ -919,6 +998,140 @@ def _cov(m, y=None, rowvar=True, bias=False, ddof=None, dtype=None):
     return ops.squeeze(c, axis=tuple(i for i, n in enumerate(c.shape) if n == 1))
 
 
+def _average(a, axis=None, weights=None, returned=False, keepdims=False):
+    """The mean, or the weighted mean sum(a * w) / sum(w) along `axis` (1-D weights along
+    one axis, or weights of a's shape); with `returned`, also the sum of the weights (the
+    count without weights) in the result's shape. Differentiable in a and the weights."""
+    a = _float(a)
+    if weights is None:
+        avg = ops.mean(a, axis=axis, keepdims=keepdims)
+        scale = a.size // max(avg.size, 1)
+        return (avg, ops.full_like(avg, scale)) if returned else avg
+    w = ops.asarray(weights)
+    if a.dtype.kind in "fc" and w.dtype.kind in "fc":
+        dtype = ops.result_type(a, w)
+    else:
+        dtype = ops.result_type(a.dtype, w.dtype, ops.float64)
+    a, w = ops.astype(a, dtype), ops.astype(w, dtype)
+    if w.shape != a.shape:
+        if axis is None:
+            raise TypeError("Axis must be specified when shapes of a and weights differ.")
+        # In the order given: the weights' axis i runs along a's axis axes[i].
+        axes = tuple(normalize_axes(i, a.ndim)[0] for i in _ints(axis))
+        if w.shape != tuple(a.shape[i] for i in axes):
+            raise ValueError(
+                "Shape of weights must be consistent with shape of a along specified axis."
+            )
+        # The weights' axes laid along a's axes `axes`, the others of size 1.
+        order = sorted(range(len(axes)), key=lambda i: axes[i])
+        w = ops.permute_dims(w, tuple(order))
+        w = ops.reshape(w, tuple(n if i in axes else 1 for i, n in enumerate(a.shape)))
+        w = ops.broadcast_to(w, a.shape)
+    scale = ops.sum(w, axis=axis, keepdims=keepdims)
+    if bool(ops.any(scale == 0)):
+        raise ZeroDivisionError("Weights sum to zero, can't be normalized")
+    avg = ops.sum(a * w, axis=axis, keepdims=keepdims) / scale
+    return (avg, ops.broadcast_to(scale, avg.shape)) if returned else avg
+
+
+def _continuous(alpha: float, beta: float):
+    """The position of NumPy's continuous quantile methods: n q + alpha + q (1 - alpha - beta)
+    - 1 (linear: alpha = beta = 1, q (n - 1)), interpolated linearly."""
+    return lambda q, n: n * q + alpha + q * (1 - alpha - beta) - 1, None
+
+
+# NumPy's quantile methods: name -> (the position in the sorted slice of q among n values, the
+# weight of the upper neighbour from the position's fraction t; None: t itself).
+_QUANTILE_METHODS = {
+    "linear": _continuous(1, 1),
+    "weibull": _continuous(0, 0),
+    "hazen": _continuous(0.5, 0.5),
+    "interpolated_inverted_cdf": _continuous(0, 1),
+    "median_unbiased": _continuous(1 / 3, 1 / 3),
+    "normal_unbiased": _continuous(3 / 8, 3 / 8),
+    "inverted_cdf": (lambda q, n: n * q - 1, lambda t: ops.where(t > 0, 1.0, 0.0)),
+    "averaged_inverted_cdf": (lambda q, n: n * q - 1, lambda t: ops.where(t == 0, 0.5, 1.0)),
+    "lower": (lambda q, n: ops.floor(q * (n - 1)), None),
+    "higher": (lambda q, n: ops.ceil(q * (n - 1)), None),
+    "nearest": (lambda q, n: ops.round(q * (n - 1)), None),  # halves to the even position
+    "midpoint": (lambda q, n: q * (n - 1), lambda t: ops.where(t == 0, 0.0, 0.5)),
+}
+
+
+def _pick(s, q, count, n: int, method: str):
+    """The quantiles q (1-D) of the sorted slices s (NaN last; `count` values each that are
+    not NaN): shape s's slices, then q's. Positions before the first value or after the last
+    take that value, as NumPy's."""
+    position, weight = _QUANTILE_METHODS[method]
+    v = position(q, count)
+    floor = ops.floor(v)
+    t = v - floor
+    top = ops.clip(count - 1, 0, n - 1)  # the last value of each slice
+    lo = ops.minimum(ops.clip(floor, 0, n - 1), top)
+    hi = ops.minimum(ops.clip(floor + 1, 0, n - 1), top)
+    below = ops.take_along_axis(s, ops.astype(lo, ops.int64), axis=-1)
+    above = ops.take_along_axis(s, ops.astype(hi, ops.int64), axis=-1)
+    t = t if weight is None else weight(t)
+    # NumPy's interpolation, from the nearer neighbour (the same rounding in float32).
+    span = above - below
+    return ops.where(t >= 0.5, above - span * (1 - t), below + span * t)
+
+
+def _quantiles(a, q, axis, keepdims: bool, skip_nan: bool, method: str = "linear"):
+    """NumPy's quantiles by `method` (see _QUANTILE_METHODS; "linear", its default: the value
+    at position q (n - 1) of the sorted slice, interpolated between its neighbours); n counts
+    the values that are not NaN when skip_nan (NaN for a slice of none), else a NaN makes the
+    result NaN. The result's shape: q's, then a's without the axes reduced (kept as 1 with
+    keepdims). Differentiable in a (through sort) and, for continuous methods, in q."""
+    if method not in _QUANTILE_METHODS:
+        if method == "closest_observation":
+            raise NotImplementedError("quantile: chainrule lacks the method 'closest_observation'")
+        raise ValueError(
+            f"{method!r} is not a valid method. Use one of: {', '.join(_QUANTILE_METHODS)}"
+        )
+    a = _float(a)
+    q = ops.astype(_beside(a, q), a.dtype)
+    axes = normalize_axes(axis, a.ndim)
+    rest = [i for i in range(a.ndim) if i not in axes]
+    n = math.prod(a.shape[i] for i in axes)
+    moved = ops.permute_dims(a, tuple(rest + list(axes)))
+    flat = ops.reshape(moved, tuple(a.shape[i] for i in rest) + (n,))
+    m = math.prod(q.shape)
+    if n == 0 and not skip_nan:  # NumPy indexes the empty slice
+        raise IndexError("index -1 is out of bounds for axis 0 with size 0")
+    if n == 0:  # NumPy's NaN, the mean of an empty slice
+        values = _filled(a, flat.shape[:-1] + (m,), math.nan)
+    else:
+        nan = ops.isnan(flat)
+        if skip_nan:
+            count = ops.sum(ops.astype(ops.logical_not(nan), a.dtype), axis=-1, keepdims=True)
+        else:
+            count = _filled(a, flat.shape[:-1] + (1,), n)
+        values = _pick(ops.sort(flat, axis=-1), ops.reshape(q, (-1,)), count, n, method)
+        empty = count == 0 if skip_nan else ops.any(nan, axis=-1, keepdims=True)
+        values = ops.where(empty, math.nan, values)
+    # (rest..., m) -> (m, rest...) -> q's shape, then the rest.
+    values = ops.permute_dims(values, (values.ndim - 1, *range(values.ndim - 1)))
+    kept = tuple(1 if i in axes else a.shape[i] for i in range(a.ndim)) if keepdims else None
+    shape = kept if kept is not None else tuple(a.shape[i] for i in rest)
+    return ops.reshape(values, tuple(q.shape) + shape)
+
+
+def _quantile_handler(scale: float, skip_nan: bool):
+    """quantile, percentile (q in percent) and their NaN-ignoring forms; median's too."""
+
+    def handler(a, q, axis=None, overwrite_input=False, method="linear", keepdims=False):
+        a = ops.asarray(a)
+        q = _beside(a, q)
+        return _quantiles(a, q / scale if scale != 1 else q, axis, keepdims, skip_nan, method)
+
+    return _custom(handler)
+
+
+def _nanmedian(a, axis=None, overwrite_input=False, keepdims=False):
+    return _quantiles(a, 0.5, axis, keepdims, skip_nan=True)
+
+
 def _corrcoef(x, y=None, rowvar=True, dtype=None):
     c = _cov(x, y, rowvar, dtype=dtype)
     if c.ndim == 0:
@@ -1145,6 +1358,19 @@ FUNCTIONS = {
     "trapezoid": _custom(_trapezoid),
     "gradient": _custom(_gradient),
     "cov": _custom(_cov),
+    "average": _custom(_average),
+    "quantile": _quantile_handler(1, skip_nan=False),
+    "nanquantile": _quantile_handler(1, skip_nan=True),
+    "percentile": _quantile_handler(100, skip_nan=False),
+    "nanpercentile": _quantile_handler(100, skip_nan=True),
+    "nanmedian": _custom(_nanmedian),
+    "nanvar": _nan_spread("nanvar"),
+    "nanstd": _nan_spread("nanstd"),
+    "ptp": _custom(_ptp),
+    "argpartition": _custom(_argpartition),
+    "apply_along_axis": _custom(_apply_along_axis),
+    "flatnonzero": _custom(_flatnonzero),
+    "fill_diagonal": _custom(_fill_diagonal),
     "corrcoef": _custom(_corrcoef),
     "einsum": _custom(_einsum),
 }

@@ -170,6 +170,12 @@ def _take(a, indices, axis=None):
     return _fn("take")(a, indices, axis=axis)
 
 
+def _take_along_axis(arr, indices, axis=-1):
+    if axis is None:
+        arr, axis = _flat(arr), 0
+    return _fn("take_along_axis")(arr, _fn("asarray")(indices), axis=axis)
+
+
 def _where(condition, x=None, y=None):
     if x is None and y is None:
         return _fn("nonzero")(condition)
@@ -312,13 +318,21 @@ def _outer(a, b):
     return _fn("linalg.outer")(_flat(_fn("asarray")(a)), _flat(_fn("asarray")(b)))
 
 
-def _copy(a):
-    """np.copy: a new array (for a tensor that requires grad, a recorded copy)."""
+def _copy(a, order="K"):
+    """np.copy: a new array (for a tensor that requires grad, a recorded copy). Any memory
+    order gives the same values (chainrule shows no strides)."""
     return _fn("asarray")(a, copy=True)
 
 
-def _ravel(a):
-    return _flat(_fn("asarray")(a))
+def _ravel(a, order="C"):
+    """The elements in C order, or in Fortran order ("F": the first index changing fastest).
+    "A" and "K" are C's: a tensor's elements are laid out in C order."""
+    a = _fn("asarray")(a)
+    if order == "F":
+        a = _fn("permute_dims")(a, tuple(range(a.ndim))[::-1])
+    elif order not in ("C", "A", "K"):
+        raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
+    return _flat(a)
 
 
 def _meshgrid(xi, copy=True, indexing="xy"):
@@ -506,6 +520,7 @@ FUNCTIONS = {
     "tile": _custom(_tile),
     "repeat": _rename("repeat", a=0, repeats=1, axis="axis"),
     "take": _custom(_take),
+    "take_along_axis": _custom(_take_along_axis),
     "where": _custom(_where),
     "nonzero": _rename("nonzero", a=0),
     "clip": _custom(_clip),

@@ -1,17 +1,21 @@
 """Tensor methods with NumPy's names and keywords (`x.ravel()`, `x.astype(float32)`,
-`x.std(axis=0, ddof=1)`, `x.max(axis=1)`, `x.fill(0.0)`), as ndarray has them: composites of
-chainrule's functions, so each differentiates to any order. `_methods` binds this table."""
+`x.std(axis=0, ddof=1)`, `x.max(axis=1)`, `x.fill(0.0)`, `x.flat`), as ndarray has them:
+composites of chainrule's functions, so each differentiates to any order. `_methods` binds
+this table."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from . import _backend
 from . import _namespace as ops
 from ._inplace import setitem
-from ._tensor import Tensor
+from ._tensor import Tensor, constant
 from ._typing import ArrayLike, Axis, DTypeLike
 
-__all__ = ["NUMPY_METHODS"]
+__all__ = ["NUMPY_METHODS", "FlatIter"]
+
+np = _backend.np
 
 
 def _no_out(out: Any, name: str) -> None:
@@ -114,12 +118,87 @@ def clip(self: Tensor, min: ArrayLike = None, max: ArrayLike = None) -> Tensor: 
     return ops.clip(self, min=min, max=max)
 
 
+class FlatIter:
+    """NumPy's `a.flat` of a tensor: its elements in C order as if it were 1-D. Indexing reads
+    a copy (`a.flat[::4]`, `a.flat[[0, 5]]`, `a.flat[3]`: gathered, differentiable); item
+    assignment writes the tensor in place (`a.flat[:: n + 1] += alpha`: item assignment of
+    the tensor at the positions selected, so recorded where grad is needed), the values
+    repeated in order when fewer than the positions, as NumPy's. Iterating yields the
+    elements as 0-d tensors."""
+
+    __slots__ = ("base",)
+
+    def __init__(self, base: Tensor) -> None:
+        self.base = base
+
+    def __len__(self) -> int:
+        return self.base.size
+
+    def __iter__(self):
+        return iter(ops.reshape(self.base, (-1,)))
+
+    def _positions(self, key: Any):
+        """The flat positions `key` selects, as NumPy's indexing of range(size) gives them
+        (an integer, slice, ellipsis, integer or boolean array or list, tensors included)."""
+        if key.__class__ is Tensor or isinstance(key, list | tuple):
+            key = np.asarray(key)
+        return np.arange(self.base.size)[key]
+
+    def __getitem__(self, key: Any) -> Tensor:
+        positions = self._positions(key)
+        flat = ops.reshape(self.base, (-1,))
+        if positions.ndim == 0:
+            return flat[int(positions)]
+        return ops.reshape(flat[positions.reshape(-1).tolist()], positions.shape)
+
+    def __setitem__(self, key: Any, value: ArrayLike) -> None:
+        positions = self._positions(key).reshape(-1)
+        n = positions.size
+        if n == 0:
+            return
+        base = self.base
+        xp = base._xp
+        value = ops.reshape(value if value.__class__ is Tensor else constant(value, xp), (-1,))
+        m = value.shape[0]
+        if m == 0:
+            raise ValueError("flat assignment of an empty value to a non-empty selection")
+        if value.dtype != base.dtype:  # NumPy casts the values to the array's dtype
+            value = ops.astype(value, base.dtype)
+        # Written as base[...] = where(mask, values at their positions, base): standard
+        # operations that every library has (some lack integer-array item assignment). Each
+        # position takes the value written there last, as NumPy's; the values repeat in order.
+        source = np.zeros(base.size, dtype=np.int64)
+        source[positions] = np.arange(n) % m
+        mask = np.zeros(base.size, dtype=bool)
+        mask[positions] = True
+        placed = ops.take(value, constant(source.tolist(), xp), axis=0)
+        new = ops.where(
+            constant(mask.reshape(base.shape).tolist(), xp),
+            ops.reshape(placed, base.shape),
+            base,
+        )
+        setitem(base, ..., new)
+
+    def copy(self) -> Tensor:
+        """The elements as a new 1-D tensor (NumPy's flat.copy())."""
+        return flatten(self.base)
+
+
+def _flat(self: Tensor) -> FlatIter:
+    return FlatIter(self)
+
+
+def _set_flat(self: Tensor, value: ArrayLike) -> None:
+    FlatIter(self)[...] = value
+
+
 NUMPY_METHODS = {
     "ravel": ravel,
     "flatten": flatten,
     "squeeze": squeeze,
     "astype": astype,
     "conj": conj,
+    "conjugate": conj,
     "all": _reduction("all", "Whether all elements are true over `axis` (all axes when None)."),
     "any": _reduction("any", "Whether any elements are true over `axis` (all axes when None)."),
     "std": _spread("std"),
@@ -134,4 +213,10 @@ NUMPY_METHODS = {
     "copy": copy,
     "fill": fill,
     "clip": clip,
+    "flat": property(
+        _flat,
+        _set_flat,
+        doc="NumPy's flat iterator of this tensor (see FlatIter); `t.flat = v` "
+        "writes every element.",
+    ),
 }

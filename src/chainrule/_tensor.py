@@ -1027,6 +1027,17 @@ class Tensor:
             """The imaginary part of a complex tensor, a view (writes through it reach this
             tensor; the gradient is i g); PyTorch's RuntimeError for a real tensor."""
 
+        # NumPy's flat iterator (_numpy_methods.FlatIter).
+        @property
+        def flat(self) -> _numpy_methods.FlatIter:
+            """NumPy's flat iterator of this tensor (see FlatIter); `t.flat = v` writes every
+            element."""
+
+        @flat.setter
+        def flat(self, value: ArrayLike) -> None:
+            """NumPy's flat iterator of this tensor (see FlatIter); `t.flat = v` writes every
+            element."""
+
         @property
         def grad_dtype(self) -> Any:
             """Tensor.grad_dtype: the dtype a leaf's .grad is accumulated in (its own unless set;
@@ -1263,6 +1274,7 @@ class Tensor:
         ravel = _numpy_methods.ravel
         astype = _numpy_methods.astype
         conj = _numpy_methods.conj
+        conjugate = _numpy_methods.conj
         dot = _numpy_methods.dot
         copy = _numpy_methods.copy
         fill = _numpy_methods.fill

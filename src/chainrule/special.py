@@ -6,8 +6,8 @@ written with chainrule's functions and need nothing more.
 
 Kernels: erf, erfc, erfinv, erfcinv, ndtr, ndtri, log_ndtr, gammaln, digamma, polygamma, i0,
 i0e, i1, i1e, bessel_j0, bessel_j1, jv, iv, ive, zeta, gammainc, gammaincc, beta, betaln.
-Composites: expit, logit, multigammaln, xlogy, xlog1py, entr, sinc, softmax, log_softmax,
-logsumexp."""
+Composites: expit, log_expit, logit, multigammaln, xlogy, xlog1py, entr, kl_div, sinc,
+softmax, log_softmax, logsumexp."""
 
 from __future__ import annotations
 
@@ -21,8 +21,10 @@ from ._namespace import (
     clip,
     float64,
     isinf,
+    isnan,
     log,
     log1p,
+    logaddexp,
     logical_and,
     logical_or,
     reshape,
@@ -44,6 +46,7 @@ __all__ = [
     "polygamma", "multigammaln", "xlogy", "xlog1py", "entr", "ndtr", "ndtri", "log_ndtr", "i0",
     "i0e", "i1", "i1e", "sinc", "softmax", "log_softmax", "logsumexp", "zeta", "bessel_j0",
     "bessel_j1", "j0", "j1", "gammainc", "gammaincc", "beta", "betaln", "jv", "iv", "ive",
+    "log_expit", "kl_div",
 ]  # fmt: skip
 
 
@@ -164,6 +167,12 @@ def expit(x: ArrayLike, /) -> Tensor:
     return OPS["sigmoid"](_real(x, "expit"))
 
 
+def log_expit(x: ArrayLike, /) -> Tensor:
+    """log(expit(x)) = -log(1 + exp(-x)), without overflow for either sign of x; the
+    gradient is 1 - expit(x)."""
+    return -logaddexp(0.0, -_real(x, "log_expit"))
+
+
 def logit(x: ArrayLike, /, eps: float | None = None) -> Tensor:
     """log(x / (1 - x)), the inverse of expit; `eps` clamps x to [eps, 1 - eps] (PyTorch's)."""
     x = _real(x, "logit")
@@ -204,6 +213,18 @@ def entr(x: ArrayLike, /) -> Tensor:
     x = _real(x, "entr")
     inside = -x * log(where(x > 0, x, 1.0))  # 0 at 0, NaN at NaN
     return where(x < 0, -math.inf, inside)
+
+
+def kl_div(x: ArrayLike, y: ArrayLike, /) -> Tensor:
+    """SciPy's elementwise Kullback-Leibler term x log(x / y) - x + y for x > 0 and y > 0; y
+    where x is 0 and y >= 0; inf elsewhere, NaN where either is NaN. Gradients log(x / y)
+    and 1 - x / y inside, 0 and 1 where x is 0."""
+    x, y = _pair(x, y, "kl_div")
+    inside = logical_and(x > 0, y > 0)
+    xs, ys = where(inside, x, 1.0), where(inside, y, 1.0)
+    edge = where(logical_and(x == 0, y >= 0), y, math.inf)
+    out = where(inside, xs * log(xs / ys) - xs + ys, edge)
+    return where(logical_or(isnan(x), isnan(y)), math.nan, out)
 
 
 def sinc(x: ArrayLike, /) -> Tensor:
