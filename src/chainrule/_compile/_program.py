@@ -135,9 +135,10 @@ class Replay:
         rec.strip()
         self.calls = 0
         self.spent = 0.0
-        self.cost = sum(keep) * STATE.source_cost
+        self.cost = len(program) * STATE.source_cost
         self.settles = rec.settles
-        self._pending = (rec, program, keep, last, frees, inplace, treedef, unflatten)
+        # (Each instruction's frees are the last item of its entry in the loop's program.)
+        self._pending = (rec, program, keep, last, inplace, treedef, unflatten)
 
     def __call__(self, leaves):
         if self._pending is None:
@@ -157,7 +158,7 @@ class Replay:
     def _compile(self) -> None:
         start = time.perf_counter()
         self.run = _source(*self._pending)
-        n = max(1, sum(self._pending[2]))
+        n = max(1, len(self._pending[1]))
         self._pending = None
         # The measured cost, averaged with what was expected (compile times are noisy).
         measured = (time.perf_counter() - start) / n
@@ -416,7 +417,8 @@ def _analyze(rec: Recording) -> tuple[tuple, tuple, tuple, list[int]]:
     What a replay keeps of this is tuples of numbers, which the garbage collector stops
     tracking once it has seen them, where lists are met at every collection (W1's first
     call in benchmarks/compile_trace.py: its kept lists cost the collector about 4,000
-    instructions per operation); the recording's `reads` are not kept (see _source)."""
+    instructions per operation); the recording's `reads` are not kept (see _source), nor
+    the frees (the loop's program holds them)."""
     code, reads, writes, kinds, values = rec.code, rec.reads, rec.writes, rec.kinds, rec.values
     n = len(code)
     keep = [False] * n
@@ -698,11 +700,14 @@ class _LoopPlan:
         # Made in C, then the few entries to change found by their opcodes (a pass in
         # Python cost W1's first call about 1,400 instructions per instruction): those that
         # act on tensors or read numbers, and where the trace made parameters that hold
-        # slots (rec.templates), those that may have such parameters.
+        # slots (rec.templates), those that may have such parameters. The entries are
+        # joined by operator.add, a builtin: tuple.__add__, a slot wrapper, made a bound
+        # method per call and cost twice as much (W1's first call: 4.6 M instructions
+        # against 2.3 M, benchmarks/compile_trace.py).
         code = list(compress(rec.code, keep))
         ops = bytes(map(_OPCODE, code))
         kept_frees = list(compress(frees, keep))
-        self.program = program = list(map(tuple.__add__, code, zip(kept_frees)))
+        self.program = program = list(map(operator.add, code, zip(kept_frees)))
         params = _PARAMS
         for found in (_SPECIALS_T if rec.templates else _SPECIALS).finditer(ops):
             j = found.start()
@@ -1180,13 +1185,12 @@ _EDGE_CHECKS = (
 )
 
 
-def _source(
-    rec: Recording, program: list, keep, last, frees, inplace, treedef, unflatten
-) -> Callable:
+def _source(rec: Recording, program: list, keep, last, inplace, treedef, unflatten) -> Callable:
     """The replay as straight-line source, compiled once. Each instruction's emitter is given
     the slots it reads for the last time, whose variables it may reuse after it: the computed
-    ones (_analyze's frees), the others (arguments', tensors' from outside, constants) found
-    here by their last use."""
+    ones (_analyze's frees, the last item of the instruction's entry in the loop's
+    `program`), the others (arguments', tensors' from outside, constants) found here by their
+    last use."""
     ends: dict[int, tuple] = {}
     n = len(keep)
     for s in rec.kinds:
@@ -1196,8 +1200,8 @@ def _source(
     b = _SourceBuilder(rec, last, inplace)
     b.prologue()
     emitters = b.emitters()
-    for i, ins in zip(compress(range(n), keep), _instructions(program)):
-        emitters[ins.op](ins, (frees[i] or ()) + ends.get(i, ()), i)
+    for i, entry, ins in zip(compress(range(n), keep), program, _instructions(program)):
+        emitters[ins.op](ins, (entry[-1] or ()) + ends.get(i, ()), i)
     b.epilogue()
     src = b.src
     src.globals["UNFLATTEN"] = unflatten

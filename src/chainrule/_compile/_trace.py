@@ -1754,14 +1754,11 @@ class Recording:
         """Let go of the values of the traced call that a replay does not use (everything
         but constants), so that keeping the recording keeps no memory."""
         values = self.values
-        kept = [None] * len(values)
-        for k, kind in self.kinds.items():
-            if kind == CONST:
-                kept[k] = values[k]
-        # A tuple of numbers and arrays, which the garbage collector stops tracking once it
-        # has seen it (see _program._analyze); the slots that instructions read and make are
-        # in the replay's program by then.
-        self.values = tuple(kept)
+        # The constants by slot: a dict of numbers and arrays, which the garbage collector
+        # does not track (a tuple with a place per slot was met once by its first
+        # collection: W1's 5,341 places, benchmarks/compile_trace.py); the slots that
+        # instructions read and make are in the replay's program by then.
+        self.values = {k: values[k] for k, kind in self.kinds.items() if kind == CONST}
         self.reads = self.writes = None
         # The instructions too: the loop's program holds what runs (see
         # _program._instructions).
