@@ -8,9 +8,12 @@ trace's cost, with start-up and imports cancelled out. Two ends, each measured f
 and the collector's walk over what the call keeps; "process" ends as a program does, so it
 also counts the release of the kept replay at the interpreter's exit (an eager step frees its
 graph inside the step). CPU time: the least of a few tries of each, in this process, around the
-call alone. Needs valgrind.
+call alone. With --second, also the first two calls against two eager steps (call end): the
+second call builds the replay that the first call's recording becomes (see
+chainrule._compile._program.Replay), so this shows where that cost went. Needs valgrind.
 
     python benchmarks/compile_trace.py --src src --workloads W1 W5
+    python benchmarks/compile_trace.py --src src --workloads W1 --second
 """
 
 from __future__ import annotations
@@ -33,7 +36,11 @@ import os
 import sys
 import chainrule as cr
 import workloads as w
+from chainrule._compile import _program
 
+# The second call runs the loop tier, as at normal speed; under callgrind (about 50x slower)
+# the rent-or-buy rule would compile the source at once (a first call never looks at this).
+_program.SOURCE_AFTER = 10**9
 key, size, what, end = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 work = w.get(f"{key}@{size}") if key != "W5" else w.get("W5")
 data = w.make_data(work)
@@ -58,6 +65,12 @@ gc.freeze()
 if what == "eager":
     step()
 elif what == "trace":
+    compiled()
+elif what == "eager2":
+    step()
+    step()
+elif what == "trace2":  # the trace, then the first replay (which builds the replay)
+    compiled()
     compiled()
 if end == "call":
     gc.collect()
@@ -113,6 +126,7 @@ def main() -> None:
     parser.add_argument("--workloads", nargs="+", default=list(SIZES), choices=list(SIZES))
     parser.add_argument("--tries", type=int, default=5)
     parser.add_argument("--no-callgrind", action="store_true")
+    parser.add_argument("--second", action="store_true", help="also the first two calls")
     args = parser.parse_args()
     for key in args.workloads:
         line = f"{key}:"
@@ -121,6 +135,13 @@ def main() -> None:
             eager = count(args.src, key, "eager", end) - base
             trace = count(args.src, key, "trace", end) - base
             line += f" {end}: eager {eager:,}, trace {trace:,} ({trace / eager:.2f}x);"
+            if args.second and end == "call":
+                eager2 = count(args.src, key, "eager2", end) - base
+                trace2 = count(args.src, key, "trace2", end) - base
+                line += (
+                    f" two calls: eager {eager2:,}, trace and replay {trace2:,} "
+                    f"({trace2 / eager2:.2f}x; the second call {trace2 - trace:,});"
+                )
         eager_s, trace_s = cpu_times(args.src, key, args.tries)
         line += f" CPU eager {eager_s * 1e3:.1f} ms, trace {trace_s * 1e3:.1f} ms"
         line += f" ({trace_s / eager_s:.2f}x)"

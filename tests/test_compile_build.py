@@ -1,6 +1,7 @@
-"""The replay build after a trace (benchmarks/compile_trace.py measures its cost): what a kept
-replay holds is met by the garbage collector at every collection, so it keeps one container
-per instruction; only results large enough are looked at for in-place writes; both tiers
+"""The replay build after a trace (benchmarks/compile_trace.py measures its cost), made at the
+second call: what a kept replay holds is met by the garbage collector at every collection,
+so it keeps one container per instruction; the recording kept until the build holds none of
+the call's values; only results large enough are looked at for in-place writes; both tiers
 free each value after its last read."""
 
 import gc
@@ -11,7 +12,7 @@ import pytest
 
 import chainrule as cr
 from chainrule._compile import _program
-from chainrule._compile._trace import Tracer
+from chainrule._compile._trace import CONST, Tracer
 from chainrule._mode import set_feature
 from conftest import LIBRARY, N, T
 
@@ -30,22 +31,16 @@ def _step(x, c):
     return loss.detach(), x.grad
 
 
-def test_a_kept_replay_leaves_the_collector_one_container_per_instruction():
-    x = T(np.linspace(-1.0, 1.0, 8), requires_grad=True)
-    c = T(np.linspace(0.5, 1.5, 8))
-    warm = cr.compile(_step)  # what a first trace in the process makes once
-    warm(x, c)
-    warm(x, c)
-    del warm
-    compiled = cr.compile(_step)
+def _kept_by(compiled, calls: int, *args) -> tuple[list, int]:
+    """The tracked objects that `calls` calls of compiled keep (made by them), and how many
+    references the collector follows from them at each collection."""
     gc.collect()
     gc.collect()
     before = {id(o) for o in gc.get_objects()}
-    compiled(x, c)
+    for _ in range(calls):
+        compiled(*args)
     gc.collect()  # a tuple of numbers is untracked once the collector has seen it
     gc.collect()  # (a tuple of such tuples, at the next collection)
-    # The tracked objects the kept replay holds (made by the call), and what the collector
-    # follows from them at each collection.
     made = []
     seen = set()
     stack = [compiled._cache]
@@ -55,15 +50,40 @@ def test_a_kept_replay_leaves_the_collector_one_container_per_instruction():
                 seen.add(id(o))
                 made.append(o)
                 stack.append(o)
-    references = sum(len(gc.get_referents(o)) for o in made)
+    return made, sum(len(gc.get_referents(o)) for o in made)
+
+
+@pytest.mark.parametrize("calls", [1, 2])
+def test_a_kept_replay_leaves_the_collector_one_container_per_instruction(calls, monkeypatch):
+    monkeypatch.setattr(_program, "SOURCE_AFTER", 10**9)  # the loop tier at the second call
+    x = T(np.linspace(-1.0, 1.0, 8), requires_grad=True)
+    c = T(np.linspace(0.5, 1.5, 8))
+    warm = cr.compile(_step)  # what a first trace in the process makes once
+    warm(x, c)
+    warm(x, c)
+    del warm
+    compiled = cr.compile(_step)
+    made, references = _kept_by(compiled, calls, x, c)
     (program,) = compiled._cache[next(iter(compiled._cache))]
-    kept = sum(program._pending[2])
+    if calls == 1:
+        # The recording, not built yet (see Replay): a record per instruction.
+        kept = len(program._recording[0].code)
+        assert program.run is None
+    else:
+        # Each kept instruction's entry in the loop's program (its fields, then its frees);
+        # an entry and the instruction's record were two, with lists of a place per
+        # instruction (the frees) and per slot (the initial places) met at every
+        # collection as well.
+        kept = len(program._pending[1])
     assert kept > 300
-    # Each kept instruction's entry in the loop's program (its fields, then its frees); an
-    # entry and the instruction's record were two, with lists of a place per instruction
-    # (the frees) and per slot (the initial places) met at every collection as well.
-    assert len(made) <= kept + 200
-    assert references <= 12 * kept + 500
+    if calls == 2:
+        assert len(made) <= kept + 200
+        assert references <= 12 * kept + 500
+    else:
+        # (Before the build, the slots that each backward formula reads are a list: two
+        # containers for such an instruction, and its reads followed twice.)
+        assert len(made) <= 2 * kept + 200
+        assert references <= 14 * kept + 500
 
 
 def test_the_analysis_lists_as_large_only_the_kept_results_of_in_place_bytes_or_more(
@@ -81,7 +101,7 @@ def test_the_analysis_lists_as_large_only_the_kept_results_of_in_place_bytes_or_
         set_feature("tracer", None)
     rec = tracer.finish([out])
     monkeypatch.setattr(_program, "IN_PLACE_BYTES", 64 * 8)
-    keep, _, _, big = _program._analyze(rec)
+    keep, _, _, big = _program._analyze(rec, _program._layouts(rec.values)[1])
     made = [
         i
         for i, (ins, kept) in enumerate(zip(rec.code, keep))
@@ -94,7 +114,7 @@ def test_the_analysis_lists_as_large_only_the_kept_results_of_in_place_bytes_or_
         assert sorted(big) == made and len(made) == 3  # sin, tanh, the product; not exp
     assert big == sorted(big, reverse=True)
     monkeypatch.setattr(_program, "IN_PLACE_BYTES", 64 * 8 + 1)
-    assert _program._analyze(rec)[3] == []
+    assert _program._analyze(rec, _program._layouts(rec.values)[1])[3] == []
 
 
 @pytest.mark.parametrize("tier", ["loop", "source"])
@@ -160,3 +180,76 @@ def test_cyclic_garbage_made_while_tracing_is_collected_after_and_the_collector_
             assert made[-1]() is None
     finally:
         (gc.enable if was else gc.disable)()
+
+
+def _large_chain(seen: list):
+    def chain(x):
+        h = cr.sin(x)
+        seen.append(weakref.ref(h._data))  # a value of the call: the recording lets it go
+        for _ in range(5):
+            h = cr.tanh(h * 1.5 + x)
+        return cr.sum(h)
+
+    return chain
+
+
+@pytest.mark.parametrize("size", [16, 4096])  # (4096 doubles: results written in place)
+def test_the_first_call_keeps_the_recording_without_its_values_and_the_second_builds_it(
+    size, monkeypatch
+):
+    monkeypatch.setattr(_program, "SOURCE_AFTER", 10**9)
+    seen: list = []
+    compiled = cr.compile(_large_chain(seen))
+    eager = _large_chain([])
+    x = T(np.linspace(-1.0, 1.0, size))
+    first = compiled(x)
+    (program,) = compiled._cache[next(iter(compiled._cache))]
+    # Not built: a function called once pays no build. The recording keeps no value of
+    # the call (constants only), only the layouts of NumPy arrays where some are large.
+    assert program.run is None and program._recording is not None
+    rec, layouts, large = program._recording[:3]
+    gc.collect()
+    if LIBRARY == "numpy":
+        assert seen[0]() is None
+    assert all(rec.kinds[s] == CONST for s in rec.values)
+    assert bool(large) == (LIBRARY == "numpy" and size == 4096)
+    assert all(v.__class__ is tuple for v in layouts.values())
+    y = T(np.linspace(-2.0, 0.5, size))
+    second = compiled(y)
+    assert program._recording is None and program.run is not None
+    assert rec.code is None and rec.reads is None  # the loop's program holds what runs
+    assert bool(program._pending[4]) == bool(large)  # ufuncs that write into their input
+    np.testing.assert_array_equal(N(first), N(eager(x)))
+    np.testing.assert_array_equal(N(second), N(eager(y)))
+    np.testing.assert_array_equal(N(compiled(x)), N(first))
+    assert compiled.traces == 1
+
+
+def test_a_failed_build_fails_each_call_alike_and_leaves_the_recording_to_build_again(
+    monkeypatch,
+):
+    monkeypatch.setattr(_program, "SOURCE_AFTER", 10**9)
+    compiled = cr.compile(_step)
+    c = T(np.linspace(0.5, 1.5, 8))
+
+    def x():
+        return T(np.linspace(-1.0, 1.0, 8), requires_grad=True)
+
+    compiled(x(), c)  # the trace: nothing built
+    analyze = _program._analyze
+
+    def broken(rec, large):
+        raise RuntimeError("a build that fails")
+
+    monkeypatch.setattr(_program, "_analyze", broken)
+    enabled = gc.isenabled()
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="a build that fails"):
+            compiled(x(), c)
+        assert gc.isenabled() is enabled  # (paused while building)
+    monkeypatch.setattr(_program, "_analyze", analyze)
+    loss, grad = compiled(x(), c)
+    eager_loss, eager_grad = _step(x(), c)
+    np.testing.assert_array_equal(N(loss), N(eager_loss))
+    np.testing.assert_array_equal(N(grad), N(eager_grad))
+    assert compiled.traces == 1

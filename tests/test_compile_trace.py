@@ -47,7 +47,7 @@ def test_the_liveness_pass_drops_what_nothing_reads_and_frees_each_value_after_i
     finally:
         set_feature("tracer", None)
     rec = tracer.finish([out])
-    keep, last, frees, _ = _program._analyze(rec)
+    keep, last, frees, _ = _program._analyze(rec, frozenset())
     dropped = [ins for ins, kept in zip(rec.code, keep) if not kept]
     assert len(dropped) == 1 and dropped[0].fn is RULES["exp"].fwd
     freed = [s for free in frees if free for s in free]

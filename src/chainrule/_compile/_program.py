@@ -8,6 +8,7 @@ Tensor or Node is made, except the outputs."""
 from __future__ import annotations
 
 import copy
+import gc
 import operator
 import re
 import sys
@@ -116,32 +117,71 @@ RETRACE = _Retrace()  # a replay's guards failed: trace again
 
 class Replay:
     """The replay of a recording: `replay(leaves)` returns the outputs, or RETRACE when a
-    guard fails. Starts as a loop over the instructions; becomes compiled source once that
-    pays (see SOURCE_AFTER). `settles`: what to settle after it (see Tracer.settle_after)."""
+    guard fails. Made at the first call (the trace), which keeps the recording only (less
+    the values of the call: see Recording.strip); built into a loop over the instructions at
+    the first replay, so that a function called once never pays the build (W1's first call
+    in benchmarks/compile_trace.py: about 17 M instructions of 140 M); becomes compiled
+    source once the loop pays that (see SOURCE_AFTER). `settles`: what to settle after it
+    (see Tracer.settle_after)."""
 
-    __slots__ = ("run", "calls", "spent", "cost", "settles", "_pending", "rerun")
+    __slots__ = (
+        "run", "calls", "spent", "cost", "settles", "_pending", "rerun", "_recording",
+    )  # fmt: skip
 
     def __init__(self, rec: Recording, treedef, unflatten) -> None:
-        keep, last, frees, big = _analyze(rec)
-        inplace = _in_place(rec, last, big)
-        # What create_graph through the outputs with a live graph needs (None: none has one).
-        self.rerun = None
-        if rec.graph is not None:
-            sub, saved, refs, outputs = rec.graph
-            self.rerun = Rerun(rec, keep, refs)
-            spec = ((tuple, len(refs)),) + (None,) * len(refs)
-            rec.graph = (_graph_rule(sub, spec, unflatten, outputs, self.rerun), saved, refs)
-        self.run, program = _loop(rec, keep, last, frees, inplace, treedef, unflatten)
+        # What the build reads of the values (the NumPy arrays' layouts), then the values let
+        # go: the recording keeps no array of the call until the build.
+        self._recording = (rec, *_layouts(rec.values), treedef, unflatten)
         rec.strip()
+        # What create_graph through the outputs with a live graph needs (None: none has one;
+        # set by the build).
+        self.rerun = None
+        self.run = None
         self.calls = 0
         self.spent = 0.0
-        self.cost = sum(keep) * STATE.source_cost
+        self.cost = 0.0
         self.settles = rec.settles
-        self._pending = (rec, program, keep, last, frees, inplace, treedef, unflatten)
+        self._pending = ()  # the loop tier (see _build); None once the source runs
+
+    def _build(self) -> None:
+        """The loop replay of the recording, made at the first replay. A failure leaves the
+        recording as it was: the next call builds again (and fails the same way)."""
+        rec, layouts, large, treedef, unflatten = self._recording
+        graph = rec.graph
+        # The cyclic GC is paused, as while tracing: the build makes a few objects per
+        # instruction, all kept (W1's second call: 23.6 M instructions for the build with
+        # collections, against 18 M without).
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            keep, last, frees, big = _analyze(rec, large)
+            inplace = _in_place(rec, last, big, layouts)
+            if graph is not None:
+                sub, saved, refs, outputs = graph
+                self.rerun = Rerun(rec, keep, refs)
+                spec = ((tuple, len(refs)),) + (None,) * len(refs)
+                rule = _graph_rule(sub, spec, unflatten, outputs, self.rerun)
+                rec.graph = (rule, saved, refs)
+            self.run, program = _loop(rec, keep, last, frees, inplace, treedef, unflatten)
+        except BaseException:
+            rec.graph = graph
+            self.rerun = None
+            raise
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+        self._recording = None
+        # The instructions: the loop's program holds what runs (see _instructions).
+        rec.code = rec.reads = rec.writes = None
+        self.cost = len(program) * STATE.source_cost
+        # (Each instruction's frees are the last item of its entry in the loop's program.)
+        self._pending = (rec, program, keep, last, inplace, treedef, unflatten)
 
     def __call__(self, leaves):
         if self._pending is None:
             return self.run(leaves)
+        if self._recording is not None:
+            self._build()
         self.calls += 1
         if SOURCE_AFTER is not None:
             if self.calls > SOURCE_AFTER:
@@ -157,14 +197,16 @@ class Replay:
     def _compile(self) -> None:
         start = time.perf_counter()
         self.run = _source(*self._pending)
-        n = max(1, sum(self._pending[2]))
+        n = max(1, len(self._pending[1]))
         self._pending = None
         # The measured cost, averaged with what was expected (compile times are noisy).
         measured = (time.perf_counter() - start) / n
         STATE.source_cost = (STATE.source_cost + measured) / 2
 
     def source(self) -> str:
-        """The program as Python source (compiling it now if it is not yet)."""
+        """The program as Python source (building and compiling it now if it is not yet)."""
+        if self._recording is not None:
+            self._build()
         if self._pending is not None:
             self._compile()
         return self.run.source
@@ -407,25 +449,47 @@ def _epilogue_slots(rec: Recording) -> list[int]:
     return slots
 
 
-def _analyze(rec: Recording) -> tuple[tuple, tuple, tuple, list[int]]:
+def _layouts(values) -> tuple[dict, frozenset]:
+    """What the build reads of a recording's values, kept in their place from the first call
+    to the build (see Replay): the NumPy arrays, by slot, as (shape, dtype, strides), and the
+    slots of those of IN_PLACE_BYTES or more; both empty where no value is that large
+    (nothing to write in place: see _in_place)."""
+    least = IN_PLACE_BYTES
+    ndarray = np.ndarray
+    # A loop in Python, whose attribute reads the interpreter specializes: W1's first call
+    # about 2 M instructions, where the same look in C (map, compress, attrgetter) cost
+    # 5.7 M, and sys.getsizeof 7.4 M.
+    for v in values:
+        if v.__class__ is ndarray and v.nbytes >= least:
+            break
+    else:
+        return {}, frozenset()
+    layouts = {
+        s: (v.shape, v.dtype, v.strides) for s, v in enumerate(values) if v.__class__ is ndarray
+    }
+    return layouts, frozenset(s for s in layouts if values[s].nbytes >= least)
+
+
+def _analyze(rec: Recording, large: frozenset) -> tuple[tuple, tuple, tuple, list[int]]:
     """Which instructions are needed (their results are used, or they act on something
     outside); per slot, the index of its last use (len(code) for the end; -1: unused); per
     instruction, the computed slots to clear after it (None: none): what it read for the
     last time, what it made for nothing; and the kept instructions that make one NumPy
-    array of IN_PLACE_BYTES or more (the only ones `_in_place` looks at), last first.
+    array of IN_PLACE_BYTES or more (a slot of `large`, see _layouts: the only ones
+    `_in_place` looks at), last first.
     What a replay keeps of this is tuples of numbers, which the garbage collector stops
     tracking once it has seen them, where lists are met at every collection (W1's first
     call in benchmarks/compile_trace.py: its kept lists cost the collector about 4,000
-    instructions per operation); the recording's `reads` are not kept (see _source)."""
-    code, reads, writes, kinds, values = rec.code, rec.reads, rec.writes, rec.kinds, rec.values
+    instructions per operation); the recording's `reads` are not kept (see _source), nor
+    the frees (the loop's program holds them)."""
+    code, reads, writes, kinds = rec.code, rec.reads, rec.writes, rec.kinds
     n = len(code)
     keep = [False] * n
     frees: list = [None] * n
     big = []
-    ndarray, least = np.ndarray, IN_PLACE_BYTES
     # One backward pass: a slot is needed once a later kept instruction (or the end) reads
     # it, and the first such read met is its last use. Every slot is written once.
-    last = [-1] * len(values)
+    last = [-1] * rec.slots
     for s in _epilogue_slots(rec):
         last[s] = n
     effects = _EFFECTS
@@ -434,8 +498,7 @@ def _analyze(rec: Recording) -> tuple[tuple, tuple, tuple, list[int]]:
         if made.__class__ is int:  # (most instructions make one slot: see Recording)
             if last[made] >= 0:
                 free = None
-                v = values[made]
-                if v.__class__ is ndarray and v.nbytes >= least:
+                if made in large:
                     big.append(i)
             elif code[i].op in effects:
                 free = (made,)  # made for nothing
@@ -498,7 +561,7 @@ def _solo() -> tuple[int, int] | None:
 _SOLO = _solo()
 
 
-def _in_place(rec: Recording, last, big: list[int]) -> dict[int, tuple]:
+def _in_place(rec: Recording, last, big: list[int], layouts: dict) -> dict[int, tuple]:
     """The instructions that may write their result into an input: a NumPy ufunc (FWD1,
     FWD2 of a rule of _UFUNCS; ADD) with an input that was made inside (not an argument, a
     tensor from outside, a constant, a tensor's array), is read there for the last time and
@@ -512,10 +575,10 @@ def _in_place(rec: Recording, last, big: list[int]) -> dict[int, tuple]:
     makes a result), numbers of dimensions and dtypes may not. A one-input ufunc, or one
     whose other input has no dimensions, makes its result in its input's order. `big`: the
     kept instructions with a result large enough (see _analyze); none in a program of small
-    arrays, which costs nothing here then."""
+    arrays, which costs nothing here then. `layouts`: the NumPy arrays' (see _layouts)."""
     if _SOLO is None or not big:
         return {}
-    values, kinds, code = rec.values, rec.kinds, rec.code
+    kinds, code = rec.kinds, rec.code
     # Arrays of tensors (an in-place write's result, .grad's array): never free to write.
     # ADD has no namespace: its operands are NumPy's where every kernel runs in NumPy (not
     # a copy run in vmap's namespace, see _in_namespace); its finds are kept only then.
@@ -533,8 +596,8 @@ def _in_place(rec: Recording, last, big: list[int]) -> dict[int, tuple]:
         op = ins.op
         if op != FWD1 and op != FWD2 and op != ADD:
             continue
-        res = values[ins.out]
-        if res.ndim == 0:
+        res = layouts[ins.out]  # (shape, dtype, strides)
+        if not res[0]:
             continue
         if op == FWD1 or op == FWD2:
             ufunc = _UFUNCS.get(ins.fn)
@@ -543,22 +606,19 @@ def _in_place(rec: Recording, last, big: list[int]) -> dict[int, tuple]:
             xs = (ins.x,) if op == FWD1 else (ins.x, ins.y)
         elif op == ADD and numpy:
             ufunc, xs = np.add, (ins.a, ins.b)
-            if any(values[x].__class__ is not np.ndarray for x in xs):
+            if any(x not in layouts for x in xs):
                 continue
         else:
             continue
         for s in xs:
-            v = values[s]
-            if (
-                last[s] != i or s in kinds or s in held or v.__class__ is not np.ndarray
-                or v.shape != res.shape or v.dtype != res.dtype or v.strides != res.strides
-            ):  # fmt: skip
+            v = layouts.get(s)
+            if last[s] != i or s in kinds or s in held or v != res:
                 continue
             layout = None
             for other in xs:
-                w = values[other]
-                if other != s and w.__class__ is np.ndarray and w.ndim > 0:
-                    layout = (other, (w.shape, w.strides), (v.shape, v.strides))
+                w = layouts.get(other)
+                if other != s and w is not None and w[0]:
+                    layout = (other, (w[0], w[2]), (v[0], v[2]))
             found[i] = (ufunc, xs, s, ins.out, layout)
             break
     return found
@@ -659,7 +719,7 @@ class _LoopPlan:
 
     def __init__(self, rec: Recording, keep, last, frees, inplace: dict) -> None:
         self.rec = rec
-        self.init: list = [None] * len(rec.values)
+        self.init: list = [None] * rec.slots
         self.guards = rec.guards
         # (place, ref, edge kind, whether its values are read, shape, dtype, namespace)
         self.checks: list = []
@@ -698,11 +758,14 @@ class _LoopPlan:
         # Made in C, then the few entries to change found by their opcodes (a pass in
         # Python cost W1's first call about 1,400 instructions per instruction): those that
         # act on tensors or read numbers, and where the trace made parameters that hold
-        # slots (rec.templates), those that may have such parameters.
+        # slots (rec.templates), those that may have such parameters. The entries are
+        # joined by operator.add, a builtin: tuple.__add__, a slot wrapper, made a bound
+        # method per call and cost twice as much (W1's first call: 4.6 M instructions
+        # against 2.3 M, benchmarks/compile_trace.py).
         code = list(compress(rec.code, keep))
         ops = bytes(map(_OPCODE, code))
         kept_frees = list(compress(frees, keep))
-        self.program = program = list(map(tuple.__add__, code, zip(kept_frees)))
+        self.program = program = list(map(operator.add, code, zip(kept_frees)))
         params = _PARAMS
         for found in (_SPECIALS_T if rec.templates else _SPECIALS).finditer(ops):
             j = found.start()
@@ -1180,13 +1243,12 @@ _EDGE_CHECKS = (
 )
 
 
-def _source(
-    rec: Recording, program: list, keep, last, frees, inplace, treedef, unflatten
-) -> Callable:
+def _source(rec: Recording, program: list, keep, last, inplace, treedef, unflatten) -> Callable:
     """The replay as straight-line source, compiled once. Each instruction's emitter is given
     the slots it reads for the last time, whose variables it may reuse after it: the computed
-    ones (_analyze's frees), the others (arguments', tensors' from outside, constants) found
-    here by their last use."""
+    ones (_analyze's frees, the last item of the instruction's entry in the loop's
+    `program`), the others (arguments', tensors' from outside, constants) found here by their
+    last use."""
     ends: dict[int, tuple] = {}
     n = len(keep)
     for s in rec.kinds:
@@ -1196,8 +1258,8 @@ def _source(
     b = _SourceBuilder(rec, last, inplace)
     b.prologue()
     emitters = b.emitters()
-    for i, ins in zip(compress(range(n), keep), _instructions(program)):
-        emitters[ins.op](ins, (frees[i] or ()) + ends.get(i, ()), i)
+    for i, entry, ins in zip(compress(range(n), keep), program, _instructions(program)):
+        emitters[ins.op](ins, (entry[-1] or ()) + ends.get(i, ()), i)
     b.epilogue()
     src = b.src
     src.globals["UNFLATTEN"] = unflatten

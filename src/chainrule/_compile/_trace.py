@@ -1843,6 +1843,7 @@ class Recording:
         self.reads = reads
         self.writes = writes
         self.values = values
+        self.slots = len(values)
         self.kinds = kinds
         self.where = where
         self.externals = externals
@@ -1873,20 +1874,13 @@ class Recording:
 
     def strip(self) -> None:
         """Let go of the values of the traced call that a replay does not use (everything
-        but constants), so that keeping the recording keeps no memory."""
+        but constants), so that keeping the recording keeps no memory. (The instructions
+        are let go once the replay is built: see _program.Replay.)"""
         values = self.values
-        kept = [None] * len(values)
-        for k, kind in self.kinds.items():
-            if kind == CONST:
-                kept[k] = values[k]
-        # A tuple of numbers and arrays, which the garbage collector stops tracking once it
-        # has seen it (see _program._analyze); the slots that instructions read and make are
-        # in the replay's program by then.
-        self.values = tuple(kept)
-        self.reads = self.writes = None
-        # The instructions too: the loop's program holds what runs (see
-        # _program._instructions).
-        self.code = None
+        # The constants by slot: a dict of numbers and arrays, which the garbage collector
+        # does not track (a tuple with a place per slot was met once by its first
+        # collection: W1's 5,341 places, benchmarks/compile_trace.py).
+        self.values = {k: values[k] for k, kind in self.kinds.items() if kind == CONST}
         for ext, persistent in zip(self.externals, self.persistent):
             if persistent:
                 ext.entry = None
