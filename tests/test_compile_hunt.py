@@ -476,23 +476,58 @@ def test_an_argument_viewing_another_tensor_than_at_the_trace_sees_the_writes_to
     _eager_and_compiled(_write_outside_read_argument, views)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a leaf made inside that gets a .grad counts as kept outside (Tracer._persistent "
-    "counts the reference Tracer.leaf_grads holds), so its weak reference dies before the next "
-    "call and every call traces again, with the warning that the arguments keep changing",
-)
-def test_a_leaf_made_inside_that_gets_a_grad_is_traced_a_few_times_only(tier):
+@pytest.mark.parametrize("how", ["backward", "backward twice", "assigned", "scaled in place"])
+def test_a_leaf_made_inside_that_gets_a_grad_is_traced_a_few_times_only(tier, how):
+    # Tracer._persistent counted the reference Tracer.leaf_grads holds as one from beyond the
+    # call: the leaf made inside was guarded as a tensor from outside, whose weak reference
+    # died after each call, so every call traced again.
     def input_gradient(x):
         x = x.detach().requires_grad_()
+        if how == "assigned":
+            x.grad = cr.cos(x.detach()) * 2
+            return x.grad
         cr.sum(cr.sin(x)).backward()
+        if how == "backward twice":
+            cr.sum(x * x).backward()
+        elif how == "scaled in place":
+            x.grad *= 3
         return x.grad
 
     compiled = cr.compile(input_gradient)
+    got = []
     for i in range(6):
         x = T(np.arange(3.0) + i)
-        np.testing.assert_array_equal(N(compiled(x)), N(input_gradient(x)))
-    assert compiled.traces <= 3
+        g, want = compiled(x), input_gradient(x)
+        np.testing.assert_array_equal(N(g), N(want))
+        assert g._version == want._version
+        assert g.grad_fn is None and not g.requires_grad
+        got.append((g, N(want)))
+    for g, want in got:  # later calls left the earlier results alone
+        np.testing.assert_array_equal(N(g), want)
+    assert compiled.traces == 1
+
+
+@pytest.mark.parametrize("how", ["returned", "grad_dtype"])
+def test_a_leaf_made_inside_that_the_replay_cannot_stand_for_runs_eagerly(tier, how):
+    # The replay's stand-in for a leaf made inside is no output (it would have no .grad) and
+    # accumulates in the leaf's dtype: refused, the values still eager's.
+    def leaf_and_grad(x):
+        x = x.detach().requires_grad_()
+        if how == "grad_dtype":
+            x.grad_dtype = cr.float32
+        cr.sum(cr.sin(x)).backward()
+        return x, x.grad
+
+    compiled = cr.compile(leaf_and_grad)
+    with pytest.warns(cr.CompileWarning, match="leaf tensor made inside"):
+        for i in range(4):
+            x = T(np.arange(3.0) + i)
+            leaf, g = compiled(x)
+            want = cr.cos(x)
+            if how == "grad_dtype":
+                want = cr.astype(want, cr.float32)
+            np.testing.assert_array_equal(N(leaf.grad), N(want))
+            assert leaf.grad is g and g.dtype == want.dtype
 
 
 @pytest.mark.skipif(
