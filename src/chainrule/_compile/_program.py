@@ -671,8 +671,8 @@ class _LoopPlan:
                 self.checks.append(item)
         self.inside = tuple(rec.inside_leaves.values())  # their .grad is None at entry
         for i, t in rec.inside_leaves.items():
-            self.init[self.place()] = t
-            self.ext_place[i] = len(self.init) - 1
+            k = self.ext_place[i] = self.place()
+            self.init[k] = t
         self.arg_place: dict[int, int] = {}
         # (place, leaf position, read ._data) or (place, -1 - external place, True)
         self.loads: list = []
