@@ -15,7 +15,7 @@ from .. import _backend, _lazy
 from .._mode import grad_mode, set_feature
 from .._node import node_of
 from .._tensor import Tensor, alias_group
-from ._guards import path_guard
+from ._guards import alias_guard, path_guard
 from ._program import RETRACE, Replay, Rerun
 from ._trace import ConcretizationError, Tracer, Unsupported, _edge_kind
 
@@ -328,6 +328,9 @@ class CompiledFunction:
                 where = path_guard(self.fn, leaves, refs, args) if refs or args else None
                 if where is not None:
                     recording.guards.append(where)
+                shared = alias_guard(leaves, key[-1], refs)
+                if shared is not None:
+                    recording.guards.append(shared)
                 program = Replay(recording, spec, _unflatten)
                 self._failures.pop(key, None)
             except Unsupported as e:

@@ -1,7 +1,8 @@
 """What a replay checks before it runs, beyond its arguments' kinds: that the tensors the
 function read from outside are still where it finds them (paths from its closure, its
 globals and its arguments, found once after tracing), and the Python values it branched on
-(Module.training, an optimizer's layout). A failed guard makes the call trace again."""
+(Module.training, an optimizer's layout), and which of those tensors share an alias group with
+an argument. A failed guard makes the call trace again."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ import types
 from collections.abc import Callable
 
 from .. import _backend
-from .._tensor import Tensor
+from .._tensor import Tensor, alias_group
 
-__all__ = ["path_guard"]
+__all__ = ["alias_guard", "path_guard"]
 
 # A path is a root and steps from it. Steps: (CELL, None) a cell's contents, (ITEM, key) an
 # item of a dict, list or tuple, (ATTR, name) an entry of an object's __dict__.
@@ -182,4 +183,30 @@ def path_guard(
     exec(compile(text, "<chainrule.compile guard>", "exec"), scope)  # noqa: S102 - our own
     guard = scope["guard"]
     guard.source = text
+    return guard
+
+
+def alias_guard(leaves: list, aliasing: tuple | None, refs: dict[int, Callable]) -> Callable | None:
+    """Where arrays are values (JAX's, Dask's: see compile's _aliasing), a guard that each
+    argument in an alias group with another live tensor shares it with the same tensors from
+    outside (refs: number -> weak reference) as at the trace: the call's kind says that an
+    argument shares a group, not with which, and a replay follows only the groups it traced
+    (a view of a tensor the function writes, traced as a view of another, would miss the
+    write). `guard(leaves) -> bool`; None when no argument shares a group."""
+    if aliasing is None:
+        return None
+    positions = [i for i, (_, first) in enumerate(aliasing) if first >= 0]
+    if not positions:
+        return None
+
+    def sharing(leaves: list) -> list:
+        groups = [alias_group(leaves[i]) for i in positions]
+        members = [(n, alias_group(t)) for n, t in ((n, ref()) for n, ref in refs.items())]
+        return [frozenset(n for n, h in members if h is g and g is not None) for g in groups]
+
+    traced = sharing(leaves)
+
+    def guard(leaves: list) -> bool:
+        return sharing(leaves) == traced
+
     return guard

@@ -729,6 +729,10 @@ class _LoopPlan:
                 k = self.ext_place[i] = self.place()
                 item = (k, ext.ref, ext.edge, ext.slot is not None, ext.shape, ext.dtype, ext.xp)
                 self.checks.append(item)
+        self.inside = tuple(rec.inside_leaves.values())  # their .grad is None at entry
+        for i, t in rec.inside_leaves.items():
+            k = self.ext_place[i] = self.place()
+            self.init[k] = t
         self.arg_place: dict[int, int] = {}
         # (place, leaf position, read ._data) or (place, -1 - external place, True)
         self.loads: list = []
@@ -902,6 +906,8 @@ class _LoopPlan:
                     return None
         for k, xp, a in self.fresh:
             r[k] = xp.asarray(a, copy=True)
+        for t in self.inside:
+            t._grad = None
         return r
 
     def execute(self, r: list) -> None:
@@ -1352,6 +1358,9 @@ class _SourceBuilder:
         for i, ext in enumerate(rec.externals):
             if rec.persistent[i]:
                 self._external_check(i, ext)
+        for i, t in rec.inside_leaves.items():  # a new leaf's .grad is None
+            self.ext_names[i] = src.name(t, "L")
+            self.emit(f"{self.ext_names[i]}._grad = None")
         for ref_, i in rec.grad_guards:
             what = "None" if i is None or i < 0 else self.ext_names[i]
             op = "is not" if i is None or i >= 0 else "is"

@@ -216,6 +216,7 @@ class Tracer:
         # (tensor ref, tensor) whose .grad a backward or an assignment set
         self.leaf_grads: list = []
         self.grad_leaves: list = []  # the leaf (ref) of each Acc and SetGrad recorded
+        self.inside_leaves: dict[int, Tensor] = {}  # see _inside_leaves
         self.graph = None  # the backward of outputs with a live graph (see _graph_program)
         self.out_versions: list = []  # see _out_versions
         self.out_same: list = []  # (position, first position) of an output returned again
@@ -1285,6 +1286,7 @@ class Tracer:
             hook_guards, arg_changes,
         )  # fmt: skip
         rec.arg_edges = self.arg_edges
+        rec.inside_leaves = self.inside_leaves
         rec.templates = self.templates
         rec.out_versions = self.out_versions
         rec.out_same = self.out_same
@@ -1362,7 +1364,7 @@ class Tracer:
                 guards.append((("arg", i), hooks_key(t._edge)))
                 continue
             i = self.external_of.get(id(t))
-            if i is not None:
+            if i is not None and i not in self.inside_leaves:
                 guards.append((("ext", i), hooks_key(t._edge)))
         self.hooked_leaves = {}
         return guards
@@ -1570,6 +1572,8 @@ class Tracer:
         counts: dict[int, int] = {}
         for t in outputs:
             counts[id(t)] = counts.get(id(t), 0) + 1
+        for _, t in self.leaf_grads:  # references of this trace too
+            counts[id(t)] = counts.get(id(t), 0) + 1
         out = []
         probe = [object()]
         t = probe[0]
@@ -1579,8 +1583,8 @@ class Tracer:
             if t is None:
                 out.append(False)
                 continue
-            # References: the list `externals`, this trace's, the outputs; anything more holds
-            # t beyond the call.
+            # References: the list `externals`, this trace's (`held`, `leaf_grads`), the
+            # outputs; anything more holds t beyond the call.
             out.append(sys.getrefcount(t) - beyond - 2 - counts.get(id(t), 0) > 0)
         # A view holds its base: one that is made inside or returned doesn't keep it beyond.
         by_views = _base_counts([v for v, kept in zip(externals, out) if not kept], outputs)
@@ -1600,10 +1604,24 @@ class Tracer:
         for i, t in enumerate(externals):
             if out[i]:
                 self._changes(t, self.externals[i], "a tensor from outside")
-        for leaf in self.grad_leaves:
-            if leaf[0] == "ext" and not out[leaf[1]]:
-                raise Unsupported("a leaf tensor made inside the function got a .grad", True)
+        self._inside_leaves(externals, outputs, out)
         return out
+
+    def _inside_leaves(self, externals: list, outputs: list, persistent: list) -> None:
+        """The leaves made inside that got a .grad (met as tensors from outside, none kept
+        beyond the call): the replay gives each a stand-in whose .grad is None at entry, as
+        a new leaf's is (see Recording.inside_leaves). Refused where the stand-in would
+        differ: a leaf returned (its .grad would not be set), one with hooks or a grad_dtype
+        of its own."""
+        returned = {id(t) for t in outputs}
+        for kind, i in dict.fromkeys(self.grad_leaves):
+            if kind != "ext" or persistent[i]:
+                continue
+            t = externals[i]
+            own_dtype = t.is_leaf and t.grad_dtype != t.dtype
+            if id(t) in returned or hooks_key(t._edge) is not None or own_dtype:
+                raise Unsupported("a leaf tensor made inside the function got a .grad", True)
+            self.inside_leaves[i] = Tensor(self.externals[i].entry, t._xp, None)
 
     def _changes(self, t: Tensor, ext: External, what: str) -> None:
         """What the replay must do at its end to tensor t from before the call (`ext`, its
@@ -1861,6 +1879,10 @@ class Recording:
         self.arg_edges: list[int] = [-1] * len(input_tensor)
         # guard(leaves) -> bool, each checked before a replay (see _guards).
         self.guards: list = []
+        # External index -> the stand-in of a leaf made inside that got a .grad (see
+        # Tracer._inside_leaves): the replay's accumulations and assignments go to it, its
+        # .grad set to None at entry.
+        self.inside_leaves: dict = {}
         # What to settle after a replay (see Tracer.settle_after).
         self.settles: list = []
         # Whether some instruction's parameters may be a Template (see Tracer.params).
