@@ -1,7 +1,7 @@
-"""The trace of a backward (Tracer._vjp and its walk): each node's VJP recorded on the fast
-path (one or two inputs, one output, nothing to fit) or the general one, bit for bit equal
-to eager at every replay; nodes a replay can't reproduce refused as the walk meets them,
-with the graph left whole for the eager backward that runs instead."""
+"""The trace of a backward (Tracer._lean_walk, _vjp_any and the walks): each node's VJP
+recorded on the fast path (one or two inputs, one output, nothing to fit) or the general
+one, bit for bit equal to eager at every replay; nodes a replay can't reproduce refused as
+the walk meets them, with the graph left whole for the eager backward that runs instead."""
 
 import warnings
 

@@ -246,7 +246,6 @@ class Tracer:
         self.settles: list = []
         self.shared_groups: list = []  # the alias groups whose memory a write went to
         self.watched: dict = {}  # id(raw NumPy argument) -> the WatchedArray the function sees
-        self._walk_xp = None  # the namespace the VJPs of the walk running run in (_walk)
         self._pending = -1  # the slot an in-place write is about to change
         self._target: tuple = ()  # and how the replay finds the tensor written (see _locate)
         for i, x in enumerate(inputs):
@@ -856,11 +855,7 @@ class Tracer:
         else:
             steps = _Recorded(self, backend, reach, hooked)
             ran = steps.ran
-            outer, self._walk_xp = self._walk_xp, raw_namespace(backend)
-            try:  # (a hook may walk a backward of its own)
-                captured = _engine.walk(order, grads, run, reach, targets, shared, steps)
-            finally:
-                self._walk_xp = outer
+            captured = _engine.walk(order, grads, run, reach, targets, shared, steps)
         for node in wanted:
             if node not in captured and node in grads:
                 g = grads[node]
@@ -881,11 +876,12 @@ class Tracer:
         slots, recorded, as the engine's `_lean` runs it: over `order` from the gradients in
         `grads` (by node: the roots'), which holds the leaves' at the end; the nodes that
         ran are listed in `ran`. A node of one or two inputs and one output, no gradient to
-        fit, is recorded here (_vjp, written out); any other through _vjp_any."""
-        # A fast path, beside the walk with hands (autograd._engine.walk, _Recorded): the
-        # backward of W1, W3 and W5 (benchmarks/compile_trace.py). No call per node (the
-        # walk's hand, _vjp), no zip, the tracer's lists read once: about 3,500 instructions
-        # a node fewer (W1's first call 140.6 -> 133.4 M). A change to _vjp is a change here.
+        fit, is recorded here (as _vjp_any records it, fewer lists and checks); any other
+        through _vjp_any."""
+        # A fast path, beside the walk with hands (autograd._engine.walk, _Recorded, whose
+        # hand is _vjp_any): the backward of W1, W3 and W5 (benchmarks/compile_trace.py). No
+        # call per node, no zip, the tracer's lists read once: W1's first call 140.6 ->
+        # 133.4 M. It records what _vjp_any records (test_compile_trace's lean-walk test).
         values = self.values
         slot_of = self.slot_of
         nodes = self.nodes
@@ -1072,89 +1068,6 @@ class Tracer:
         self.writes.append(out)  # (one slot: the number itself, see Recording)
         return out
 
-    def _vjp(self, node, g) -> tuple | list:
-        """Run node's VJP on gradient slot(s) g and record it, in a walk to every leaf; the
-        input gradients' slots. (The walk's hand, _Recorded.vjp, is this method.)"""
-        xp = self._walk_xp
-        edges = node.edges
-        n = len(edges)
-        # (a node has one edge per input, and at least one input: n is never 0)
-        if n > 2 or g.__class__ is list or node.fit is not None:
-            return self._vjp_any(xp, None, node, g)
-        # A fast path: a node of one or two inputs and one output, no gradient to fit to
-        # its input's shape or dtype: each node of W1, W3 and W5
-        # (benchmarks/compile_trace.py). As _vjp_any, with fewer lists, tuples, numbers and
-        # checks (each costs a few hundred instructions per node): W1's backward recording
-        # costs 3,500 instructions per node fewer.
-        if node not in self.nodes:  # (as _check_node; fit is None here)
-            raise Unsupported("a backward into a graph recorded outside the function")
-        values = self.values
-        saved = node.saved
-        reads = [g]
-        if saved is None:
-            saved_ref = None
-        else:  # (_saved_slots, written out: a call costs about 500 instructions)
-            if saved.__class__ is not tuple:  # (as _check_node)
-                raise Unsupported("saved-tensor hooks")
-            slot_of = self.slot_of
-            refs = []
-            for v in saved:
-                if v is None:
-                    refs.append(None)
-                    continue
-                s = slot_of.get(id(v)) if v.__class__ not in _PLAIN else self.const(v)
-                if s is None:
-                    raise Unsupported("a saved value from outside the trace")
-                refs.append(s)
-                reads.append(s)
-            saved_ref = tuple(refs)
-        needs = _ALL_NEEDED[1] if n == 1 else _PAIR_NEEDS[edges[0] is None][edges[1] is None]
-        rule = node.rule
-        vjp = rule.vjp
-        params = node.params
-        gins = vjp(xp, values[g], saved, params, needs)
-        # The input gradients, each given the next slot (a, b: input 0's and 1's, or None).
-        a = gins[0] if needs[0] else None
-        b = gins[1] if n == 2 and needs[1] else None
-        if a is ZERO or b is ZERO:
-            # The engine hands it on without running VJPs (see _node.ZERO).
-            raise Unsupported("a gradient known to be zero (a write over every element)")
-        slot_of = self.slot_of
-        if a is not None:
-            slot_of[id(a)] = ka = len(values)
-            values.append(a)
-            if b is None:
-                outs = (ka,) if n == 1 else (ka, None)
-                specs = ((0, ka, None, None),)
-                made = ka
-            else:
-                slot_of[id(b)] = kb = len(values)
-                values.append(b)
-                outs = (ka, kb)
-                specs = ((0, ka, None, None), (1, kb, None, None))
-                made = [ka, kb]
-        elif b is not None:
-            slot_of[id(b)] = kb = len(values)
-            values.append(b)
-            outs = (None, kb)
-            specs = ((1, kb, None, None),)
-            made = kb
-        else:
-            outs = (None,) * n
-            specs = ()
-            made = []
-        if params is not None:
-            params, p_reads = self.params(params)
-            reads += p_reads
-        parts = rule.vjp_formulas
-        self.code.append(
-            _make(Vjp, (VJP, vjp if parts is None else parts, 0 if parts is None else len(parts),
-                        g, saved_ref, params, needs, specs, xp))
-        )  # fmt: skip
-        self.reads.append(reads)
-        self.writes.append(made)  # (one slot: the number itself, see Recording)
-        return outs
-
     def _saved_slots(self, saved: tuple, reads: list) -> tuple:
         """The slots of a node's saved values (None for None), each also added to `reads`:
         a Python number is a constant, a value from outside is refused."""
@@ -1172,9 +1085,11 @@ class Tracer:
         return tuple(refs)
 
     def _vjp_any(self, xp, reach, node, g) -> list:
-        """_vjp of any node, in namespace xp: several inputs or outputs, gradients to fit to
+        """Run node's VJP on gradient slot(s) g and record it, in namespace xp; the input
+        gradients' slots. Any node: several inputs or outputs, gradients to fit to
         their input's shape or dtype, a walk to some targets (`reach`: the nodes that lead to
-        them; None: every leaf). (The walk's hand when reach is not None, with both bound.)"""
+        them; None: every leaf). (The hand of the engine's walk, _Recorded.vjp, with both
+        bound; the common walk records a simple node itself, see _lean_walk.)"""
         self._check_node(node)
         values = self.values
         slot_of = self.slot_of
@@ -1722,7 +1637,7 @@ class Tracer:
 
 class _Recorded:
     """The tracer's hand on the engine's walk (autograd._engine.walk): gradients are slots,
-    each VJP and sum is recorded (Tracer._vjp or _vjp_any, _add), tensor hooks on the nodes made
+    each VJP and sum is recorded (Tracer._vjp_any, _add), tensor hooks on the nodes made
     inside run recorded (the rest was refused by Tracer._check_walk), and the nodes that ran
     are listed (`ran`), their saved values released once the walk is done (unless retain).
     vjp, add and done are bound methods (no frame of this class between the walk and them)."""
@@ -1733,10 +1648,7 @@ class _Recorded:
         self.tracer, self.backend = tracer, backend
         self.hooked = hooked
         self.ran: list = []
-        if reach is None:
-            self.vjp = tracer._vjp
-        else:
-            self.vjp = functools.partial(tracer._vjp_any, raw_namespace(backend), reach)
+        self.vjp = functools.partial(tracer._vjp_any, raw_namespace(backend), reach)
         self.add = tracer._add
         self.done = self.ran.append
 
