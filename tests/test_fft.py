@@ -121,6 +121,15 @@ def test_invalid_arguments_are_rejected():
         cr.fft.fft(T(COMPLEX), norm="sideways")
 
 
+@pytest.mark.parametrize("name", list(TRANSFORMS))
+def test_norm_none_is_the_default_as_numpy_and_pytorch_read_it(name):
+    # NumPy's and PyTorch's transforms take norm=None for "backward"; it raised ValueError.
+    x = T(COMPLEX if TRANSFORMS[name][0] else REAL)
+    fn = getattr(cr.fft, name)
+    np.testing.assert_array_equal(N(fn(x, norm=None)), N(fn(x)))
+    np.testing.assert_array_equal(N(np.fft.__dict__[name](x, norm=None)), N(fn(x)))
+
+
 # ----------------------------------------------------------------------------- gradients
 
 

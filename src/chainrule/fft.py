@@ -14,7 +14,7 @@ from ._rules import OPS
 from ._tensor import Tensor, as_tensor
 from ._typing import ArrayLike, Device, DTypeLike
 
-_Norm = Literal["backward", "ortho", "forward"]
+_Norm = Literal["backward", "ortho", "forward"] | None
 
 __all__ = [
     "fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
@@ -35,6 +35,8 @@ def _transform(name: str, x: ArrayLike, complex_input: bool, **kwargs: Any) -> T
     its precision (float32 as complex64), as NumPy does, on every backend; integers as the
     default complex dtype."""
     x = as_tensor(x)
+    if kwargs.get("norm", 0) is None:  # NumPy's and PyTorch's spelling of the default
+        kwargs["norm"] = "backward"
     if kwargs.get("norm") not in _NORMS:
         # Checked here: not every backend says ValueError for it.
         raise ValueError(
