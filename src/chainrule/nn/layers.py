@@ -594,6 +594,35 @@ class Flatten(Module):
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
 
 
+def _norm_state(
+    m: Module,
+    num_features: int,
+    eps: float,
+    momentum: float | None,
+    affine: bool,
+    bias: bool,
+    track_running_stats: bool,
+    dtype: Any,
+) -> None:
+    """The options, parameters and buffers of a normalisation over channels (_BatchNorm's,
+    normalization._InstanceNorm's): with `affine`, weight (ones) and, with `bias`, bias
+    (zeros); with `track_running_stats`, running_mean (zeros), running_var (ones) and
+    num_batches_tracked (kept in the state dict, as PyTorch's); None in their place else."""
+    m.num_features = num_features
+    m.eps = eps
+    m.momentum = momentum
+    m.affine = affine
+    m.track_running_stats = track_running_stats
+    shape = (num_features,)
+    m.register_parameter("weight", Parameter(ops.ones(shape, dtype=dtype)) if affine else None)
+    shift = Parameter(ops.zeros(shape, dtype=dtype)) if affine and bias else None
+    m.register_parameter("bias", shift)
+    track = track_running_stats
+    m.register_buffer("running_mean", ops.zeros(shape, dtype=dtype) if track else None)
+    m.register_buffer("running_var", ops.ones(shape, dtype=dtype) if track else None)
+    m.register_buffer("num_batches_tracked", ops.asarray(0, dtype=ops.int64) if track else None)
+
+
 class _BatchNorm(Module):
     """Batch normalisation over axis 1 (channels): weight starts at ones, bias at zeros;
     running_mean (zeros), running_var (ones) and num_batches_tracked are buffers, updated
@@ -613,25 +642,7 @@ class _BatchNorm(Module):
         dtype: Any = None,
     ) -> None:
         super().__init__()
-        self.num_features = num_features
-        self.eps = eps
-        self.momentum = momentum
-        self.affine = affine
-        self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(ops.ones((num_features,), dtype=dtype))
-            self.bias = Parameter(ops.zeros((num_features,), dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        if track_running_stats:
-            self.register_buffer("running_mean", ops.zeros((num_features,), dtype=dtype))
-            self.register_buffer("running_var", ops.ones((num_features,), dtype=dtype))
-            self.register_buffer("num_batches_tracked", ops.asarray(0, dtype=ops.int64))
-        else:
-            self.register_buffer("running_mean", None)
-            self.register_buffer("running_var", None)
-            self.register_buffer("num_batches_tracked", None)
+        _norm_state(self, num_features, eps, momentum, affine, True, track_running_stats, dtype)
 
     def forward(self, x: Tensor) -> Tensor:
         """x normalised per channel: by the batch in training (or without running

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from .. import _namespace as ops
 from .._tensor import Tensor
 from . import functional as F
+from .layers import _norm_state
 from .module import Module, Parameter
 
 __all__ = ["GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
@@ -84,28 +85,7 @@ class _InstanceNorm(Module):
         dtype: Any = None,
     ) -> None:
         super().__init__()
-        self.num_features = num_features
-        self.eps = eps
-        self.momentum = momentum
-        self.affine = affine
-        self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(ops.ones((num_features,), dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
-        if affine and bias:
-            self.bias = Parameter(ops.zeros((num_features,), dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
-        if track_running_stats:
-            self.register_buffer("running_mean", ops.zeros((num_features,), dtype=dtype))
-            self.register_buffer("running_var", ops.ones((num_features,), dtype=dtype))
-            # As PyTorch's: kept in the state dict, never counted.
-            self.register_buffer("num_batches_tracked", ops.asarray(0, dtype=ops.int64))
-        else:
-            self.register_buffer("running_mean", None)
-            self.register_buffer("running_var", None)
-            self.register_buffer("num_batches_tracked", None)
+        _norm_state(self, num_features, eps, momentum, affine, bias, track_running_stats, dtype)
 
     def forward(self, x: Tensor) -> Tensor:
         """x normalised per sample and channel: by its own statistics in training (or
