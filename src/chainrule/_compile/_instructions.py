@@ -56,17 +56,19 @@ class FwdN(NamedTuple):
 
 class Vjp(NamedTuple):
     """A node's backward: form 0 calls the rule's VJP fn(xp, g, saved, p, needs) once and
-    takes one result per input; form 1 or 2 calls fn[k], the formula of input k. specs: per
-    gradient made, (input index, slot, shape to sum to or None, dtype to cast to or None)."""
+    takes one result per input; form 1 or 2 calls fn[k], the formula of input k. outs: per
+    input, the slot its gradient is made into (None: none is); fits: None, or per input None
+    or (shape to sum its gradient to or None, dtype to cast it to or None)."""
 
     op: int
     fn: Any
     form: int
     g: Any  # a slot, or a tuple of slots (None where an output got no gradient)
-    saved: tuple | None
+    saved: tuple | None  # slots (None for None)
     p: Any
     needs: tuple
-    specs: tuple
+    outs: tuple
+    fits: tuple | None
     xp: Any
 
 

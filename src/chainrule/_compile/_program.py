@@ -504,16 +504,16 @@ def _analyze(rec: Recording, large: frozenset) -> tuple[tuple, tuple, tuple, lis
                 free = (made,)  # made for nothing
             else:
                 continue
-        else:
+        else:  # (None: a gradient not made, see Recording)
             for s in made:
-                if last[s] >= 0:
+                if s is not None and last[s] >= 0:
                     break
             else:
                 if code[i].op not in effects:
                     continue
             free = None
             for s in made:
-                if last[s] < 0:  # made for nothing
+                if s is not None and last[s] < 0:  # made for nothing
                     free = (s,) if free is None else free + (s,)
         keep[i] = True
         for s in reads[i]:
@@ -625,12 +625,17 @@ def _in_place(rec: Recording, last, big: list[int], layouts: dict) -> dict[int, 
 
 
 def _vjp_parts(ins) -> list:
-    """A VJP instruction as calls: (function, form, input index or None, output slot, shape
-    to sum to, dtype to cast to); form 0 is the rule's VJP (one call, indexed per input)."""
-    _, fn, form, _, _, _, _, specs, _ = ins
-    if form == 0:
-        return [(fn, 0, k, s, shape, dtype) for k, s, shape, dtype in specs]
-    return [(fn[0 if form == 1 else k], form, k, s, shape, dtype) for k, s, shape, dtype in specs]
+    """A VJP instruction as calls, one per gradient made: (function, form, input index,
+    output slot, shape to sum to, dtype to cast to); form 0 is the rule's VJP (one call,
+    indexed per input)."""
+    _, fn, form, _, _, _, _, outs, fits, _ = ins
+    parts = []
+    for k, s in enumerate(outs):
+        if s is not None:
+            shape, dtype = (None, None) if fits is None or fits[k] is None else fits[k]
+            f = fn if form == 0 else fn[0 if form == 1 else k]
+            parts.append((f, form, k, s, shape, dtype))
+    return parts
 
 
 # ----------------------------------------------------------------------------- the loop
@@ -1059,7 +1064,7 @@ def _run_fwdn(ins, r, pf) -> None:
 
 
 def _run_vjp(ins, r, pf) -> None:
-    _, fn, form, g, saved, p, needs, specs, xp, _ = ins  # the loop's entry: fields, frees
+    _, fn, form, g, saved, p, needs, outs, fits, xp, _ = ins  # the loop's entry: fields, frees
     g = r[g] if g.__class__ is not tuple else tuple([None if s is None else r[s] for s in g])
     if pf is not None:
         p = pf(r)
@@ -1075,17 +1080,23 @@ def _run_vjp(ins, r, pf) -> None:
         x, out = (None, None) if saved is None else (_get(r, saved[0]), _get(r, saved[1]))
     else:
         x, y, out = (None,) * 3 if saved is None else tuple([_get(r, s) for s in saved])
-    for k, o, shape, dtype in specs:
+    k = -1
+    for o in outs:
+        k += 1
+        if o is None:
+            continue
         if form == 0:
             gi = res[k]
         elif form == 1:
             gi = fn[0](xp, g, x, out, p)
         else:
             gi = fn[k](xp, g, x, y, out)
-        if shape is not None:
-            gi = _backend.sum_to(xp, gi, shape)
-        if dtype is not None:
-            gi = _cast(xp, gi, dtype)
+        if fits is not None and fits[k] is not None:
+            shape, dtype = fits[k]
+            if shape is not None:
+                gi = _backend.sum_to(xp, gi, shape)
+            if dtype is not None:
+                gi = _cast(xp, gi, dtype)
         r[o] = gi
 
 
@@ -1479,7 +1490,7 @@ class _SourceBuilder:
         self.free.append(r)
 
     def vjp(self, ins, reads, i: int) -> None:
-        _, fn, form, g, saved, p, needs, specs, xp = ins
+        _, fn, form, g, saved, p, needs, _, _, xp = ins
         src = self.src
         x = src.name(xp, "X")
         gs = self.refs(g) if g.__class__ is tuple else self.ref(g)
