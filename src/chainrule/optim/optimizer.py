@@ -51,7 +51,27 @@ class Optimizer:
         """Add a group of parameters, with hyperparameters that override the defaults."""
         group = dict(param_group)
         params = group["params"]
-        group["params"] = [params] if isinstance(params, Tensor) else list(params)
+        if isinstance(params, set):
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, but the "
+                "ordering of tensors in sets will change between runs. Please use a list instead."
+            )
+        params = [params] if isinstance(params, Tensor) else list(params)
+        # Named parameters, (name, tensor) pairs (model.named_parameters()): their names are
+        # kept in the group's "param_names", as PyTorch's.
+        names = [p[0] for p in params if isinstance(p, tuple)]
+        group["params"] = [p[1] if isinstance(p, tuple) else p for p in params]
+        if names:
+            if len(names) != len(params):
+                raise ValueError(
+                    "all optimizer params should be with/without names. Some param names are "
+                    "missing"
+                )
+            group["param_names"] = names
+        if self.param_groups and ("param_names" in group) != (
+            "param_names" in self.param_groups[0]
+        ):
+            raise ValueError("all optimizer param groups should be with/without names.")
         for p in group["params"]:
             if p.__class__ is not Tensor:
                 raise TypeError(
@@ -62,6 +82,7 @@ class Optimizer:
                 raise ValueError("can't optimize a non-leaf Tensor")
         for name, default in self.defaults.items():
             group.setdefault(name, default)
+        _check_implementation(group)
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in seen for p in group["params"]):
             raise ValueError("some parameters appear in more than one parameter group")
@@ -371,6 +392,23 @@ def _decayed(p: Tensor, g: Tensor, group: dict[str, Any], wd: Any, decay: Any = 
             return g + wd * p
         p *= decay
     return g
+
+
+def _check_implementation(group: dict[str, Any]) -> None:
+    """PyTorch's options that choose how a step is computed (`foreach`, `fused`, `capturable`)
+    are kept in the groups, as PyTorch's, and change nothing here: each step computes the same
+    numbers (chainrule.compile is what replays a step as one program). PyTorch's errors for
+    `fused` with `foreach` or `differentiable`; NotImplementedError for differentiable=True
+    (a step recorded by autograd, to differentiate through it)."""
+    if group.get("fused") and group.get("differentiable"):
+        raise RuntimeError("`fused` does not support `differentiable`")
+    if group.get("fused") and group.get("foreach"):
+        raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+    if group.get("differentiable"):
+        raise NotImplementedError(
+            "differentiable=True (recording the optimizer's step for autograd) is not "
+            "implemented in chainrule: its steps run under no_grad"
+        )
 
 
 # The words of PyTorch's message for an invalid hyperparameter, where they are not its name's.
