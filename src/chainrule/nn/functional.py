@@ -1707,17 +1707,16 @@ def binary_cross_entropy(
     reduction: Reduction = "mean",
 ) -> Tensor:
     """Binary cross-entropy of targets in [0, 1] under probabilities `input` in [0, 1]:
-    -(t log(p) + (1 - t) log(1 - p)), each log clamped at -100 (as PyTorch: finite at 0
-    and 1). Prefer binary_cross_entropy_with_logits on logits."""
+    -(t log(p) + (1 - t) log(1 - p)), each log clamped at -100, with PyTorch's gradient
+    (p - t) / max(p (1 - p), 1e-12) in p: finite at 0 and 1. Prefer
+    binary_cross_entropy_with_logits on logits."""
     if input.shape != as_tensor(target).shape:
         raise ValueError(
             f"Using a target size ({as_tensor(target).shape}) that is different to the input "
             f"size ({input.shape}) is deprecated. Please ensure they have the same size."
         )
     _check_probabilities(input)
-    log_p = ops.maximum(ops.log(input), -100.0)
-    log_q = ops.maximum(ops.log(1.0 - input), -100.0)
-    loss = -(target * log_p + (1.0 - target) * log_q)
+    loss = OPS["binary_cross_entropy"](input, as_tensor(target))
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
