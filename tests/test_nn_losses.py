@@ -12,7 +12,7 @@ import chainrule as cr
 import chainrule.nn.functional as F
 from chainrule import nn
 from chainrule.autograd import grad, gradgradcheck
-from conftest import T
+from conftest import N, T
 from fixtures.loss_cases import CASES, inputs
 from helpers import assert_values
 
@@ -101,3 +101,19 @@ def test_binary_cross_entropy_is_finite_at_certain_predictions():
     p = T(np.array([0.0, 1.0]), requires_grad=True)
     loss = F.binary_cross_entropy(p, T(np.array([1.0, 0.0])), reduction="none")
     assert_values(loss, [100.0, 100.0])
+
+
+def test_kl_div_of_a_negative_target_is_nan_as_pytorchs():
+    # PyTorch's pointwise loss is xlogy(t, t) - t input: NaN where t < 0 (a finite -t input
+    # before), 0 where t = 0.
+    x = T(np.array([0.2, 0.2, 0.2]), requires_grad=True)
+    t = T(np.array([-0.5, 0.0, 0.3]), requires_grad=True)
+    with np.errstate(invalid="ignore"):
+        loss = F.kl_div(x, t, reduction="none")
+        cr.sum(loss).backward()
+    np.testing.assert_allclose(N(loss), [np.nan, 0.0, 0.3 * (np.log(0.3) - 0.2)])
+    np.testing.assert_allclose(N(x.grad), [0.5, 0.0, -0.3])
+    assert np.isnan(N(t.grad)[0])
+    np.testing.assert_allclose(N(t.grad)[2], np.log(0.3) + 1 - 0.2)
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(N(nn.KLDivLoss(reduction="batchmean")(x, t)))

@@ -1770,16 +1770,15 @@ def kl_div(
     log_target: bool = False,
 ) -> Tensor:
     """The Kullback-Leibler divergence of `target` from log-probabilities `input`, pointwise
-    t (log t - input) (0 where t = 0), or exp(t) (t - input) with `log_target`.
-    'batchmean' divides the sum by the batch size (the divergence proper); 'mean' divides
-    by the number of elements, as PyTorch."""
+    t (log t - input) (0 where t = 0; NaN where t < 0, as PyTorch's), or exp(t) (t - input)
+    with `log_target`. 'batchmean' divides the sum by the batch size (the divergence proper);
+    'mean' divides by the number of elements, as PyTorch."""
     target = as_tensor(target)
     if log_target:
         loss = ops.exp(target) * (target - input)
     else:
-        positive = target > 0
-        log_t = ops.log(ops.where(positive, target, 1.0))
-        loss = ops.where(positive, target * (log_t - input), -target * input)
+        log_t = ops.log(ops.where(target == 0, 1.0, target))
+        loss = target * (log_t - input)
     if reduction == "batchmean":
         return ops.sum(loss) / (input.shape[0] if input.ndim else 1)
     return _reduce(loss, reduction)
