@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import struct
+import warnings
 from collections.abc import Sequence
 from typing import Literal
 
@@ -94,12 +95,21 @@ def tanh(x: Tensor, /) -> Tensor:
     return ops.tanh(x)
 
 
-def _dim_or_axis(dim: int | None, axis: int | None, name: str) -> int:
+def _dim_or_axis(dim: int | None, axis: int | None, name: str, ndim: int) -> int:
     """The axis a softmax-like function works along: PyTorch's `dim` or the Array API's `axis`
-    (one of them; the last axis where neither is given)."""
+    (one of them). Where neither is given, PyTorch's implicit choice, with its deprecation
+    warning: axis 0 of a tensor of 0, 1 or 3 dimensions, else axis 1."""
     if dim is not None and axis is not None:
         raise TypeError(f"{name}() got both 'dim' and 'axis'; pass one of them")
-    return -1 if dim is None and axis is None else dim if axis is None else axis
+    if dim is None and axis is None:
+        warnings.warn(
+            f"Implicit dimension choice for {name} has been deprecated. Change the call to "
+            "include dim=X as an argument.",
+            UserWarning,
+            stacklevel=3,
+        )
+        return 0 if ndim in (0, 1, 3) else 1
+    return dim if axis is None else axis
 
 
 def _as_dtype(x: Tensor, dtype: DTypeLike) -> Tensor:
@@ -110,25 +120,27 @@ def _as_dtype(x: Tensor, dtype: DTypeLike) -> Tensor:
 def softmax(
     x: Tensor, /, dim: int | None = None, *, axis: int | None = None, dtype: DTypeLike = None
 ) -> Tensor:
-    """exp(x) / sum(exp(x)) along `dim` (or `axis`; the last axis by default), computed
-    without overflow; `dtype` casts x first, as PyTorch."""
-    return ops.softmax(_as_dtype(x, dtype), axis=_dim_or_axis(dim, axis, "softmax"))
+    """exp(x) / sum(exp(x)) along `dim` (or `axis`; PyTorch's implicit choice, with a
+    warning, where neither is given), computed without overflow; `dtype` casts x first, as
+    PyTorch."""
+    return ops.softmax(_as_dtype(x, dtype), axis=_dim_or_axis(dim, axis, "softmax", x.ndim))
 
 
 def log_softmax(
     x: Tensor, /, dim: int | None = None, *, axis: int | None = None, dtype: DTypeLike = None
 ) -> Tensor:
-    """x - logsumexp(x) along `dim` (or `axis`; the last axis by default), computed without
-    overflow; `dtype` casts x first, as PyTorch."""
-    return ops.log_softmax(_as_dtype(x, dtype), axis=_dim_or_axis(dim, axis, "log_softmax"))
+    """x - logsumexp(x) along `dim` (or `axis`; PyTorch's implicit choice, with a warning,
+    where neither is given), computed without overflow; `dtype` casts x first, as PyTorch."""
+    return ops.log_softmax(_as_dtype(x, dtype), axis=_dim_or_axis(dim, axis, "log_softmax", x.ndim))
 
 
 def softmin(
     x: Tensor, /, dim: int | None = None, *, axis: int | None = None, dtype: DTypeLike = None
 ) -> Tensor:
-    """softmax(-x) along `dim` (or `axis`; the last axis by default), as PyTorch's softmin."""
+    """softmax(-x) along `dim` (or `axis`; PyTorch's implicit choice, with a warning, where
+    neither is given), as PyTorch's softmin."""
     x = _as_dtype(x, dtype)
-    return ops.softmax(ops.negative(x), axis=_dim_or_axis(dim, axis, "softmin"))
+    return ops.softmax(ops.negative(x), axis=_dim_or_axis(dim, axis, "softmin", x.ndim))
 
 
 # ----------------------------------------------------------------------------- gelu

@@ -279,7 +279,8 @@ class Sigmoid(_Elementwise):
 
 class _AlongDim(Module):
     """A layer without parameters that applies its class's function `fn` along axis `dim`
-    (PyTorch's nn.Softmax family; the last axis where dim is None)."""
+    (PyTorch's nn.Softmax family; PyTorch's implicit axis, with its warning, where dim is
+    None)."""
 
     fn: staticmethod[..., Tensor]
 
