@@ -1649,6 +1649,8 @@ def cross_entropy(
                 "Expected floating point type for target with class probabilities, "
                 f"got {target.dtype}"
             )
+        if ignore_index != -100:
+            raise RuntimeError("ignore_index is not supported for floating point target")
     elif not ops.isdtype(target.dtype, "integral"):
         raise RuntimeError(
             f"expected target dtype to be an integer dtype (class indices), but got "
