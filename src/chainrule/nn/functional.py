@@ -1467,10 +1467,57 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
-def mse_loss(input: Tensor, target: Tensor, reduction: Reduction = "mean") -> Tensor:  # noqa: A002
-    """The squared differences, reduced by `reduction` ('mean', 'sum' or 'none')."""
+def _check_target_size(input: Tensor, target: Tensor) -> None:  # noqa: A002
+    """PyTorch's warning for a target broadcast against the input of a pointwise loss."""
+    shape = tuple(as_tensor(target).shape)
+    if shape != tuple(input.shape):
+        warnings.warn(
+            f"Using a target size ({shape}) that is different to the input size "
+            f"({tuple(input.shape)}). This will likely lead to incorrect results due to "
+            "broadcasting. Please ensure they have the same size.",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
+def _reduce_weighted(
+    loss: Tensor,
+    input: Tensor,  # noqa: A002
+    weight: Tensor | None,
+    reduction: str,
+    by_weight: bool,
+) -> Tensor:
+    """A pointwise loss times `weight` (of the input's shape, as PyTorch requires), reduced;
+    'mean' divides by the sum of the weights where `by_weight` (PyTorch's mse_loss and
+    l1_loss), by the number of elements otherwise (its huber_loss)."""
+    if weight is None:
+        return _reduce(loss, reduction)
+    weight = as_tensor(weight)
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(
+            f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'."
+        )
+    loss = loss * weight
+    if reduction == "mean" and by_weight:
+        return ops.sum(loss) / ops.sum(weight)
+    return _reduce(loss, reduction)
+
+
+def mse_loss(
+    input: Tensor,  # noqa: A002
+    target: Tensor,
+    reduction: Reduction = "mean",
+    *,
+    weight: Tensor | None = None,
+) -> Tensor:
+    """The squared differences, reduced by `reduction` ('mean', 'sum' or 'none'); with
+    `weight` (of the input's shape) each is weighted, and 'mean' divides by the weights'
+    sum, as PyTorch."""
+    _check_target_size(input, target)
     diff = input - target
-    return _reduce(diff * diff, reduction)
+    return _reduce_weighted(diff * diff, input, weight, reduction, True)
 
 
 def _pick_class(
@@ -1736,9 +1783,17 @@ def binary_cross_entropy(
     return _reduce(loss, reduction)
 
 
-def l1_loss(input: Tensor, target: Tensor, *, reduction: Reduction = "mean") -> Tensor:  # noqa: A002
-    """The absolute differences, reduced by `reduction`."""
-    return _reduce(ops.abs(input - target), reduction)
+def l1_loss(
+    input: Tensor,  # noqa: A002
+    target: Tensor,
+    *,
+    reduction: Reduction = "mean",
+    weight: Tensor | None = None,
+) -> Tensor:
+    """The absolute differences, reduced by `reduction`; with `weight` (of the input's shape)
+    each is weighted, and 'mean' divides by the weights' sum, as PyTorch."""
+    _check_target_size(input, target)
+    return _reduce_weighted(ops.abs(input - target), input, weight, reduction, True)
 
 
 def smooth_l1_loss(
@@ -1752,6 +1807,7 @@ def smooth_l1_loss(
     near 0, linear beyond; beta = 0 is the L1 loss."""
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    _check_target_size(input, target)
     diff = input - target
     d = ops.abs(diff)
     if beta == 0:
@@ -1766,14 +1822,18 @@ def huber_loss(
     *,
     reduction: Reduction = "mean",
     delta: float = 1.0,
+    weight: Tensor | None = None,
 ) -> Tensor:
     """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta): smooth_l1_loss times delta
-    (with beta = delta)."""
+    (with beta = delta); with `weight` (of the input's shape) each is weighted, and 'mean'
+    is the weighted losses' mean, as PyTorch."""
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _check_target_size(input, target)
     diff = input - target
     d = ops.abs(diff)  # squared as diff (see smooth_l1_loss)
-    return _reduce(ops.where(d < delta, 0.5 * diff * diff, delta * (d - 0.5 * delta)), reduction)
+    loss = ops.where(d < delta, 0.5 * diff * diff, delta * (d - 0.5 * delta))
+    return _reduce_weighted(loss, input, weight, reduction, False)
 
 
 def kl_div(
