@@ -205,3 +205,10 @@ def test_bad_pooling_and_attention_arguments():
     with pytest.raises(AssertionError, match="divisible by num_heads"):
         nn.MultiheadAttention(5, 2)
     assert F.max_pool2d(x[0], 2).shape == (1, 2, 2)
+
+
+def test_layer_norm_prints_its_affine_parts_as_pytorch():
+    assert repr(nn.LayerNorm(3)) == "LayerNorm((3,), eps=1e-05, elementwise_affine=True, bias=True)"
+    assert repr(nn.LayerNorm([2, 3], elementwise_affine=False)) == (
+        "LayerNorm((2, 3), eps=1e-05, elementwise_affine=False, bias=False)"
+    )

@@ -491,6 +491,7 @@ class LayerNorm(Module):
         )
         self.normalized_shape = shape
         self.eps = eps
+        self.elementwise_affine = elementwise_affine
         if elementwise_affine:
             self.weight = Parameter(ops.ones(shape, dtype=dtype))
             if bias:
@@ -509,8 +510,11 @@ class LayerNorm(Module):
         __call__ = forward
 
     def extra_repr(self) -> str:
-        """Shape and eps."""
-        return f"{self.normalized_shape}, eps={self.eps}"
+        """Shape, eps and the affine map's parts, as PyTorch prints them."""
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, "
+            f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}"
+        )
 
 
 class Embedding(Module):
@@ -631,6 +635,7 @@ class _BatchNorm(Module):
     in eval mode."""
 
     _dims: tuple[int, ...] = ()
+    _optional_buffers = ("num_batches_tracked",)
 
     def __init__(
         self,
@@ -640,10 +645,11 @@ class _BatchNorm(Module):
         affine: bool = True,
         track_running_stats: bool = True,
         *,
+        bias: bool = True,
         dtype: Any = None,
     ) -> None:
         super().__init__()
-        _norm_state(self, num_features, eps, momentum, affine, True, track_running_stats, dtype)
+        _norm_state(self, num_features, eps, momentum, affine, bias, track_running_stats, dtype)
 
     def forward(self, x: Tensor) -> Tensor:
         """x normalised per channel: by the batch in training (or without running
@@ -676,7 +682,8 @@ class _BatchNorm(Module):
         """Features and settings."""
         return (
             f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-            f"affine={self.affine}, track_running_stats={self.track_running_stats}"
+            f"affine={self.affine}, bias={self.bias is not None}, "
+            f"track_running_stats={self.track_running_stats}"
         )
 
 

@@ -142,6 +142,8 @@ class Module:
     `__init__` (after `super().__init__()`), write `forward`, call the module."""
 
     training = _Training()
+    # Buffers load_state_dict does without (see there).
+    _optional_buffers: tuple[str, ...] = ()
 
     def __init__(self) -> None:
         object.__setattr__(self, "_parameters", OrderedDict())
@@ -470,7 +472,14 @@ class Module:
         missing or unexpected key raises RuntimeError; a shape that differs always does.
         Returns (missing_keys, unexpected_keys)."""
         own = _state(self)
-        missing = [k for k in own if k not in state_dict]
+        # Buffers a state dict may lack (a norm layer's num_batches_tracked, absent from
+        # PyTorch's checkpoints made before it existed): they keep their values, as PyTorch's.
+        optional = {
+            f"{name}.{b}" if name else b
+            for name, m in self.named_modules()
+            for b in m._optional_buffers
+        }
+        missing = [k for k in own if k not in state_dict and k not in optional]
         unexpected = [k for k in state_dict if k not in own]
         errors = []
         if strict:
