@@ -292,6 +292,12 @@ def test_cross_entropy_checks_its_target_with_pytorchs_messages(
             F.nll_loss(logits, T(target))
 
 
+@pytest.mark.parametrize("smoothing", [-0.1, 1.5])
+def test_cross_entropy_refuses_a_label_smoothing_outside_0_1_as_pytorch(smoothing):
+    with pytest.raises(RuntimeError, match="label_smoothing must be between 0.0 and 1.0"):
+        F.cross_entropy(T(np.zeros((2, 3))), T([0, 1], np.int64), label_smoothing=smoothing)
+
+
 def test_cross_entropy_refuses_an_ignore_index_with_class_probabilities():
     # As PyTorch: a floating target has no index to ignore (it was silently not used).
     logits, probabilities = T(np.zeros((2, 3))), T(np.full((2, 3), 1 / 3))

@@ -1686,7 +1686,7 @@ def cross_entropy(
     labels equal to `ignore_index` left out. Computed with log_softmax: finite for any
     finite logits."""
     if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     # As PyTorch: a target of the input's shape holds class probabilities, any other class
     # indices.
     target = as_tensor(target)
