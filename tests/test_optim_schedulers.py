@@ -1,7 +1,8 @@
 """chainrule.optim.lr_scheduler against PyTorch 2.13 (fixtures/schedulers_torch.json, made
-by fixtures/make_scheduler_fixtures.py): MultiplicativeLR, ConstantLR, PolynomialLR and
-ChainedScheduler alone, together, in SequentialLR and stepped to epochs; every scheduler made
-with `last_epoch` to resume a schedule; state dict round trips; the errors."""
+by fixtures/make_scheduler_fixtures.py): MultiplicativeLR, ConstantLR, PolynomialLR, CyclicLR
+(and its momenta) and ChainedScheduler alone, together, in SequentialLR and stepped to
+epochs; every scheduler made with `last_epoch` to resume a schedule; state dict round trips;
+the errors."""
 
 import json
 import pathlib
@@ -25,7 +26,7 @@ def _optimizer():
 
 
 def _lrs(opt):
-    return [g["lr"] for g in opt.param_groups]
+    return [g["lr"] for g in opt.param_groups] + [g["momentum"] for g in opt.param_groups]
 
 
 def _schedulers(sources, opt):
@@ -106,6 +107,21 @@ def test_the_new_schedulers_check_their_arguments_with_pytorchs_words():
         S.ChainedScheduler([S.ReduceLROnPlateau(opt)])
     with pytest.raises(ValueError, match="expects all schedulers to belong to the same optimizer"):
         S.ChainedScheduler([S.ExponentialLR(opt, 0.9), S.ExponentialLR(_optimizer(), 0.9)])
+
+
+def test_cyclic_lr_checks_its_arguments_and_keeps_its_scale_function_out_of_its_state():
+    opt = _optimizer()
+    with pytest.raises(ValueError, match="mode is invalid and scale_fn is None"):
+        S.CyclicLR(opt, 0.01, 0.1, mode="sine")
+    adagrad = optim.Adagrad([T(np.zeros(2), requires_grad=True)])
+    with pytest.raises(ValueError, match="optimizer must support momentum or beta1"):
+        S.CyclicLR(adagrad, 0.01, 0.1)
+    scheduler = S.CyclicLR(opt, 0.01, 0.1, scale_fn=lambda x: 0.5, cycle_momentum=False)
+    state = scheduler.state_dict()
+    assert state["_scale_fn_custom"] is None
+    again = S.CyclicLR(_optimizer(), 0.01, 0.1, scale_fn=lambda x: 0.5, cycle_momentum=False)
+    again.load_state_dict(state)
+    assert again.scale_fn(3) == 0.5
 
 
 def test_sequential_and_chained_schedulers_take_no_epoch_as_pytorchs():

@@ -14,7 +14,7 @@ from .optimizer import Optimizer
 __all__ = [
     "LRScheduler", "StepLR", "CosineAnnealingLR", "LambdaLR", "MultiplicativeLR", "MultiStepLR",
     "ExponentialLR", "LinearLR", "ConstantLR", "PolynomialLR", "OneCycleLR", "ReduceLROnPlateau",
-    "SequentialLR", "ChainedScheduler", "CosineAnnealingWarmRestarts",
+    "SequentialLR", "ChainedScheduler", "CosineAnnealingWarmRestarts", "CyclicLR",
 ]  # fmt: skip
 
 
@@ -468,16 +468,10 @@ class OneCycleLR(LRScheduler):
             maxes = _per_group(max_momentum, len(groups), "max_momentum")
             if last_epoch == -1:
                 for low, high, group in zip(bases, maxes, groups):
-                    self._set_momentum(group, high)
+                    _set_momentum(group, high, self._beta1)
                     group["base_momentum"] = low
                     group["max_momentum"] = high
         super().__init__(optimizer, last_epoch)
-
-    def _set_momentum(self, group: dict[str, Any], value: float) -> None:
-        if self._beta1:
-            group["betas"] = (value, *group["betas"][1:])
-        else:
-            group["momentum"] = value
 
     def _anneal(self, start: float, end: float, pct: float) -> float:
         if self.anneal_strategy == "cos":
@@ -500,11 +494,20 @@ class OneCycleLR(LRScheduler):
                     pct = (step - start) / (end - start)
                     lr = self._anneal(group[lr_from], group[lr_to], pct)
                     if self.cycle_momentum:
-                        self._set_momentum(group, self._anneal(group[m_from], group[m_to], pct))
+                        momentum = self._anneal(group[m_from], group[m_to], pct)
+                        _set_momentum(group, momentum, self._beta1)
                     break
                 start = end
             lrs.append(lr)
         return lrs
+
+
+def _set_momentum(group: dict[str, Any], value: float, beta1: bool) -> None:
+    """A group's momentum (its optimizer's beta1 where it has betas) set to `value`."""
+    if beta1:
+        group["betas"] = (value, *group["betas"][1:])
+    else:
+        group["momentum"] = value
 
 
 def _per_group(value: float | Sequence[float], n: int, name: str) -> list[float]:
@@ -513,6 +516,108 @@ def _per_group(value: float | Sequence[float], n: int, name: str) -> list[float]
             raise ValueError(f"expected {n} values for {name}, got {len(value)}")
         return list(value)
     return [value] * n  # type: ignore[list-item]
+
+
+class CyclicLR(LRScheduler):
+    """The cyclical learning rate policy, one step per batch: each lr goes from base_lr up to
+    max_lr over `step_size_up` steps and back over `step_size_down`, the cycle's amplitude
+    scaled by `mode` ('triangular': constant; 'triangular2': halved each cycle; 'exp_range':
+    gamma^step) or by `scale_fn` (of the cycle or of the step, as `scale_mode` says);
+    momentum (or Adam's beta1) cycles the other way between base_momentum and
+    max_momentum."""
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        base_lr: float | Sequence[float],
+        max_lr: float | Sequence[float],
+        step_size_up: int = 2000,
+        step_size_down: int | None = None,
+        mode: str = "triangular",
+        gamma: float = 1.0,
+        scale_fn: Callable[[float], float] | None = None,
+        scale_mode: str = "cycle",
+        cycle_momentum: bool = True,
+        base_momentum: float | Sequence[float] = 0.8,
+        max_momentum: float | Sequence[float] = 0.9,
+        last_epoch: int = -1,
+    ) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        groups = optimizer.param_groups
+        base_lrs = _per_group(base_lr, len(groups), "base_lr")
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, groups):
+                group["lr"] = lr
+        self.max_lrs = _per_group(max_lr, len(groups), "max_lr")
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        self.total_size = up + down
+        self.step_ratio = up / self.total_size
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode = mode
+        self.gamma = gamma
+        self._scale_fn_custom = scale_fn
+        if scale_fn is None:  # the mode's scale is of the cycle, or of the step for exp_range
+            scale_mode = "iterations" if mode == "exp_range" else "cycle"
+        self.scale_mode = scale_mode
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError(
+                    "optimizer must support momentum or beta1 with `cycle_momentum` option enabled"
+                )
+            self.use_beta1 = "betas" in optimizer.defaults
+            self.base_momentums = _per_group(base_momentum, len(groups), "base_momentum")
+            self.max_momentums = _per_group(max_momentum, len(groups), "max_momentum")
+            if last_epoch == -1:
+                for high, low, group in zip(self.max_momentums, self.base_momentums, groups):
+                    _set_momentum(group, high, self.use_beta1)
+                    group["max_momentum"] = high
+                    group["base_momentum"] = low
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def scale_fn(self, x: float) -> float:
+        """The amplitude's scale at cycle (or step) x."""
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        if self.mode == "triangular":
+            return 1.0
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        return self.gamma**x
+
+    def get_lr(self) -> list[float]:
+        """The lrs (and momenta, written into the groups) of step `last_epoch`."""
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        if x <= self.step_ratio:
+            rise = x / self.step_ratio
+        else:
+            rise = (x - 1) / (self.step_ratio - 1)
+        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
+        lrs = [b + (m - b) * rise * scale for b, m in zip(self.base_lrs, self.max_lrs)]
+        if self.cycle_momentum:
+            for low, high, group in zip(
+                self.base_momentums, self.max_momentums, self.optimizer.param_groups
+            ):
+                _set_momentum(group, high - (high - low) * rise * scale, self.use_beta1)
+        return lrs
+
+    def state_dict(self) -> dict[str, Any]:
+        """The attributes, except the optimizer and a custom scale_fn (as PyTorch, which
+        keeps a function out)."""
+        state = super().state_dict()
+        state["_scale_fn_custom"] = None
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore attributes saved by `state_dict`, keeping this scheduler's scale_fn."""
+        state = dict(state_dict)
+        state.pop("_scale_fn_custom", None)
+        self.__dict__.update(state)
 
 
 class SequentialLR(LRScheduler):
