@@ -532,6 +532,8 @@ class Embedding(Module):
         norm_type: float = 2.0,
         scale_grad_by_freq: bool = False,
         sparse: bool = False,
+        _weight: Tensor | None = None,
+        _freeze: bool = False,
         *,
         dtype: Any = None,
     ) -> None:
@@ -540,6 +542,8 @@ class Embedding(Module):
             raise NotImplementedError(
                 "Embedding: scale_grad_by_freq and sparse are not implemented"
             )
+        if _weight is not None and tuple(_weight.shape) != (num_embeddings, embedding_dim):
+            raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
                 raise AssertionError("Padding_idx must be within num_embeddings")
@@ -549,10 +553,34 @@ class Embedding(Module):
         self.padding_idx = padding_idx
         self.max_norm = max_norm
         self.norm_type = norm_type
+        if _weight is not None:  # PyTorch's way in for a given table (from_pretrained's)
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
+            return
         self.weight = Parameter(_random.randn(num_embeddings, embedding_dim, dtype=dtype))
         if padding_idx is not None:
             with no_grad():
                 self.weight[padding_idx] = 0.0
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        embeddings: Tensor,
+        freeze: bool = True,
+        padding_idx: int | None = None,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
+    ) -> Embedding:
+        """An Embedding whose table is a copy of the 2-D `embeddings` (its padding row kept as
+        given), frozen (no gradient) unless `freeze` is False."""
+        if embeddings.ndim != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        return cls(
+            rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
+            embeddings, freeze,
+        )  # fmt: skip
 
     def forward(self, indices: Tensor) -> Tensor:
         """weight[indices], of shape indices.shape + (embedding_dim,) (see
