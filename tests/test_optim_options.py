@@ -134,3 +134,16 @@ def test_a_group_given_a_set_of_parameters_is_refused():
     opt = optim.SGD([T([1.0], requires_grad=True)], lr=0.1)
     with pytest.raises(TypeError, match="ordered collections"):
         opt.add_param_group({"params": {T([2.0], requires_grad=True)}})
+
+
+def test_the_state_of_a_parameter_not_yet_stepped_reads_as_empty():
+    # As PyTorch's defaultdict: an optimizer subclass may read self.state[p] before the
+    # first step (a KeyError before); the state dict leaves such parameters out.
+    p, q = T([1.0, 2.0], requires_grad=True), T([3.0], requires_grad=True)
+    opt = optim.Adam([p, q], lr=0.1)
+    assert opt.state[q] == {}
+    cr.sum(p * p).backward()
+    opt.step()
+    assert sorted(opt.state_dict()["state"]) == [0]
+    opt.load_state_dict(opt.state_dict())
+    assert opt.state[q] == {} and opt.state[p]["step"] == 1

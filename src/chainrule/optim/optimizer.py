@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import weakref
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -37,7 +38,8 @@ class Optimizer:
                 f"dicts, but got {type(params).__name__}"
             )
         self.defaults = defaults
-        self.state: dict[Tensor, dict[str, Any]] = {}
+        # As PyTorch's: reading the state of a parameter not yet stepped gives an empty dict.
+        self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
         groups = list(params)
         if not groups:
@@ -222,7 +224,7 @@ class Optimizer:
             for saved, group in zip(saved_groups, self.param_groups)
             for i, p in zip(saved["params"], group["params"])
         }
-        self.state = {}
+        self.state = defaultdict(dict)
         for i, s in state_dict["state"].items():
             p = by_index[int(i)]
             self.state[p] = {k: _state_value(v, p) for k, v in s.items()}
