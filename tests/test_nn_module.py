@@ -127,6 +127,8 @@ def test_call_runs_forward_and_a_module_without_forward_raises():
 
 
 def test_state_dict_holds_plain_array_copies_under_every_name():
+    # A module registered twice is there under both names, as in PyTorch's state dict (the
+    # second, "second.*", was left out: PyTorch's checkpoints of it did not load strictly).
     net = Net()
     sd = net.state_dict()
     assert list(sd) == [
@@ -136,6 +138,8 @@ def test_state_dict_holds_plain_array_copies_under_every_name():
         "first.inner.bias",
         "first.shared.weight",
         "first.shared.bias",
+        "second.weight",
+        "second.bias",
     ]
     assert not isinstance(sd["offset"], cr.Tensor)
     assert of_backend(sd["offset"])
@@ -212,3 +216,13 @@ def test_import_chainrule_alone_reaches_the_toolkit():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_state_dict_of_a_module_shared_twice_loads_strictly():
+    net = Net()
+    values = {k: np.full(np.shape(v), 0.25) for k, v in net.state_dict().items()}
+    assert net.load_state_dict(values).missing_keys == []
+    assert N(net.second.weight).tolist() == [[0.25] * 3] * 3
+    del values["second.bias"]
+    with pytest.raises(RuntimeError, match='Missing key.s. in state_dict: "second.bias"'):
+        net.load_state_dict(values)

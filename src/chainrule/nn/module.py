@@ -476,7 +476,7 @@ class Module:
         # PyTorch's checkpoints made before it existed): they keep their values, as PyTorch's.
         optional = {
             f"{name}.{b}" if name else b
-            for name, m in self.named_modules()
+            for name, m in self.named_modules(remove_duplicate=False)
             for b in m._optional_buffers
         }
         missing = [k for k in own if k not in state_dict and k not in optional]
@@ -546,9 +546,10 @@ def zero_grads(params: Iterable[Tensor], set_to_none: bool) -> None:
 
 def _state(module: Module) -> dict[str, Tensor]:
     """The tensors of a state dict by name: each module's parameters, then its persistent
-    buffers."""
+    buffers; a module registered at several places is there under each of its names (as in
+    PyTorch's state dicts)."""
     own: dict[str, Tensor] = {}
-    for module_name, m in module.named_modules():
+    for module_name, m in module.named_modules(remove_duplicate=False):
         prefix = f"{module_name}." if module_name else ""
         for name, p in m._parameters.items():
             if p is not None:
