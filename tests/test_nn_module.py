@@ -226,3 +226,20 @@ def test_a_state_dict_of_a_module_shared_twice_loads_strictly():
     del values["second.bias"]
     with pytest.raises(RuntimeError, match='Missing key.s. in state_dict: "second.bias"'):
         net.load_state_dict(values)
+
+
+def test_get_submodule_parameter_buffer_and_register_module_as_pytorchs():
+    model = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3))
+    assert model.get_submodule("") is model and model.get_submodule("1") is model[1]
+    assert model.get_parameter("0.weight") is model[0].weight
+    assert model.get_buffer("1.running_mean") is model[1].running_mean
+    model.register_module("act", nn.ReLU())
+    assert [n for n, _ in model.named_children()] == ["0", "1", "act"]
+    for get, target, message in [
+        (model.get_submodule, "0.x", "Linear has no attribute `x`"),
+        (model.get_parameter, "0.foo", "Linear has no attribute `foo`"),
+        (model.get_parameter, "1.running_mean", "`running_mean` is not an nn.Parameter"),
+        (model.get_buffer, "0.weight", "`weight` is not a buffer"),
+    ]:
+        with pytest.raises(AttributeError, match=message):
+            get(target)

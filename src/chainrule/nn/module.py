@@ -290,6 +290,42 @@ class Module:
         else:
             self._non_persistent_buffers_set.add(name)
 
+    def register_module(self, name: str, module: Module | None) -> None:
+        """add_module's other name, as PyTorch's."""
+        self.add_module(name, module)
+
+    def get_submodule(self, target: str) -> Module:
+        """The submodule at the dotted path `target` ("" is this module), as PyTorch's."""
+        module = self
+        for item in target.split(".") if target else []:
+            child = module._modules.get(item)
+            if child is None:
+                raise AttributeError(f"{type(module).__name__} has no attribute `{item}`")
+            module = child
+        return module
+
+    def get_parameter(self, target: str) -> Tensor:
+        """The parameter at the dotted path `target` ("block.0.weight")."""
+        path, _, name = target.rpartition(".")
+        module = self.get_submodule(path)
+        if not hasattr(module, name):
+            raise AttributeError(f"{type(module).__name__} has no attribute `{name}`")
+        param = module._parameters.get(name)
+        if param is None:
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at the dotted path `target` ("norm.running_mean")."""
+        path, _, name = target.rpartition(".")
+        module = self.get_submodule(path)
+        if not hasattr(module, name):
+            raise AttributeError(f"{type(module).__name__} has no attribute `{name}`")
+        buffer = module._buffers.get(name)
+        if buffer is None:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return buffer
+
     def add_module(self, name: str, module: Module | None) -> None:
         """Register `module` (or None) as the submodule `name`."""
         if module is not None and not isinstance(module, Module):
