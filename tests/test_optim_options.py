@@ -147,3 +147,40 @@ def test_the_state_of_a_parameter_not_yet_stepped_reads_as_empty():
     assert sorted(opt.state_dict()["state"]) == [0]
     opt.load_state_dict(opt.state_dict())
     assert opt.state[q] == {} and opt.state[p]["step"] == 1
+
+
+def _as_arrays(state_dict):
+    """A state dict as PyTorch saves it: numbers (step, NAdam's mu_product) as 0-d arrays."""
+    return {
+        "state": {
+            i: {k: np.asarray(v) if isinstance(v, (int, float)) else N(v) for k, v in s.items()}
+            for i, s in state_dict["state"].items()
+        },
+        "param_groups": state_dict["param_groups"],
+    }
+
+
+@pytest.mark.parametrize("cls", ["Adam", "NAdam", "RMSprop"])
+def test_a_step_saved_as_a_0d_array_loads_as_a_number(cls):
+    # Loaded from 0-d arrays, step (and mu_product) are the Python numbers chainrule keeps
+    # (they became float tensors, and every later step's scalars with them), and the
+    # trajectory goes on as if uninterrupted.
+    _, expected = _trajectory(cls, steps=5)
+    rng = np.random.default_rng(7)
+    x, y = T(rng.normal(size=(6, 3))), T(rng.normal(size=(6, 2)))
+    w = T(rng.normal(size=(3, 2)), requires_grad=True)
+    b = T(rng.normal(size=(2,)), requires_grad=True)
+    opt = getattr(optim, cls)([w, b], lr=0.05, weight_decay=0.1)
+    for i in range(5):
+        if i == 3:
+            saved = _as_arrays(opt.state_dict())
+            opt = getattr(optim, cls)([w, b], lr=0.05, weight_decay=0.1)
+            opt.load_state_dict(saved)
+            assert type(opt.state[w]["step"]) is int and opt.state[w]["step"] == 3
+            if cls == "NAdam":
+                assert type(opt.state[w]["mu_product"]) is float
+        opt.zero_grad()
+        cr.mean((cr.tanh(x @ w + b) - y) ** 2).backward()
+        opt.step()
+    for a, e in zip((N(w), N(b)), expected):
+        np.testing.assert_array_equal(a, e)

@@ -115,6 +115,8 @@ class NAdam(_AdamLike):
     momentum_decay)); p = p - lr (1 - mu_t) / (1 - prod mu) g / d - lr mu_{t+1} / (1 - prod
     mu mu_{t+1}) m / d, d = sqrt(v / (1 - beta2^t)) + eps; weight decay as L2 or decoupled."""
 
+    _NUMBERS = {"step": int, "mu_product": float}
+
     def __init__(
         self,
         params: ParamsT,

@@ -30,6 +30,9 @@ class Optimizer:
     # 2, the state too (LBFGS, which steps all parameters at once, puts the pairs in its flat
     # vectors itself).
     _COMPLEX_PARAMETERS: str = "pairs"
+    # The state entries kept as Python numbers (PyTorch keeps them as 0-d tensors, which
+    # load_state_dict turns back into numbers of these types).
+    _NUMBERS: dict[str, type] = {"step": int}
 
     def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         if isinstance(params, Tensor):
@@ -227,7 +230,10 @@ class Optimizer:
         self.state = defaultdict(dict)
         for i, s in state_dict["state"].items():
             p = by_index[int(i)]
-            self.state[p] = {k: _state_value(v, p) for k, v in s.items()}
+            self.state[p] = {
+                k: (_number(v, self._NUMBERS[k]) if k in self._NUMBERS else _state_value(v, p))
+                for k, v in s.items()
+            }
         for saved, group in zip(saved_groups, self.param_groups):
             params = group["params"]
             group.clear()
@@ -291,6 +297,14 @@ def _state_value(value: Any, p: Tensor) -> Any:
     elif ops.isdtype(t.dtype, "real floating") and t.dtype != p.dtype:
         t = ops.astype(t, p.dtype)
     return t
+
+
+def _number(value: Any, kind: type) -> Any:
+    """A saved number of the state (a Python number, or a 0-d array or tensor as PyTorch
+    saves its step) as a Python number of `kind`."""
+    if isinstance(value, (bool, int, float)) or value is None:
+        return kind(value) if value is not None else value
+    return kind(ops.asarray(value).item())
 
 
 def _copied(v: Any) -> Any:
