@@ -243,3 +243,13 @@ def test_get_submodule_parameter_buffer_and_register_module_as_pytorchs():
     ]:
         with pytest.raises(AttributeError, match=message):
             get(target)
+
+
+def test_state_dict_takes_pytorchs_prefix_keep_vars_and_destination():
+    lin = nn.Linear(2, 3)
+    kept = lin.state_dict(prefix="model.", keep_vars=True)
+    assert list(kept) == ["model.weight", "model.bias"]
+    assert kept["model.weight"] is lin.weight and kept["model.bias"] is lin.bias
+    into = {"step": 3}
+    assert lin.state_dict(destination=into) is into
+    assert sorted(into) == ["bias", "step", "weight"] and not isinstance(into["bias"], cr.Tensor)

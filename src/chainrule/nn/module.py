@@ -491,13 +491,21 @@ class Module:
 
     # -- state
 
-    def state_dict(self) -> OrderedDict[str, Any]:
+    def state_dict(
+        self,
+        *,
+        destination: dict[str, Any] | None = None,
+        prefix: str = "",
+        keep_vars: bool = False,
+    ) -> Any:
         """name -> a copy of the values of each parameter and persistent buffer (each module's
         parameters, then its buffers), as an array of its library (NumPy by default); a shared
-        parameter appears under each of its names, as in PyTorch."""
-        out: OrderedDict[str, Any] = OrderedDict()
+        parameter appears under each of its names, as in PyTorch. PyTorch's options: the names
+        start with `prefix`; `keep_vars` gives the tensors themselves; `destination` is the
+        dict filled and returned."""
+        out: Any = OrderedDict() if destination is None else destination
         for key, t in _state(self).items():
-            out[key] = t._xp.asarray(t._data, copy=True)
+            out[prefix + key] = t if keep_vars else t._xp.asarray(t._data, copy=True)
         return out
 
     def load_state_dict(
