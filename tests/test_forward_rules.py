@@ -363,6 +363,10 @@ SAMPLES = {
             [np.array([0.2, 0.95, 0.7]), np.array([0.3, 0.9, 0.5])],
         )
     ),
+    # binary_cross_entropy's rule: probabilities away from 0 and 1, targets in [0, 1].
+    "binary_cross_entropy": SHAPES.flatmap(
+        lambda s: st.tuples(arrays(s, st.floats(0.05, 0.95)), arrays(s, st.floats(0.0, 1.0)))
+    ).map(lambda pt: (lambda p, t: F.binary_cross_entropy(p, t, reduction="none"), list(pt))),
     "setitem": _setitem(),
     "getitem": _indexing("getitem"),
     "index_add": _indexing("index_add"),

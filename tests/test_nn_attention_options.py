@@ -127,3 +127,19 @@ def test_bad_arguments_raise_clear_errors():
         layer(T(np.ones((2, 1, 4))), T(np.ones((3, 1, 4))), tgt_is_causal=True)
     with pytest.raises(RuntimeError, match="activation should be relu/gelu, not tanh"):
         nn.TransformerDecoderLayer(4, 2, activation="tanh")
+
+
+def test_is_causal_is_a_hint_that_needs_the_mask_as_pytorchs():
+    # PyTorch's MultiheadAttention takes is_causal (a TypeError before): the mask given is
+    # applied; without one it raises PyTorch's RuntimeError.
+    cr.random.manual_seed(0)
+    mha = nn.MultiheadAttention(4, 2)
+    x = T(np.random.default_rng(0).normal(size=(3, 2, 4)))
+    causal = T(np.triu(np.ones((3, 3), bool), 1))
+    hinted, weights = mha(x, x, x, attn_mask=causal, is_causal=True)
+    plain, expected = mha(x, x, x, attn_mask=causal)
+    np.testing.assert_array_equal(N(hinted), N(plain))
+    np.testing.assert_array_equal(N(weights), N(expected))
+    assert np.all(N(weights)[:, 0, 1:] == 0)  # the first query attends to itself only
+    with pytest.raises(RuntimeError, match="Need attn_mask if specifying the is_causal hint"):
+        mha(x, x, x, is_causal=True)

@@ -87,3 +87,32 @@ def test_batchnorm_buffers_move_with_to_and_are_not_parameters():
     ]  # fmt: skip
     layer.to(cr.float32)
     assert layer.running_var.dtype == cr.float32 and layer.num_batches_tracked.dtype == cr.int64
+
+
+def test_batchnorm_without_bias_scales_only_as_pytorch():
+    # PyTorch 2.13's bias=False: a weight, no bias (a TypeError before); it prints as PyTorch.
+    layer = nn.BatchNorm1d(3, bias=False)
+    assert layer.bias is None and sorted(layer.state_dict()) == [
+        "num_batches_tracked", "running_mean", "running_var", "weight"
+    ]  # fmt: skip
+    assert repr(layer) == (
+        "BatchNorm1d(3, eps=1e-05, momentum=0.1, affine=True, bias=False, track_running_stats=True)"
+    )
+    layer.load_state_dict({**layer.state_dict(), "weight": np.array([1.0, 2.0, 3.0])})
+    a = np.random.default_rng(0).normal(size=(5, 3))
+    expected = (a - a.mean(0)) / np.sqrt(a.var(0) + 1e-5) * [1.0, 2.0, 3.0]
+    assert_values(layer(T(a)), expected, rtol=1e-10)
+    assert gradgradcheck(lambda x: nn.BatchNorm1d(3, bias=False)(x), (T(a, requires_grad=True),))
+
+
+def test_a_state_dict_without_num_batches_tracked_loads_as_in_pytorch():
+    # PyTorch's checkpoints from before num_batches_tracked lack it: it keeps its value.
+    model = nn.Sequential(nn.BatchNorm1d(3), nn.InstanceNorm1d(3, track_running_stats=True))
+    model(T(np.random.default_rng(1).normal(size=(4, 3, 5))))
+    saved = {k: v for k, v in model.state_dict().items() if not k.endswith("num_batches_tracked")}
+    assert len(saved) == len(model.state_dict()) - 2
+    result = model.load_state_dict(saved)
+    assert result.missing_keys == [] and result.unexpected_keys == []
+    assert [int(m.num_batches_tracked.item()) for m in model] == [1, 0]  # as PyTorch's
+    with pytest.raises(RuntimeError, match='Missing key.s. in state_dict: "0.running_mean"'):
+        model.load_state_dict({k: v for k, v in saved.items() if k != "0.running_mean"})

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import chainrule as cr
 import chainrule.nn.functional as F
-from chainrule import CompileWarning, _backend
+from chainrule import CompileWarning, _backend, nn
 from chainrule._rules import OPS
 from chainrule.autograd import grad
 from chainrule.random import Generator
@@ -290,6 +290,22 @@ def test_cross_entropy_checks_its_target_with_pytorchs_messages(
     if target.dtype == np.int64 and target.shape != logits_shape:
         with pytest.raises(error, match=re.escape(message)):
             F.nll_loss(logits, T(target))
+
+
+@pytest.mark.parametrize("smoothing", [-0.1, 1.5])
+def test_cross_entropy_refuses_a_label_smoothing_outside_0_1_as_pytorch(smoothing):
+    with pytest.raises(RuntimeError, match="label_smoothing must be between 0.0 and 1.0"):
+        F.cross_entropy(T(np.zeros((2, 3))), T([0, 1], np.int64), label_smoothing=smoothing)
+
+
+def test_cross_entropy_refuses_an_ignore_index_with_class_probabilities():
+    # As PyTorch: a floating target has no index to ignore (it was silently not used).
+    logits, probabilities = T(np.zeros((2, 3))), T(np.full((2, 3), 1 / 3))
+    with pytest.raises(RuntimeError, match="ignore_index is not supported for floating point"):
+        F.cross_entropy(logits, probabilities, ignore_index=0)
+    with pytest.raises(RuntimeError, match="ignore_index is not supported for floating point"):
+        nn.CrossEntropyLoss(ignore_index=1)(logits, probabilities)
+    assert_values(F.cross_entropy(logits, probabilities, ignore_index=-100), np.log(3))
 
 
 @examples(10)

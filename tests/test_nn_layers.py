@@ -205,3 +205,29 @@ def test_bad_pooling_and_attention_arguments():
     with pytest.raises(AssertionError, match="divisible by num_heads"):
         nn.MultiheadAttention(5, 2)
     assert F.max_pool2d(x[0], 2).shape == (1, 2, 2)
+
+
+def test_layer_norm_prints_its_affine_parts_as_pytorch():
+    assert repr(nn.LayerNorm(3)) == "LayerNorm((3,), eps=1e-05, elementwise_affine=True, bias=True)"
+    assert repr(nn.LayerNorm([2, 3], elementwise_affine=False)) == (
+        "LayerNorm((2, 3), eps=1e-05, elementwise_affine=False, bias=False)"
+    )
+
+
+def test_embedding_from_pretrained_as_pytorchs():
+    table = np.arange(12.0).reshape(4, 3)
+    cr.random.manual_seed(3)
+    frozen = nn.Embedding.from_pretrained(T(table), padding_idx=1)
+    after = N(cr.random.randn(2))
+    cr.random.manual_seed(3)
+    np.testing.assert_array_equal(after, N(cr.random.randn(2)))  # no number drawn
+    assert not frozen.weight.requires_grad and frozen.padding_idx == 1
+    np.testing.assert_array_equal(N(frozen.weight), table)  # the padding row kept as given
+    np.testing.assert_array_equal(N(frozen(T([[1, 3]], np.int64))), table[[[1, 3]]])
+    trained = nn.Embedding.from_pretrained(T(table), freeze=False, padding_idx=1)
+    cr.sum(trained(T([1, 2, 2], np.int64))).backward()
+    np.testing.assert_array_equal(N(trained.weight.grad)[:, 0], [0.0, 0.0, 2.0, 0.0])
+    with pytest.raises(AssertionError, match="expected to be 2-dimensional"):
+        nn.Embedding.from_pretrained(T(np.zeros(3)))
+    with pytest.raises(AssertionError, match="Shape of weight does not match"):
+        nn.Embedding(3, 3, _weight=T(table))

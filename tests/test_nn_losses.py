@@ -11,8 +11,8 @@ import pytest
 import chainrule as cr
 import chainrule.nn.functional as F
 from chainrule import nn
-from chainrule.autograd import grad, gradgradcheck
-from conftest import T
+from chainrule.autograd import grad, gradcheck, gradgradcheck
+from conftest import N, T
 from fixtures.loss_cases import CASES, inputs
 from helpers import assert_values
 
@@ -101,3 +101,63 @@ def test_binary_cross_entropy_is_finite_at_certain_predictions():
     p = T(np.array([0.0, 1.0]), requires_grad=True)
     loss = F.binary_cross_entropy(p, T(np.array([1.0, 0.0])), reduction="none")
     assert_values(loss, [100.0, 100.0])
+
+
+def test_kl_div_of_a_negative_target_is_nan_as_pytorchs():
+    # PyTorch's pointwise loss is xlogy(t, t) - t input: NaN where t < 0 (a finite -t input
+    # before), 0 where t = 0.
+    x = T(np.array([0.2, 0.2, 0.2]), requires_grad=True)
+    t = T(np.array([-0.5, 0.0, 0.3]), requires_grad=True)
+    with np.errstate(invalid="ignore"):
+        loss = F.kl_div(x, t, reduction="none")
+        cr.sum(loss).backward()
+    np.testing.assert_allclose(N(loss), [np.nan, 0.0, 0.3 * (np.log(0.3) - 0.2)])
+    np.testing.assert_allclose(N(x.grad), [0.5, 0.0, -0.3])
+    assert np.isnan(N(t.grad)[0])
+    np.testing.assert_allclose(N(t.grad)[2], np.log(0.3) + 1 - 0.2)
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(N(nn.KLDivLoss(reduction="batchmean")(x, t)))
+
+
+def _huber(d, delta):
+    return np.where(np.abs(d) < delta, 0.5 * d * d, delta * (np.abs(d) - 0.5 * delta))
+
+
+# PyTorch 2.13's weighted pointwise losses: 'mean' is the weighted sum over the weights' sum
+# for mse_loss and l1_loss, the weighted losses' mean for huber_loss.
+WEIGHTED = {
+    "mse_loss": (lambda d: d * d, True),
+    "l1_loss": (np.abs, True),
+    "huber_loss": (lambda d: _huber(d, 1.0), False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WEIGHTED))
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+def test_pointwise_losses_take_pytorchs_weight(name, reduction):
+    rng = np.random.default_rng(4)
+    a, b, w = rng.normal(size=(3, 4)), rng.normal(size=(3, 4)), rng.uniform(0.1, 2, (3, 4))
+    pointwise, by_weight = WEIGHTED[name]
+    expected = pointwise(a - b) * w
+    if reduction == "sum":
+        expected = expected.sum()
+    elif reduction == "mean":
+        expected = expected.sum() / (w.sum() if by_weight else w.size)
+    fn = getattr(F, name)
+    assert_values(fn(T(a), T(b), reduction=reduction, weight=T(w)), expected)
+    weighted = lambda x, y, v: fn(x, y, reduction=reduction, weight=v)  # noqa: E731
+    assert gradcheck(weighted, _leaves(a, b, w))
+    assert gradgradcheck(weighted, _leaves(a, b, w))
+    with pytest.raises(ValueError, match="Weights and input must have the same size."):
+        fn(T(a), T(b), weight=T(w[0]))
+
+
+def _leaves(*arrays):
+    return tuple(T(x, requires_grad=True) for x in arrays)
+
+
+@pytest.mark.parametrize("name", ["mse_loss", "l1_loss", "huber_loss", "smooth_l1_loss"])
+def test_a_target_broadcast_against_the_input_warns_as_pytorch(name):
+    with pytest.warns(UserWarning, match=r"Using a target size \(\(3, 1\)\) that is different"):
+        out = getattr(F, name)(T(np.zeros((3, 4))), T(np.ones((3, 1))))
+    assert_values(out, 0.5 if name in ("huber_loss", "smooth_l1_loss") else 1.0)

@@ -127,6 +127,8 @@ def test_call_runs_forward_and_a_module_without_forward_raises():
 
 
 def test_state_dict_holds_plain_array_copies_under_every_name():
+    # A module registered twice is there under both names, as in PyTorch's state dict (the
+    # second, "second.*", was left out: PyTorch's checkpoints of it did not load strictly).
     net = Net()
     sd = net.state_dict()
     assert list(sd) == [
@@ -136,6 +138,8 @@ def test_state_dict_holds_plain_array_copies_under_every_name():
         "first.inner.bias",
         "first.shared.weight",
         "first.shared.bias",
+        "second.weight",
+        "second.bias",
     ]
     assert not isinstance(sd["offset"], cr.Tensor)
     assert of_backend(sd["offset"])
@@ -212,3 +216,40 @@ def test_import_chainrule_alone_reaches_the_toolkit():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_state_dict_of_a_module_shared_twice_loads_strictly():
+    net = Net()
+    values = {k: np.full(np.shape(v), 0.25) for k, v in net.state_dict().items()}
+    assert net.load_state_dict(values).missing_keys == []
+    assert N(net.second.weight).tolist() == [[0.25] * 3] * 3
+    del values["second.bias"]
+    with pytest.raises(RuntimeError, match='Missing key.s. in state_dict: "second.bias"'):
+        net.load_state_dict(values)
+
+
+def test_get_submodule_parameter_buffer_and_register_module_as_pytorchs():
+    model = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3))
+    assert model.get_submodule("") is model and model.get_submodule("1") is model[1]
+    assert model.get_parameter("0.weight") is model[0].weight
+    assert model.get_buffer("1.running_mean") is model[1].running_mean
+    model.register_module("act", nn.ReLU())
+    assert [n for n, _ in model.named_children()] == ["0", "1", "act"]
+    for get, target, message in [
+        (model.get_submodule, "0.x", "Linear has no attribute `x`"),
+        (model.get_parameter, "0.foo", "Linear has no attribute `foo`"),
+        (model.get_parameter, "1.running_mean", "`running_mean` is not an nn.Parameter"),
+        (model.get_buffer, "0.weight", "`weight` is not a buffer"),
+    ]:
+        with pytest.raises(AttributeError, match=message):
+            get(target)
+
+
+def test_state_dict_takes_pytorchs_prefix_keep_vars_and_destination():
+    lin = nn.Linear(2, 3)
+    kept = lin.state_dict(prefix="model.", keep_vars=True)
+    assert list(kept) == ["model.weight", "model.bias"]
+    assert kept["model.weight"] is lin.weight and kept["model.bias"] is lin.bias
+    into = {"step": 3}
+    assert lin.state_dict(destination=into) is into
+    assert sorted(into) == ["bias", "step", "weight"] and not isinstance(into["bias"], cr.Tensor)

@@ -1,6 +1,7 @@
 """The softmax family of chainrule.nn.functional and its layers (Softmax, LogSoftmax, Softmin)
-take PyTorch's `dim` (positional or keyword) as well as the Array API's `axis`: values against
-NumPy's formulas, both derivatives against finite differences."""
+take PyTorch's `dim` (positional or keyword) as well as the Array API's `axis`, and without
+either PyTorch's implicit axis: values against NumPy's formulas, both derivatives against
+finite differences."""
 
 import numpy as np
 import pytest
@@ -39,13 +40,6 @@ def test_softmax_family_takes_dim_positionally_by_keyword_and_as_axis(name, a, a
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_softmax_family_defaults_to_the_last_axis(name):
-    a = np.arange(6.0).reshape(2, 3) / 4
-    assert_values(getattr(F, name)(T(a)), EXPECTED[name](a, -1), rtol=1e-12, atol=1e-12)
-    assert_values(LAYERS[name]()(T(a)), EXPECTED[name](a, -1), rtol=1e-12, atol=1e-12)
-
-
-@pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_softmax_family_refuses_both_dim_and_axis(name):
     with pytest.raises(TypeError, match="both 'dim' and 'axis'"):
         getattr(F, name)(T(np.ones((2, 3))), 0, axis=0)
@@ -69,3 +63,16 @@ def test_softmax_family_gradients_along_dim_match_finite_differences(name, dim):
 
 def test_softmax_layer_prints_its_dim():
     assert repr(cr.nn.Softmin(dim=1)) == "Softmin(dim=1)"
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+@pytest.mark.parametrize("ndim, axis", [(1, 0), (2, 1), (3, 0), (4, 1)])
+def test_without_a_dim_the_axis_is_pytorchs_implicit_choice_with_its_warning(name, ndim, axis):
+    # PyTorch's deprecated implicit dim: 0 for 0, 1 or 3 dimensions, else 1 (the last axis
+    # before, a different number for 3 and 4 dimensions).
+    a = np.random.default_rng(ndim).normal(size=(2, 3, 4, 5)[:ndim])
+    message = f"Implicit dimension choice for {name} has been deprecated"
+    with pytest.warns(UserWarning, match=message):
+        assert_values(getattr(F, name)(T(a)), EXPECTED[name](a, axis), rtol=1e-12, atol=1e-12)
+    with pytest.warns(UserWarning, match=message):
+        assert_values(LAYERS[name]()(T(a)), EXPECTED[name](a, axis), rtol=1e-12, atol=1e-12)

@@ -1,5 +1,7 @@
 """chainrule.nn.utils: gradient clipping by joint norm (PyTorch's min(1, max / (norm + 1e-6))
-scale, any norm order) and by value; parameters to one vector and back."""
+scale, any norm order, 'inf' spelled as a string too; also as get_total_norm then
+clip_grads_with_norm_) and by value; PyTorch's `foreach` taken; parameters to one vector and
+back."""
 
 import math
 
@@ -11,6 +13,8 @@ from chainrule import nn
 from chainrule.nn.utils import (
     clip_grad_norm_,
     clip_grad_value_,
+    clip_grads_with_norm_,
+    get_total_norm,
     parameters_to_vector,
     vector_to_parameters,
 )
@@ -44,6 +48,28 @@ def test_clip_grad_norm_of_other_orders_and_below_the_limit():
     assert_values(clip_grad_norm_((p for p in (a, b)), 100.0, norm_type=1), 15.0)
     assert_values(a.grad, [3.0, 4.0, 0.0])  # within the limit: unchanged
     assert_values(clip_grad_norm_(nn.Parameter(T(np.ones(2))), 1.0), 0.0)  # no gradient
+
+
+def test_clip_grad_norm_takes_inf_as_a_string_and_foreach():
+    # PyTorch reads norm_type with float(): 'inf' is the largest magnitude (a TypeError before).
+    a, b = _params()
+    assert_values(clip_grad_norm_([a, b], 1.0, norm_type="inf", foreach=True), 4.0)
+    assert_values(a.grad, np.array([3.0, 4.0, 0.0]) / (4.0 + 1e-6))
+    a, b = _params()
+    clip_grad_value_([a, b], 2.5, foreach=False)
+    assert_values(a.grad, [2.5, 2.5, 0.0])
+
+
+def test_get_total_norm_then_clip_grads_with_norm_is_clip_grad_norm_():
+    a, b = _params()
+    total = get_total_norm([a.grad, b.grad], norm_type=1.0)
+    assert_values(total, 15.0)
+    clip_grads_with_norm_([a, b], 3.0, total)
+    assert_values(a.grad, np.array([3.0, 4.0, 0.0]) * 3.0 / (15.0 + 1e-6))
+    assert_values(b.grad, np.full((2, 2), 2.0 * 3.0 / (15.0 + 1e-6)))
+    assert_values(get_total_norm([]), 0.0)
+    with pytest.raises(RuntimeError, match="is non-finite, so it cannot be clipped"):
+        get_total_norm([T([np.nan])], error_if_nonfinite=True)
 
 
 def test_clip_grad_norm_can_refuse_a_non_finite_norm():

@@ -312,6 +312,18 @@ binary(
     (lambda xp, g, x, y, out: g / (1 + xp.exp(y - x)), "x y"),
     (lambda xp, g, x, y, out: g / (1 + xp.exp(x - y)), "x y"),
 )  # fmt: skip
+# binary_cross_entropy(p, t) = -(t log p + (1 - t) log(1 - p)) (nn.functional's), each log
+# clamped at -100 so that p = 0 and 1 give finite losses, with PyTorch's derivatives: d/dp =
+# (p - t) / max(p (1 - p), 1e-12), finite at p = 0 and 1 (through the clamped logs it was
+# 0 * inf, NaN: a float32 sigmoid saturates to 1 from x ~ 17), and d/dt = -logit(p).
+binary(
+    "binary_cross_entropy",
+    lambda xp, x, y: (
+        -(y * xp.maximum(xp.log(x), -100.0) + (1 - y) * xp.maximum(xp.log(1 - x), -100.0))
+    ),
+    (lambda xp, g, x, y, out: g * ((x - y) / xp.maximum(x * (1 - x), 1e-12)), "x y"),
+    (lambda xp, g, x, y, out: g * -xp.log(x / (1 - x)), "x"),
+)
 # copysign: |x| with the sign of y. d/dx is out / x (+1 or -1), 0 at x == 0 as abs; d/dy is 0
 # (a jump at y == 0).
 binary(

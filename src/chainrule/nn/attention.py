@@ -27,6 +27,15 @@ def _additive(mask: Tensor, dtype: Any) -> Tensor:
     return ops.astype(mask, dtype)
 
 
+def _check_causal(is_causal: bool, mask: Tensor | None) -> None:
+    # As PyTorch, is_causal is a hint that `mask` is the causal mask, never a mask itself.
+    if is_causal and mask is None:
+        raise RuntimeError(
+            "Need attn_mask if specifying the is_causal hint. You may use the Transformer "
+            "module method `generate_square_subsequent_mask` to create this mask."
+        )
+
+
 class MultiheadAttention(Module):
     """Attention over `num_heads` heads of embed_dim // num_heads features each: the
     projections' weights start Glorot-uniform (in_proj, or q_proj, k_proj and v_proj where
@@ -99,11 +108,14 @@ class MultiheadAttention(Module):
         need_weights: bool = True,
         attn_mask: Tensor | None = None,
         average_attn_weights: bool = True,
+        is_causal: bool = False,
     ) -> tuple[Tensor, Tensor | None]:
         """(attention output, attention weights or None): the output has the query's
         shape; the weights are (N, L, S), or (N, H, L, S) unless averaged over the heads.
         attn_mask (L, S) or (N H, L, S) and key_padding_mask (N, S) are boolean (True: not
-        attended) or added to the scores."""
+        attended) or added to the scores. `is_causal` is PyTorch's hint that attn_mask is
+        the causal mask (which is then given too): the mask is what is applied."""
+        _check_causal(is_causal, attn_mask)
         single = query.ndim == 2
         if single:
             query, key, value = (ops.expand_dims(t, axis=1) for t in (query, key, value))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import struct
+import warnings
 from collections.abc import Sequence
 from typing import Literal
 
@@ -94,12 +95,21 @@ def tanh(x: Tensor, /) -> Tensor:
     return ops.tanh(x)
 
 
-def _dim_or_axis(dim: int | None, axis: int | None, name: str) -> int:
+def _dim_or_axis(dim: int | None, axis: int | None, name: str, ndim: int) -> int:
     """The axis a softmax-like function works along: PyTorch's `dim` or the Array API's `axis`
-    (one of them; the last axis where neither is given)."""
+    (one of them). Where neither is given, PyTorch's implicit choice, with its deprecation
+    warning: axis 0 of a tensor of 0, 1 or 3 dimensions, else axis 1."""
     if dim is not None and axis is not None:
         raise TypeError(f"{name}() got both 'dim' and 'axis'; pass one of them")
-    return -1 if dim is None and axis is None else dim if axis is None else axis
+    if dim is None and axis is None:
+        warnings.warn(
+            f"Implicit dimension choice for {name} has been deprecated. Change the call to "
+            "include dim=X as an argument.",
+            UserWarning,
+            stacklevel=3,
+        )
+        return 0 if ndim in (0, 1, 3) else 1
+    return dim if axis is None else axis
 
 
 def _as_dtype(x: Tensor, dtype: DTypeLike) -> Tensor:
@@ -110,25 +120,27 @@ def _as_dtype(x: Tensor, dtype: DTypeLike) -> Tensor:
 def softmax(
     x: Tensor, /, dim: int | None = None, *, axis: int | None = None, dtype: DTypeLike = None
 ) -> Tensor:
-    """exp(x) / sum(exp(x)) along `dim` (or `axis`; the last axis by default), computed
-    without overflow; `dtype` casts x first, as PyTorch."""
-    return ops.softmax(_as_dtype(x, dtype), axis=_dim_or_axis(dim, axis, "softmax"))
+    """exp(x) / sum(exp(x)) along `dim` (or `axis`; PyTorch's implicit choice, with a
+    warning, where neither is given), computed without overflow; `dtype` casts x first, as
+    PyTorch."""
+    return ops.softmax(_as_dtype(x, dtype), axis=_dim_or_axis(dim, axis, "softmax", x.ndim))
 
 
 def log_softmax(
     x: Tensor, /, dim: int | None = None, *, axis: int | None = None, dtype: DTypeLike = None
 ) -> Tensor:
-    """x - logsumexp(x) along `dim` (or `axis`; the last axis by default), computed without
-    overflow; `dtype` casts x first, as PyTorch."""
-    return ops.log_softmax(_as_dtype(x, dtype), axis=_dim_or_axis(dim, axis, "log_softmax"))
+    """x - logsumexp(x) along `dim` (or `axis`; PyTorch's implicit choice, with a warning,
+    where neither is given), computed without overflow; `dtype` casts x first, as PyTorch."""
+    return ops.log_softmax(_as_dtype(x, dtype), axis=_dim_or_axis(dim, axis, "log_softmax", x.ndim))
 
 
 def softmin(
     x: Tensor, /, dim: int | None = None, *, axis: int | None = None, dtype: DTypeLike = None
 ) -> Tensor:
-    """softmax(-x) along `dim` (or `axis`; the last axis by default), as PyTorch's softmin."""
+    """softmax(-x) along `dim` (or `axis`; PyTorch's implicit choice, with a warning, where
+    neither is given), as PyTorch's softmin."""
     x = _as_dtype(x, dtype)
-    return ops.softmax(ops.negative(x), axis=_dim_or_axis(dim, axis, "softmin"))
+    return ops.softmax(ops.negative(x), axis=_dim_or_axis(dim, axis, "softmin", x.ndim))
 
 
 # ----------------------------------------------------------------------------- gelu
@@ -1455,10 +1467,57 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
-def mse_loss(input: Tensor, target: Tensor, reduction: Reduction = "mean") -> Tensor:  # noqa: A002
-    """The squared differences, reduced by `reduction` ('mean', 'sum' or 'none')."""
+def _check_target_size(input: Tensor, target: Tensor) -> None:  # noqa: A002
+    """PyTorch's warning for a target broadcast against the input of a pointwise loss."""
+    shape = tuple(as_tensor(target).shape)
+    if shape != tuple(input.shape):
+        warnings.warn(
+            f"Using a target size ({shape}) that is different to the input size "
+            f"({tuple(input.shape)}). This will likely lead to incorrect results due to "
+            "broadcasting. Please ensure they have the same size.",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
+def _reduce_weighted(
+    loss: Tensor,
+    input: Tensor,  # noqa: A002
+    weight: Tensor | None,
+    reduction: str,
+    by_weight: bool,
+) -> Tensor:
+    """A pointwise loss times `weight` (of the input's shape, as PyTorch requires), reduced;
+    'mean' divides by the sum of the weights where `by_weight` (PyTorch's mse_loss and
+    l1_loss), by the number of elements otherwise (its huber_loss)."""
+    if weight is None:
+        return _reduce(loss, reduction)
+    weight = as_tensor(weight)
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(
+            f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'."
+        )
+    loss = loss * weight
+    if reduction == "mean" and by_weight:
+        return ops.sum(loss) / ops.sum(weight)
+    return _reduce(loss, reduction)
+
+
+def mse_loss(
+    input: Tensor,  # noqa: A002
+    target: Tensor,
+    reduction: Reduction = "mean",
+    *,
+    weight: Tensor | None = None,
+) -> Tensor:
+    """The squared differences, reduced by `reduction` ('mean', 'sum' or 'none'); with
+    `weight` (of the input's shape) each is weighted, and 'mean' divides by the weights'
+    sum, as PyTorch."""
+    _check_target_size(input, target)
     diff = input - target
-    return _reduce(diff * diff, reduction)
+    return _reduce_weighted(diff * diff, input, weight, reduction, True)
 
 
 def _pick_class(
@@ -1627,7 +1686,7 @@ def cross_entropy(
     labels equal to `ignore_index` left out. Computed with log_softmax: finite for any
     finite logits."""
     if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     # As PyTorch: a target of the input's shape holds class probabilities, any other class
     # indices.
     target = as_tensor(target)
@@ -1637,6 +1696,8 @@ def cross_entropy(
                 "Expected floating point type for target with class probabilities, "
                 f"got {target.dtype}"
             )
+        if ignore_index != -100:
+            raise RuntimeError("ignore_index is not supported for floating point target")
     elif not ops.isdtype(target.dtype, "integral"):
         raise RuntimeError(
             f"expected target dtype to be an integer dtype (class indices), but got "
@@ -1707,25 +1768,32 @@ def binary_cross_entropy(
     reduction: Reduction = "mean",
 ) -> Tensor:
     """Binary cross-entropy of targets in [0, 1] under probabilities `input` in [0, 1]:
-    -(t log(p) + (1 - t) log(1 - p)), each log clamped at -100 (as PyTorch: finite at 0
-    and 1). Prefer binary_cross_entropy_with_logits on logits."""
+    -(t log(p) + (1 - t) log(1 - p)), each log clamped at -100, with PyTorch's gradient
+    (p - t) / max(p (1 - p), 1e-12) in p: finite at 0 and 1. Prefer
+    binary_cross_entropy_with_logits on logits."""
     if input.shape != as_tensor(target).shape:
         raise ValueError(
             f"Using a target size ({as_tensor(target).shape}) that is different to the input "
             f"size ({input.shape}) is deprecated. Please ensure they have the same size."
         )
     _check_probabilities(input)
-    log_p = ops.maximum(ops.log(input), -100.0)
-    log_q = ops.maximum(ops.log(1.0 - input), -100.0)
-    loss = -(target * log_p + (1.0 - target) * log_q)
+    loss = OPS["binary_cross_entropy"](input, as_tensor(target))
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
 
 
-def l1_loss(input: Tensor, target: Tensor, *, reduction: Reduction = "mean") -> Tensor:  # noqa: A002
-    """The absolute differences, reduced by `reduction`."""
-    return _reduce(ops.abs(input - target), reduction)
+def l1_loss(
+    input: Tensor,  # noqa: A002
+    target: Tensor,
+    *,
+    reduction: Reduction = "mean",
+    weight: Tensor | None = None,
+) -> Tensor:
+    """The absolute differences, reduced by `reduction`; with `weight` (of the input's shape)
+    each is weighted, and 'mean' divides by the weights' sum, as PyTorch."""
+    _check_target_size(input, target)
+    return _reduce_weighted(ops.abs(input - target), input, weight, reduction, True)
 
 
 def smooth_l1_loss(
@@ -1739,6 +1807,7 @@ def smooth_l1_loss(
     near 0, linear beyond; beta = 0 is the L1 loss."""
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    _check_target_size(input, target)
     diff = input - target
     d = ops.abs(diff)
     if beta == 0:
@@ -1753,14 +1822,18 @@ def huber_loss(
     *,
     reduction: Reduction = "mean",
     delta: float = 1.0,
+    weight: Tensor | None = None,
 ) -> Tensor:
     """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta): smooth_l1_loss times delta
-    (with beta = delta)."""
+    (with beta = delta); with `weight` (of the input's shape) each is weighted, and 'mean'
+    is the weighted losses' mean, as PyTorch."""
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _check_target_size(input, target)
     diff = input - target
     d = ops.abs(diff)  # squared as diff (see smooth_l1_loss)
-    return _reduce(ops.where(d < delta, 0.5 * diff * diff, delta * (d - 0.5 * delta)), reduction)
+    loss = ops.where(d < delta, 0.5 * diff * diff, delta * (d - 0.5 * delta))
+    return _reduce_weighted(loss, input, weight, reduction, False)
 
 
 def kl_div(
@@ -1771,16 +1844,15 @@ def kl_div(
     log_target: bool = False,
 ) -> Tensor:
     """The Kullback-Leibler divergence of `target` from log-probabilities `input`, pointwise
-    t (log t - input) (0 where t = 0), or exp(t) (t - input) with `log_target`.
-    'batchmean' divides the sum by the batch size (the divergence proper); 'mean' divides
-    by the number of elements, as PyTorch."""
+    t (log t - input) (0 where t = 0; NaN where t < 0, as PyTorch's), or exp(t) (t - input)
+    with `log_target`. 'batchmean' divides the sum by the batch size (the divergence proper);
+    'mean' divides by the number of elements, as PyTorch."""
     target = as_tensor(target)
     if log_target:
         loss = ops.exp(target) * (target - input)
     else:
-        positive = target > 0
-        log_t = ops.log(ops.where(positive, target, 1.0))
-        loss = ops.where(positive, target * (log_t - input), -target * input)
+        log_t = ops.log(ops.where(target == 0, 1.0, target))
+        loss = target * (log_t - input)
     if reduction == "batchmean":
         return ops.sum(loss) / (input.shape[0] if input.ndim else 1)
     return _reduce(loss, reduction)

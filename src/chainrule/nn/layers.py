@@ -279,7 +279,8 @@ class Sigmoid(_Elementwise):
 
 class _AlongDim(Module):
     """A layer without parameters that applies its class's function `fn` along axis `dim`
-    (PyTorch's nn.Softmax family; the last axis where dim is None)."""
+    (PyTorch's nn.Softmax family; PyTorch's implicit axis, with its warning, where dim is
+    None)."""
 
     fn: staticmethod[..., Tensor]
 
@@ -490,6 +491,7 @@ class LayerNorm(Module):
         )
         self.normalized_shape = shape
         self.eps = eps
+        self.elementwise_affine = elementwise_affine
         if elementwise_affine:
             self.weight = Parameter(ops.ones(shape, dtype=dtype))
             if bias:
@@ -508,8 +510,11 @@ class LayerNorm(Module):
         __call__ = forward
 
     def extra_repr(self) -> str:
-        """Shape and eps."""
-        return f"{self.normalized_shape}, eps={self.eps}"
+        """Shape, eps and the affine map's parts, as PyTorch prints them."""
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, "
+            f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}"
+        )
 
 
 class Embedding(Module):
@@ -527,6 +532,8 @@ class Embedding(Module):
         norm_type: float = 2.0,
         scale_grad_by_freq: bool = False,
         sparse: bool = False,
+        _weight: Tensor | None = None,
+        _freeze: bool = False,
         *,
         dtype: Any = None,
     ) -> None:
@@ -535,6 +542,8 @@ class Embedding(Module):
             raise NotImplementedError(
                 "Embedding: scale_grad_by_freq and sparse are not implemented"
             )
+        if _weight is not None and tuple(_weight.shape) != (num_embeddings, embedding_dim):
+            raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
                 raise AssertionError("Padding_idx must be within num_embeddings")
@@ -544,10 +553,34 @@ class Embedding(Module):
         self.padding_idx = padding_idx
         self.max_norm = max_norm
         self.norm_type = norm_type
+        if _weight is not None:  # PyTorch's way in for a given table (from_pretrained's)
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
+            return
         self.weight = Parameter(_random.randn(num_embeddings, embedding_dim, dtype=dtype))
         if padding_idx is not None:
             with no_grad():
                 self.weight[padding_idx] = 0.0
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        embeddings: Tensor,
+        freeze: bool = True,
+        padding_idx: int | None = None,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
+    ) -> Embedding:
+        """An Embedding whose table is a copy of the 2-D `embeddings` (its padding row kept as
+        given), frozen (no gradient) unless `freeze` is False."""
+        if embeddings.ndim != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        return cls(
+            rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
+            embeddings, freeze,
+        )  # fmt: skip
 
     def forward(self, indices: Tensor) -> Tensor:
         """weight[indices], of shape indices.shape + (embedding_dim,) (see
@@ -630,6 +663,7 @@ class _BatchNorm(Module):
     in eval mode."""
 
     _dims: tuple[int, ...] = ()
+    _optional_buffers = ("num_batches_tracked",)
 
     def __init__(
         self,
@@ -639,10 +673,11 @@ class _BatchNorm(Module):
         affine: bool = True,
         track_running_stats: bool = True,
         *,
+        bias: bool = True,
         dtype: Any = None,
     ) -> None:
         super().__init__()
-        _norm_state(self, num_features, eps, momentum, affine, True, track_running_stats, dtype)
+        _norm_state(self, num_features, eps, momentum, affine, bias, track_running_stats, dtype)
 
     def forward(self, x: Tensor) -> Tensor:
         """x normalised per channel: by the batch in training (or without running
@@ -675,7 +710,8 @@ class _BatchNorm(Module):
         """Features and settings."""
         return (
             f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-            f"affine={self.affine}, track_running_stats={self.track_running_stats}"
+            f"affine={self.affine}, bias={self.bias is not None}, "
+            f"track_running_stats={self.track_running_stats}"
         )
 
 

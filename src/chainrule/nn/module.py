@@ -142,6 +142,8 @@ class Module:
     `__init__` (after `super().__init__()`), write `forward`, call the module."""
 
     training = _Training()
+    # Buffers load_state_dict does without (see there).
+    _optional_buffers: tuple[str, ...] = ()
 
     def __init__(self) -> None:
         object.__setattr__(self, "_parameters", OrderedDict())
@@ -287,6 +289,42 @@ class Module:
             self._non_persistent_buffers_set.discard(name)
         else:
             self._non_persistent_buffers_set.add(name)
+
+    def register_module(self, name: str, module: Module | None) -> None:
+        """add_module's other name, as PyTorch's."""
+        self.add_module(name, module)
+
+    def get_submodule(self, target: str) -> Module:
+        """The submodule at the dotted path `target` ("" is this module), as PyTorch's."""
+        module = self
+        for item in target.split(".") if target else []:
+            child = module._modules.get(item)
+            if child is None:
+                raise AttributeError(f"{type(module).__name__} has no attribute `{item}`")
+            module = child
+        return module
+
+    def get_parameter(self, target: str) -> Tensor:
+        """The parameter at the dotted path `target` ("block.0.weight")."""
+        path, _, name = target.rpartition(".")
+        module = self.get_submodule(path)
+        if not hasattr(module, name):
+            raise AttributeError(f"{type(module).__name__} has no attribute `{name}`")
+        param = module._parameters.get(name)
+        if param is None:
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at the dotted path `target` ("norm.running_mean")."""
+        path, _, name = target.rpartition(".")
+        module = self.get_submodule(path)
+        if not hasattr(module, name):
+            raise AttributeError(f"{type(module).__name__} has no attribute `{name}`")
+        buffer = module._buffers.get(name)
+        if buffer is None:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return buffer
 
     def add_module(self, name: str, module: Module | None) -> None:
         """Register `module` (or None) as the submodule `name`."""
@@ -453,13 +491,21 @@ class Module:
 
     # -- state
 
-    def state_dict(self) -> OrderedDict[str, Any]:
+    def state_dict(
+        self,
+        *,
+        destination: dict[str, Any] | None = None,
+        prefix: str = "",
+        keep_vars: bool = False,
+    ) -> Any:
         """name -> a copy of the values of each parameter and persistent buffer (each module's
         parameters, then its buffers), as an array of its library (NumPy by default); a shared
-        parameter appears under each of its names, as in PyTorch."""
-        out: OrderedDict[str, Any] = OrderedDict()
+        parameter appears under each of its names, as in PyTorch. PyTorch's options: the names
+        start with `prefix`; `keep_vars` gives the tensors themselves; `destination` is the
+        dict filled and returned."""
+        out: Any = OrderedDict() if destination is None else destination
         for key, t in _state(self).items():
-            out[key] = t._xp.asarray(t._data, copy=True)
+            out[prefix + key] = t if keep_vars else t._xp.asarray(t._data, copy=True)
         return out
 
     def load_state_dict(
@@ -470,7 +516,14 @@ class Module:
         missing or unexpected key raises RuntimeError; a shape that differs always does.
         Returns (missing_keys, unexpected_keys)."""
         own = _state(self)
-        missing = [k for k in own if k not in state_dict]
+        # Buffers a state dict may lack (a norm layer's num_batches_tracked, absent from
+        # PyTorch's checkpoints made before it existed): they keep their values, as PyTorch's.
+        optional = {
+            f"{name}.{b}" if name else b
+            for name, m in self.named_modules(remove_duplicate=False)
+            for b in m._optional_buffers
+        }
+        missing = [k for k in own if k not in state_dict and k not in optional]
         unexpected = [k for k in state_dict if k not in own]
         errors = []
         if strict:
@@ -537,9 +590,10 @@ def zero_grads(params: Iterable[Tensor], set_to_none: bool) -> None:
 
 def _state(module: Module) -> dict[str, Tensor]:
     """The tensors of a state dict by name: each module's parameters, then its persistent
-    buffers."""
+    buffers; a module registered at several places is there under each of its names (as in
+    PyTorch's state dicts)."""
     own: dict[str, Tensor] = {}
-    for module_name, m in module.named_modules():
+    for module_name, m in module.named_modules(remove_duplicate=False):
         prefix = f"{module_name}." if module_name else ""
         for name, p in m._parameters.items():
             if p is not None:

@@ -72,6 +72,7 @@ class _InstanceNorm(Module):
     eval mode. Input without its batch axis is taken as a batch of one."""
 
     _spatial = 1  # spatial axes
+    _optional_buffers = ("num_batches_tracked",)
 
     def __init__(
         self,

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._tensor import Tensor
 from . import functional as F
-from .attention import MultiheadAttention
+from .attention import MultiheadAttention, _check_causal
 from .containers import ModuleList
 from .layers import Dropout, LayerNorm, Linear
 from .module import Module
@@ -25,15 +25,6 @@ __all__ = [
 ]
 
 _ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {"relu": F.relu, "gelu": F.gelu}
-
-
-def _check_causal(is_causal: bool, mask: Tensor | None) -> None:
-    # As PyTorch, is_causal is a hint that `mask` is the causal mask, never a mask itself.
-    if is_causal and mask is None:
-        raise RuntimeError(
-            "Need attn_mask if specifying the is_causal hint. You may use the Transformer "
-            "module method `generate_square_subsequent_mask` to create this mask."
-        )
 
 
 def _activation(activation: str | Callable[[Tensor], Tensor]) -> Callable[[Tensor], Tensor]:

@@ -44,8 +44,6 @@ class Adam(_AdamLike):
     p = p - lr / (1 - beta1^t) m / (sqrt(v) / sqrt(1 - beta2^t) + eps); with amsgrad the
     running maximum of v is used."""
 
-    _DECOUPLED = False
-
     def __init__(
         self,
         params: ParamsT,
@@ -55,12 +53,19 @@ class Adam(_AdamLike):
         weight_decay: float = 0.0,
         amsgrad: bool = False,
         *,
+        foreach: bool | None = None,
         maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
+        decoupled_weight_decay: bool = False,
     ) -> None:
         _check(lr=lr, eps=eps, weight_decay=weight_decay, betas=betas)
         defaults = dict(
             lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-            maximize=maximize,
+            maximize=maximize, foreach=foreach, capturable=capturable,
+            differentiable=differentiable, fused=fused,
+            decoupled_weight_decay=decoupled_weight_decay,
         )  # fmt: skip
         super().__init__(params, defaults)
 
@@ -68,9 +73,6 @@ class Adam(_AdamLike):
         super()._init(p, state, group)
         if group["amsgrad"]:
             state["max_exp_avg_sq"] = ops.zeros_like(p)
-
-    def _decoupled(self, group: dict[str, Any]) -> bool:
-        return self._DECOUPLED
 
     def _scalars(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
         lr, (beta1, beta2), wd = group["lr"], group["betas"], group["weight_decay"]
@@ -84,7 +86,7 @@ class Adam(_AdamLike):
     def _flags(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
         # _AdamLike's flags, then amsgrad (written out: compile's guard reads them per call).
         wd, near = bool(group["weight_decay"]), 1 - group["betas"][0] < 0.5
-        return wd, self._DECOUPLED, near, group["amsgrad"]
+        return wd, group["decoupled_weight_decay"], near, group["amsgrad"]
 
     def _update(self, p: Tensor, g: Tensor, u: _Update) -> None:
         g, exp_avg, v = self._moments(p, g, u)
@@ -99,8 +101,6 @@ class AdamW(Adam):
     """Adam with decoupled weight decay: p = p (1 - lr weight_decay) before the Adam step;
     weight_decay defaults to 0.01."""
 
-    _DECOUPLED = True
-
     def __init__(
         self,
         params: ParamsT,
@@ -111,5 +111,13 @@ class AdamW(Adam):
         amsgrad: bool = False,
         *,
         maximize: bool = False,
+        foreach: bool | None = None,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
     ) -> None:
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)
+        super().__init__(
+            params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
+            capturable=capturable, differentiable=differentiable, fused=fused,
+            decoupled_weight_decay=True,
+        )  # fmt: skip

@@ -28,8 +28,11 @@ class Adagrad(Optimizer):
         weight_decay: float = 0.0,
         initial_accumulator_value: float = 0.0,
         eps: float = 1e-10,
+        foreach: bool | None = None,
         *,
         maximize: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
     ) -> None:
         _check(
             lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
@@ -37,7 +40,8 @@ class Adagrad(Optimizer):
         )  # fmt: skip
         defaults = dict(
             lr=lr, lr_decay=lr_decay, weight_decay=weight_decay, eps=eps,
-            initial_accumulator_value=initial_accumulator_value, maximize=maximize,
+            initial_accumulator_value=initial_accumulator_value, foreach=foreach,
+            maximize=maximize, differentiable=differentiable, fused=fused,
         )  # fmt: skip
         super().__init__(params, defaults)
 
@@ -71,13 +75,17 @@ class Adamax(Optimizer):
         betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8,
         weight_decay: float = 0.0,
+        foreach: bool | None = None,
         *,
         maximize: bool = False,
+        differentiable: bool = False,
+        capturable: bool = False,
     ) -> None:
         _check(lr=lr, eps=eps, weight_decay=weight_decay, betas=betas)
         defaults = dict(
-            lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, maximize=maximize
-        )
+            lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, foreach=foreach,
+            maximize=maximize, differentiable=differentiable, capturable=capturable,
+        )  # fmt: skip
         super().__init__(params, defaults)
 
     def _init(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
@@ -107,6 +115,8 @@ class NAdam(_AdamLike):
     momentum_decay)); p = p - lr (1 - mu_t) / (1 - prod mu) g / d - lr mu_{t+1} / (1 - prod
     mu mu_{t+1}) m / d, d = sqrt(v / (1 - beta2^t)) + eps; weight decay as L2 or decoupled."""
 
+    _NUMBERS = {"step": int, "mu_product": float}
+
     def __init__(
         self,
         params: ParamsT,
@@ -117,14 +127,18 @@ class NAdam(_AdamLike):
         momentum_decay: float = 4e-3,
         decoupled_weight_decay: bool = False,
         *,
+        foreach: bool | None = None,
         maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
     ) -> None:
         _check(lr=lr, eps=eps, weight_decay=weight_decay, momentum_decay=momentum_decay)
         _check(betas=betas)
         defaults = dict(
             lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
             momentum_decay=momentum_decay, decoupled_weight_decay=decoupled_weight_decay,
-            maximize=maximize,
+            foreach=foreach, maximize=maximize, capturable=capturable,
+            differentiable=differentiable,
         )  # fmt: skip
         super().__init__(params, defaults)
 
@@ -170,12 +184,16 @@ class RAdam(_AdamLike):
         weight_decay: float = 0.0,
         decoupled_weight_decay: bool = False,
         *,
+        foreach: bool | None = None,
         maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
     ) -> None:
         _check(lr=lr, eps=eps, weight_decay=weight_decay, betas=betas)
         defaults = dict(
             lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-            decoupled_weight_decay=decoupled_weight_decay, maximize=maximize,
+            decoupled_weight_decay=decoupled_weight_decay, foreach=foreach, maximize=maximize,
+            capturable=capturable, differentiable=differentiable,
         )  # fmt: skip
         super().__init__(params, defaults)
 

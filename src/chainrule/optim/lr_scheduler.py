@@ -12,8 +12,9 @@ from typing import Any
 from .optimizer import Optimizer
 
 __all__ = [
-    "LRScheduler", "StepLR", "CosineAnnealingLR", "LambdaLR", "MultiStepLR", "ExponentialLR",
-    "LinearLR", "OneCycleLR", "ReduceLROnPlateau", "SequentialLR", "CosineAnnealingWarmRestarts",
+    "LRScheduler", "StepLR", "CosineAnnealingLR", "LambdaLR", "MultiplicativeLR", "MultiStepLR",
+    "ExponentialLR", "LinearLR", "ConstantLR", "PolynomialLR", "OneCycleLR", "ReduceLROnPlateau",
+    "SequentialLR", "ChainedScheduler", "CosineAnnealingWarmRestarts", "CyclicLR",
 ]  # fmt: skip
 
 
@@ -38,9 +39,13 @@ class LRScheduler:
         self._initial_step()
 
     def _initial_step(self) -> None:
-        """The step made on construction (again when SequentialLR hands over)."""
+        """The step made on construction (and by SequentialLR for its first scheduler):
+        `_is_initial` tells get_lr, which keeps the lrs then where PyTorch's does (not only
+        at epoch 0: a scheduler made with last_epoch resumes from the lrs it is given)."""
         self._step_count = 0
+        self._is_initial = True
         self.step()
+        self._is_initial = False
 
     def get_lr(self) -> list[float]:
         """The learning rates for `last_epoch`."""
@@ -113,8 +118,10 @@ class CosineAnnealingLR(LRScheduler):
         """The next lrs of the cosine schedule."""
         groups = self.optimizer.param_groups
         t, n, low = self.last_epoch, self.T_max, self.eta_min
-        if self._step_count == 1:  # the step made on construction keeps the lrs
+        if self._is_initial:
             return [g["lr"] for g in groups]
+        if self._step_count == 1 and t > 0:  # a first step not made on construction
+            return self._closed_form()
         if (t - 1 - n) % (2 * n) == 0:
             return [
                 g["lr"] + (b - low) * (1 - math.cos(math.pi / n)) / 2
@@ -138,13 +145,7 @@ class LambdaLR(LRScheduler):
         lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
         last_epoch: int = -1,
     ) -> None:
-        n = len(optimizer.param_groups)
-        if callable(lr_lambda):
-            self.lr_lambdas = [lr_lambda] * n
-        else:
-            if len(lr_lambda) != n:
-                raise ValueError(f"Expected {n} lr_lambdas, but got {len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
+        self.lr_lambdas = _lambdas(optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
@@ -154,6 +155,19 @@ class LambdaLR(LRScheduler):
     def state_dict(self) -> dict[str, Any]:
         """The attributes, except the optimizer and the functions (as PyTorch)."""
         return {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
+
+
+def _lambdas(
+    optimizer: Optimizer,
+    lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
+) -> list[Callable[[int], float]]:
+    """One function per parameter group: `lr_lambda` for each, or one of its list each."""
+    n = len(optimizer.param_groups)
+    if callable(lr_lambda):
+        return [lr_lambda] * n
+    if len(lr_lambda) != n:
+        raise ValueError(f"Expected {n} lr_lambdas, but got {len(lr_lambda)}")
+    return list(lr_lambda)
 
 
 class MultiStepLR(LRScheduler):
@@ -191,10 +205,95 @@ class ExponentialLR(LRScheduler):
     def get_lr(self) -> list[float]:
         """The current lrs times gamma (unchanged on construction)."""
         lrs = [g["lr"] for g in self.optimizer.param_groups]
-        return lrs if self.last_epoch == 0 else [lr * self.gamma for lr in lrs]
+        return lrs if self._is_initial else [lr * self.gamma for lr in lrs]
 
     def _closed_form(self) -> list[float]:
         return [b * self.gamma**self.last_epoch for b in self.base_lrs]
+
+
+class MultiplicativeLR(LRScheduler):
+    """Multiply each group's lr by `lr_lambda(epoch)` every epoch (one function, or one per
+    group)."""
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
+        last_epoch: int = -1,
+    ) -> None:
+        self.lr_lambdas = _lambdas(optimizer, lr_lambda)
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        """The current lrs times lr_lambda(last_epoch), per group (unchanged on
+        construction)."""
+        groups = self.optimizer.param_groups
+        if self._is_initial:
+            return [g["lr"] for g in groups]
+        return [g["lr"] * f(self.last_epoch) for f, g in zip(self.lr_lambdas, groups)]
+
+    def state_dict(self) -> dict[str, Any]:
+        """The attributes, except the optimizer and the functions (as LambdaLR's)."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
+
+
+class ConstantLR(LRScheduler):
+    """Scale each lr by `factor` for the first `total_iters` epochs, then restore it."""
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        factor: float = 1.0 / 3,
+        total_iters: int = 5,
+        last_epoch: int = -1,
+    ) -> None:
+        if not 0 <= factor <= 1:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self.factor = factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        """The next lrs, by PyTorch's recursive form (other changes to the lr carry)."""
+        lrs = [g["lr"] for g in self.optimizer.param_groups]
+        if self.last_epoch == 0:
+            return [lr * self.factor for lr in lrs]
+        if self.last_epoch != self.total_iters:
+            return lrs
+        return [lr * (1.0 / self.factor) for lr in lrs]
+
+    def _closed_form(self) -> list[float]:
+        factor = self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor)
+        return [b * factor for b in self.base_lrs]
+
+
+class PolynomialLR(LRScheduler):
+    """Decay each lr as (1 - epoch / total_iters)^power of its initial value, reaching 0 at
+    `total_iters`."""
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        total_iters: int = 5,
+        power: float = 1.0,
+        last_epoch: int = -1,
+    ) -> None:
+        self.total_iters = total_iters
+        self.power = power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        """The next lrs, by PyTorch's recursive form (other changes to the lr carry)."""
+        lrs = [g["lr"] for g in self.optimizer.param_groups]
+        t, n = self.last_epoch, self.total_iters
+        if self._is_initial or t > n:
+            return lrs
+        decay = ((1.0 - t / n) / (1.0 - (t - 1) / n)) ** self.power
+        return [lr * decay for lr in lrs]
+
+    def _closed_form(self) -> list[float]:
+        n = self.total_iters
+        return [b * (1.0 - min(n, self.last_epoch) / n) ** self.power for b in self.base_lrs]
 
 
 class LinearLR(LRScheduler):
@@ -226,7 +325,7 @@ class LinearLR(LRScheduler):
         lrs = [g["lr"] for g in self.optimizer.param_groups]
         if self.last_epoch == 0:
             return [lr * self.start_factor for lr in lrs]
-        if self.last_epoch > self.total_iters:
+        if self._is_initial or self.last_epoch > self.total_iters:
             return lrs
         span = self.end_factor - self.start_factor
         ratio = 1.0 + span / (self.total_iters * self.start_factor + (self.last_epoch - 1) * span)
@@ -369,16 +468,10 @@ class OneCycleLR(LRScheduler):
             maxes = _per_group(max_momentum, len(groups), "max_momentum")
             if last_epoch == -1:
                 for low, high, group in zip(bases, maxes, groups):
-                    self._set_momentum(group, high)
+                    _set_momentum(group, high, self._beta1)
                     group["base_momentum"] = low
                     group["max_momentum"] = high
         super().__init__(optimizer, last_epoch)
-
-    def _set_momentum(self, group: dict[str, Any], value: float) -> None:
-        if self._beta1:
-            group["betas"] = (value, *group["betas"][1:])
-        else:
-            group["momentum"] = value
 
     def _anneal(self, start: float, end: float, pct: float) -> float:
         if self.anneal_strategy == "cos":
@@ -401,11 +494,20 @@ class OneCycleLR(LRScheduler):
                     pct = (step - start) / (end - start)
                     lr = self._anneal(group[lr_from], group[lr_to], pct)
                     if self.cycle_momentum:
-                        self._set_momentum(group, self._anneal(group[m_from], group[m_to], pct))
+                        momentum = self._anneal(group[m_from], group[m_to], pct)
+                        _set_momentum(group, momentum, self._beta1)
                     break
                 start = end
             lrs.append(lr)
         return lrs
+
+
+def _set_momentum(group: dict[str, Any], value: float, beta1: bool) -> None:
+    """A group's momentum (its optimizer's beta1 where it has betas) set to `value`."""
+    if beta1:
+        group["betas"] = (value, *group["betas"][1:])
+    else:
+        group["momentum"] = value
 
 
 def _per_group(value: float | Sequence[float], n: int, name: str) -> list[float]:
@@ -414,6 +516,108 @@ def _per_group(value: float | Sequence[float], n: int, name: str) -> list[float]
             raise ValueError(f"expected {n} values for {name}, got {len(value)}")
         return list(value)
     return [value] * n  # type: ignore[list-item]
+
+
+class CyclicLR(LRScheduler):
+    """The cyclical learning rate policy, one step per batch: each lr goes from base_lr up to
+    max_lr over `step_size_up` steps and back over `step_size_down`, the cycle's amplitude
+    scaled by `mode` ('triangular': constant; 'triangular2': halved each cycle; 'exp_range':
+    gamma^step) or by `scale_fn` (of the cycle or of the step, as `scale_mode` says);
+    momentum (or Adam's beta1) cycles the other way between base_momentum and
+    max_momentum."""
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        base_lr: float | Sequence[float],
+        max_lr: float | Sequence[float],
+        step_size_up: int = 2000,
+        step_size_down: int | None = None,
+        mode: str = "triangular",
+        gamma: float = 1.0,
+        scale_fn: Callable[[float], float] | None = None,
+        scale_mode: str = "cycle",
+        cycle_momentum: bool = True,
+        base_momentum: float | Sequence[float] = 0.8,
+        max_momentum: float | Sequence[float] = 0.9,
+        last_epoch: int = -1,
+    ) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        groups = optimizer.param_groups
+        base_lrs = _per_group(base_lr, len(groups), "base_lr")
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, groups):
+                group["lr"] = lr
+        self.max_lrs = _per_group(max_lr, len(groups), "max_lr")
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        self.total_size = up + down
+        self.step_ratio = up / self.total_size
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode = mode
+        self.gamma = gamma
+        self._scale_fn_custom = scale_fn
+        if scale_fn is None:  # the mode's scale is of the cycle, or of the step for exp_range
+            scale_mode = "iterations" if mode == "exp_range" else "cycle"
+        self.scale_mode = scale_mode
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError(
+                    "optimizer must support momentum or beta1 with `cycle_momentum` option enabled"
+                )
+            self.use_beta1 = "betas" in optimizer.defaults
+            self.base_momentums = _per_group(base_momentum, len(groups), "base_momentum")
+            self.max_momentums = _per_group(max_momentum, len(groups), "max_momentum")
+            if last_epoch == -1:
+                for high, low, group in zip(self.max_momentums, self.base_momentums, groups):
+                    _set_momentum(group, high, self.use_beta1)
+                    group["max_momentum"] = high
+                    group["base_momentum"] = low
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def scale_fn(self, x: float) -> float:
+        """The amplitude's scale at cycle (or step) x."""
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        if self.mode == "triangular":
+            return 1.0
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        return self.gamma**x
+
+    def get_lr(self) -> list[float]:
+        """The lrs (and momenta, written into the groups) of step `last_epoch`."""
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        if x <= self.step_ratio:
+            rise = x / self.step_ratio
+        else:
+            rise = (x - 1) / (self.step_ratio - 1)
+        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
+        lrs = [b + (m - b) * rise * scale for b, m in zip(self.base_lrs, self.max_lrs)]
+        if self.cycle_momentum:
+            for low, high, group in zip(
+                self.base_momentums, self.max_momentums, self.optimizer.param_groups
+            ):
+                _set_momentum(group, high - (high - low) * rise * scale, self.use_beta1)
+        return lrs
+
+    def state_dict(self) -> dict[str, Any]:
+        """The attributes, except the optimizer and a custom scale_fn (as PyTorch, which
+        keeps a function out)."""
+        state = super().state_dict()
+        state["_scale_fn_custom"] = None
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore attributes saved by `state_dict`, keeping this scheduler's scale_fn."""
+        state = dict(state_dict)
+        state.pop("_scale_fn_custom", None)
+        self.__dict__.update(state)
 
 
 class SequentialLR(LRScheduler):
@@ -459,7 +663,7 @@ class SequentialLR(LRScheduler):
         first._initial_step()
         self._last_lr = first.get_last_lr()
 
-    def step(self, epoch: int | None = None) -> None:
+    def step(self) -> None:  # type: ignore[override]
         """Advance one epoch with the scheduler whose turn it is."""
         self.last_epoch += 1
         i = bisect_right(self._milestones, self.last_epoch)
@@ -469,6 +673,55 @@ class SequentialLR(LRScheduler):
         else:
             scheduler.step()
         self._last_lr = scheduler.get_last_lr()
+
+    def state_dict(self) -> dict[str, Any]:
+        """The attributes, with each scheduler's state dict."""
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore attributes and the schedulers' states."""
+        state = dict(state_dict)
+        for s, sub in zip(self._schedulers, state.pop("_schedulers")):
+            s.load_state_dict(sub)
+        self.__dict__.update(state)
+
+
+class ChainedScheduler(LRScheduler):
+    """Several schedulers of one optimizer stepped together: each `step` steps every one of
+    them in turn, so their changes to the lr compose."""
+
+    def __init__(
+        self, schedulers: Sequence[LRScheduler], optimizer: Optimizer | None = None
+    ) -> None:
+        if not schedulers:
+            raise ValueError(
+                "ChainedScheduler expects at least one scheduler to be chained, but got no "
+                "scheduler."
+            )
+        optimizer = optimizer or schedulers[0].optimizer
+        for i, s in enumerate(schedulers):
+            if isinstance(s, ReduceLROnPlateau):
+                raise ValueError(
+                    "ChainedScheduler does not support `ReduceLROnPlateau` scheduler as it "
+                    "requires additional kwargs to be specified when calling `step`, but got "
+                    f"one at index {i} in the given schedulers sequence."
+                )
+            if s.optimizer is not optimizer:
+                raise ValueError(
+                    "ChainedScheduler expects all schedulers to belong to the same optimizer, "
+                    f"but got scheduler {type(s).__name__} at index {i} with another optimizer."
+                )
+        self._schedulers = list(schedulers)
+        self.optimizer = optimizer
+        self._last_lr = [g["lr"] for g in optimizer.param_groups]
+
+    def step(self) -> None:  # type: ignore[override]
+        """Step each scheduler in turn."""
+        for s in self._schedulers:
+            s.step()
+        self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
 
     def state_dict(self) -> dict[str, Any]:
         """The attributes, with each scheduler's state dict."""

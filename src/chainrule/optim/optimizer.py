@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import weakref
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -29,6 +30,9 @@ class Optimizer:
     # 2, the state too (LBFGS, which steps all parameters at once, puts the pairs in its flat
     # vectors itself).
     _COMPLEX_PARAMETERS: str = "pairs"
+    # The state entries kept as Python numbers (PyTorch keeps them as 0-d tensors, which
+    # load_state_dict turns back into numbers of these types).
+    _NUMBERS: dict[str, type] = {"step": int}
 
     def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         if isinstance(params, Tensor):
@@ -37,7 +41,8 @@ class Optimizer:
                 f"dicts, but got {type(params).__name__}"
             )
         self.defaults = defaults
-        self.state: dict[Tensor, dict[str, Any]] = {}
+        # As PyTorch's: reading the state of a parameter not yet stepped gives an empty dict.
+        self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
         groups = list(params)
         if not groups:
@@ -51,7 +56,27 @@ class Optimizer:
         """Add a group of parameters, with hyperparameters that override the defaults."""
         group = dict(param_group)
         params = group["params"]
-        group["params"] = [params] if isinstance(params, Tensor) else list(params)
+        if isinstance(params, set):
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, but the "
+                "ordering of tensors in sets will change between runs. Please use a list instead."
+            )
+        params = [params] if isinstance(params, Tensor) else list(params)
+        # Named parameters, (name, tensor) pairs (model.named_parameters()): their names are
+        # kept in the group's "param_names", as PyTorch's.
+        names = [p[0] for p in params if isinstance(p, tuple)]
+        group["params"] = [p[1] if isinstance(p, tuple) else p for p in params]
+        if names:
+            if len(names) != len(params):
+                raise ValueError(
+                    "all optimizer params should be with/without names. Some param names are "
+                    "missing"
+                )
+            group["param_names"] = names
+        if self.param_groups and ("param_names" in group) != (
+            "param_names" in self.param_groups[0]
+        ):
+            raise ValueError("all optimizer param groups should be with/without names.")
         for p in group["params"]:
             if p.__class__ is not Tensor:
                 raise TypeError(
@@ -62,6 +87,7 @@ class Optimizer:
                 raise ValueError("can't optimize a non-leaf Tensor")
         for name, default in self.defaults.items():
             group.setdefault(name, default)
+        _check_implementation(group)
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in seen for p in group["params"]):
             raise ValueError("some parameters appear in more than one parameter group")
@@ -201,10 +227,13 @@ class Optimizer:
             for saved, group in zip(saved_groups, self.param_groups)
             for i, p in zip(saved["params"], group["params"])
         }
-        self.state = {}
+        self.state = defaultdict(dict)
         for i, s in state_dict["state"].items():
             p = by_index[int(i)]
-            self.state[p] = {k: _state_value(v, p) for k, v in s.items()}
+            self.state[p] = {
+                k: (_number(v, self._NUMBERS[k]) if k in self._NUMBERS else _state_value(v, p))
+                for k, v in s.items()
+            }
         for saved, group in zip(saved_groups, self.param_groups):
             params = group["params"]
             group.clear()
@@ -268,6 +297,14 @@ def _state_value(value: Any, p: Tensor) -> Any:
     elif ops.isdtype(t.dtype, "real floating") and t.dtype != p.dtype:
         t = ops.astype(t, p.dtype)
     return t
+
+
+def _number(value: Any, kind: type) -> Any:
+    """A saved number of the state (a Python number, or a 0-d array or tensor as PyTorch
+    saves its step) as a Python number of `kind`."""
+    if isinstance(value, (bool, int, float)) or value is None:
+        return kind(value) if value is not None else value
+    return kind(ops.asarray(value).item())
 
 
 def _copied(v: Any) -> Any:
@@ -371,6 +408,23 @@ def _decayed(p: Tensor, g: Tensor, group: dict[str, Any], wd: Any, decay: Any = 
             return g + wd * p
         p *= decay
     return g
+
+
+def _check_implementation(group: dict[str, Any]) -> None:
+    """PyTorch's options that choose how a step is computed (`foreach`, `fused`, `capturable`)
+    are kept in the groups, as PyTorch's, and change nothing here: each step computes the same
+    numbers (chainrule.compile is what replays a step as one program). PyTorch's errors for
+    `fused` with `foreach` or `differentiable`; NotImplementedError for differentiable=True
+    (a step recorded by autograd, to differentiate through it)."""
+    if group.get("fused") and group.get("differentiable"):
+        raise RuntimeError("`fused` does not support `differentiable`")
+    if group.get("fused") and group.get("foreach"):
+        raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+    if group.get("differentiable"):
+        raise NotImplementedError(
+            "differentiable=True (recording the optimizer's step for autograd) is not "
+            "implemented in chainrule: its steps run under no_grad"
+        )
 
 
 # The words of PyTorch's message for an invalid hyperparameter, where they are not its name's.

@@ -25,13 +25,16 @@ class RMSprop(Optimizer):
         weight_decay: float = 0.0,
         momentum: float = 0.0,
         centered: bool = False,
-        *,
+        capturable: bool = False,
+        foreach: bool | None = None,
         maximize: bool = False,
+        differentiable: bool = False,
     ) -> None:
         _check(lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay, alpha=alpha)
         defaults = dict(
             lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
-            centered=centered, maximize=maximize,
+            centered=centered, capturable=capturable, foreach=foreach, maximize=maximize,
+            differentiable=differentiable,
         )  # fmt: skip
         super().__init__(params, defaults)
 
