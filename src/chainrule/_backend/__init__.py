@@ -64,6 +64,7 @@ from ._indexing import (
     scatter_add,
     take,
     take_along_axis,
+    unstack,
     write_into,
 )
 from ._memory import (
@@ -170,6 +171,7 @@ __all__ = [
     "to_numpy",
     "unchunked",
     "unique",
+    "unstack",
     "unwatched",
     "watched",
     "WatchedArray",

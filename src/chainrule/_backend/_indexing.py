@@ -27,6 +27,14 @@ def is_mask(key) -> bool:
     return len(arrays) == 1 and dtype_kind(arrays[0].dtype) == "b"
 
 
+def unstack(xp, a, axis: int) -> tuple:
+    """The slices of `a` along `axis`: views of its memory, 0-d ones too (NumPy's unstack of a
+    vector gives scalar copies, which writes into `a` would not reach)."""
+    if a.ndim == 1 and library(xp) == "numpy":
+        return tuple([a[i, ...] for i in range(a.shape[0])])
+    return xp.unstack(a, axis=axis)
+
+
 def getitem(xp, a, key):
     """a[key]; PyTorch's slices take no negative step: those axes are flipped first. Dask
     gives a selection by an integer array of one element the indexed array's shape (its
