@@ -3,6 +3,7 @@ in PyTorch 2.13 and chainrule, gradients checked by finite differences): each te
 the right answer, worked out by hand."""
 
 import numpy as np
+import pytest
 
 import chainrule as cr
 from conftest import N, T
@@ -32,3 +33,32 @@ def test_unbind_of_a_vector_without_history_shares_its_memory():
     x += 1.0
     np.testing.assert_array_equal([N(p) for p in parts], [2.0, 13.0, 4.0])
     assert parts[0]._version == x._version == 2
+
+
+MASK2 = np.array([True, True])
+
+
+@pytest.mark.parametrize(
+    "shape, key",
+    [
+        ((1, 2, 3), False),
+        ((2, 2, 3), False),
+        ((1, 2, 3), (False, slice(None))),
+        ((2, 2, 3), (MASK2, MASK2)),
+    ],
+    ids=["False-one", "False", "False-slice", "two-masks"],
+)
+def test_a_write_by_a_key_that_covers_only_part_leaves_the_rest_its_gradient(shape, key):
+    # covers_all read a Python bool as an integer (False on an axis of one element "covered"
+    # it) and two masks as covering each their axes, where they select elements pairwise:
+    # the gradient of the elements not written was dropped (zeros).
+    c = np.linspace(-1.0, 1.0, 12)[: np.prod(shape)].reshape(shape)
+    written = np.zeros(shape, dtype=bool)
+    written[key] = True
+    assert not written.all()
+    x = leaf(np.arange(c.size, dtype=float).reshape(shape))
+    y = x * 1.0
+    parts = key if isinstance(key, tuple) else (key,)
+    y[tuple(T(k) if isinstance(k, np.ndarray) else k for k in parts)] = 5.0
+    cr.sum(y * T(c)).backward()
+    assert_values(x.grad, np.where(written, 0.0, c))
