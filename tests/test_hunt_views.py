@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import chainrule as cr
+from chainrule import func
 from conftest import N, T
 from helpers import assert_values, leaf
 
@@ -62,3 +63,28 @@ def test_a_write_by_a_key_that_covers_only_part_leaves_the_rest_its_gradient(sha
     y[tuple(T(k) if isinstance(k, np.ndarray) else k for k in parts)] = 5.0
     cr.sum(y * T(c)).backward()
     assert_values(x.grad, np.where(written, 0.0, c))
+
+
+@pytest.mark.filterwarnings("ignore:vmap. there is no batching rule")
+@pytest.mark.parametrize(
+    "key",
+    [(1, slice(0, 2), False), (0, slice(None), True), (Ellipsis, False), (1, Ellipsis, True)],
+    ids=str,
+)
+def test_vmap_of_a_key_with_a_python_bool_apart_from_an_integer(key):
+    # NumPy reads a Python bool as a 0-d mask, an advanced index: beside an integer with a
+    # slice between them, their axes go first, before the batch axis. vmap took the bool for
+    # an integer and indexed the batch as a whole (ValueError, or the batch axis moved).
+    b = np.arange(2 * 4 * 3 * 4.0).reshape(2, 4, 3, 4)
+    expected = np.stack([s[key] for s in b])
+    assert_values(func.vmap(lambda t: t[key])(T(b)), expected)
+
+    def write(t):
+        t = t * 1.0
+        t[key] = -1.0
+        return t
+
+    written = b.copy()
+    for s in written:
+        s[key] = -1.0
+    assert_values(func.vmap(write)(T(b)), written)

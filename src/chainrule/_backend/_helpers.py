@@ -102,7 +102,9 @@ def index_add(xp, g, p):
 
 def _selects_by_array(k) -> bool:
     """Whether k, one part of an index key, is an array or a Python bool (a 0-d mask)."""
-    return not (k is None or k is Ellipsis or isinstance(k, slice) or k.__class__ is int)
+    if k is None or k is Ellipsis or isinstance(k, slice):
+        return False
+    return not isinstance(k, int) or k.__class__ is bool
 
 
 def covers_all(shape, key) -> bool:
