@@ -88,3 +88,13 @@ def test_vmap_of_a_key_with_a_python_bool_apart_from_an_integer(key):
     for s in written:
         s[key] = -1.0
     assert_values(func.vmap(write)(T(b)), written)
+
+
+def test_masked_fill_refuses_a_mask_of_integers_and_a_value_of_one_dimension():
+    # Both were taken (a nonzero integer as True; the value broadcast), where PyTorch refuses.
+    x = T([1.0, 2.0, 3.0])
+    with pytest.raises(RuntimeError, match="masked_fill_ only supports boolean masks, but got"):
+        x.masked_fill(T([1, 0, 1]), 9.0)
+    with pytest.raises(RuntimeError, match="only supports a 0-dimensional value tensor, but got"):
+        x.masked_fill(T([True, False, True]), T([2.0]))
+    assert_values(x.masked_fill(T([True, False, True]), T(2.0)), [2.0, 2.0, 2.0])
