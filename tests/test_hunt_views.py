@@ -98,3 +98,33 @@ def test_masked_fill_refuses_a_mask_of_integers_and_a_value_of_one_dimension():
     with pytest.raises(RuntimeError, match="only supports a 0-dimensional value tensor, but got"):
         x.masked_fill(T([True, False, True]), T([2.0]))
     assert_values(x.masked_fill(T([True, False, True]), T(2.0)), [2.0, 2.0, 2.0])
+
+
+def _zeroed_through_reshape(y, shape):
+    r = cr.reshape(y, shape)
+    r *= 0.0
+    return r
+
+
+@pytest.mark.parametrize("library", ["jax", "dask"])
+def test_a_reshape_that_copies_in_pytorch_copies_on_arrays_without_layout(library):
+    # JAX and Dask keep views by bookkeeping, where every reshape was taken for a view: a
+    # write into the reshape of a transposed tensor reached the tensor (PyTorch's and
+    # NumPy's reshape copies there, and a write leaves it alone).
+    lib = pytest.importorskip(f"{library}.numpy" if library == "jax" else "dask.array")
+    make = lib.asarray if library == "jax" else lib.from_array
+    a = np.arange(6.0).reshape(2, 3)
+    y = cr.asarray(make(a)).T
+    _zeroed_through_reshape(y, (6,))
+    np.testing.assert_array_equal(N(y), a.T)
+    assert y._version == 0
+    # A reshape that PyTorch makes a view of still is one: the write reaches its base.
+    z = cr.asarray(make(a))[:, 1:]
+    _zeroed_through_reshape(z[0], (2, 1))
+    np.testing.assert_array_equal(N(z), [[0.0, 0.0], [4.0, 5.0]])
+    # With history: the gradient of the values read, not those written through the copy.
+    x = cr.asarray(make(a), requires_grad=True)
+    t = x * 1.0
+    _zeroed_through_reshape(t.T, (6,))
+    cr.sum(t * t).backward()
+    np.testing.assert_array_equal(N(x.grad), 2 * a)
