@@ -7,7 +7,7 @@ import pytest
 
 import chainrule as cr
 from chainrule import func
-from conftest import N, T
+from conftest import N, T, fails_on
 from helpers import assert_values, leaf
 
 
@@ -37,15 +37,17 @@ def test_unbind_of_a_vector_without_history_shares_its_memory():
 
 
 MASK2 = np.array([True, True])
+NO_BOOL = fails_on("dask", "array_api_strict", reason="no Python bool in an index key there")
+NO_TWO_MASKS = fails_on("dask", "array_api_strict", reason="one mask in a key, alone, there")
 
 
 @pytest.mark.parametrize(
     "shape, key",
     [
-        ((1, 2, 3), False),
-        ((2, 2, 3), False),
-        ((1, 2, 3), (False, slice(None))),
-        ((2, 2, 3), (MASK2, MASK2)),
+        pytest.param((1, 2, 3), False, marks=NO_BOOL),
+        pytest.param((2, 2, 3), False, marks=NO_BOOL),
+        pytest.param((1, 2, 3), (False, slice(None)), marks=NO_BOOL),
+        pytest.param((2, 2, 3), (MASK2, MASK2), marks=NO_TWO_MASKS),
     ],
     ids=["False-one", "False", "False-slice", "two-masks"],
 )
@@ -65,6 +67,7 @@ def test_a_write_by_a_key_that_covers_only_part_leaves_the_rest_its_gradient(sha
     assert_values(x.grad, np.where(written, 0.0, c))
 
 
+@fails_on("dask", "array_api_strict", reason="no Python bool in an index key there")
 @pytest.mark.filterwarnings("ignore:vmap. there is no batching rule")
 @pytest.mark.parametrize(
     "key",
@@ -128,3 +131,45 @@ def test_a_reshape_that_copies_in_pytorch_copies_on_arrays_without_layout(librar
     _zeroed_through_reshape(t.T, (6,))
     cr.sum(t * t).backward()
     np.testing.assert_array_equal(N(x.grad), 2 * a)
+
+
+def test_an_index_array_of_two_dimensions_after_an_ellipsis_is_bounds_checked_on_its_axis():
+    # JAX clamps an index out of bounds without a word, so chainrule checks bounds: the axis
+    # of an integer array after `...` was counted from the end by the array's rank (two
+    # axes, not one), so [[4]] was checked against axis 0 (size 5) and JAX read element 2.
+    jnp = pytest.importorskip("jax.numpy")
+    x = cr.asarray(jnp.arange(15.0).reshape(5, 3))
+    with pytest.raises(IndexError, match="index 4 is out of bounds for axis 1 with size 3"):
+        x[..., cr.asarray(jnp.asarray([[4]]))]
+    y = x * 1.0
+    with pytest.raises(IndexError, match="index 4 is out of bounds for axis 1 with size 3"):
+        y[..., cr.asarray(jnp.asarray([[4]]))] = -1.0
+    a = np.arange(15.0).reshape(5, 3)
+    assert_values(x[..., cr.asarray(jnp.asarray([[2, 0]]))], a[..., [[2, 0]]])
+    # A Python bool (a 0-d mask) indexes no axis of its own.
+    assert_values(x[False, ..., 2], a[False, ..., 2])
+    with pytest.raises(IndexError, match="index 3 is out of bounds for axis 1 with size 3"):
+        x[True, ..., 3]
+
+
+@pytest.mark.parametrize(
+    "key",
+    [(1, slice(0, 2), False), (0, slice(None), True), (1, Ellipsis, True)],
+    ids=str,
+)
+def test_a_python_bool_apart_from_an_integer_on_pytorch_storage(key):
+    # chainrule indexes as NumPy on every library: a Python bool is an advanced index (a 0-d
+    # mask), whose axis goes first with the integer's when a slice parts them. On PyTorch's
+    # storage the bool was read as an integer: PyTorch's order (the result's axes permuted).
+    torch = pytest.importorskip("torch")
+    b = np.arange(2 * 4 * 3 * 4.0).reshape(2, 4, 3, 4)
+    assert_values(cr.asarray(torch.asarray(b))[key], b[key])
+
+
+def test_a_python_bool_in_a_key_is_refused_on_dask_storage():
+    # Dask reads x[False] as x[0] (NumPy: a new axis of no element): a silently wrong value.
+    da = pytest.importorskip("dask.array")
+    x = cr.asarray(da.from_array(np.arange(6.0).reshape(2, 3)))
+    for key in (False, (True, 1), (0, Ellipsis, False)):
+        with pytest.raises(NotImplementedError, match="Python bool in an index key"):
+            x[key]

@@ -59,6 +59,11 @@ def getitem(xp, a, key):
     if lib == "dask":
         key = _bounded_key(a.shape, key, lazy=True)
         keys = key if isinstance(key, tuple) else (key,)
+        if any(k.__class__ is bool for k in keys):
+            raise NotImplementedError(
+                "a Python bool in an index key (NumPy's new axis of one element or none) is "
+                "not supported on Dask arrays: Dask reads it as the integer 0 or 1"
+            )
         for i, k in enumerate(keys):
             if _one_index(k):
                 doubled = keys[:i] + (xp.concat([k, k]),) + keys[i + 1 :]
@@ -79,7 +84,9 @@ def _torch_order(key, ndim: int) -> tuple[int, int] | None:
         if k is None or k is Ellipsis or isinstance(k, slice):
             continue
         advanced.append(i)
-        if not isinstance(k, int) and k.ndim:  # a 0-d array selects, as an integer
+        # A 0-d integer array selects, as an integer; a Python bool is a 0-d mask (an axis of
+        # one or no element), which PyTorch leaves where it stands.
+        if k.__class__ is bool or not isinstance(k, int) and (k.ndim or _is_mask(k)):
             arrays.append(i)
     if not arrays or advanced[-1] - advanced[0] + 1 == len(advanced):
         return None  # no array, or NumPy's advanced indices side by side
@@ -94,7 +101,7 @@ def _torch_order(key, ndim: int) -> tuple[int, int] | None:
         elif k is None or isinstance(k, slice):
             at += 1
     kinds = [keys[i] for i in arrays]
-    n = max(1 if dtype_kind(k.dtype) == "b" else k.ndim for k in kinds)
+    n = max(1 if k.__class__ is bool or _is_mask(k) else k.ndim for k in kinds)
     return at, n
 
 
@@ -184,9 +191,19 @@ def _one_index(k) -> bool:
     )
 
 
+def _is_mask(k) -> bool:
+    """Whether key entry k, an array, is a boolean mask."""
+    return dtype_kind(k.dtype) == "b"
+
+
 def _consumed(k) -> int:
-    """The axes of the indexed array that key entry k uses (Ellipsis counted apart)."""
-    return 0 if k is None or k is Ellipsis else getattr(k, "ndim", 1) or 1
+    """The axes of the indexed array that key entry k uses (Ellipsis counted apart): an
+    integer array of any rank uses one, a mask its rank, a Python bool (a 0-d mask) none."""
+    if k is None or k is Ellipsis or k.__class__ is bool:
+        return 0
+    if isinstance(k, (int, slice)):
+        return 1
+    return k.ndim if _is_mask(k) else 1
 
 
 def _result_axis(before, spanned: int) -> int:
