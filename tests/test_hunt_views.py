@@ -7,7 +7,7 @@ import pytest
 
 import chainrule as cr
 from chainrule import func
-from conftest import N, T, fails_on
+from conftest import N, T, fails_on, skip_on
 from helpers import assert_values, leaf
 
 
@@ -173,3 +173,14 @@ def test_a_python_bool_in_a_key_is_refused_on_dask_storage():
     for key in (False, (True, 1), (0, Ellipsis, False)):
         with pytest.raises(NotImplementedError, match="Python bool in an index key"):
             x[key]
+
+
+@skip_on("dask", reason="its index values are checked when computed")
+@pytest.mark.parametrize("index", [-1, -3])
+def test_gather_refuses_a_negative_index_as_pytorch(index):
+    # gather reads through take_along_axis, which counts a negative index from the end: a
+    # value where PyTorch's gather raises.
+    x = T([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    with pytest.raises(IndexError, match=rf"index {index} is out of bounds for axis 1 with size 3"):
+        x.gather(1, T([[0, index], [1, 2]]))
+    assert_values(x.gather(1, T([[2, 0], [1, 1]])), [[3.0, 1.0], [5.0, 5.0]])

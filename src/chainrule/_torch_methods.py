@@ -417,6 +417,8 @@ def gather(self: Tensor, dim: int, index: Tensor) -> Tensor:
                 f"Size does not match at dimension {d} expected index {list(index.shape)} to "
                 f"be no larger than self {list(self.shape)} apart from dimension {dim}"
             )
+    raw = index._data if isinstance(index, Tensor) else index
+    _backend.check_gather_index(raw, self.shape[dim], dim)
     return ops.take_along_axis(self[key], index, axis=dim)
 
 

@@ -58,6 +58,7 @@ from ._helpers import (
 )
 from ._indexing import (
     assign,
+    check_gather_index,
     getitem,
     is_basic,
     is_mask,
@@ -103,6 +104,7 @@ __all__ = [
     "BACKENDS",
     "broadcast_to",
     "can_cast",
+    "check_gather_index",
     "checked",
     "cholesky",
     "complex_from_parts",

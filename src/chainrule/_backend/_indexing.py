@@ -12,7 +12,7 @@ from importlib import import_module
 import numpy as np
 
 from ._dtypes import dtype_kind
-from ._namespaces import library
+from ._namespaces import library, namespace
 
 
 def is_basic(key) -> bool:
@@ -134,6 +134,15 @@ def _check_bounds(indices, size: int, axis: int, low: int = 0) -> None:
     if bool(bad.any()):
         first = int(indices[bad][0]) if indices.ndim else int(indices)
         raise IndexError(f"index {first} is out of bounds for axis {axis} with size {size}")
+
+
+def check_gather_index(indices, size: int, axis: int) -> None:
+    """PyTorch's gather takes indices in [0, size), no negative ones (take_along_axis counts
+    those from the end): NumPy's IndexError for the first outside, where its values can be
+    read: not Dask's before they are computed (take_along_axis checks those then, from 0) nor
+    a vmap batch's (each sample's values)."""
+    if library(namespace(indices)) not in ("dask", "vmap"):
+        _check_bounds(indices, size, axis)
 
 
 def _bounded_key(shape, key, lazy: bool = False):
