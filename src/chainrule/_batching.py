@@ -586,7 +586,10 @@ def vecdot(x1, x2, /, *, axis=-1):
 
 
 def _is_array(k) -> bool:
-    return not (k is None or k is Ellipsis or isinstance(k, (int, slice)))
+    """Whether key part k is an index array or a Python bool (NumPy's 0-d mask: advanced)."""
+    if k is None or k is Ellipsis or isinstance(k, slice):
+        return False
+    return not isinstance(k, int) or k.__class__ is bool
 
 
 def _split_advanced(keys) -> bool:
@@ -629,7 +632,7 @@ def _gather(a, keys, top: Batched):
     if (
         first != 0
         or _split_advanced(keys)
-        or any(_backend.dtype_kind(k.dtype) == "b" for k in arrays)
+        or any(k.__class__ is bool or _backend.dtype_kind(k.dtype) == "b" for k in arrays)
     ):
         return _loop("getitem with per-sample index arrays", _getitem_of)(a, keys)
     nd = builtins_max(_ndim(k) for k in arrays)

@@ -67,7 +67,7 @@ def _view_of(x: Tensor, res: Tensor, rule: Rule, p) -> None:
     if kind == "memory":
         if res.size and not _backend.shares_memory(res._data, x._data):
             return  # a copy (a reshape that no view can make); an empty result is a view
-    elif rule.name == "reshape" and x._data.__class__ is Batched and _copies_per_sample(x, rule, p):
+    elif rule.name == "reshape" and _copies_in_layout(x, rule, p):
         return
     res._vc = version_counter(x)
     if kind is None:
@@ -81,23 +81,30 @@ def _view_of(x: Tensor, res: Tensor, rule: Rule, p) -> None:
     share(x, res, step)
 
 
-def _copies_per_sample(x: Tensor, rule: Rule, p) -> bool:
-    """Inside vmap, whose views are kept by bookkeeping (any reshape could be one): whether
-    this reshape of x copies each sample, as it does outside vmap in the samples' library
-    (NumPy's reshape of a transposed or strided view): the view steps from x's alias root
-    are replayed on an empty array of one sample's root shape, and the reshape after them."""
+def _copies_in_layout(x: Tensor, rule: Rule, p) -> bool:
+    """Where views are kept by bookkeeping (JAX, Dask, and every library inside vmap), where
+    any reshape could be a view: whether this reshape of x copies where arrays have a layout,
+    as it does in PyTorch and NumPy (the reshape of a transposed or strided view). The view
+    steps from x's alias root are replayed on an empty array of the root's shape (inside
+    vmap: one sample's, in the samples' library where it has memory), and the reshape after
+    them."""
     group = alias_group(x)
     if group is None or group.root is None:
         return False
     path = group.path(x)
-    xp = _backend.namespace(every_sample(x._data))
-    if not path or _backend.aliasing(xp) != "memory":
-        return False  # x holds the root's values; JAX and Dask: every reshape is a view
-    a = xp.empty(group.root.shape, dtype=group.root.dtype)
-    for step, q, _ in path:
-        a = step.fwd(xp, a, q)
-    out = rule.fwd(xp, a, p)
-    return 0 not in out.shape and not _backend.shares_memory(out, a)
+    if not path:
+        return False  # x holds the root's values
+    root = group.root
+    if x._data.__class__ is Batched:
+        xp = _backend.namespace(every_sample(x._data))
+        if _backend.aliasing(xp) == "memory":
+            a = xp.empty(root.shape, dtype=root.dtype)
+            for step, q, _ in path:
+                a = step.fwd(xp, a, q)
+            out = rule.fwd(xp, a, p)
+            return 0 not in out.shape and not _backend.shares_memory(out, a)
+    cx = _backend.dtype_kind(root.dtype) == "c"
+    return _backend.layout_copies(path, root.shape, cx, rule, p)
 
 
 def _unrecorded(out, xp) -> Tensor:

@@ -417,6 +417,8 @@ def gather(self: Tensor, dim: int, index: Tensor) -> Tensor:
                 f"Size does not match at dimension {d} expected index {list(index.shape)} to "
                 f"be no larger than self {list(self.shape)} apart from dimension {dim}"
             )
+    raw = index._data if isinstance(index, Tensor) else index
+    _backend.check_gather_index(raw, self.shape[dim], dim)
     return ops.take_along_axis(self[key], index, axis=dim)
 
 
@@ -425,6 +427,15 @@ def gather(self: Tensor, dim: int, index: Tensor) -> Tensor:
 
 def masked_fill(self: Tensor, mask: Tensor, value: ArrayLike) -> Tensor:
     """This tensor with `value` where `mask` holds (no gradient flows there to self)."""
+    if mask.dtype != ops.bool:
+        raise RuntimeError(
+            f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}"
+        )
+    if getattr(value, "ndim", 0):
+        raise RuntimeError(
+            "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+            f"{value.ndim} dimension(s)."
+        )
     return ops.where(mask, _cast(ops.asarray(value, device=self.device), self.dtype), self)
 
 

@@ -100,14 +100,25 @@ def index_add(xp, g, p):
     return xp.reshape(scatter_add(xp, positions, xp.reshape(g, (-1,)), size, dtype), shape)
 
 
+def _selects_by_array(k) -> bool:
+    """Whether k, one part of an index key, is an array or a Python bool (a 0-d mask)."""
+    if k is None or k is Ellipsis or isinstance(k, slice):
+        return False
+    return not isinstance(k, int) or k.__class__ is bool
+
+
 def covers_all(shape, key) -> bool:
     """Whether indexing an array of `shape` with `key` selects every element: decided from
     the key's structure, and for a boolean mask from its values, except on lazy arrays
     (Dask), where that would compute: then False. Integer arrays count as not covering."""
     keys = key if isinstance(key, tuple) else (key,)
+    # Several arrays (masks too, and Python bools, which index as 0-d masks) select
+    # elements pairwise (their positions broadcast together), not each its whole axes.
+    if sum(map(_selects_by_array, keys)) > 1:
+        return False
 
     def width(k) -> int:  # the axes of the array that k indexes
-        if k is None or k is Ellipsis:
+        if k is None or k is Ellipsis or k.__class__ is bool:
             return 0
         if isinstance(k, (int, slice)):
             return 1
@@ -115,8 +126,10 @@ def covers_all(shape, key) -> bool:
 
     axis = 0
     for i, k in enumerate(keys):
-        if k is None:
+        if k is None or k is True:  # True: a new axis of one element, as None
             continue
+        if k is False:  # selects nothing
+            return False
         if k is Ellipsis:  # (keys.index would compare arrays with ==)
             axis = len(shape) - sum(width(j) for j in keys[i + 1 :])
         elif isinstance(k, int):

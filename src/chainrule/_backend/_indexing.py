@@ -12,7 +12,7 @@ from importlib import import_module
 import numpy as np
 
 from ._dtypes import dtype_kind
-from ._namespaces import library
+from ._namespaces import library, namespace
 
 
 def is_basic(key) -> bool:
@@ -25,6 +25,14 @@ def is_mask(key) -> bool:
     keys = key if isinstance(key, tuple) else (key,)
     arrays = [k for k in keys if not (k is None or k is Ellipsis or isinstance(k, (int, slice)))]
     return len(arrays) == 1 and dtype_kind(arrays[0].dtype) == "b"
+
+
+def unstack(xp, a, axis: int) -> tuple:
+    """The slices of `a` along `axis`: views of its memory, 0-d ones too (NumPy's unstack of a
+    vector gives scalar copies, which writes into `a` would not reach)."""
+    if a.ndim == 1 and library(xp) == "numpy":
+        return tuple([a[i, ...] for i in range(a.shape[0])])
+    return xp.unstack(a, axis=axis)
 
 
 def getitem(xp, a, key):
@@ -51,6 +59,11 @@ def getitem(xp, a, key):
     if lib == "dask":
         key = _bounded_key(a.shape, key, lazy=True)
         keys = key if isinstance(key, tuple) else (key,)
+        if any(k.__class__ is bool for k in keys):
+            raise NotImplementedError(
+                "a Python bool in an index key (NumPy's new axis of one element or none) is "
+                "not supported on Dask arrays: Dask reads it as the integer 0 or 1"
+            )
         for i, k in enumerate(keys):
             if _one_index(k):
                 doubled = keys[:i] + (xp.concat([k, k]),) + keys[i + 1 :]
@@ -71,7 +84,9 @@ def _torch_order(key, ndim: int) -> tuple[int, int] | None:
         if k is None or k is Ellipsis or isinstance(k, slice):
             continue
         advanced.append(i)
-        if not isinstance(k, int) and k.ndim:  # a 0-d array selects, as an integer
+        # A 0-d integer array selects, as an integer; a Python bool is a 0-d mask (an axis of
+        # one or no element), which PyTorch leaves where it stands.
+        if k.__class__ is bool or not isinstance(k, int) and (k.ndim or _is_mask(k)):
             arrays.append(i)
     if not arrays or advanced[-1] - advanced[0] + 1 == len(advanced):
         return None  # no array, or NumPy's advanced indices side by side
@@ -86,7 +101,7 @@ def _torch_order(key, ndim: int) -> tuple[int, int] | None:
         elif k is None or isinstance(k, slice):
             at += 1
     kinds = [keys[i] for i in arrays]
-    n = max(1 if dtype_kind(k.dtype) == "b" else k.ndim for k in kinds)
+    n = max(1 if k.__class__ is bool or _is_mask(k) else k.ndim for k in kinds)
     return at, n
 
 
@@ -119,6 +134,15 @@ def _check_bounds(indices, size: int, axis: int, low: int = 0) -> None:
     if bool(bad.any()):
         first = int(indices[bad][0]) if indices.ndim else int(indices)
         raise IndexError(f"index {first} is out of bounds for axis {axis} with size {size}")
+
+
+def check_gather_index(indices, size: int, axis: int) -> None:
+    """PyTorch's gather takes indices in [0, size), no negative ones (take_along_axis counts
+    those from the end): NumPy's IndexError for the first outside, where its values can be
+    read: not Dask's before they are computed (take_along_axis checks those then, from 0) nor
+    a vmap batch's (each sample's values)."""
+    if library(namespace(indices)) not in ("dask", "vmap"):
+        _check_bounds(indices, size, axis)
 
 
 def _bounded_key(shape, key, lazy: bool = False):
@@ -176,9 +200,19 @@ def _one_index(k) -> bool:
     )
 
 
+def _is_mask(k) -> bool:
+    """Whether key entry k, an array, is a boolean mask."""
+    return dtype_kind(k.dtype) == "b"
+
+
 def _consumed(k) -> int:
-    """The axes of the indexed array that key entry k uses (Ellipsis counted apart)."""
-    return 0 if k is None or k is Ellipsis else getattr(k, "ndim", 1) or 1
+    """The axes of the indexed array that key entry k uses (Ellipsis counted apart): an
+    integer array of any rank uses one, a mask its rank, a Python bool (a 0-d mask) none."""
+    if k is None or k is Ellipsis or k.__class__ is bool:
+        return 0
+    if isinstance(k, (int, slice)):
+        return 1
+    return k.ndim if _is_mask(k) else 1
 
 
 def _result_axis(before, spanned: int) -> int:

@@ -50,6 +50,21 @@ def aliasing(xp) -> str | None:
     return kind
 
 
+def layout_copies(path: tuple, shape: tuple, complex_values: bool, rule, p) -> bool:
+    """Whether view rule `rule` (parameters p; a reshape), applied to a view made by the view
+    steps `path` from a new array of `shape`, copies where arrays have a layout (NumPy's and
+    PyTorch's reshape of a transposed or strided view): replayed on an empty NumPy array, for
+    libraries without one (JAX, Dask), where any reshape could be a view. Dask's axes of
+    unknown length: False."""
+    if not all(isinstance(n, int) for n in shape):
+        return False
+    a = np.empty(shape, dtype=np.complex128 if complex_values else np.float64)
+    for step, q, _ in path:
+        a = step.fwd(np, a, q)
+    out = rule.fwd(np, a, p)
+    return out.size != 0 and not np.may_share_memory(out, a)
+
+
 def shares_memory(a, b) -> bool:
     """Whether arrays a and b may share memory (a view op's result against its input: NumPy's
     reshape copies where no view can be had). Unknown libraries: assumed."""

@@ -228,7 +228,7 @@ def _unstack_vjp(xp, g, s, p, needs):
 
 nary(
     "unstack",
-    lambda xp, xs, p: xp.unstack(xs[0], axis=p),
+    lambda xp, xs, p: _backend.unstack(xp, xs[0], p),
     _unstack_vjp,
     ((),),
     jvp="linear",
