@@ -42,6 +42,16 @@ def test_linear_given_an_input_of_the_wrong_width_names_itself_and_the_shape():
     assert lin(T(np.ones((2, 4, 3)))).shape == (2, 4, 16)
 
 
+def test_linear_takes_device_and_dtype_positionally_as_pytorchs():
+    # mnist_forward_forward's Layer(nn.Linear) calls
+    # super().__init__(in_features, out_features, bias, device, dtype): it raised TypeError.
+    layer = nn.Linear(3, 2, False, None, cr.float32)
+    assert layer.weight.dtype == cr.float32 and layer.bias is None
+    layer = nn.Linear(3, 2, True, "cpu", dtype=cr.float64)
+    assert layer.weight.device == layer.bias.device == cr.ones(1).device
+    assert (layer.weight.dtype, layer.bias.dtype) == (cr.float64, cr.float64)
+
+
 def test_conv2d_layer_init_shapes_and_output():
     cr.random.manual_seed(0)
     conv = nn.Conv2d(3, 8, 3, stride=2, padding=1)

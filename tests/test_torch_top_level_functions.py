@@ -48,3 +48,14 @@ def test_the_standards_functions_keep_their_signatures():
         cr.sum(x, dim=1)
     with pytest.raises(TypeError):
         cr.stack([x, x], dim=1)
+
+
+def test_pytorchs_other_dtype_names_are_the_same_dtypes():
+    # A port's `torch.zeros(n, m, dtype=torch.double)` (time_sequence_prediction) raised
+    # AttributeError.
+    aliases = {"double": "float64", "float": "float32", "half": "float16", "long": "int64"}
+    aliases |= {"int": "int32", "short": "int16", "cfloat": "complex64", "cdouble": "complex128"}
+    for name, dtype in aliases.items():
+        assert getattr(cr, name) is getattr(cr, dtype), name
+    assert cr.zeros(2, 3, dtype=cr.double).dtype == cr.float64
+    assert cr.ones(2, dtype=cr.long).dtype == cr.int64

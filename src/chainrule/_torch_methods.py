@@ -382,6 +382,23 @@ def split(self: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 
     return tuple(pieces)
 
 
+def narrow(self: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """The `length` elements from `start` along `dim` (a negative start counts from the end),
+    as a view of this tensor: `x.narrow(0, 1, 2)` is `x[1:3]`."""
+    dim = _dim(dim, self.ndim)
+    n = self.shape[dim]
+    if not -n <= start <= n:
+        raise IndexError(
+            f"start out of range (expected to be in range of [{-n}, {n}], but got {start})"
+        )
+    start = start + n if start < 0 else start
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    return self[(slice(None),) * dim + (slice(start, start + length),)]
+
+
 def unbind(self: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """The slices along `dim`, that dimension removed, as a tuple of views of this tensor
     (see chainrule.unstack)."""
@@ -830,6 +847,7 @@ TORCH_METHODS = {
     "unbind": unbind,
     "diagonal": diagonal,
     "split": split,
+    "narrow": narrow,
     "gather": gather,
     "flip": flip,
     # elementwise and products

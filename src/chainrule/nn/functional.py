@@ -50,6 +50,8 @@ __all__ = [
     "adaptive_avg_pool1d",
     "adaptive_max_pool2d",
     "pad",
+    "pixel_shuffle",
+    "pixel_unshuffle",
     "interpolate",
     "layer_norm",
     "batch_norm",
@@ -906,6 +908,52 @@ def pad(
             x = _EDGE_PADS[mode](x, axis, max(before, 0), max(after, 0))
             x = _crop(x, axis, before, after)
     return x
+
+
+def _check_pixel_factor(x: Tensor, factor: int, name: str, what: str) -> None:
+    if x.ndim < 3:
+        raise RuntimeError(
+            f"{name} expects input to have at least 3 dimensions, but got input with "
+            f"{x.ndim} dimension(s)"
+        )
+    if factor <= 0:
+        raise RuntimeError(f"{name} expects a positive {what}, but got {factor}")
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:  # noqa: A002
+    """x of shape (*, C r^2, H, W) rearranged to (*, C, H r, W r), r = upscale_factor: the
+    r^2 channels of each output channel become an r-by-r block of pixels (channel c r^2 +
+    i r + j goes to row offset i, column offset j), as PyTorch's; differentiable."""
+    x, r = as_tensor(input), upscale_factor
+    _check_pixel_factor(x, r, "pixel_shuffle", "upscale_factor")
+    *lead, c, h, w = x.shape
+    if c % (r * r):
+        raise RuntimeError(
+            "pixel_shuffle expects its input's 'channel' dimension to be divisible by the "
+            f"square of upscale_factor, but input.size(-3)={c} is not divisible by {r * r}"
+        )
+    n = len(lead)
+    x = x.reshape((*lead, c // (r * r), r, r, h, w))
+    x = ops.permute_dims(x, (*range(n), n, n + 3, n + 1, n + 4, n + 2))
+    return x.reshape((*lead, c // (r * r), h * r, w * r))
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:  # noqa: A002
+    """The inverse of pixel_shuffle: x of shape (*, C, H r, W r) to (*, C r^2, H, W), each
+    r-by-r block of pixels gathered into r^2 channels; differentiable."""
+    x, r = as_tensor(input), downscale_factor
+    _check_pixel_factor(x, r, "pixel_unshuffle", "downscale_factor")
+    *lead, c, h, w = x.shape
+    for side, size, axis in (("height", h, -2), ("width", w, -1)):
+        if size % r:
+            raise RuntimeError(
+                f"pixel_unshuffle expects {side} to be divisible by downscale_factor, but "
+                f"input.size({axis})={size} is not divisible by {r}"
+            )
+    n = len(lead)
+    x = x.reshape((*lead, c, h // r, r, w // r, r))
+    x = ops.permute_dims(x, (*range(n), n, n + 2, n + 4, n + 1, n + 3))
+    return x.reshape((*lead, c * r * r, h // r, w // r))
 
 
 def _crop(x: Tensor, axis: int, before: int, after: int) -> Tensor:

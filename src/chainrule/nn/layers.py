@@ -66,15 +66,22 @@ def _weight_and_bias(
 
 class Linear(Module):
     """y = x W^T + b, W of shape (out_features, in_features); W and b start uniform in
-    +-1/sqrt(in_features)."""
+    +-1/sqrt(in_features), in `dtype`, on `device` (both positional too, as PyTorch's)."""
 
     def __init__(
-        self, in_features: int, out_features: int, bias: bool = True, *, dtype: Any = None
+        self,
+        in_features: int,
+        out_features: int,
+        bias: bool = True,
+        device: Any = None,
+        dtype: Any = None,
     ) -> None:
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
         _weight_and_bias(self, (out_features, in_features), in_features, bias, dtype)
+        if device is not None:
+            self.to(device)
 
     def forward(self, x: Tensor) -> Tensor:
         """x W^T + b."""
