@@ -47,8 +47,9 @@ def test_linear_takes_device_and_dtype_positionally_as_pytorchs():
     # super().__init__(in_features, out_features, bias, device, dtype): it raised TypeError.
     layer = nn.Linear(3, 2, False, None, cr.float32)
     assert layer.weight.dtype == cr.float32 and layer.bias is None
-    layer = nn.Linear(3, 2, True, "cpu", dtype=cr.float64)
-    assert layer.weight.device == layer.bias.device == cr.ones(1).device
+    device = cr.ones(1).device  # the default library's device
+    layer = nn.Linear(3, 2, True, device, dtype=cr.float64)
+    assert layer.weight.device == layer.bias.device == device
     assert (layer.weight.dtype, layer.bias.dtype) == (cr.float64, cr.float64)
 
 
@@ -215,3 +216,51 @@ def test_bad_pooling_and_attention_arguments():
     with pytest.raises(AssertionError, match="divisible by num_heads"):
         nn.MultiheadAttention(5, 2)
     assert F.max_pool2d(x[0], 2).shape == (1, 2, 2)
+
+
+@pytest.mark.parametrize(
+    ("layer", "shape"),
+    [
+        (nn.Dropout1d, (40, 3, 5)),
+        (nn.Dropout1d, (3, 5)),
+        (nn.Dropout2d, (40, 3, 2, 2)),
+        (nn.Dropout3d, (40, 3, 2, 1, 2)),
+        (nn.Dropout3d, (3, 2, 1, 2)),
+    ],
+)
+def test_channel_dropout_zeroes_whole_channels_and_scales_the_rest(layer, shape):
+    cr.manual_seed(3)
+    drop = layer(0.25)
+    out = N(drop(T(np.ones(shape))))
+    batched = out if shape[0] == 40 else out[None]
+    per_channel = batched.reshape(batched.shape[0], batched.shape[1], -1)
+    assert (per_channel.std(axis=-1) == 0).all()  # each channel all kept or all zero
+    assert set(np.unique(per_channel)) <= {0.0, 1 / 0.75}
+    drop.eval()
+    x = T(np.ones(shape))
+    assert drop(x) is x
+    assert layer(0.0)(x) is x
+
+
+def test_channel_dropout_in_place_gradient_and_errors():
+    cr.manual_seed(4)
+    x = T(np.random.default_rng(2).normal(size=(6, 4, 3)), requires_grad=True)
+    out = F.dropout1d(x, 0.5)
+    cr.sum(out * 2.0).backward()
+    kept = N(out) != 0
+    np.testing.assert_allclose(N(x.grad), np.where(kept, 4.0, 0.0))
+    y = T(np.ones((2, 3, 2, 2)))
+    assert F.dropout2d(y, 0.5, inplace=True) is y
+    with pytest.raises(
+        ValueError, match="dropout probability has to be between 0 and 1, but got 1.5"
+    ):
+        nn.Dropout2d(1.5)
+    with pytest.raises(
+        RuntimeError, match="dropout1d: Expected 2D or 3D input, but received a 4D input"
+    ):
+        F.dropout1d(T(np.ones((1, 2, 3, 4))))
+    with pytest.warns(UserWarning, match="dropout2d: Received a 2-D input to dropout2d"):
+        F.dropout2d(T(np.ones((3, 4))))
+    with pytest.warns(UserWarning, match="assuming that channel-wise 1D dropout"):
+        F.dropout2d(T(np.ones((2, 3, 4))))
+    assert repr(nn.Dropout3d(0.1, True)) == "Dropout3d(p=0.1, inplace=True)"

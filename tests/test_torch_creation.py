@@ -59,6 +59,17 @@ def test_creation_takes_sizes_as_varargs_or_one_tuple(make):
     assert make(shape=(1, 2)).shape == (1, 2)
 
 
+@pytest.mark.parametrize("make", [cr.zeros, cr.ones, cr.empty])
+def test_creation_takes_pytorchs_size_keyword(make):
+    # gat's `torch.empty(size=(in_features, n_hidden * n_heads))` raised TypeError.
+    assert make(size=(2, 3)).shape == make(size=[2, 3]).shape == (2, 3)
+    assert make(size=(2,), dtype=cr.float32).dtype == cr.float32
+    with pytest.raises(TypeError, match="got multiple values for argument 'size'"):
+        make((2,), size=(2,))
+    with pytest.raises(TypeError, match='missing 1 required positional arguments: "size"'):
+        make()
+
+
 def test_creation_values_from_varargs_sizes():
     np.testing.assert_array_equal(N(cr.zeros(2, 3)), np.zeros((2, 3)))
     np.testing.assert_array_equal(N(cr.ones(1, 2)), np.ones((1, 2)))

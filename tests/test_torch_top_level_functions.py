@@ -9,6 +9,7 @@ import pytest
 import chainrule as cr
 from chainrule.autograd import gradcheck, gradgradcheck
 from conftest import N, T
+from helpers import assert_values
 
 RNG = np.random.default_rng(8)
 X = RNG.normal(size=(2, 3, 4))
@@ -59,3 +60,21 @@ def test_pytorchs_other_dtype_names_are_the_same_dtypes():
         assert getattr(cr, name) is getattr(cr, dtype), name
     assert cr.zeros(2, 3, dtype=cr.double).dtype == cr.float64
     assert cr.ones(2, dtype=cr.long).dtype == cr.int64
+
+
+def test_diag_builds_a_matrix_from_a_vector_and_takes_a_diagonal_of_a_matrix():
+    # gcn's and gat's load_cora scale by `torch.diag(vector)`: it raised AttributeError.
+    v = RNG.normal(size=3)
+    for k in (0, 1, -2):
+        assert_values(cr.diag(T(v), k), np.diag(v, k))
+    m = RNG.normal(size=(3, 4))
+    for k in (0, 1, -2):
+        assert_values(cr.diag(T(m), k), np.diag(m, k))
+    # An infinite entry stays on its diagonal (no inf * 0 = nan off it).
+    assert_values(cr.diag(T(np.array([1.0, np.inf])), -1), np.diag([1.0, np.inf], -1))
+    for k in (0, 2, -1):
+        assert gradcheck(lambda t, k=k: cr.diag(t, k) ** 2, (T(v, requires_grad=True),))
+        assert gradgradcheck(lambda t, k=k: cr.diag(t, k) ** 2, (T(v, requires_grad=True),))
+    assert gradgradcheck(lambda t: cr.diag(t, 1) ** 2, (T(m, requires_grad=True),))
+    with pytest.raises(RuntimeError, match=r"diag\(\): Supports 1D or 2D tensors. Got 3D"):
+        cr.diag(T(X))

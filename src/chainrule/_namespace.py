@@ -1217,8 +1217,17 @@ def _default(
     return xp, _dtype(xp, dtype)
 
 
-def _size(shape: Shape, more: tuple[int, ...], name: str) -> Shape:
-    """A shape given as the standard's `f((2, 3))` or as PyTorch's varargs `f(2, 3)`."""
+def _size(
+    shape: Shape | None, more: tuple[int, ...], size: Sequence[int] | None, name: str
+) -> Shape:
+    """A shape given as the standard's `f((2, 3))`, as PyTorch's varargs `f(2, 3)`, or as
+    PyTorch's keyword `f(size=(2, 3))`."""
+    if size is not None:
+        if shape is not None or more:
+            raise TypeError(f"{name}() got multiple values for argument 'size'")
+        return tuple(size)
+    if shape is None:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
     if not more:
         return shape
     sizes = (shape, *more)
@@ -1243,25 +1252,44 @@ def _from_dlpack(xp: Any, a: Any, kwargs: dict) -> Any:
     return _backend.normalize(xp.from_dlpack(a, **kwargs), xp)
 
 
-def zeros(shape: Shape, *size: int, dtype: DTypeLike = None, device: Device = None) -> Tensor:
+def zeros(
+    shape: Shape | None = None,
+    *sizes: int,
+    size: Sequence[int] | None = None,
+    dtype: DTypeLike = None,
+    device: Device = None,
+) -> Tensor:
     """A new tensor of `shape` filled with zeros, in the default backend (the default floating
-    dtype, float64 unless set_default_dtype changed it). `zeros(2, 3)` is `zeros((2, 3))`."""
+    dtype, float64 unless set_default_dtype changed it). `zeros(2, 3)` and `zeros(size=(2, 3))`
+    are `zeros((2, 3))`."""
     xp, dt = _default(dtype, True, device)
-    return _new(xp.zeros(_size(shape, size, "zeros"), dtype=dt, **_on(device)), xp)
+    return _new(xp.zeros(_size(shape, sizes, size, "zeros"), dtype=dt, **_on(device)), xp)
 
 
-def ones(shape: Shape, *size: int, dtype: DTypeLike = None, device: Device = None) -> Tensor:
+def ones(
+    shape: Shape | None = None,
+    *sizes: int,
+    size: Sequence[int] | None = None,
+    dtype: DTypeLike = None,
+    device: Device = None,
+) -> Tensor:
     """A new tensor of `shape` filled with ones, in the default backend (the default floating
     dtype unless `dtype`). `ones(2, 3)` is `ones((2, 3))`."""
     xp, dt = _default(dtype, True, device)
-    return _new(xp.ones(_size(shape, size, "ones"), dtype=dt, **_on(device)), xp)
+    return _new(xp.ones(_size(shape, sizes, size, "ones"), dtype=dt, **_on(device)), xp)
 
 
-def empty(shape: Shape, *size: int, dtype: DTypeLike = None, device: Device = None) -> Tensor:
+def empty(
+    shape: Shape | None = None,
+    *sizes: int,
+    size: Sequence[int] | None = None,
+    dtype: DTypeLike = None,
+    device: Device = None,
+) -> Tensor:
     """A new tensor of `shape` with unspecified values, in the default backend (the default
     floating dtype unless `dtype`). `empty(2, 3)` is `empty((2, 3))`."""
     xp, dt = _default(dtype, True, device)
-    return _new(xp.empty(_size(shape, size, "empty"), dtype=dt, **_on(device)), xp)
+    return _new(xp.empty(_size(shape, sizes, size, "empty"), dtype=dt, **_on(device)), xp)
 
 
 def full(

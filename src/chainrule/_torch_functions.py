@@ -3,7 +3,8 @@ from chainrule's default generator (`manual_seed`, `rand`, `randn`, `randint`, `
 `rand_like`, `randn_like`, `randint_like`, `bernoulli`),
 `from_numpy`, `einsum`, the default floating dtype (`get_default_dtype`, `set_default_dtype`),
 and the tensor functions PyTorch has at the top level beside its methods (`cat`, `flatten`,
-`unsqueeze`, `transpose`, `chunk`, `split`, `unbind`, `sigmoid`, `relu`, `clamp`, `mm`, `bmm`)."""
+`unsqueeze`, `transpose`, `chunk`, `split`, `unbind`, `sigmoid`, `relu`, `clamp`, `mm`, `bmm`,
+`diag`)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,19 @@ from ._backend import DEFAULT_FLOAT, DType, from_backend_dtype
 from ._batching import Batched
 from ._dtypes import complex64, complex128, float16, float32, float64
 from ._einsum import einsum as _einsum
-from ._namespace import asarray, concat, conj, int64, log, matrix_transpose, nan, where
+from ._namespace import (
+    asarray,
+    concat,
+    conj,
+    expand_dims,
+    eye,
+    int64,
+    log,
+    matrix_transpose,
+    nan,
+    where,
+    zeros,
+)
 from ._rules import OPS
 from ._tensor import Tensor, as_tensor, as_tensors
 from ._typing import ArrayLike, Device, DTypeLike
@@ -28,7 +41,7 @@ __all__ = [
     "manual_seed", "rand", "randn", "randint", "randperm", "rand_like", "randn_like",
     "randint_like", "bernoulli", "from_numpy", "einsum",
     "get_default_dtype", "set_default_dtype", "cat", "flatten", "unsqueeze", "transpose",
-    "chunk", "split", "unbind", "sigmoid", "relu", "clamp", "mm", "bmm", "diagonal",
+    "chunk", "split", "unbind", "sigmoid", "relu", "clamp", "mm", "bmm", "diagonal", "diag",
     "cholesky_solve", "logdet", "cdist",
 ]  # fmt: skip
 
@@ -346,6 +359,24 @@ def diagonal(
 ) -> Tensor:
     """`input.diagonal(offset, dim1, dim2)`."""
     return _method.diagonal(as_tensor(input), offset, dim1, dim2)
+
+
+def diag(input: ArrayLike, diagonal: int = 0) -> Tensor:  # noqa: A002
+    """PyTorch's two-way diag: of a vector, the square matrix with it on diagonal
+    `diagonal` (above the main one when positive, below when negative) and zeros elsewhere;
+    of a matrix, that diagonal as a vector. Differentiable."""
+    x = as_tensor(input)
+    if x.ndim == 2:
+        return _method.diagonal(x, diagonal, 0, 1)
+    if x.ndim != 1:
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {x.ndim}D")
+    n = x.shape[0] + abs(diagonal)
+    # x[i] goes to row i (diagonal >= 0) or column i (below the main diagonal): x padded
+    # to n and spread along the other axis, kept where the chosen diagonal lies.
+    padded = concat([x, zeros(n - x.shape[0], dtype=x.dtype, device=x.device)])
+    spread = expand_dims(padded, axis=1 if diagonal >= 0 else 0)
+    on = eye(n, n, k=diagonal, dtype=x.dtype, device=x.device) != 0
+    return where(on, spread, zeros((), dtype=x.dtype, device=x.device))
 
 
 # ----------------------------------------------------------------------------- linear algebra

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import struct
+import warnings
 from collections.abc import Sequence
 from typing import Literal
 
@@ -58,6 +59,9 @@ __all__ = [
     "group_norm",
     "instance_norm",
     "dropout",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
     "one_hot",
     "embedding",
     "mse_loss",
@@ -1420,6 +1424,122 @@ def dropout(
         return out
     x[...] = out
     return x
+
+
+def _feature_dropout(
+    x: Tensor, p: float, training: bool, inplace: bool, generator: _random.Generator | None
+) -> Tensor:
+    """Dropout of whole channels: x (N, C, *) times a mask of shape (N, C, 1, ...), each
+    entry kept with probability 1 - p and scaled by 1 / (1 - p)."""
+    if not training or p == 0.0:
+        return x
+    if x.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    if p == 1.0:
+        out = x * 0.0
+    else:
+        shape = tuple(x.shape[:2]) + (1,) * (x.ndim - 2)
+        keep = _random.bernoulli(1.0 - p, shape, dtype=x.dtype, generator=generator)
+        out = x * (keep * (1.0 / (1.0 - p)))
+    if not inplace:
+        return out
+    x[...] = out
+    return x
+
+
+def _channel_dropout(
+    x: Tensor,
+    p: float,
+    training: bool,
+    inplace: bool,
+    generator: _random.Generator | None,
+    spatial: int,
+) -> Tensor:
+    """dropout1d / dropout2d / dropout3d (`spatial` axes after the channel's), with
+    PyTorch's checks: 1d and 3d take unbatched input (C, *spatial) too; 2d treats 3-D input as
+    (N, C, L) and warns, as PyTorch's does."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    name, expected = f"dropout{spatial}d", (spatial + 1, spatial + 2)
+    inputs = f"{expected[0]}D or {expected[1]}D inputs"
+    note = (
+        f"Note that {name} exists to provide channel-wise dropout on inputs with {spatial} "
+        f"spatial dimension{'s' if spatial > 1 else ''}, a channel dimension, and an optional "
+        f"batch dimension (i.e. {inputs})."
+    )
+    if x.ndim not in expected:
+        if spatial == 1:
+            raise RuntimeError(
+                f"{name}: Expected 2D or 3D input, but received a {x.ndim}D input. {note}"
+            )
+        warnings.warn(
+            f"{name}: Received a {x.ndim}-D input to {name}, which is deprecated and will "
+            "result in an error in a future release. To retain the behavior and silence this "
+            f"warning, please use dropout instead. {note}",
+            stacklevel=3,
+        )
+    if not training or p == 0.0:
+        return x
+    if spatial == 2:
+        if x.ndim == 3:
+            warnings.warn(
+                "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
+                "dropout behavior is desired - input is interpreted as shape (N, C, L), where "
+                "C is the channel dim. This behavior will change in a future release to "
+                "interpret the input as one without a batch dimension, i.e. shape (C, H, W). "
+                "To maintain the 1D channel-wise dropout behavior, please switch to using "
+                "dropout1d instead.",
+                stacklevel=3,
+            )
+        return _feature_dropout(x, p, training, inplace, generator)
+    if x.ndim == expected[1]:
+        return _feature_dropout(x, p, training, inplace, generator)
+    # Unbatched: one sample of C channels (its mask drawn as for a batch of one).
+    out = _feature_dropout(ops.expand_dims(x, axis=0), p, training, False, generator)[0]
+    if not inplace:
+        return out
+    x[...] = out
+    return x
+
+
+def dropout1d(
+    input: Tensor,  # noqa: A002
+    p: float = 0.5,
+    training: bool = True,
+    inplace: bool = False,
+    *,
+    generator: _random.Generator | None = None,
+) -> Tensor:
+    """In training, zero each channel of x (N, C, L) or (C, L), all of its L values, with
+    probability `p`, and scale the kept ones by 1 / (1 - p); else x itself."""
+    return _channel_dropout(input, p, training, inplace, generator, 1)
+
+
+def dropout2d(
+    input: Tensor,  # noqa: A002
+    p: float = 0.5,
+    training: bool = True,
+    inplace: bool = False,
+    *,
+    generator: _random.Generator | None = None,
+) -> Tensor:
+    """In training, zero each channel of x (N, C, H, W), all of its H W values, with
+    probability `p`, and scale the kept ones by 1 / (1 - p); else x itself. As PyTorch's,
+    3-D input is taken as (N, C, L), and other than 3-D or 4-D input warns."""
+    return _channel_dropout(input, p, training, inplace, generator, 2)
+
+
+def dropout3d(
+    input: Tensor,  # noqa: A002
+    p: float = 0.5,
+    training: bool = True,
+    inplace: bool = False,
+    *,
+    generator: _random.Generator | None = None,
+) -> Tensor:
+    """In training, zero each channel of x (N, C, D, H, W) or (C, D, H, W), all of its
+    values, with probability `p`, and scale the kept ones by 1 / (1 - p); else x itself."""
+    return _channel_dropout(input, p, training, inplace, generator, 3)
 
 
 def _renorm_rows(weight: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> None:

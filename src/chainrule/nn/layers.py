@@ -478,6 +478,34 @@ class Dropout(Module):
         return f"p={self.p}, inplace={self.inplace}"
 
 
+class Dropout1d(Dropout):
+    """In training mode, zeroes each channel of (N, C, L) or (C, L) input, all of it, with
+    probability p and scales the rest by 1 / (1 - p); in eval mode, the identity."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        """Channel dropout of x in training mode, x itself in eval mode."""
+        return F.dropout1d(x, self.p, self.training, self.inplace)
+
+
+class Dropout2d(Dropout):
+    """In training mode, zeroes each channel of (N, C, H, W) input, all of it, with
+    probability p and scales the rest by 1 / (1 - p); in eval mode, the identity."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        """Channel dropout of x in training mode, x itself in eval mode."""
+        return F.dropout2d(x, self.p, self.training, self.inplace)
+
+
+class Dropout3d(Dropout):
+    """In training mode, zeroes each channel of (N, C, D, H, W) or (C, D, H, W) input, all
+    of it, with probability p and scales the rest by 1 / (1 - p); in eval mode, the
+    identity."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        """Channel dropout of x in training mode, x itself in eval mode."""
+        return F.dropout3d(x, self.p, self.training, self.inplace)
+
+
 class LayerNorm(Module):
     """Normalisation over the trailing `normalized_shape` axes, then an elementwise affine
     map whose weight starts at ones and bias at zeros."""
