@@ -458,3 +458,15 @@ def test_narrow_out_of_range_raises_pytorchs_errors():
         x.narrow(0, 7, 0)
     with pytest.raises(IndexError, match="Dimension out of range"):
         x.narrow(1, 0, 1)
+
+
+def test_type_and_type_as_cast_as_pytorchs():
+    # language_translation's `mask.type(torch.bool)` and `.type_as(src)` raised AttributeError.
+    x = T(np.array([[0.0, -np.inf], [1.5, 0.0]]))
+    assert N(x.type(cr.bool)).tolist() == [[False, True], [True, False]]
+    assert x.type(cr.float64) is x
+    assert T(A).type_as(T(np.arange(2))).dtype == cr.int64
+    g = T(A, requires_grad=True)
+    assert gradcheck(lambda t: t.type(cr.float64) * t.type_as(t), (g,))
+    with pytest.raises(NotImplementedError, match="takes a dtype here"):
+        x.type()

@@ -646,6 +646,23 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     return out
 
 
+def _type(self: Tensor, dtype: DTypeLike = None, non_blocking: bool = False) -> Tensor:
+    """This tensor in `dtype` (itself when it has that dtype already), as PyTorch's
+    `x.type(torch.long)`. PyTorch's other forms, `x.type()` (the name of the tensor's type)
+    and a type name as a string, are not implemented."""
+    if dtype is None or isinstance(dtype, str):
+        raise NotImplementedError(
+            "Tensor.type() takes a dtype here (x.type(chainrule.int64)); the name of a "
+            "tensor type (x.type(), x.type('torch.LongTensor')) is PyTorch's own"
+        )
+    return _cast(self, dtype)
+
+
+def type_as(self: Tensor, other: Tensor) -> Tensor:
+    """This tensor in `other`'s dtype (itself when it has that dtype already)."""
+    return _cast(self, other.dtype)
+
+
 def clone(self: Tensor, *, memory_format: Any = None) -> Tensor:
     """A copy of this tensor that keeps its history (the gradient flows back to it)."""
     return ops.asarray(self, copy=True)
@@ -896,6 +913,8 @@ TORCH_METHODS = {
     "uniform_": uniform_,
     # dtypes, devices, copies, sizes
     "to": to,
+    "type": _type,
+    "type_as": type_as,
     "clone": clone,
     "float": _to_dtype("float", ops.float32),
     "double": _to_dtype("double", ops.float64),

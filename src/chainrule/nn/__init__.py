@@ -73,6 +73,7 @@ from .padding import (
 from .pooling import AdaptiveAvgPool1d, AdaptiveMaxPool2d, AvgPool1d, MaxPool1d
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .transformer import (
+    Transformer,
     TransformerDecoder,
     TransformerDecoderLayer,
     TransformerEncoder,
@@ -158,6 +159,7 @@ __all__ = [
     "TransformerEncoder",
     "TransformerDecoderLayer",
     "TransformerDecoder",
+    "Transformer",
     "Identity",
     "ModuleList",
     "ModuleDict",
