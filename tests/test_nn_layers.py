@@ -53,6 +53,15 @@ def test_linear_takes_device_and_dtype_positionally_as_pytorchs():
     assert (layer.weight.dtype, layer.bias.dtype) == (cr.float64, cr.float64)
 
 
+def test_embedding_and_attention_take_a_device_keyword():
+    # minGPT passes device= to nn.Embedding and nn.MultiheadAttention: it raised TypeError.
+    device = cr.ones(1).device
+    emb = nn.Embedding(5, 3, device=device, dtype=cr.float32)
+    assert (emb.weight.device, emb.weight.dtype) == (device, cr.float32)
+    attn = nn.MultiheadAttention(4, 2, batch_first=True, device=device, dtype=cr.float64)
+    assert all(p.device == device for p in attn.parameters())
+
+
 def test_conv2d_layer_init_shapes_and_output():
     cr.random.manual_seed(0)
     conv = nn.Conv2d(3, 8, 3, stride=2, padding=1)

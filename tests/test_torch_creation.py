@@ -70,6 +70,16 @@ def test_creation_takes_pytorchs_size_keyword(make):
         make()
 
 
+@pytest.mark.parametrize("make", [cr.zeros, cr.ones, cr.empty])
+def test_creation_takes_requires_grad(make):
+    # `torch.zeros(n, requires_grad=True)` (a leaf made to be learned) raised TypeError.
+    x = make(2, 3, requires_grad=True)
+    assert x.requires_grad and x.is_leaf and x.grad_fn is None
+    assert not make(size=(2,)).requires_grad
+    with pytest.raises(RuntimeError, match="only Tensors of floating point and complex dtype"):
+        make(2, dtype=cr.int64, requires_grad=True)
+
+
 def test_creation_values_from_varargs_sizes():
     np.testing.assert_array_equal(N(cr.zeros(2, 3)), np.zeros((2, 3)))
     np.testing.assert_array_equal(N(cr.ones(1, 2)), np.ones((1, 2)))

@@ -78,3 +78,19 @@ def test_diag_builds_a_matrix_from_a_vector_and_takes_a_diagonal_of_a_matrix():
     assert gradgradcheck(lambda t: cr.diag(t, 1) ** 2, (T(m, requires_grad=True),))
     with pytest.raises(RuntimeError, match=r"diag\(\): Supports 1D or 2D tensors. Got 3D"):
         cr.diag(T(X))
+
+
+def test_topk_gives_the_k_largest_or_smallest_with_their_indices():
+    # minGPT's generate takes `torch.topk(probs, k=1, dim=-1)`: it raised AttributeError.
+    a = np.array([[1.0, 3.0, 3.0, 2.0], [0.5, -1.0, 4.0, 0.0]])
+    values, indices = cr.topk(T(a), 2)
+    assert N(indices).tolist() == [[1, 2], [2, 0]]  # equal values in index order, as PyTorch
+    assert_values(values, [[3.0, 3.0], [4.0, 0.5]])
+    low = T(a).topk(3, dim=1, largest=False)
+    assert N(low.indices).tolist() == [[0, 3, 1], [1, 3, 0]]
+    assert N(cr.topk(T(a), 1, dim=0).indices).tolist() == [[0, 0, 1, 0]]
+    x = T(RNG.normal(size=(3, 5)), requires_grad=True)
+    assert gradcheck(lambda t: cr.topk(t, 2, dim=1).values ** 2, (x,))
+    assert gradgradcheck(lambda t: cr.topk(t, 2, dim=1).values ** 2, (x,))
+    with pytest.raises(RuntimeError, match="selected index k out of range"):
+        cr.topk(T(a), 5)

@@ -1258,12 +1258,15 @@ def zeros(
     size: Sequence[int] | None = None,
     dtype: DTypeLike = None,
     device: Device = None,
+    requires_grad: builtins.bool = False,
 ) -> Tensor:
     """A new tensor of `shape` filled with zeros, in the default backend (the default floating
     dtype, float64 unless set_default_dtype changed it). `zeros(2, 3)` and `zeros(size=(2, 3))`
-    are `zeros((2, 3))`."""
+    are `zeros((2, 3))`; `requires_grad=True` makes it a leaf that requires grad (PyTorch's
+    keyword, as in ones and empty)."""
     xp, dt = _default(dtype, True, device)
-    return _new(xp.zeros(_size(shape, sizes, size, "zeros"), dtype=dt, **_on(device)), xp)
+    out = _new(xp.zeros(_size(shape, sizes, size, "zeros"), dtype=dt, **_on(device)), xp)
+    return out.requires_grad_(True) if requires_grad else out
 
 
 def ones(
@@ -1272,11 +1275,13 @@ def ones(
     size: Sequence[int] | None = None,
     dtype: DTypeLike = None,
     device: Device = None,
+    requires_grad: builtins.bool = False,
 ) -> Tensor:
     """A new tensor of `shape` filled with ones, in the default backend (the default floating
     dtype unless `dtype`). `ones(2, 3)` is `ones((2, 3))`."""
     xp, dt = _default(dtype, True, device)
-    return _new(xp.ones(_size(shape, sizes, size, "ones"), dtype=dt, **_on(device)), xp)
+    out = _new(xp.ones(_size(shape, sizes, size, "ones"), dtype=dt, **_on(device)), xp)
+    return out.requires_grad_(True) if requires_grad else out
 
 
 def empty(
@@ -1285,11 +1290,13 @@ def empty(
     size: Sequence[int] | None = None,
     dtype: DTypeLike = None,
     device: Device = None,
+    requires_grad: builtins.bool = False,
 ) -> Tensor:
     """A new tensor of `shape` with unspecified values, in the default backend (the default
     floating dtype unless `dtype`). `empty(2, 3)` is `empty((2, 3))`."""
     xp, dt = _default(dtype, True, device)
-    return _new(xp.empty(_size(shape, sizes, size, "empty"), dtype=dt, **_on(device)), xp)
+    out = _new(xp.empty(_size(shape, sizes, size, "empty"), dtype=dt, **_on(device)), xp)
+    return out.requires_grad_(True) if requires_grad else out
 
 
 def full(

@@ -4,7 +4,7 @@ from chainrule's default generator (`manual_seed`, `rand`, `randn`, `randint`, `
 `from_numpy`, `einsum`, the default floating dtype (`get_default_dtype`, `set_default_dtype`),
 and the tensor functions PyTorch has at the top level beside its methods (`cat`, `flatten`,
 `unsqueeze`, `transpose`, `chunk`, `split`, `unbind`, `sigmoid`, `relu`, `clamp`, `mm`, `bmm`,
-`diag`)."""
+`diag`, `topk`)."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ __all__ = [
     "manual_seed", "rand", "randn", "randint", "randperm", "rand_like", "randn_like",
     "randint_like", "bernoulli", "from_numpy", "einsum",
     "get_default_dtype", "set_default_dtype", "cat", "flatten", "unsqueeze", "transpose",
-    "chunk", "split", "unbind", "sigmoid", "relu", "clamp", "mm", "bmm", "diagonal", "diag",
+    "chunk", "split", "unbind", "sigmoid", "relu", "clamp", "mm", "bmm", "diagonal", "diag", "topk",
     "cholesky_solve", "logdet", "cdist",
 ]  # fmt: skip
 
@@ -359,6 +359,18 @@ def diagonal(
 ) -> Tensor:
     """`input.diagonal(offset, dim1, dim2)`."""
     return _method.diagonal(as_tensor(input), offset, dim1, dim2)
+
+
+def topk(
+    input: ArrayLike,  # noqa: A002
+    k: int,
+    dim: int = -1,
+    largest: bool = True,
+    sorted: bool = True,  # noqa: A002
+) -> _method.TopK:
+    """`input.topk(k, dim, largest, sorted)`: (values, indices) of the k largest elements
+    (smallest unless `largest`) along `dim`."""
+    return _method.topk(as_tensor(input), k, dim, largest, sorted)
 
 
 def diag(input: ArrayLike, diagonal: int = 0) -> Tensor:  # noqa: A002

@@ -18,11 +18,18 @@ from ._rules import OPS
 from ._tensor import Tensor
 from ._typing import ArrayLike, Axis, Device, DTypeLike
 
-__all__ = ["TORCH_METHODS", "MaxMin"]
+__all__ = ["TORCH_METHODS", "MaxMin", "TopK"]
 
 
 class MaxMin(NamedTuple):
     """What `x.max(dim)` and `x.min(dim)` return (PyTorch's torch.return_types.max)."""
+
+    values: Tensor
+    indices: Tensor
+
+
+class TopK(NamedTuple):
+    """What `x.topk(k)` returns (PyTorch's torch.return_types.topk)."""
 
     values: Tensor
     indices: Tensor
@@ -435,6 +442,25 @@ def gather(self: Tensor, dim: int, index: Tensor) -> Tensor:
                 f"be no larger than self {list(self.shape)} apart from dimension {dim}"
             )
     return ops.take_along_axis(self[key], index, axis=dim)
+
+
+def topk(
+    self: Tensor,
+    k: int,
+    dim: int = -1,
+    largest: bool = True,
+    sorted: bool = True,  # noqa: A002
+) -> TopK:
+    """The k largest (or, unless `largest`, smallest) elements along `dim` and their
+    indices, in order from the largest (smallest); equal values in index order. The values
+    are differentiable (a gather). `sorted=False` gives them sorted too."""
+    dim = _dim(dim, self.ndim)
+    n = self.shape[dim] if self.ndim else 1
+    if not 0 <= k <= n:
+        raise RuntimeError("selected index k out of range")
+    order = ops.argsort(self, axis=dim, descending=largest, stable=True)
+    indices = order[(slice(None),) * dim + (slice(0, k),)]
+    return TopK(ops.take_along_axis(self, indices, axis=dim), indices)
 
 
 # ----------------------------------------------------------------------------- elementwise
@@ -866,6 +892,7 @@ TORCH_METHODS = {
     "split": split,
     "narrow": narrow,
     "gather": gather,
+    "topk": topk,
     "flip": flip,
     # elementwise and products
     "exp": ops.exp,

@@ -563,6 +563,7 @@ class Embedding(Module):
         scale_grad_by_freq: bool = False,
         sparse: bool = False,
         *,
+        device: Any = None,
         dtype: Any = None,
     ) -> None:
         super().__init__()
@@ -583,6 +584,8 @@ class Embedding(Module):
         if padding_idx is not None:
             with no_grad():
                 self.weight[padding_idx] = 0.0
+        if device is not None:
+            self.to(device)
 
     def forward(self, indices: Tensor) -> Tensor:
         """weight[indices], of shape indices.shape + (embedding_dim,) (see
