@@ -94,3 +94,11 @@ def test_topk_gives_the_k_largest_or_smallest_with_their_indices():
     assert gradgradcheck(lambda t: cr.topk(t, 2, dim=1).values ** 2, (x,))
     with pytest.raises(RuntimeError, match="selected index k out of range"):
         cr.topk(T(a), 5)
+
+
+def test_diag_stays_in_its_inputs_library():
+    # A NumPy tensor's diag where the default library is another (PyTorch, JAX) was made
+    # with zeros and eye of the default library and raised TypeError (libraries mixed).
+    v = cr.from_numpy(np.array([1.0, 2.0]))
+    out = cr.diag(v, 1) @ cr.from_numpy(np.ones((3, 1)))
+    assert_values(out, [[1.0], [2.0], [0.0]])

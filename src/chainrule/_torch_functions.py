@@ -22,17 +22,20 @@ from ._dtypes import complex64, complex128, float16, float32, float64
 from ._einsum import einsum as _einsum
 from ._namespace import (
     asarray,
+    broadcast_to,
     concat,
     conj,
+    cumulative_sum,
     expand_dims,
-    eye,
     int64,
     log,
     matrix_transpose,
     nan,
+    ones_like,
     where,
-    zeros,
+    zeros_like,
 )
+from ._namespace import sum as ops_sum
 from ._rules import OPS
 from ._tensor import Tensor, as_tensor, as_tensors
 from ._typing import ArrayLike, Device, DTypeLike
@@ -382,13 +385,16 @@ def diag(input: ArrayLike, diagonal: int = 0) -> Tensor:  # noqa: A002
         return _method.diagonal(x, diagonal, 0, 1)
     if x.ndim != 1:
         raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {x.ndim}D")
+    # Made from x alone, so in x's library whatever the default one: x padded with zeros to
+    # n = len(x) + |diagonal|, spread along the other axis, kept where j - i == diagonal
+    # (x[i] goes to row i when diagonal >= 0, to column i below the main diagonal).
     n = x.shape[0] + abs(diagonal)
-    # x[i] goes to row i (diagonal >= 0) or column i (below the main diagonal): x padded
-    # to n and spread along the other axis, kept where the chosen diagonal lies.
-    padded = concat([x, zeros(n - x.shape[0], dtype=x.dtype, device=x.device)])
+    zero = ops_sum(zeros_like(x))
+    padded = concat([x, broadcast_to(zero, (n - x.shape[0],))])
     spread = expand_dims(padded, axis=1 if diagonal >= 0 else 0)
-    on = eye(n, n, k=diagonal, dtype=x.dtype, device=x.device) != 0
-    return where(on, spread, zeros((), dtype=x.dtype, device=x.device))
+    position = cumulative_sum(ones_like(padded, dtype=int64)) - 1
+    on = expand_dims(position, axis=0) - expand_dims(position, axis=1) == diagonal
+    return where(on, spread, zero)
 
 
 # ----------------------------------------------------------------------------- linear algebra
