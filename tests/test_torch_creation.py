@@ -309,3 +309,13 @@ def test_set_default_dtype_refuses_non_floating_dtypes():
     with pytest.raises(TypeError, match="only floating-point types are supported"):
         cr.set_default_dtype(cr.int64)
     assert cr.get_default_dtype() == cr.float64
+
+
+def test_tensor_of_a_list_of_tensors_holds_their_values():
+    # actor_critic's `torch.tensor([R])`, R an element of a tensor: on PyTorch's storage
+    # chainrule raised TypeError (torch.asarray asked the 0-d tensor its len()).
+    r = list(cr.asarray([1.5, 2.5]))
+    np.testing.assert_array_equal(N(cr.tensor([r[1]])), [2.5])
+    nested = cr.tensor([[r[0], 3.0], (r[1], 4.0)])
+    np.testing.assert_array_equal(N(nested), [[1.5, 3.0], [2.5, 4.0]])
+    assert nested.dtype == cr.float64 and not nested.requires_grad

@@ -1133,6 +1133,18 @@ def _convert(
         failed = err
     else:
         failed = None
+    if failed is not None and isinstance(obj, list | tuple):
+        # Tensors among the elements (`tensor([x[0], x[1]])`): a library that does not read
+        # them through __array__ (PyTorch's asarray asks their len()) gets their arrays.
+        raw = _raw_elements(obj)
+        if raw is not None:
+            obj = raw
+            try:
+                out = xp.asarray(obj, dtype=_dtype(xp, dtype), copy=copy, **_on(device))
+            except (TypeError, OverflowError, ValueError, NotImplementedError, RuntimeError) as err:
+                failed = err
+            else:
+                failed = None
     if failed is not None:
         _check_elements(obj)
         if not isinstance(failed, OverflowError | ValueError):
@@ -1150,6 +1162,22 @@ def _convert(
     except TypeError:
         _check_elements(obj)  # an element that is no number says so first
         raise
+
+
+def _raw_elements(obj: list | tuple) -> list | None:
+    """A copy of the nested lists and tuples `obj` with each tensor in it replaced by its
+    array, or None when it holds no tensor (walked with a stack: no recursion)."""
+    root, found = [obj], False
+    stack = [(root, 0)]
+    while stack:
+        container, i = stack.pop()
+        item = container[i]
+        if item.__class__ is Tensor:
+            container[i], found = item._data, True
+        elif isinstance(item, list | tuple):
+            container[i] = items = list(item)
+            stack.extend((items, j) for j in range(len(items)))
+    return root[0] if found else None
 
 
 def _python_floats(xp: Any, out: Any, device: Device) -> Any:
