@@ -660,17 +660,18 @@ def astype(
 def _index_part(k: Any, xp: Any) -> Any:
     if k.__class__ is Tensor:
         return k._data
-    if isinstance(k, list):
+    if isinstance(k, list | range):
         # An empty list selects nothing (NumPy's and PyTorch's): integers, not the floats that
-        # asarray makes of it.
+        # asarray makes of it. A range is its list (`x[range(n), y]`, as PyTorch takes it).
+        k = list(k)
         return xp.asarray(k) if k else xp.asarray(k, dtype=xp.int64)
     return k
 
 
 def _index_key(key: IndexKey, xp: Any) -> tuple[Any, ...]:
-    """An indexing key with tensors replaced by their raw arrays, lists by arrays of `xp`,
-    and a basic key closed by an ellipsis (the standard asks a key to cover every axis; NumPy
-    assumes it)."""
+    """An indexing key with tensors replaced by their raw arrays, lists and ranges by arrays
+    of `xp`, and a basic key closed by an ellipsis (the standard asks a key to cover every
+    axis; NumPy assumes it)."""
     keys = tuple(_index_part(k, xp) for k in (key if isinstance(key, tuple) else (key,)))
     basic = builtins.all(k is None or isinstance(k, (int, slice)) for k in keys)
     return keys + (Ellipsis,) if basic else keys
