@@ -17,6 +17,7 @@ import chainrule as cr
 import chainrule.nn.functional as F
 from chainrule import distributions, nn, optim
 from conftest import LIBRARY, fails_on
+from helpers import InDefaultLibrary
 
 HERE = pathlib.Path(__file__).parent / "fixtures"
 sys.path.insert(0, str(HERE))
@@ -25,21 +26,7 @@ from example_programs import PROGRAMS  # noqa: E402
 RECORD = json.loads((HERE / "example_programs_torch.json").read_text())
 
 
-class _InDefaultLibrary:
-    """chainrule, but `from_numpy` makes a tensor of the default library (PyTorch's,
-    array_api_strict's storage...) from the NumPy data, so that the programs run there."""
-
-    def __getattr__(self, name):
-        return getattr(cr, name)
-
-    @staticmethod
-    def from_numpy(a):
-        a = np.asarray(a)
-        dtype = {"f": cr.float64, "i": cr.int64, "u": cr.int64, "b": cr.bool}[a.dtype.kind]
-        return cr.asarray(a.tolist(), dtype=dtype)
-
-
-T = cr if LIBRARY == "numpy" else _InDefaultLibrary()
+T = cr if LIBRARY == "numpy" else InDefaultLibrary()
 CHAINRULE = types.SimpleNamespace(t=T, nn=nn, F=F, optim=optim, distributions=distributions)
 
 # What array_api_strict refuses (the standard's limits, as tests/test_index_keys.py says).
