@@ -660,7 +660,7 @@ def astype(
 def _index_part(k: Any, xp: Any) -> Any:
     if k.__class__ is Tensor:
         return k._data
-    if isinstance(k, list | range):
+    if isinstance(k, (list, range)):
         # An empty list selects nothing (NumPy's and PyTorch's): integers, not the floats that
         # asarray makes of it. A range is its list (`x[range(n), y]`, as PyTorch takes it).
         k = list(k)
@@ -1174,6 +1174,8 @@ def _raw_elements(obj: list | tuple) -> list | None:
         container, i = stack.pop()
         item = container[i]
         if item.__class__ is Tensor:
+            if item._edge is not None or _tensor.dual(item):
+                item.__array__()  # raises as NumPy's conversion does: the graph would be cut
             container[i], found = item._data, True
         elif isinstance(item, list | tuple):
             container[i] = items = list(item)
