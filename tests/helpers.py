@@ -150,3 +150,21 @@ def check_recorded_layer(case):
     after = {k: cr.asarray(v) for k, v in layer.state_dict().items()}
     for k, expected in case["state_dict_after"].items():
         assert_values(after[k], np.reshape(expected, after[k].shape), rtol=1e-11, atol=1e-13)
+
+
+# ------------------------------------------ the ported programs (fixtures/*_programs.py)
+
+
+class InDefaultLibrary:
+    """chainrule as a ported program's `torch`, but `from_numpy` makes a tensor of the
+    default library (PyTorch's, array_api_strict's storage...) from the NumPy data, so that
+    the programs run on every library the suite runs on."""
+
+    def __getattr__(self, name):
+        return getattr(cr, name)
+
+    @staticmethod
+    def from_numpy(a):
+        a = np.asarray(a)
+        dtype = {"f": cr.float64, "i": cr.int64, "u": cr.int64, "b": cr.bool}[a.dtype.kind]
+        return cr.asarray(a.tolist(), dtype=dtype)

@@ -44,7 +44,7 @@ LAYERS = [
     # Tensor's methods, bound to the functions of every layer below (backward included)
     ["_methods"],
     # built on the public API: transforms, compile, modules, optimizers
-    ["func", "_compile", "nn", "optim", "optimize", "utils"],
+    ["func", "_compile", "nn", "optim", "optimize", "utils", "distributions"],
     # the package's face
     ["chainrule"],
 ]

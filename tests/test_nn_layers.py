@@ -42,6 +42,26 @@ def test_linear_given_an_input_of_the_wrong_width_names_itself_and_the_shape():
     assert lin(T(np.ones((2, 4, 3)))).shape == (2, 4, 16)
 
 
+def test_linear_takes_device_and_dtype_positionally_as_pytorchs():
+    # mnist_forward_forward's Layer(nn.Linear) calls
+    # super().__init__(in_features, out_features, bias, device, dtype): it raised TypeError.
+    layer = nn.Linear(3, 2, False, None, cr.float32)
+    assert layer.weight.dtype == cr.float32 and layer.bias is None
+    device = cr.ones(1).device  # the default library's device
+    layer = nn.Linear(3, 2, True, device, dtype=cr.float64)
+    assert layer.weight.device == layer.bias.device == device
+    assert (layer.weight.dtype, layer.bias.dtype) == (cr.float64, cr.float64)
+
+
+def test_embedding_and_attention_take_a_device_keyword():
+    # minGPT passes device= to nn.Embedding and nn.MultiheadAttention: it raised TypeError.
+    device = cr.ones(1).device
+    emb = nn.Embedding(5, 3, device=device, dtype=cr.float32)
+    assert (emb.weight.device, emb.weight.dtype) == (device, cr.float32)
+    attn = nn.MultiheadAttention(4, 2, batch_first=True, device=device, dtype=cr.float64)
+    assert all(p.device == device for p in attn.parameters())
+
+
 def test_conv2d_layer_init_shapes_and_output():
     cr.random.manual_seed(0)
     conv = nn.Conv2d(3, 8, 3, stride=2, padding=1)
@@ -231,3 +251,51 @@ def test_embedding_from_pretrained_as_pytorchs():
         nn.Embedding.from_pretrained(T(np.zeros(3)))
     with pytest.raises(AssertionError, match="Shape of weight does not match"):
         nn.Embedding(3, 3, _weight=T(table))
+
+
+@pytest.mark.parametrize(
+    ("layer", "shape"),
+    [
+        (nn.Dropout1d, (40, 3, 5)),
+        (nn.Dropout1d, (3, 5)),
+        (nn.Dropout2d, (40, 3, 2, 2)),
+        (nn.Dropout3d, (40, 3, 2, 1, 2)),
+        (nn.Dropout3d, (3, 2, 1, 2)),
+    ],
+)
+def test_channel_dropout_zeroes_whole_channels_and_scales_the_rest(layer, shape):
+    cr.manual_seed(3)
+    drop = layer(0.25)
+    out = N(drop(T(np.ones(shape))))
+    batched = out if shape[0] == 40 else out[None]
+    per_channel = batched.reshape(batched.shape[0], batched.shape[1], -1)
+    assert (per_channel.std(axis=-1) == 0).all()  # each channel all kept or all zero
+    assert set(np.unique(per_channel)) <= {0.0, 1 / 0.75}
+    drop.eval()
+    x = T(np.ones(shape))
+    assert drop(x) is x
+    assert layer(0.0)(x) is x
+
+
+def test_channel_dropout_in_place_gradient_and_errors():
+    cr.manual_seed(4)
+    x = T(np.random.default_rng(2).normal(size=(6, 4, 3)), requires_grad=True)
+    out = F.dropout1d(x, 0.5)
+    cr.sum(out * 2.0).backward()
+    kept = N(out) != 0
+    np.testing.assert_allclose(N(x.grad), np.where(kept, 4.0, 0.0))
+    y = T(np.ones((2, 3, 2, 2)))
+    assert F.dropout2d(y, 0.5, inplace=True) is y
+    with pytest.raises(
+        ValueError, match="dropout probability has to be between 0 and 1, but got 1.5"
+    ):
+        nn.Dropout2d(1.5)
+    with pytest.raises(
+        RuntimeError, match="dropout1d: Expected 2D or 3D input, but received a 4D input"
+    ):
+        F.dropout1d(T(np.ones((1, 2, 3, 4))))
+    with pytest.warns(UserWarning, match="dropout2d: Received a 2-D input to dropout2d"):
+        F.dropout2d(T(np.ones((3, 4))))
+    with pytest.warns(UserWarning, match="assuming that channel-wise 1D dropout"):
+        F.dropout2d(T(np.ones((2, 3, 4))))
+    assert repr(nn.Dropout3d(0.1, True)) == "Dropout3d(p=0.1, inplace=True)"

@@ -430,3 +430,43 @@ def test_methods_keep_the_backend_library():
     x = T(A)
     for out in (x.view(-1), x.sum(1), x.clone(), x.new_zeros(2), x.float(), x.max(1).values):
         assert cr._backend.library(cr._backend.namespace(out._data)) == LIBRARY
+
+
+def test_narrow_is_a_view_of_length_elements_from_start_along_dim():
+    x = T(B3.copy())
+    part = x.narrow(2, 1, 2)
+    assert_values(part, B3[:, :, 1:3])
+    assert_values(x.narrow(-1, -2, 2), B3[..., 2:])  # a negative start counts from the end
+    assert x.narrow(0, 2, 0).shape == (0, 3, 4)
+    if LIBRARY == "numpy":  # memory shared with the tensor, as a view's
+        part[0, 0, 0] = 7.0
+        assert N(x)[0, 0, 1] == 7.0
+    check = lambda t: t.narrow(1, 1, 2) * t.narrow(1, 0, 2)  # noqa: E731
+    assert gradcheck(check, (T(A, requires_grad=True),))
+    assert gradgradcheck(check, (T(A, requires_grad=True),))
+
+
+def test_narrow_out_of_range_raises_pytorchs_errors():
+    x = T(np.arange(6.0))
+    with pytest.raises(
+        RuntimeError, match=r"start \(5\) \+ length \(2\) exceeds dimension size \(6\)"
+    ):
+        x.narrow(0, 5, 2)
+    with pytest.raises(
+        IndexError, match=r"start out of range \(expected to be in range of \[-6, 6\], but got 7\)"
+    ):
+        x.narrow(0, 7, 0)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        x.narrow(1, 0, 1)
+
+
+def test_type_and_type_as_cast_as_pytorchs():
+    # language_translation's `mask.type(torch.bool)` and `.type_as(src)` raised AttributeError.
+    x = T(np.array([[0.0, -np.inf], [1.5, 0.0]]))
+    assert N(x.type(cr.bool)).tolist() == [[False, True], [True, False]]
+    assert x.type(cr.float64) is x
+    assert T(A).type_as(T(np.arange(2))).dtype == cr.int64
+    g = T(A, requires_grad=True)
+    assert gradcheck(lambda t: t.type(cr.float64) * t.type_as(t), (g,))
+    with pytest.raises(NotImplementedError, match="takes a dtype here"):
+        x.type()

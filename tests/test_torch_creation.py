@@ -59,6 +59,27 @@ def test_creation_takes_sizes_as_varargs_or_one_tuple(make):
     assert make(shape=(1, 2)).shape == (1, 2)
 
 
+@pytest.mark.parametrize("make", [cr.zeros, cr.ones, cr.empty])
+def test_creation_takes_pytorchs_size_keyword(make):
+    # gat's `torch.empty(size=(in_features, n_hidden * n_heads))` raised TypeError.
+    assert make(size=(2, 3)).shape == make(size=[2, 3]).shape == (2, 3)
+    assert make(size=(2,), dtype=cr.float32).dtype == cr.float32
+    with pytest.raises(TypeError, match="got multiple values for argument 'size'"):
+        make((2,), size=(2,))
+    with pytest.raises(TypeError, match='missing 1 required positional arguments: "size"'):
+        make()
+
+
+@pytest.mark.parametrize("make", [cr.zeros, cr.ones, cr.empty])
+def test_creation_takes_requires_grad(make):
+    # `torch.zeros(n, requires_grad=True)` (a leaf made to be learned) raised TypeError.
+    x = make(2, 3, requires_grad=True)
+    assert x.requires_grad and x.is_leaf and x.grad_fn is None
+    assert not make(size=(2,)).requires_grad
+    with pytest.raises(RuntimeError, match="only Tensors of floating point and complex dtype"):
+        make(2, dtype=cr.int64, requires_grad=True)
+
+
 def test_creation_values_from_varargs_sizes():
     np.testing.assert_array_equal(N(cr.zeros(2, 3)), np.zeros((2, 3)))
     np.testing.assert_array_equal(N(cr.ones(1, 2)), np.ones((1, 2)))
@@ -288,3 +309,13 @@ def test_set_default_dtype_refuses_non_floating_dtypes():
     with pytest.raises(TypeError, match="only floating-point types are supported"):
         cr.set_default_dtype(cr.int64)
     assert cr.get_default_dtype() == cr.float64
+
+
+def test_tensor_of_a_list_of_tensors_holds_their_values():
+    # actor_critic's `torch.tensor([R])`, R an element of a tensor: on PyTorch's storage
+    # chainrule raised TypeError (torch.asarray asked the 0-d tensor its len()).
+    r = list(cr.asarray([1.5, 2.5]))
+    np.testing.assert_array_equal(N(cr.tensor([r[1]])), [2.5])
+    nested = cr.tensor([[r[0], 3.0], (r[1], 4.0)])
+    np.testing.assert_array_equal(N(nested), [[1.5, 3.0], [2.5, 4.0]])
+    assert nested.dtype == cr.float64 and not nested.requires_grad

@@ -9,6 +9,7 @@ import pytest
 import chainrule as cr
 from chainrule.autograd import gradcheck, gradgradcheck
 from conftest import N, T
+from helpers import assert_values
 
 RNG = np.random.default_rng(8)
 X = RNG.normal(size=(2, 3, 4))
@@ -48,3 +49,56 @@ def test_the_standards_functions_keep_their_signatures():
         cr.sum(x, dim=1)
     with pytest.raises(TypeError):
         cr.stack([x, x], dim=1)
+
+
+def test_pytorchs_other_dtype_names_are_the_same_dtypes():
+    # A port's `torch.zeros(n, m, dtype=torch.double)` (time_sequence_prediction) raised
+    # AttributeError.
+    aliases = {"double": "float64", "float": "float32", "half": "float16", "long": "int64"}
+    aliases |= {"int": "int32", "short": "int16", "cfloat": "complex64", "cdouble": "complex128"}
+    for name, dtype in aliases.items():
+        assert getattr(cr, name) is getattr(cr, dtype), name
+    assert cr.zeros(2, 3, dtype=cr.double).dtype == cr.float64
+    assert cr.ones(2, dtype=cr.long).dtype == cr.int64
+
+
+def test_diag_builds_a_matrix_from_a_vector_and_takes_a_diagonal_of_a_matrix():
+    # gcn's and gat's load_cora scale by `torch.diag(vector)`: it raised AttributeError.
+    v = RNG.normal(size=3)
+    for k in (0, 1, -2):
+        assert_values(cr.diag(T(v), k), np.diag(v, k))
+    m = RNG.normal(size=(3, 4))
+    for k in (0, 1, -2):
+        assert_values(cr.diag(T(m), k), np.diag(m, k))
+    # An infinite entry stays on its diagonal (no inf * 0 = nan off it).
+    assert_values(cr.diag(T(np.array([1.0, np.inf])), -1), np.diag([1.0, np.inf], -1))
+    for k in (0, 2, -1):
+        assert gradcheck(lambda t, k=k: cr.diag(t, k) ** 2, (T(v, requires_grad=True),))
+        assert gradgradcheck(lambda t, k=k: cr.diag(t, k) ** 2, (T(v, requires_grad=True),))
+    assert gradgradcheck(lambda t: cr.diag(t, 1) ** 2, (T(m, requires_grad=True),))
+    with pytest.raises(RuntimeError, match=r"diag\(\): Supports 1D or 2D tensors. Got 3D"):
+        cr.diag(T(X))
+
+
+def test_topk_gives_the_k_largest_or_smallest_with_their_indices():
+    # minGPT's generate takes `torch.topk(probs, k=1, dim=-1)`: it raised AttributeError.
+    a = np.array([[1.0, 3.0, 3.0, 2.0], [0.5, -1.0, 4.0, 0.0]])
+    values, indices = cr.topk(T(a), 2)
+    assert N(indices).tolist() == [[1, 2], [2, 0]]  # equal values in index order, as PyTorch
+    assert_values(values, [[3.0, 3.0], [4.0, 0.5]])
+    low = T(a).topk(3, dim=1, largest=False)
+    assert N(low.indices).tolist() == [[0, 3, 1], [1, 3, 0]]
+    assert N(cr.topk(T(a), 1, dim=0).indices).tolist() == [[0, 0, 1, 0]]
+    x = T(RNG.normal(size=(3, 5)), requires_grad=True)
+    assert gradcheck(lambda t: cr.topk(t, 2, dim=1).values ** 2, (x,))
+    assert gradgradcheck(lambda t: cr.topk(t, 2, dim=1).values ** 2, (x,))
+    with pytest.raises(RuntimeError, match="selected index k out of range"):
+        cr.topk(T(a), 5)
+
+
+def test_diag_stays_in_its_inputs_library():
+    # A NumPy tensor's diag where the default library is another (PyTorch, JAX) was made
+    # with zeros and eye of the default library and raised TypeError (libraries mixed).
+    v = cr.from_numpy(np.array([1.0, 2.0]))
+    out = cr.diag(v, 1) @ cr.from_numpy(np.ones((3, 1)))
+    assert_values(out, [[1.0], [2.0], [0.0]])

@@ -660,17 +660,18 @@ def astype(
 def _index_part(k: Any, xp: Any) -> Any:
     if k.__class__ is Tensor:
         return k._data
-    if isinstance(k, list):
+    if isinstance(k, (list, range)):
         # An empty list selects nothing (NumPy's and PyTorch's): integers, not the floats that
-        # asarray makes of it.
+        # asarray makes of it. A range is its list (`x[range(n), y]`, as PyTorch takes it).
+        k = list(k)
         return xp.asarray(k) if k else xp.asarray(k, dtype=xp.int64)
     return k
 
 
 def _index_key(key: IndexKey, xp: Any) -> tuple[Any, ...]:
-    """An indexing key with tensors replaced by their raw arrays, lists by arrays of `xp`,
-    and a basic key closed by an ellipsis (the standard asks a key to cover every axis; NumPy
-    assumes it)."""
+    """An indexing key with tensors replaced by their raw arrays, lists and ranges by arrays
+    of `xp`, and a basic key closed by an ellipsis (the standard asks a key to cover every
+    axis; NumPy assumes it)."""
     keys = tuple(_index_part(k, xp) for k in (key if isinstance(key, tuple) else (key,)))
     basic = builtins.all(k is None or isinstance(k, (int, slice)) for k in keys)
     return keys + (Ellipsis,) if basic else keys
@@ -1133,6 +1134,18 @@ def _convert(
         failed = err
     else:
         failed = None
+    if failed is not None and isinstance(obj, list | tuple):
+        # Tensors among the elements (`tensor([x[0], x[1]])`): a library that does not read
+        # them through __array__ (PyTorch's asarray asks their len()) gets their arrays.
+        raw = _raw_elements(obj)
+        if raw is not None:
+            obj = raw
+            try:
+                out = xp.asarray(obj, dtype=_dtype(xp, dtype), copy=copy, **_on(device))
+            except (TypeError, OverflowError, ValueError, NotImplementedError, RuntimeError) as err:
+                failed = err
+            else:
+                failed = None
     if failed is not None:
         _check_elements(obj)
         if not isinstance(failed, OverflowError | ValueError):
@@ -1150,6 +1163,24 @@ def _convert(
     except TypeError:
         _check_elements(obj)  # an element that is no number says so first
         raise
+
+
+def _raw_elements(obj: list | tuple) -> list | None:
+    """A copy of the nested lists and tuples `obj` with each tensor in it replaced by its
+    array, or None when it holds no tensor (walked with a stack: no recursion)."""
+    root, found = [obj], False
+    stack = [(root, 0)]
+    while stack:
+        container, i = stack.pop()
+        item = container[i]
+        if item.__class__ is Tensor:
+            if item._edge is not None or _tensor.dual(item):
+                item.__array__()  # raises as NumPy's conversion does: the graph would be cut
+            container[i], found = item._data, True
+        elif isinstance(item, list | tuple):
+            container[i] = items = list(item)
+            stack.extend((items, j) for j in range(len(items)))
+    return root[0] if found else None
 
 
 def _python_floats(xp: Any, out: Any, device: Device) -> Any:
@@ -1217,8 +1248,17 @@ def _default(
     return xp, _dtype(xp, dtype)
 
 
-def _size(shape: Shape, more: tuple[int, ...], name: str) -> Shape:
-    """A shape given as the standard's `f((2, 3))` or as PyTorch's varargs `f(2, 3)`."""
+def _size(
+    shape: Shape | None, more: tuple[int, ...], size: Sequence[int] | None, name: str
+) -> Shape:
+    """A shape given as the standard's `f((2, 3))`, as PyTorch's varargs `f(2, 3)`, or as
+    PyTorch's keyword `f(size=(2, 3))`."""
+    if size is not None:
+        if shape is not None or more:
+            raise TypeError(f"{name}() got multiple values for argument 'size'")
+        return tuple(size)
+    if shape is None:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
     if not more:
         return shape
     sizes = (shape, *more)
@@ -1243,25 +1283,51 @@ def _from_dlpack(xp: Any, a: Any, kwargs: dict) -> Any:
     return _backend.normalize(xp.from_dlpack(a, **kwargs), xp)
 
 
-def zeros(shape: Shape, *size: int, dtype: DTypeLike = None, device: Device = None) -> Tensor:
+def zeros(
+    shape: Shape | None = None,
+    *sizes: int,
+    size: Sequence[int] | None = None,
+    dtype: DTypeLike = None,
+    device: Device = None,
+    requires_grad: builtins.bool = False,
+) -> Tensor:
     """A new tensor of `shape` filled with zeros, in the default backend (the default floating
-    dtype, float64 unless set_default_dtype changed it). `zeros(2, 3)` is `zeros((2, 3))`."""
+    dtype, float64 unless set_default_dtype changed it). `zeros(2, 3)` and `zeros(size=(2, 3))`
+    are `zeros((2, 3))`; `requires_grad=True` makes it a leaf that requires grad (PyTorch's
+    keyword, as in ones and empty)."""
     xp, dt = _default(dtype, True, device)
-    return _new(xp.zeros(_size(shape, size, "zeros"), dtype=dt, **_on(device)), xp)
+    out = _new(xp.zeros(_size(shape, sizes, size, "zeros"), dtype=dt, **_on(device)), xp)
+    return out.requires_grad_(True) if requires_grad else out
 
 
-def ones(shape: Shape, *size: int, dtype: DTypeLike = None, device: Device = None) -> Tensor:
+def ones(
+    shape: Shape | None = None,
+    *sizes: int,
+    size: Sequence[int] | None = None,
+    dtype: DTypeLike = None,
+    device: Device = None,
+    requires_grad: builtins.bool = False,
+) -> Tensor:
     """A new tensor of `shape` filled with ones, in the default backend (the default floating
     dtype unless `dtype`). `ones(2, 3)` is `ones((2, 3))`."""
     xp, dt = _default(dtype, True, device)
-    return _new(xp.ones(_size(shape, size, "ones"), dtype=dt, **_on(device)), xp)
+    out = _new(xp.ones(_size(shape, sizes, size, "ones"), dtype=dt, **_on(device)), xp)
+    return out.requires_grad_(True) if requires_grad else out
 
 
-def empty(shape: Shape, *size: int, dtype: DTypeLike = None, device: Device = None) -> Tensor:
+def empty(
+    shape: Shape | None = None,
+    *sizes: int,
+    size: Sequence[int] | None = None,
+    dtype: DTypeLike = None,
+    device: Device = None,
+    requires_grad: builtins.bool = False,
+) -> Tensor:
     """A new tensor of `shape` with unspecified values, in the default backend (the default
     floating dtype unless `dtype`). `empty(2, 3)` is `empty((2, 3))`."""
     xp, dt = _default(dtype, True, device)
-    return _new(xp.empty(_size(shape, size, "empty"), dtype=dt, **_on(device)), xp)
+    out = _new(xp.empty(_size(shape, sizes, size, "empty"), dtype=dt, **_on(device)), xp)
+    return out.requires_grad_(True) if requires_grad else out
 
 
 def full(

@@ -1251,7 +1251,9 @@ class Tensor:
         unbind = _torch_methods.unbind
         diagonal = _torch_methods.diagonal
         split = _torch_methods.split
+        narrow = _torch_methods.narrow
         gather = _torch_methods.gather
+        topk = _torch_methods.topk
         sigmoid = _torch_methods.sigmoid
         relu = _torch_methods.relu
         softmax = _torch_methods.softmax
@@ -1269,6 +1271,8 @@ class Tensor:
         normal_ = _torch_methods.normal_
         uniform_ = _torch_methods.uniform_
         to = _torch_methods.to
+        type = _torch_methods._type
+        type_as = _torch_methods.type_as
         clone = _torch_methods.clone
         dim = _torch_methods.dim
         numel = _torch_methods.numel

@@ -3,7 +3,8 @@ from chainrule's default generator (`manual_seed`, `rand`, `randn`, `randint`, `
 `rand_like`, `randn_like`, `randint_like`, `bernoulli`),
 `from_numpy`, `einsum`, the default floating dtype (`get_default_dtype`, `set_default_dtype`),
 and the tensor functions PyTorch has at the top level beside its methods (`cat`, `flatten`,
-`unsqueeze`, `transpose`, `chunk`, `split`, `unbind`, `sigmoid`, `relu`, `clamp`, `mm`, `bmm`)."""
+`unsqueeze`, `transpose`, `chunk`, `split`, `unbind`, `sigmoid`, `relu`, `clamp`, `mm`, `bmm`,
+`diag`, `topk`)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,22 @@ from ._backend import DEFAULT_FLOAT, DType, from_backend_dtype
 from ._batching import Batched
 from ._dtypes import complex64, complex128, float16, float32, float64
 from ._einsum import einsum as _einsum
-from ._namespace import asarray, concat, conj, int64, log, matrix_transpose, nan, where
+from ._namespace import (
+    asarray,
+    broadcast_to,
+    concat,
+    conj,
+    cumulative_sum,
+    expand_dims,
+    int64,
+    log,
+    matrix_transpose,
+    nan,
+    ones_like,
+    where,
+    zeros_like,
+)
+from ._namespace import sum as ops_sum
 from ._rules import OPS
 from ._tensor import Tensor, as_tensor, as_tensors
 from ._typing import ArrayLike, Device, DTypeLike
@@ -28,7 +44,7 @@ __all__ = [
     "manual_seed", "rand", "randn", "randint", "randperm", "rand_like", "randn_like",
     "randint_like", "bernoulli", "from_numpy", "einsum",
     "get_default_dtype", "set_default_dtype", "cat", "flatten", "unsqueeze", "transpose",
-    "chunk", "split", "unbind", "sigmoid", "relu", "clamp", "mm", "bmm", "diagonal",
+    "chunk", "split", "unbind", "sigmoid", "relu", "clamp", "mm", "bmm", "diagonal", "diag", "topk",
     "cholesky_solve", "logdet", "cdist",
 ]  # fmt: skip
 
@@ -346,6 +362,39 @@ def diagonal(
 ) -> Tensor:
     """`input.diagonal(offset, dim1, dim2)`."""
     return _method.diagonal(as_tensor(input), offset, dim1, dim2)
+
+
+def topk(
+    input: ArrayLike,  # noqa: A002
+    k: int,
+    dim: int = -1,
+    largest: bool = True,
+    sorted: bool = True,  # noqa: A002
+) -> _method.TopK:
+    """`input.topk(k, dim, largest, sorted)`: (values, indices) of the k largest elements
+    (smallest unless `largest`) along `dim`."""
+    return _method.topk(as_tensor(input), k, dim, largest, sorted)
+
+
+def diag(input: ArrayLike, diagonal: int = 0) -> Tensor:  # noqa: A002
+    """PyTorch's two-way diag: of a vector, the square matrix with it on diagonal
+    `diagonal` (above the main one when positive, below when negative) and zeros elsewhere;
+    of a matrix, that diagonal as a vector. Differentiable."""
+    x = as_tensor(input)
+    if x.ndim == 2:
+        return _method.diagonal(x, diagonal, 0, 1)
+    if x.ndim != 1:
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {x.ndim}D")
+    # Made from x alone, so in x's library whatever the default one: x padded with zeros to
+    # n = len(x) + |diagonal|, spread along the other axis, kept where j - i == diagonal
+    # (x[i] goes to row i when diagonal >= 0, to column i below the main diagonal).
+    n = x.shape[0] + abs(diagonal)
+    zero = ops_sum(zeros_like(x))
+    padded = concat([x, broadcast_to(zero, (n - x.shape[0],))])
+    spread = expand_dims(padded, axis=1 if diagonal >= 0 else 0)
+    position = cumulative_sum(ones_like(padded, dtype=int64)) - 1
+    on = expand_dims(position, axis=0) - expand_dims(position, axis=1) == diagonal
+    return where(on, spread, zero)
 
 
 # ----------------------------------------------------------------------------- linear algebra

@@ -18,11 +18,18 @@ from ._rules import OPS
 from ._tensor import Tensor
 from ._typing import ArrayLike, Axis, Device, DTypeLike
 
-__all__ = ["TORCH_METHODS", "MaxMin"]
+__all__ = ["TORCH_METHODS", "MaxMin", "TopK"]
 
 
 class MaxMin(NamedTuple):
     """What `x.max(dim)` and `x.min(dim)` return (PyTorch's torch.return_types.max)."""
+
+    values: Tensor
+    indices: Tensor
+
+
+class TopK(NamedTuple):
+    """What `x.topk(k)` returns (PyTorch's torch.return_types.topk)."""
 
     values: Tensor
     indices: Tensor
@@ -382,6 +389,23 @@ def split(self: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 
     return tuple(pieces)
 
 
+def narrow(self: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """The `length` elements from `start` along `dim` (a negative start counts from the end),
+    as a view of this tensor: `x.narrow(0, 1, 2)` is `x[1:3]`."""
+    dim = _dim(dim, self.ndim)
+    n = self.shape[dim]
+    if not -n <= start <= n:
+        raise IndexError(
+            f"start out of range (expected to be in range of [{-n}, {n}], but got {start})"
+        )
+    start = start + n if start < 0 else start
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    return self[(slice(None),) * dim + (slice(start, start + length),)]
+
+
 def unbind(self: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """The slices along `dim`, that dimension removed, as a tuple of views of this tensor
     (see chainrule.unstack)."""
@@ -420,6 +444,25 @@ def gather(self: Tensor, dim: int, index: Tensor) -> Tensor:
     raw = index._data if isinstance(index, Tensor) else index
     _backend.check_gather_index(raw, self.shape[dim], dim)
     return ops.take_along_axis(self[key], index, axis=dim)
+
+
+def topk(
+    self: Tensor,
+    k: int,
+    dim: int = -1,
+    largest: bool = True,
+    sorted: bool = True,  # noqa: A002
+) -> TopK:
+    """The k largest (or, unless `largest`, smallest) elements along `dim` and their
+    indices, in order from the largest (smallest); equal values in index order. The values
+    are differentiable (a gather). `sorted=False` gives them sorted too."""
+    dim = _dim(dim, self.ndim)
+    n = self.shape[dim] if self.ndim else 1
+    if not 0 <= k <= n:
+        raise RuntimeError("selected index k out of range")
+    order = ops.argsort(self, axis=dim, descending=largest, stable=True)
+    indices = order[(slice(None),) * dim + (slice(0, k),)]
+    return TopK(ops.take_along_axis(self, indices, axis=dim), indices)
 
 
 # ----------------------------------------------------------------------------- elementwise
@@ -640,6 +683,23 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     return out
 
 
+def _type(self: Tensor, dtype: DTypeLike = None, non_blocking: bool = False) -> Tensor:
+    """This tensor in `dtype` (itself when it has that dtype already), as PyTorch's
+    `x.type(torch.long)`. PyTorch's other forms, `x.type()` (the name of the tensor's type)
+    and a type name as a string, are not implemented."""
+    if dtype is None or isinstance(dtype, str):
+        raise NotImplementedError(
+            "Tensor.type() takes a dtype here (x.type(chainrule.int64)); the name of a "
+            "tensor type (x.type(), x.type('torch.LongTensor')) is PyTorch's own"
+        )
+    return _cast(self, dtype)
+
+
+def type_as(self: Tensor, other: Tensor) -> Tensor:
+    """This tensor in `other`'s dtype (itself when it has that dtype already)."""
+    return _cast(self, other.dtype)
+
+
 def clone(self: Tensor, *, memory_format: Any = None) -> Tensor:
     """A copy of this tensor that keeps its history (the gradient flows back to it)."""
     return ops.asarray(self, copy=True)
@@ -841,7 +901,9 @@ TORCH_METHODS = {
     "unbind": unbind,
     "diagonal": diagonal,
     "split": split,
+    "narrow": narrow,
     "gather": gather,
+    "topk": topk,
     "flip": flip,
     # elementwise and products
     "exp": ops.exp,
@@ -889,6 +951,8 @@ TORCH_METHODS = {
     "uniform_": uniform_,
     # dtypes, devices, copies, sizes
     "to": to,
+    "type": _type,
+    "type_as": type_as,
     "clone": clone,
     "float": _to_dtype("float", ops.float32),
     "double": _to_dtype("double", ops.float64),

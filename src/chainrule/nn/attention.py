@@ -56,6 +56,7 @@ class MultiheadAttention(Module):
         vdim: int | None = None,
         batch_first: bool = False,
         *,
+        device: Any = None,
         dtype: Any = None,
     ) -> None:
         super().__init__()
@@ -98,6 +99,8 @@ class MultiheadAttention(Module):
             self.register_parameter("bias_k", None)
             self.register_parameter("bias_v", None)
         self.add_zero_attn = add_zero_attn
+        if device is not None:
+            self.to(device)
 
     def forward(
         self,

@@ -51,12 +51,17 @@ __all__ = [
     "adaptive_avg_pool1d",
     "adaptive_max_pool2d",
     "pad",
+    "pixel_shuffle",
+    "pixel_unshuffle",
     "interpolate",
     "layer_norm",
     "batch_norm",
     "group_norm",
     "instance_norm",
     "dropout",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
     "one_hot",
     "embedding",
     "mse_loss",
@@ -920,6 +925,52 @@ def pad(
     return x
 
 
+def _check_pixel_factor(x: Tensor, factor: int, name: str, what: str) -> None:
+    if x.ndim < 3:
+        raise RuntimeError(
+            f"{name} expects input to have at least 3 dimensions, but got input with "
+            f"{x.ndim} dimension(s)"
+        )
+    if factor <= 0:
+        raise RuntimeError(f"{name} expects a positive {what}, but got {factor}")
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:  # noqa: A002
+    """x of shape (*, C r^2, H, W) rearranged to (*, C, H r, W r), r = upscale_factor: the
+    r^2 channels of each output channel become an r-by-r block of pixels (channel c r^2 +
+    i r + j goes to row offset i, column offset j), as PyTorch's; differentiable."""
+    x, r = as_tensor(input), upscale_factor
+    _check_pixel_factor(x, r, "pixel_shuffle", "upscale_factor")
+    *lead, c, h, w = x.shape
+    if c % (r * r):
+        raise RuntimeError(
+            "pixel_shuffle expects its input's 'channel' dimension to be divisible by the "
+            f"square of upscale_factor, but input.size(-3)={c} is not divisible by {r * r}"
+        )
+    n = len(lead)
+    x = x.reshape((*lead, c // (r * r), r, r, h, w))
+    x = ops.permute_dims(x, (*range(n), n, n + 3, n + 1, n + 4, n + 2))
+    return x.reshape((*lead, c // (r * r), h * r, w * r))
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:  # noqa: A002
+    """The inverse of pixel_shuffle: x of shape (*, C, H r, W r) to (*, C r^2, H, W), each
+    r-by-r block of pixels gathered into r^2 channels; differentiable."""
+    x, r = as_tensor(input), downscale_factor
+    _check_pixel_factor(x, r, "pixel_unshuffle", "downscale_factor")
+    *lead, c, h, w = x.shape
+    for side, size, axis in (("height", h, -2), ("width", w, -1)):
+        if size % r:
+            raise RuntimeError(
+                f"pixel_unshuffle expects {side} to be divisible by downscale_factor, but "
+                f"input.size({axis})={size} is not divisible by {r}"
+            )
+    n = len(lead)
+    x = x.reshape((*lead, c, h // r, r, w // r, r))
+    x = ops.permute_dims(x, (*range(n), n, n + 2, n + 4, n + 1, n + 3))
+    return x.reshape((*lead, c * r * r, h // r, w // r))
+
+
 def _crop(x: Tensor, axis: int, before: int, after: int) -> Tensor:
     """x along `axis` without its first -before and last -after elements, where negative."""
     if before >= 0 and after >= 0:
@@ -1384,6 +1435,122 @@ def dropout(
         return out
     x[...] = out
     return x
+
+
+def _feature_dropout(
+    x: Tensor, p: float, training: bool, inplace: bool, generator: _random.Generator | None
+) -> Tensor:
+    """Dropout of whole channels: x (N, C, *) times a mask of shape (N, C, 1, ...), each
+    entry kept with probability 1 - p and scaled by 1 / (1 - p)."""
+    if not training or p == 0.0:
+        return x
+    if x.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    if p == 1.0:
+        out = x * 0.0
+    else:
+        shape = tuple(x.shape[:2]) + (1,) * (x.ndim - 2)
+        keep = _random.bernoulli(1.0 - p, shape, dtype=x.dtype, generator=generator)
+        out = x * (keep * (1.0 / (1.0 - p)))
+    if not inplace:
+        return out
+    x[...] = out
+    return x
+
+
+def _channel_dropout(
+    x: Tensor,
+    p: float,
+    training: bool,
+    inplace: bool,
+    generator: _random.Generator | None,
+    spatial: int,
+) -> Tensor:
+    """dropout1d / dropout2d / dropout3d (`spatial` axes after the channel's), with
+    PyTorch's checks: 1d and 3d take unbatched input (C, *spatial) too; 2d treats 3-D input as
+    (N, C, L) and warns, as PyTorch's does."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    name, expected = f"dropout{spatial}d", (spatial + 1, spatial + 2)
+    inputs = f"{expected[0]}D or {expected[1]}D inputs"
+    note = (
+        f"Note that {name} exists to provide channel-wise dropout on inputs with {spatial} "
+        f"spatial dimension{'s' if spatial > 1 else ''}, a channel dimension, and an optional "
+        f"batch dimension (i.e. {inputs})."
+    )
+    if x.ndim not in expected:
+        if spatial == 1:
+            raise RuntimeError(
+                f"{name}: Expected 2D or 3D input, but received a {x.ndim}D input. {note}"
+            )
+        warnings.warn(
+            f"{name}: Received a {x.ndim}-D input to {name}, which is deprecated and will "
+            "result in an error in a future release. To retain the behavior and silence this "
+            f"warning, please use dropout instead. {note}",
+            stacklevel=3,
+        )
+    if not training or p == 0.0:
+        return x
+    if spatial == 2:
+        if x.ndim == 3:
+            warnings.warn(
+                "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
+                "dropout behavior is desired - input is interpreted as shape (N, C, L), where "
+                "C is the channel dim. This behavior will change in a future release to "
+                "interpret the input as one without a batch dimension, i.e. shape (C, H, W). "
+                "To maintain the 1D channel-wise dropout behavior, please switch to using "
+                "dropout1d instead.",
+                stacklevel=3,
+            )
+        return _feature_dropout(x, p, training, inplace, generator)
+    if x.ndim == expected[1]:
+        return _feature_dropout(x, p, training, inplace, generator)
+    # Unbatched: one sample of C channels (its mask drawn as for a batch of one).
+    out = _feature_dropout(ops.expand_dims(x, axis=0), p, training, False, generator)[0]
+    if not inplace:
+        return out
+    x[...] = out
+    return x
+
+
+def dropout1d(
+    input: Tensor,  # noqa: A002
+    p: float = 0.5,
+    training: bool = True,
+    inplace: bool = False,
+    *,
+    generator: _random.Generator | None = None,
+) -> Tensor:
+    """In training, zero each channel of x (N, C, L) or (C, L), all of its L values, with
+    probability `p`, and scale the kept ones by 1 / (1 - p); else x itself."""
+    return _channel_dropout(input, p, training, inplace, generator, 1)
+
+
+def dropout2d(
+    input: Tensor,  # noqa: A002
+    p: float = 0.5,
+    training: bool = True,
+    inplace: bool = False,
+    *,
+    generator: _random.Generator | None = None,
+) -> Tensor:
+    """In training, zero each channel of x (N, C, H, W), all of its H W values, with
+    probability `p`, and scale the kept ones by 1 / (1 - p); else x itself. As PyTorch's,
+    3-D input is taken as (N, C, L), and other than 3-D or 4-D input warns."""
+    return _channel_dropout(input, p, training, inplace, generator, 2)
+
+
+def dropout3d(
+    input: Tensor,  # noqa: A002
+    p: float = 0.5,
+    training: bool = True,
+    inplace: bool = False,
+    *,
+    generator: _random.Generator | None = None,
+) -> Tensor:
+    """In training, zero each channel of x (N, C, D, H, W) or (C, D, H, W), all of its
+    values, with probability `p`, and scale the kept ones by 1 / (1 - p); else x itself."""
+    return _channel_dropout(input, p, training, inplace, generator, 3)
 
 
 def _renorm_rows(weight: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> None:

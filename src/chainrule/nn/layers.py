@@ -66,15 +66,22 @@ def _weight_and_bias(
 
 class Linear(Module):
     """y = x W^T + b, W of shape (out_features, in_features); W and b start uniform in
-    +-1/sqrt(in_features)."""
+    +-1/sqrt(in_features), in `dtype`, on `device` (both positional too, as PyTorch's)."""
 
     def __init__(
-        self, in_features: int, out_features: int, bias: bool = True, *, dtype: Any = None
+        self,
+        in_features: int,
+        out_features: int,
+        bias: bool = True,
+        device: Any = None,
+        dtype: Any = None,
     ) -> None:
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
         _weight_and_bias(self, (out_features, in_features), in_features, bias, dtype)
+        if device is not None:
+            self.to(device)
 
     def forward(self, x: Tensor) -> Tensor:
         """x W^T + b."""
@@ -472,6 +479,34 @@ class Dropout(Module):
         return f"p={self.p}, inplace={self.inplace}"
 
 
+class Dropout1d(Dropout):
+    """In training mode, zeroes each channel of (N, C, L) or (C, L) input, all of it, with
+    probability p and scales the rest by 1 / (1 - p); in eval mode, the identity."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        """Channel dropout of x in training mode, x itself in eval mode."""
+        return F.dropout1d(x, self.p, self.training, self.inplace)
+
+
+class Dropout2d(Dropout):
+    """In training mode, zeroes each channel of (N, C, H, W) input, all of it, with
+    probability p and scales the rest by 1 / (1 - p); in eval mode, the identity."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        """Channel dropout of x in training mode, x itself in eval mode."""
+        return F.dropout2d(x, self.p, self.training, self.inplace)
+
+
+class Dropout3d(Dropout):
+    """In training mode, zeroes each channel of (N, C, D, H, W) or (C, D, H, W) input, all
+    of it, with probability p and scales the rest by 1 / (1 - p); in eval mode, the
+    identity."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        """Channel dropout of x in training mode, x itself in eval mode."""
+        return F.dropout3d(x, self.p, self.training, self.inplace)
+
+
 class LayerNorm(Module):
     """Normalisation over the trailing `normalized_shape` axes, then an elementwise affine
     map whose weight starts at ones and bias at zeros."""
@@ -535,6 +570,7 @@ class Embedding(Module):
         _weight: Tensor | None = None,
         _freeze: bool = False,
         *,
+        device: Any = None,
         dtype: Any = None,
     ) -> None:
         super().__init__()
@@ -560,6 +596,8 @@ class Embedding(Module):
         if padding_idx is not None:
             with no_grad():
                 self.weight[padding_idx] = 0.0
+        if device is not None:
+            self.to(device)
 
     @classmethod
     def from_pretrained(

@@ -1,8 +1,8 @@
 """The Transformer encoder and decoder with PyTorch's parameters, arguments and numbers:
 TransformerEncoderLayer (self-attention and a feedforward block, post- or pre-norm, relu or
 gelu, dropout), TransformerDecoderLayer (self-attention, attention over the encoder's output
-`memory`, a feedforward block), and TransformerEncoder / TransformerDecoder (copies of one
-layer, then an optional norm)."""
+`memory`, a feedforward block), TransformerEncoder / TransformerDecoder (copies of one
+layer, then an optional norm), and Transformer (an encoder and a decoder with final norms)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,12 @@ import copy
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .. import _namespace as ops
 from .._tensor import Tensor
 from . import functional as F
 from .attention import MultiheadAttention, _check_causal
 from .containers import ModuleList
+from .init import xavier_uniform_
 from .layers import Dropout, LayerNorm, Linear
 from .module import Module
 
@@ -275,3 +277,103 @@ class TransformerDecoder(Module):
 
     if TYPE_CHECKING:
         __call__ = forward
+
+
+class Transformer(Module):
+    """An encoder (`num_encoder_layers` TransformerEncoderLayers, then a LayerNorm) and a
+    decoder (`num_decoder_layers` TransformerDecoderLayers attending to the encoder's output,
+    then a LayerNorm), or the `custom_encoder` / `custom_decoder` given; every parameter of
+    two or more dimensions starts Xavier-uniform, as PyTorch's. Inputs are (S, N, E) and
+    (T, N, E), or batch first, or unbatched."""
+
+    def __init__(
+        self,
+        d_model: int = 512,
+        nhead: int = 8,
+        num_encoder_layers: int = 6,
+        num_decoder_layers: int = 6,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: str | Callable[[Tensor], Tensor] = F.relu,
+        custom_encoder: Module | None = None,
+        custom_decoder: Module | None = None,
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        layer_args = (
+            d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
+            norm_first, bias,
+        )  # fmt: skip
+        if custom_encoder is not None:
+            self.encoder = custom_encoder
+        else:
+            self.encoder = TransformerEncoder(
+                TransformerEncoderLayer(*layer_args, dtype=dtype),
+                num_encoder_layers,
+                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype),
+            )
+        if custom_decoder is not None:
+            self.decoder = custom_decoder
+        else:
+            self.decoder = TransformerDecoder(
+                TransformerDecoderLayer(*layer_args, dtype=dtype),
+                num_decoder_layers,
+                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype),
+            )
+        for p in self.parameters():
+            if p.ndim > 1:
+                xavier_uniform_(p)
+        if device is not None:
+            self.to(device)
+        self.d_model = d_model
+        self.nhead = nhead
+        self.batch_first = batch_first
+
+    def forward(
+        self,
+        src: Tensor,
+        tgt: Tensor,
+        src_mask: Tensor | None = None,
+        tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        src_key_padding_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+        src_is_causal: bool | None = None,
+        tgt_is_causal: bool | None = None,
+        memory_is_causal: bool = False,
+    ) -> Tensor:
+        """The decoder's output for `tgt`, attending to the encoder's output for `src`."""
+        batch = 0 if self.batch_first else 1
+        if src.ndim == 3 and src.shape[batch] != tgt.shape[batch]:
+            raise RuntimeError("the batch number of src and tgt must be equal")
+        if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
+            raise RuntimeError("the feature number of src and tgt must be equal to d_model")
+        memory = self.encoder(
+            src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal
+        )
+        return self.decoder(
+            tgt,
+            memory,
+            tgt_mask=tgt_mask,
+            memory_mask=memory_mask,
+            tgt_key_padding_mask=tgt_key_padding_mask,
+            memory_key_padding_mask=memory_key_padding_mask,
+            tgt_is_causal=tgt_is_causal,
+            memory_is_causal=memory_is_causal,
+        )
+
+    if TYPE_CHECKING:
+        __call__ = forward
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz: int, device: Any = None, dtype: Any = None) -> Tensor:
+        """The causal mask of a sequence of `sz`: 0 on and below the diagonal, -inf above
+        (position i attends to positions up to i), in the default floating dtype unless
+        `dtype`."""
+        return ops.triu(ops.full((sz, sz), -ops.inf, dtype=dtype, device=device), k=1)

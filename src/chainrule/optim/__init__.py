@@ -2,6 +2,7 @@
 schedulers (`chainrule.optim.lr_scheduler`)."""
 
 from . import lr_scheduler
+from .adadelta import Adadelta
 from .adam import Adam, AdamW
 from .adaptive import Adagrad, Adamax, NAdam, RAdam
 from .lbfgs import LBFGS
@@ -11,5 +12,5 @@ from .sgd import SGD
 
 __all__ = [
     "Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam", "LBFGS",
-    "lr_scheduler",
+    "Adadelta", "lr_scheduler",
 ]  # fmt: skip
