@@ -1,12 +1,20 @@
-"""scikit-learn's metrics on chainrule tensors (array_api_dispatch=True): the ranking curves and
-areas, which call NumPy's forms of `diff` and `where`, values against NumPy inputs."""
+"""scikit-learn's metrics on chainrule tensors (array_api_dispatch=True): scikit-learn's own
+Array API check for every metric it declares Array API support for; the ranking curves and
+areas, which call NumPy's forms of `diff` and `where`, values against NumPy inputs; the
+pairwise kernels and distances, gradients (first and second order) against finite
+differences."""
+
+from functools import partial
 
 import numpy as np
 import pytest
 import sklearn
 from sklearn import metrics
+from sklearn.metrics import pairwise
+from sklearn.metrics.tests.test_common import yield_metric_checker_combinations
 
 import chainrule as cr
+from chainrule.autograd import gradcheck, gradgradcheck
 from conftest import BACKEND, N
 
 pytestmark = pytest.mark.skipif(
@@ -66,3 +74,63 @@ def test_ranking_areas_match_numpy(name, dispatch):
     # Piecewise constant in the scores: scikit-learn returns Python floats, no gradient.
     got = fn(cr.asarray(y), cr.tensor(s, requires_grad=True))
     assert float(got) == pytest.approx(_numpys(fn, y, s), rel=1e-14)
+
+
+# ----------------------------------------------------------------------------- sklearn's own check
+
+
+def _name(metric, check):
+    fn = metric.func if isinstance(metric, partial) else metric
+    keywords = "".join(f"-{k}={v}" for k, v in getattr(metric, "keywords", {}).items())
+    return f"{fn.__name__}{keywords}-{check.__name__.removeprefix('check_array_api_')}"
+
+
+CHECKS = list(yield_metric_checker_combinations())
+
+
+def test_scikit_learn_declares_array_api_support_for_the_usual_metrics():
+    names = {_name(m, c).split("-")[0] for m, c in CHECKS}
+    assert {"roc_curve", "log_loss", "r2_score", "rbf_kernel", "confusion_matrix"} <= names
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize(("metric", "check"), CHECKS, ids=[_name(m, c) for m, c in CHECKS])
+def test_sklearn_check_array_api_metric(metric, check, dtype):
+    # Values against NumPy's, with and without sample weights, in chainrule's namespace.
+    check(metric, "chainrule", None, dtype)
+
+
+# ----------------------------------------------------------------------------- gradients
+
+X = RNG.normal(size=(5, 3))
+WEIGHTS = RNG.normal(size=25)
+
+PAIRWISE = {
+    "linear_kernel": lambda x: pairwise.linear_kernel(x, x + 0.5),
+    "sigmoid_kernel": lambda x: pairwise.sigmoid_kernel(x, gamma=0.2),
+    "additive_chi2_kernel": lambda x: pairwise.additive_chi2_kernel(x * x, x * x + 0.5),
+    "cosine_distances": lambda x: pairwise.cosine_distances(x, x[:2] + 1.0),
+    "manhattan_distances": lambda x: pairwise.manhattan_distances(x, x + 0.5),
+    "paired_cosine_distances": lambda x: pairwise.paired_cosine_distances(x, x * x),
+    "paired_euclidean_distances": lambda x: pairwise.paired_euclidean_distances(x, x * x),
+    "paired_manhattan_distances": lambda x: pairwise.paired_manhattan_distances(x, x + 0.5),
+    "pairwise_kernels rbf": lambda x: pairwise.pairwise_kernels(x, metric="rbf", gamma=0.3),
+    "pairwise_distances cosine": lambda x: pairwise.pairwise_distances(x, x[:2], metric="cosine"),
+}
+
+
+@pytest.mark.parametrize("name", PAIRWISE)
+def test_pairwise_metrics_differentiate(name, dispatch):
+    fn = PAIRWISE[name]
+
+    def weighted(x):
+        out = fn(x)
+        return cr.sum(out * cr.asarray(WEIGHTS[: out.size].reshape(out.shape)))
+
+    x = cr.tensor(X, requires_grad=True)
+    out = fn(x)
+    assert out.__class__ is cr.Tensor and out.requires_grad
+    np.testing.assert_allclose(N(out), _numpys(fn, X), rtol=1e-12, atol=1e-14)
+    assert gradcheck(weighted, (x,))
+    assert gradgradcheck(weighted, (x,))
