@@ -1,8 +1,8 @@
 """scikit-learn's metrics on chainrule tensors (array_api_dispatch=True): scikit-learn's own
-Array API check for every metric it declares Array API support for; the ranking curves and
-areas, which call NumPy's forms of `diff` and `where`, values against NumPy inputs; the
-pairwise kernels and distances, gradients (first and second order) against finite
-differences."""
+Array API check for every metric it declares Array API support for (on NumPy storage: the
+check makes its arrays); the ranking curves and areas, which call NumPy's forms of `diff`
+and `where`, values against NumPy inputs; the pairwise kernels and distances, gradients
+(first and second order) against finite differences; on the storage library under test."""
 
 from functools import partial
 
@@ -15,11 +15,7 @@ from sklearn.metrics.tests.test_common import yield_metric_checker_combinations
 
 import chainrule as cr
 from chainrule.autograd import gradcheck, gradgradcheck
-from conftest import BACKEND, N
-
-pytestmark = pytest.mark.skipif(
-    BACKEND is not np, reason="scikit-learn mixes NumPy-backed tensors into its computations"
-)
+from conftest import BACKEND, LIBRARY, N, T, fails_on
 
 RNG = np.random.default_rng(4)
 # Enough distinct scores for roc_curve to drop the collinear thresholds (drop_intermediate),
@@ -41,14 +37,24 @@ def _numpys(fn, *arrays):
         return fn(*arrays)
 
 
+# On Dask, scikit-learn's ranking metrics select by boolean masks and take unique values, of
+# sizes unknown until computed.
+DASK_SIZES = fails_on("dask", reason="sizes unknown until computed (masks, unique values)")
+# scikit-learn's roc_curve takes logical_or of float differences (NumPy's rule), which
+# array-api-strict refuses (below); its one-vs-one AUC indexes by a mask and an integer.
+STRICT_FLOATS = fails_on("array_api_strict", reason="logical_or of floats in roc_curve")
+STRICT_MIXED_INDEX = fails_on("array_api_strict", reason="a mask and an integer in one index")
+
+
 @pytest.mark.regression
-@pytest.mark.parametrize("drop_intermediate", [True, False])
+@DASK_SIZES
+@pytest.mark.parametrize("drop_intermediate", [pytest.param(True, marks=STRICT_FLOATS), False])
 def test_roc_curve_matches_numpy(drop_intermediate, dispatch):
     # It calls xp.diff(fps, 2) and xp.where(mask): both refused before.
     def fn(y, s):
         return metrics.roc_curve(y, s, drop_intermediate=drop_intermediate)
 
-    got = fn(cr.asarray(BINARY), cr.asarray(SCORES))
+    got = fn(T(BINARY), T(SCORES))
     for ours, numpys in zip(got, _numpys(fn, BINARY, SCORES)):
         assert ours.__class__ is cr.Tensor
         np.testing.assert_allclose(N(ours), numpys, rtol=1e-14)
@@ -66,14 +72,35 @@ MULTICLASS = {
 }
 
 
-@pytest.mark.parametrize("name", [*RANKING, *MULTICLASS])
+STRICT_MARKS = {
+    "roc_auc_score": STRICT_FLOATS,
+    "roc_auc_score max_fpr": STRICT_FLOATS,
+    "roc_auc_score ovr": STRICT_FLOATS,
+    "roc_auc_score ovo": STRICT_MIXED_INDEX,
+}
+
+
+@DASK_SIZES
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=STRICT_MARKS[n]) if n in STRICT_MARKS else n
+        for n in [*RANKING, *MULTICLASS]
+    ],
+)
 def test_ranking_areas_match_numpy(name, dispatch):
     fn, y, s = (
         (RANKING[name], BINARY, SCORES) if name in RANKING else (MULTICLASS[name], CLASSES, PROBA)
     )
     # Piecewise constant in the scores: scikit-learn returns Python floats, no gradient.
-    got = fn(cr.asarray(y), cr.tensor(s, requires_grad=True))
+    got = fn(T(y), T(s, requires_grad=True))
     assert float(got) == pytest.approx(_numpys(fn, y, s), rel=1e-14)
+
+
+@pytest.mark.skipif(LIBRARY != "array_api_strict", reason="array-api-strict's refusal")
+def test_roc_curve_on_array_api_strict_refuses_scikit_learns_logical_or_of_floats(dispatch):
+    with pytest.raises(TypeError, match="Only boolean dtypes are allowed in logical_or"):
+        metrics.roc_curve(T(BINARY), T(SCORES))
 
 
 # ----------------------------------------------------------------------------- sklearn's own check
@@ -93,6 +120,7 @@ def test_scikit_learn_declares_array_api_support_for_the_usual_metrics():
     assert {"roc_curve", "log_loss", "r2_score", "rbf_kernel", "confusion_matrix"} <= names
 
 
+@pytest.mark.skipif(BACKEND is not np, reason="the check makes NumPy-backed tensors")
 @pytest.mark.filterwarnings("ignore")
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize(("metric", "check"), CHECKS, ids=[_name(m, c) for m, c in CHECKS])
@@ -126,9 +154,9 @@ def test_pairwise_metrics_differentiate(name, dispatch):
 
     def weighted(x):
         out = fn(x)
-        return cr.sum(out * cr.asarray(WEIGHTS[: out.size].reshape(out.shape)))
+        return cr.sum(out * T(WEIGHTS[: out.size].reshape(out.shape)))
 
-    x = cr.tensor(X, requires_grad=True)
+    x = T(X, requires_grad=True)
     out = fn(x)
     assert out.__class__ is cr.Tensor and out.requires_grad
     np.testing.assert_allclose(N(out), _numpys(fn, X), rtol=1e-12, atol=1e-14)
