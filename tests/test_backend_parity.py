@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import chainrule as cr
+from chainrule import _backend
 from conftest import LIBRARY, N, T, fails_on
 
 A = np.arange(12.0).reshape(3, 4) - 5.0
@@ -155,3 +156,19 @@ def test_repeat_by_a_tensor_of_counts():
     if LIBRARY == "dask":
         with pytest.raises(NotImplementedError, match="unknown until the counts are computed"):
             cr.repeat(T(a, requires_grad=True), T(counts))
+
+
+@pytest.mark.regression
+def test_numpy_tensors_that_need_no_grad_join_jax_operations():
+    # Array-API code makes its constants with xp.asarray(numpy_array), a NumPy tensor
+    # (SciPy's differentiation weights: "matmul: cannot mix arrays of different libraries").
+    jnp = pytest.importorskip("jax.numpy")
+    w = cr.asarray(jnp.asarray([1.0, 2.0]), requires_grad=True)
+    c = cr.asarray(np.array([3.0, 4.0]))
+    for y in (w * c, c - w, cr.stack([c, w]), c @ w, cr.where(c > 3.5, w, c)):
+        assert y.requires_grad and _backend.library(_backend.namespace(y.array)) == "jax"
+    (g,) = cr.autograd.grad(cr.sum(w * c) + c @ w, [w])
+    np.testing.assert_array_equal(N(g), [6.0, 8.0])
+    # One that requires grad is refused: its gradient would be a JAX array.
+    with pytest.raises(TypeError, match="numpy tensor that requires grad can't join"):
+        cr.asarray(np.array([3.0, 4.0]), requires_grad=True) * cr.asarray(jnp.ones(2))

@@ -274,6 +274,19 @@ def test_where_with_a_python_scalar_branch_keeps_float32(a, c):
     check_grads(lambda t: cr.where(cond, t, 0.5), leaf(a))
 
 
+@pytest.mark.regression
+def test_where_of_the_condition_alone_gives_its_nonzero_indices_as_numpy():
+    # scikit-learn's roc_curve calls xp.where(mask)[0] (NumPy's and PyTorch's form): chainrule's
+    # where refused it with a TypeError.
+    c = np.array([[True, False, True], [False, False, True]])
+    got = cr.where(T(c))
+    assert len(got) == 2
+    for ours, numpys in zip(got, np.where(c)):
+        np.testing.assert_array_equal(N(ours), numpys)
+    with pytest.raises(ValueError, match="either both or neither of x1 and x2"):
+        cr.where(T(c), T(np.ones(3)))
+
+
 @given(
     a=arrays(SHAPES, OFF_GRID),
     lo=st.none() | st.integers(-4, 0).map(lambda k: k / 2),

@@ -470,12 +470,32 @@ STANDARD_SIGNATURES = [
 ]  # fmt: skip
 
 
+def _parameters(fn):
+    return [(p.name, p.kind) for p in inspect.signature(fn).parameters.values()]
+
+
 @pytest.mark.parametrize("name", STANDARD_SIGNATURES)
 def test_signatures_name_their_parameters_as_the_standard(name):
-    def parameters(fn):
-        return [(p.name, p.kind) for p in inspect.signature(fn).parameters.values()]
+    ours, standard = _parameters(getattr(cr, name)), _parameters(getattr(xs, name))
+    if name == "diff":
+        # The standard's names and order; n and axis also positional, in NumPy's order (below).
+        assert [n for n, _ in ours] == ["x", "n", "axis", "prepend", "append"]
+        assert sorted(n for n, _ in ours) == sorted(n for n, _ in standard)
+        return
+    assert ours == standard
 
-    assert parameters(getattr(cr, name)) == parameters(getattr(xs, name))
+
+@pytest.mark.regression
+def test_diff_takes_n_and_axis_positionally_as_numpy():
+    # scikit-learn's roc_curve calls xp.diff(fps, 2), NumPy's form (the standard makes n a
+    # keyword): chainrule's diff refused it with a TypeError.
+    a = np.array([[3.0, 1.0, 4.0, 1.0], [5.0, 9.0, 2.0, 6.0]])
+    assert_values(cr.diff(T(a), 2), np.diff(a, 2))
+    assert_values(cr.diff(T(a), 1, 0), np.diff(a, 1, 0))
+    assert_values(
+        cr.diff(T(a), 2, axis=1, prepend=T([[0.0], [1.0]])),
+        np.diff(a, 2, axis=1, prepend=[[0.0], [1.0]]),
+    )
 
 
 @pytest.mark.parametrize("fn", [cr.var, cr.std])

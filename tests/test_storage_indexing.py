@@ -188,6 +188,21 @@ def test_item_assignment_casts_a_value_of_another_floating_dtype_on_other_storag
     assert v.grad.dtype == cr.float64
 
 
+@pytest.mark.regression
+@pytest.mark.parametrize("storage", STORAGES)
+def test_a_0d_mask_writes_a_0d_tensor_on_other_storage(storage):
+    # SciPy's stats functions write `x[mask] = nan` with a 0-d x and mask: the bounds check
+    # looked up the length of an axis the 0-d array lacks (IndexError, tuple index).
+    make = _storage(storage)
+    x = cr.asarray(make(np.array(2.0)), requires_grad=True)
+    for mask, expected in ((True, 5.0), (False, 2.0)):
+        t = x * 1.0
+        t[cr.asarray(make(np.array(mask)))] = 5.0
+        assert t.shape == () and float(t) == expected
+        (g,) = autograd.grad(t, [x])
+        assert float(g) == (0.0 if mask else 1.0)
+
+
 def test_a_numpy_write_with_a_mask_before_an_ellipsis_runs():
     # The check whether a write covers every element looked the Ellipsis up with ==, which
     # compared it with the mask: "The truth value of an array ... is ambiguous".

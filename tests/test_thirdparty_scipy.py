@@ -2,7 +2,8 @@
 on chainrule tensors: scipy.special's logsumexp / softmax / log_softmax, scipy.stats' moments
 and means, and scipy.fft, with values against NumPy inputs and gradients (first and second
 order) against finite differences. Functions SciPy computes through NumPy refuse tensors that
-require grad, rather than return results cut from the graph."""
+require grad, rather than return results cut from the graph. On the storage library under
+test (not yet Dask)."""
 
 import numpy as np
 import pytest
@@ -17,11 +18,11 @@ from scipy._lib._array_api import SCIPY_ARRAY_API
 
 import chainrule as cr
 from chainrule.autograd import gradcheck, gradgradcheck
-from conftest import BACKEND, N
+from conftest import LIBRARY, N, T
 
-pytestmark = pytest.mark.skipif(
-    BACKEND is not np, reason="SciPy mixes NumPy-backed tensors into its computations"
-)
+# On the storage library under test; not yet on Dask: 10 of these 72 fail there (SciPy's
+# masked writes and reductions over sizes unknown until computed), and a run takes minutes.
+pytestmark = pytest.mark.skipif(LIBRARY == "dask", reason="not sorted out on Dask yet")
 
 RNG = np.random.default_rng(1)
 A = RNG.normal(size=(5, 4))
@@ -37,13 +38,13 @@ def test_scipy_array_api_support_is_on():
 def weighted(fn):
     def scalar(*xs):
         out = fn(*xs)
-        return cr.sum(out * cr.asarray(WEIGHTS[: out.size].reshape(out.shape)))
+        return cr.sum(out * T(WEIGHTS[: out.size].reshape(out.shape)))
 
     return scalar
 
 
 def assert_matches_numpy_and_differentiates(fn, *arrays, second_order=True):
-    xs = [cr.tensor(a, requires_grad=True) for a in arrays]
+    xs = [T(a, requires_grad=True) for a in arrays]
     out = fn(*xs)
     assert out.__class__ is cr.Tensor and out.requires_grad
     np.testing.assert_allclose(N(out), np.asarray(fn(*arrays)), rtol=1e-10, atol=1e-12)
@@ -69,7 +70,7 @@ def test_scipy_special(name):
     def on_tensors(a):
         # The constant b as a tensor when a is one (SciPy needs one namespace).
         if name == "logsumexp b" and a.__class__ is cr.Tensor:
-            return special.logsumexp(a, axis=0, b=cr.asarray(POSITIVE))
+            return special.logsumexp(a, axis=0, b=T(POSITIVE))
         return fn(a)
 
     assert_matches_numpy_and_differentiates(on_tensors, A)
@@ -175,11 +176,11 @@ FFT = {
 @pytest.mark.parametrize("name", FFT)
 def test_scipy_fft_values(name):
     fn = FFT[name]
-    out = fn(cr.asarray(A))
+    out = fn(T(A))
     assert out.__class__ is cr.Tensor
     np.testing.assert_allclose(N(out), fn(A), rtol=1e-12, atol=1e-13)
     # Differentiable through complex values (PyTorch's convention).
-    assert gradcheck(fn, cr.tensor(A, requires_grad=True))
+    assert gradcheck(fn, T(A, requires_grad=True))
 
 
 @pytest.mark.parametrize(
@@ -218,7 +219,7 @@ THROUGH_NUMPY = {
 def test_scipy_spearmanr_on_tensors_gives_numpys_values_without_a_graph():
     # Ranks (np.apply_along_axis of rankdata on tensors) are piecewise constant in the data:
     # the statistic and its p-value are integers' functions, with no gradient to give.
-    x = cr.tensor(A, requires_grad=True)
+    x = T(A, requires_grad=True)
     got = stats.spearmanr(x[:, 0], x[:, 1])
     expected = stats.spearmanr(A[:, 0], A[:, 1])
     for ours, theirs in ((got.statistic, expected.statistic), (got.pvalue, expected.pvalue)):
@@ -229,11 +230,11 @@ def test_scipy_spearmanr_on_tensors_gives_numpys_values_without_a_graph():
 @pytest.mark.parametrize("name", THROUGH_NUMPY)
 def test_scipy_functions_computed_by_numpy_refuse_tensors_that_require_grad(name):
     fn = THROUGH_NUMPY[name]
-    out = fn(cr.asarray(A))
-    np.testing.assert_allclose(N(cr.asarray(out)), fn(A), rtol=1e-12)
+    out = fn(T(A))
+    np.testing.assert_allclose(N(T(out)), fn(A), rtol=1e-12)
     # Their result would carry no gradient: as PyTorch, the conversion to NumPy raises.
     with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
-        fn(cr.tensor(A, requires_grad=True))
+        fn(T(A, requires_grad=True))
 
 
 @pytest.mark.parametrize("name", THROUGH_NUMPY)
@@ -241,25 +242,25 @@ def test_scipy_functions_computed_by_numpy_refuse_tensors_with_a_tangent(name):
     # Forward mode as reverse mode: the result's tangent would be 0, silently.
     fn = THROUGH_NUMPY[name]
     with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that has a forward"):
-        cr.func.jvp(lambda a: cr.asarray(fn(a)), (cr.asarray(A),), (cr.ones_like(cr.asarray(A)),))
+        cr.func.jvp(lambda a: cr.asarray(fn(a)), (T(A),), (cr.ones_like(T(A)),))
 
 
 def test_scipy_minimize_with_chainrules_gradient_and_hessian_products():
     # SciPy's own optimizer on NumPy vectors, its derivatives from chainrule: a smooth convex
     # loss whose minimum solves  W (w - c) + 0.4 w^3 = 0.
-    weights, center = cr.asarray([1.0, 10.0]), cr.asarray([1.0, 2.0])
+    weights, center = T([1.0, 10.0]), T([1.0, 2.0])
 
     def loss(w):
         return cr.sum(weights * (w - center) ** 2) / 2 + cr.sum(w**4) / 10
 
     def fun(w):
-        x = cr.tensor(w, requires_grad=True)
+        x = T(w, requires_grad=True)
         value = loss(x)
         (g,) = cr.autograd.grad(value, x)
         return float(value), N(g)
 
     def hessp(w, p):
-        return N(cr.autograd.functional.hvp(loss, cr.tensor(w), cr.tensor(p))[1])
+        return N(cr.autograd.functional.hvp(loss, T(w), T(p))[1])
 
     res = scipy.optimize.minimize(fun, np.zeros(2), jac=True, hessp=hessp, method="trust-ncg")
     assert res.success

@@ -1,8 +1,10 @@
 """scikit-learn's Array API code paths on chainrule tensors (array_api_dispatch=True): its own
 `check_array_api_input` estimator check for every estimator that declares Array API support,
 then values against NumPy inputs and gradients (first and second order) against finite
-differences for scalers, PCA, Ridge, LinearDiscriminantAnalysis, kernels and distances,
-LabelEncoder's sorted classes, and metrics."""
+differences for scalers, PCA, Ridge and ridge classifiers, LinearDiscriminantAnalysis, kernels
+and distances, the predictions of fitted LogisticRegression, PoissonRegressor and
+GaussianMixture models, LabelEncoder's sorted classes, and metrics; the clear refusals where
+scikit-learn's code leaves the namespace."""
 
 from functools import partial
 
@@ -16,8 +18,16 @@ from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.feature_selection import VarianceThreshold
 from sklearn.kernel_approximation import Nystroem
 from sklearn.kernel_ridge import KernelRidge
-from sklearn.linear_model import Ridge, RidgeCV
+from sklearn.linear_model import (
+    LogisticRegression,
+    PoissonRegressor,
+    Ridge,
+    RidgeClassifier,
+    RidgeClassifierCV,
+    RidgeCV,
+)
 from sklearn.metrics import pairwise
+from sklearn.mixture import GaussianMixture
 from sklearn.naive_bayes import GaussianNB
 from sklearn.preprocessing import (
     KernelCenterer,
@@ -148,6 +158,11 @@ ESTIMATOR_FUNCTIONS = {
     "Ridge.predict": lambda x: Ridge(alpha=0.5).fit(x, cr.asarray(Y)).predict(x),
     "Ridge in y": lambda x: Ridge(alpha=0.5).fit(cr.asarray(X), x[:, 0]).coef_,
     "RidgeCV.coef_": lambda x: RidgeCV(alphas=(0.1, 1.0)).fit(x, cr.asarray(Y)).coef_,
+    "RidgeClassifier": lambda x: RidgeClassifier(alpha=0.5).fit(x, labels()).decision_function(x),
+    "RidgeClassifierCV": (
+        lambda x: RidgeClassifierCV(alphas=(0.1, 1.0)).fit(x, labels()).decision_function(x)
+    ),
+    "Binarizer": lambda x: sklearn.preprocessing.Binarizer(threshold=0.1).fit_transform(x * x),
     "LinearDiscriminantAnalysis.predict_proba": (
         lambda x: LinearDiscriminantAnalysis().fit(x, labels()).predict_proba(x)
     ),
@@ -188,6 +203,69 @@ def test_sklearn_values_match_numpy_and_gradients_match_finite_differences(name,
     np.testing.assert_allclose(N(out), expected, rtol=1e-10, atol=1e-12)
     assert gradcheck(weighted(fn), (x,))
     assert gradgradcheck(weighted(fn), (x,))
+
+
+# Models fitted once (iterative solvers: refitting at every finite difference is slow), on
+# tensors and on NumPy arrays; their predictions differentiate in the data predicted.
+FITTED = {
+    "LogisticRegression.predict_proba": (
+        lambda: LogisticRegression(),
+        (X, LABELS),
+        "predict_proba",
+    ),
+    "LogisticRegression.decision_function": (
+        lambda: LogisticRegression(C=0.5),
+        (X, LABELS),
+        "decision_function",
+    ),
+    "PoissonRegressor.predict": (lambda: PoissonRegressor(), (X, np.abs(Y)), "predict"),
+    "GaussianMixture.score_samples": (
+        lambda: GaussianMixture(2, init_params="random_from_data", random_state=0),
+        (X,),
+        "score_samples",
+    ),
+    "GaussianMixture.predict_proba": (
+        lambda: GaussianMixture(2, init_params="random_from_data", random_state=0),
+        (X,),
+        "predict_proba",
+    ),
+}
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("name", FITTED)
+def test_fitted_models_predictions_match_numpy_and_differentiate(name, dispatch):
+    make, data, method = FITTED[name]
+    on_tensors = getattr(make().fit(*map(cr.asarray, data)), method)
+    with sklearn.config_context(array_api_dispatch=False):
+        expected = getattr(make().fit(*data), method)(X)
+    x = cr.tensor(X, requires_grad=True)
+    out = on_tensors(x)
+    assert out.__class__ is cr.Tensor and out.requires_grad
+    np.testing.assert_allclose(N(out), expected, rtol=1e-6, atol=1e-9)  # solvers' tolerances
+    assert gradcheck(weighted(on_tensors), (x,))
+    assert gradgradcheck(weighted(on_tensors), (x,))
+
+
+def test_fits_by_scipys_optimizers_refuse_data_that_requires_grad(dispatch):
+    # scikit-learn hands the data to SciPy's L-BFGS, which takes NumPy arrays (by DLPack):
+    # PyTorch's refusal, rather than a fit cut from the graph.
+    x = cr.tensor(X, requires_grad=True)
+    for model, y in ((LogisticRegression(), LABELS), (PoissonRegressor(), np.abs(Y))):
+        with pytest.raises(RuntimeError, match="Can't export tensors that require gradient"):
+            model.fit(x, cr.asarray(y))
+
+
+def test_gaussian_mixture_fit_on_data_that_requires_grad_fails_as_on_pytorch(dispatch):
+    # Its M step divides by the component weights, then writes them in place: PyTorch's
+    # tensors fail the same way. Its default k-means initialisation is refused by
+    # scikit-learn under Array API dispatch.
+    model = GaussianMixture(2, init_params="random_from_data", random_state=0, max_iter=2)
+    x = cr.tensor(X, requires_grad=True)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        cr.sum(model.fit(x).means_).backward()
+    with pytest.raises(NotImplementedError, match="init_params"):
+        GaussianMixture(2).fit(cr.asarray(X))
 
 
 def test_standard_scaler_fit_overwrites_nan_without_nan_gradients(dispatch):
@@ -372,6 +450,15 @@ def test_numpy_code_paths_give_numpys_values_on_tensors(name, dispatch):
     with sklearn.config_context(array_api_dispatch=False):
         expected = fn(X)
     np.testing.assert_allclose(N(cr.asarray(got)), expected, rtol=1e-9, atol=1e-12)
+
+
+def test_cython_code_refuses_tensors_with_cythons_error(dispatch):
+    # Estimators without declared Array API support that hand the data to compiled
+    # functions of several array types (Cython's fused types): Cython finds no type for a
+    # tensor. Pass NumPy arrays (t.numpy()) to them.
+    y = cr.asarray(LABELS[:, None])
+    with pytest.raises(TypeError, match="Function call with ambiguous argument types"):
+        sklearn.preprocessing.TargetEncoder().fit_transform(y, cr.asarray(Y))
 
 
 @pytest.mark.parametrize("solver", ["eigen", "lsqr"])

@@ -380,7 +380,10 @@ def _write_shared(t: Tensor, group, name: str, value, compute, write, replay) ->
             if tracer is not None:
                 tracer.wrote(t, "op", functools.partial(_replay_key, xp, Ellipsis), new._data)
         else:
-            _remake(t, group, path, new._data)
+            # t gets an array of its own, as on mutable arrays (where new's is copied into
+            # the memory): new's is the one the write's node may have saved (pow's `out`),
+            # which a later write through the group must not mark stale.
+            _remake(t, group, path, xp.asarray(new._data, copy=True))
         tangents = new if grad_mode.forward else None
     else:
         tangents = _fitted(t, compute(t), name) if dual(t) or dual(value) else None

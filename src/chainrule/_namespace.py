@@ -9,7 +9,7 @@ import inspect
 import numbers as _numbers
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, NamedTuple, cast
+from typing import Any, Literal, NamedTuple, cast, overload
 
 from . import _backend, _batching, _factories, _tensor
 from ._backend import DEFAULT_FLOAT, normalize_axes, to_backend_dtype
@@ -254,8 +254,20 @@ def angle(x: ArrayLike, /) -> Tensor:
     return OPS["angle"](x)
 
 
-def where(condition: ArrayLike, x1: ArrayLike, x2: ArrayLike, /) -> Tensor:
-    """Elements of x1 where condition holds, else of x2; differentiable in x1 and x2."""
+@overload
+def where(condition: ArrayLike, /) -> tuple[Tensor, ...]: ...
+@overload
+def where(condition: ArrayLike, x1: ArrayLike, x2: ArrayLike, /) -> Tensor: ...
+def where(
+    condition: ArrayLike, x1: ArrayLike = None, x2: ArrayLike = None, /
+) -> Tensor | tuple[Tensor, ...]:
+    """Elements of x1 where condition holds, else of x2; differentiable in x1 and x2. With
+    the condition alone, its nonzero indices (NumPy's and PyTorch's one-argument form, which
+    array-API code written against NumPy calls: scikit-learn's roc_curve)."""
+    if x1 is None or x2 is None:
+        if x1 is None and x2 is None:
+            return nonzero(condition)
+        raise ValueError("where: either both or neither of x1 and x2 should be given")
     return OPS["where"]((condition, x1, x2))
 
 
@@ -445,15 +457,17 @@ def cumulative_prod(
 def diff(
     x: ArrayLike,
     /,
-    *,
-    axis: int = -1,
     n: int = 1,
+    axis: int = -1,
+    *,
     prepend: ArrayLike = None,
     append: ArrayLike = None,
 ) -> Tensor:
     """The n-th forward difference along `axis` of x between `prepend` and `append` (arrays,
     or scalars that stand for a slice of x), by slicing and subtraction (differentiable);
-    bool values differ by not_equal, as NumPy's."""
+    bool values differ by not_equal, as NumPy's. n and axis may also come positionally, in
+    NumPy's order (the standard makes them keywords): array-API code written against NumPy
+    calls `xp.diff(x, 2)` (scikit-learn's roc_curve)."""
     x = as_tensor(x)
     if x.ndim == 0:
         raise ValueError("diff needs a tensor of at least one dimension")

@@ -1,7 +1,7 @@
 """The other library gaps that rules call: Dask's broadcasts in chunks, Cholesky factor,
-searches, one-chunk transforms, wide identity matrices and linear algebra that array-api-compat
-passes on wrongly; inverses in the input's dtype, and JAX's singular inverses and solves
-refused; PyTorch's own derivative kernels."""
+searches, one-chunk transforms, wide identity matrices, PyTorch's unique_all and linear
+algebra that array-api-compat passes on wrongly; inverses in the input's dtype, and JAX's
+singular inverses and solves refused; PyTorch's own derivative kernels."""
 
 from __future__ import annotations
 
@@ -118,8 +118,20 @@ def unique(xp, x, kind: str) -> tuple:
     """xp.unique_<kind>(x) as a tuple of arrays, and whether its values come sorted (as
     chainrule returns them). Dask's do (np.unique of each chunk, then of their values), and
     could not be put in order by a gather anyway: their size is unknown until computed."""
+    if kind == "all" and library(xp) == "torch":
+        return _unique_all(xp, x), False
     found = getattr(xp, f"unique_{kind}")(x)
     return (found,) if kind == "values" else tuple(found), library(xp) == "dask"
+
+
+def _unique_all(xp, x) -> tuple:
+    """unique_all from unique_inverse and unique_counts, for array-api-compat's PyTorch, which
+    has none: the first occurrence of each value is the first position of its run in a stable
+    sort of the inverse indices (runs start at the counts' exclusive cumulative sums)."""
+    values, inverse = xp.unique_inverse(x)
+    counts = xp.unique_counts(x)[1]
+    order = xp.argsort(xp.reshape(inverse, (-1,)), stable=True)
+    return values, xp.take(order, xp.cumulative_sum(counts) - counts), inverse, counts
 
 
 def unchunked(xp, a, axes):

@@ -158,6 +158,9 @@ def _bounded_key(shape, key, lazy: bool = False):
             axis = len(shape) - sum(_consumed(e) for e in keys[i + 1 :])
         elif k is None or k.__class__ is bool:
             continue
+        elif not isinstance(k, (int, slice)) and dtype_kind(k.dtype) == "b":
+            axis += k.ndim  # a mask spans its own axes (none, 0-d): no index to bound
+            continue
         elif not isinstance(shape[axis], int):
             pass  # Dask's axis of unknown length (after a mask): checked by Dask when computed
         elif isinstance(k, int):

@@ -82,15 +82,22 @@ def compat_module():
     return _compat_found[0]
 
 
+# Libraries whose operations take NumPy's arrays as operands: Dask (wrapped lazily), JAX (its
+# functions convert them). Array-API code written for one namespace makes constants with
+# xp.asarray(numpy_array), which chainrule wraps as NumPy's (SciPy's differentiation weights).
+_TAKE_NUMPYS = ("dask", "jax")
+
+
 def joint_namespace(xp, other):
     """The namespace that holds the result of an operation on arrays of `xp` and `other`
-    where one library takes the other's arrays as operands (Dask takes NumPy's), else None."""
+    where one library takes the other's arrays as operands (Dask and JAX take NumPy's), else
+    None."""
     libs = (library(xp), library(other))
     if "vmap" in libs:  # vmap's Batched arrays take those of the libraries below them
         return xp if libs[0] == "vmap" else other
-    if libs == ("dask", "numpy"):
+    if libs[1] == "numpy" and libs[0] in _TAKE_NUMPYS:
         return xp
-    if libs == ("numpy", "dask"):
+    if libs[0] == "numpy" and libs[1] in _TAKE_NUMPYS:
         return other
     return None
 
