@@ -171,6 +171,9 @@ class Replay:
                 rule = _graph_rule(sub, spec, unflatten, outputs, self.rerun)
                 rec.graph = (rule, saved, refs)
             self.run, program = _loop(rec, keep, last, frees, inplace, treedef, unflatten)
+            # (While paused: the objects it makes would start a collection of all that the
+            # build made, inside the call; W5's second call 8 M instructions.)
+            self._exit.detach()
         except BaseException:
             rec.graph = graph
             self.rerun = None
@@ -179,7 +182,6 @@ class Replay:
             if gc_was_enabled:
                 gc.enable()
         self._recording = None
-        self._exit.detach()
         # The instructions: the loop's program holds what runs (see _instructions).
         rec.code = rec.reads = rec.writes = None
         self.cost = len(program) * STATE.source_cost
