@@ -5,6 +5,9 @@ the call's values; only results large enough are looked at for in-place writes; 
 free each value after its last read."""
 
 import gc
+import os
+import subprocess
+import sys
 import weakref
 
 import numpy as np
@@ -223,6 +226,75 @@ def test_the_first_call_keeps_the_recording_without_its_values_and_the_second_bu
     np.testing.assert_array_equal(N(second), N(eager(y)))
     np.testing.assert_array_equal(N(compiled(x)), N(first))
     assert compiled.traces == 1
+
+
+def test_the_exit_lets_go_of_a_recording_not_built_and_a_call_after_it_traces_again(
+    monkeypatch,
+):
+    monkeypatch.setattr(_program, "SOURCE_AFTER", 10**9)
+    compiled = cr.compile(_step)
+    c = T(np.linspace(0.5, 1.5, 8))
+
+    def x():
+        return T(np.linspace(-1.0, 1.0, 8), requires_grad=True)
+
+    compiled(x(), c)
+    (program,) = compiled._cache[next(iter(compiled._cache))]
+    rec = weakref.ref(program._recording[0])
+    assert program._exit.atexit and program._exit.alive
+    program._exit()  # what weakref.finalize's pass at the interpreter's exit calls
+    assert rec() is None  # let go at once, before the exit's collections
+    with pytest.raises(RuntimeError, match="let go at the interpreter's exit"):
+        program.source()
+    loss, grad = compiled(x(), c)
+    assert compiled.traces == 2
+    eager_loss, eager_grad = _step(x(), c)
+    np.testing.assert_array_equal(N(loss), N(eager_loss))
+    np.testing.assert_array_equal(N(grad), N(eager_grad))
+    loss, grad = compiled(x(), c)  # the new trace replays
+    np.testing.assert_array_equal(N(grad), N(eager_grad))
+    assert compiled.traces == 2
+
+
+def test_a_built_replay_leaves_nothing_to_the_exit(monkeypatch):
+    monkeypatch.setattr(_program, "SOURCE_AFTER", 10**9)
+    compiled = cr.compile(_step)
+    x = T(np.linspace(-1.0, 1.0, 8), requires_grad=True)
+    c = T(np.linspace(0.5, 1.5, 8))
+    compiled(x, c)
+    (program,) = compiled._cache[next(iter(compiled._cache))]
+    compiled(x, c)  # builds: the recording goes, and the exit's hand on it
+    assert program._recording is None and not program._exit.alive
+
+
+_AT_EXIT = """
+import weakref
+import numpy as np
+import chainrule as cr
+
+def step(x):
+    x.grad = None
+    loss = cr.sum(cr.tanh(x * 2.0 + x))
+    loss.backward()
+    return loss.detach()
+
+x = cr.tensor(np.linspace(-1.0, 1.0, 8), requires_grad=True)
+compiled = cr.compile(step)
+seen = []
+# Made before the replay's: weakref.finalize's exit pass runs it after the replay's.
+weakref.finalize(step, lambda: print("recording alive:", seen[0]() is not None))
+compiled(x)
+(program,) = compiled._cache[next(iter(compiled._cache))]
+seen.append(weakref.ref(program._recording[0]))
+"""
+
+
+def test_the_recording_is_gone_before_the_interpreter_exits():
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    run = subprocess.run(
+        [sys.executable, "-c", _AT_EXIT], env=env, capture_output=True, text=True, check=True
+    )
+    assert run.stdout.strip() == "recording alive: False", run.stderr
 
 
 def test_a_failed_build_fails_each_call_alike_and_leaves_the_recording_to_build_again(

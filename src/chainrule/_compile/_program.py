@@ -13,6 +13,7 @@ import operator
 import re
 import sys
 import time
+import weakref
 from collections.abc import Callable
 from itertools import compress
 
@@ -122,17 +123,24 @@ class Replay:
     the first replay, so that a function called once never pays the build (W1's first call
     in benchmarks/compile_trace.py: about 17 M instructions of 140 M); becomes compiled
     source once the loop pays that (see SOURCE_AFTER). `settles`: what to settle after it
-    (see Tracer.settle_after)."""
+    (see Tracer.settle_after). A recording not built when the interpreter exits is let go
+    then (see __init__)."""
 
     __slots__ = (
-        "run", "calls", "spent", "cost", "settles", "_pending", "rerun", "_recording",
+        "run", "calls", "spent", "cost", "settles", "_pending", "rerun", "_recording", "_exit",
+        "__weakref__",
     )  # fmt: skip
 
     def __init__(self, rec: Recording, treedef, unflatten) -> None:
         # What the build reads of the values (the NumPy arrays' layouts), then the values let
         # go: the recording keeps no array of the call until the build.
-        self._recording = (rec, *_layouts(rec.values), treedef, unflatten)
+        self._recording = [rec, *_layouts(rec.values), treedef, unflatten]
         rec.strip()
+        # At the interpreter's exit (weakref.finalize's pass, before the exit's collections)
+        # the recording is let go unless built: each of those collections would walk its
+        # objects (W5's first call, then exit: 392 -> 358 M instructions, the process end of
+        # benchmarks/compile_trace.py). A call after that (from an exit handler) traces again.
+        self._exit = weakref.finalize(self, self._recording.clear)
         # What create_graph through the outputs with a live graph needs (None: none has one;
         # set by the build).
         self.rerun = None
@@ -163,6 +171,9 @@ class Replay:
                 rule = _graph_rule(sub, spec, unflatten, outputs, self.rerun)
                 rec.graph = (rule, saved, refs)
             self.run, program = _loop(rec, keep, last, frees, inplace, treedef, unflatten)
+            # (While paused: the objects it makes would start a collection of all that the
+            # build made, inside the call; W5's second call 8 M instructions.)
+            self._exit.detach()
         except BaseException:
             rec.graph = graph
             self.rerun = None
@@ -181,6 +192,8 @@ class Replay:
         if self._pending is None:
             return self.run(leaves)
         if self._recording is not None:
+            if not self._recording:  # let go at the exit (see __init__)
+                return RETRACE
             self._build()
         self.calls += 1
         if SOURCE_AFTER is not None:
@@ -206,6 +219,8 @@ class Replay:
     def source(self) -> str:
         """The program as Python source (building and compiling it now if it is not yet)."""
         if self._recording is not None:
+            if not self._recording:
+                raise RuntimeError("the recording was let go at the interpreter's exit")
             self._build()
         if self._pending is not None:
             self._compile()
