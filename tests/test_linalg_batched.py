@@ -155,13 +155,21 @@ def cotangents(fn, a, k=4):
 # ----------------------------------------------------------------------------- real inputs
 
 
+def first(fn, a) -> dict:
+    """FIRST, with the absolute tolerance grown for large values: a central difference of step
+    h loses about eps |f| / h to rounding, and an LU-based value (det) carries several ulps
+    (a det of 244 drawn: 1.2e-7 off by differences, its cofactor exact)."""
+    scale = float(np.max(np.abs(N(fn(T(a))))))
+    return {**FIRST, "atol": max(FIRST["atol"], 4e-9 * scale)}
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 @FEW
 @given(data=st.data())
 def test_jacrev_of_a_linalg_function_matches_central_differences(name, data):
     strategy, fn = CASES[name]
     a = data.draw(strategy)
-    np.testing.assert_allclose(N(func.jacrev(fn)(T(a))), num_jacobian(fn, a), **FIRST)
+    np.testing.assert_allclose(N(func.jacrev(fn)(T(a))), num_jacobian(fn, a), **first(fn, a))
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -170,7 +178,7 @@ def test_jacrev_of_a_linalg_function_matches_central_differences(name, data):
 def test_jacfwd_of_a_linalg_function_matches_central_differences(name, data):
     strategy, fn = CASES[name]
     a = data.draw(strategy)
-    np.testing.assert_allclose(N(func.jacfwd(fn)(T(a))), num_jacobian(fn, a), **FIRST)
+    np.testing.assert_allclose(N(func.jacfwd(fn)(T(a))), num_jacobian(fn, a), **first(fn, a))
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
