@@ -131,7 +131,7 @@ def _check_bounds(indices, size: int, axis: int, low: int = 0) -> None:
     where `low` is 0): torch.take_along_dim reads past the axis without a word, index_select
     raises another error, and JAX's take and take_along_axis fill with NaN."""
     bad = (indices < low) | (indices >= size)
-    if bool(bad.any()):
+    if bool(namespace(bad).any(bad)):
         first = int(indices[bad][0]) if indices.ndim else int(indices)
         raise IndexError(f"index {first} is out of bounds for axis {axis} with size {size}")
 
