@@ -2,8 +2,11 @@
 differed, the right one (PyTorch's, or the mathematics' where the two part, as
 docs/from-pytorch.md says) is written here as literals, worked out by hand."""
 
+import array_api_strict as strict
+import numpy as np
 import pytest
 
+import chainrule as cr
 from chainrule import func
 from conftest import T, skip_on
 from helpers import assert_values
@@ -22,3 +25,24 @@ def test_gather_under_vmap_refuses_a_negative_index_as_outside_it(index):
     assert_values(
         func.vmap(lambda i: x.gather(1, i))(T([[[0, 1]], [[2, 2]]])), [[[1.0, 2.0]], [[3.0, 3.0]]]
     )
+
+
+@pytest.mark.parametrize(
+    "key", [strict.asarray(2), strict.asarray([2]), (strict.asarray([1, 2]), Ellipsis)]
+)
+@pytest.mark.parametrize("wrap", [False, True])
+def test_an_index_array_of_another_library_is_refused_as_in_arithmetic(key, wrap):
+    # NumPy read a one-element array of another library as the integer it holds (x[a] with
+    # a = [2] gave x[2], of the wrong shape); arithmetic with such an array raises TypeError.
+    x = cr.tensor(np.arange(6.0))
+    if wrap:
+        key = (cr.asarray(key[0]), Ellipsis) if isinstance(key, tuple) else cr.asarray(key)
+    message = "indexing: cannot mix arrays of different libraries in one operation"
+    with pytest.raises(TypeError, match=message):
+        x[key]
+    with pytest.raises(TypeError, match=message):
+        x[key] = 5.0
+    assert_values(x, np.arange(6.0))
+    # NumPy's arrays and integers index every library's tensors, as before.
+    assert_values(x[np.array([2])], [2.0])
+    assert_values(x[np.int64(2)], 2.0)
