@@ -2,14 +2,17 @@
 differed, the right one (PyTorch's, or the mathematics' where the two part, as
 docs/from-pytorch.md says) is written here as literals, worked out by hand."""
 
+import math
+
 import array_api_strict as strict
 import numpy as np
 import pytest
 
 import chainrule as cr
-from chainrule import func
+from chainrule import func, special
+from chainrule.autograd import grad, gradcheck, gradgradcheck
 from conftest import T, skip_on
-from helpers import assert_values
+from helpers import assert_values, leaf
 
 
 @skip_on("dask", reason="its index values are checked when computed")
@@ -46,3 +49,34 @@ def test_an_index_array_of_another_library_is_refused_as_in_arithmetic(key, wrap
     # NumPy's arrays and integers index every library's tensors, as before.
     assert_values(x[np.array([2])], [2.0])
     assert_values(x[np.int64(2)], 2.0)
+
+
+def test_xlogy_is_zero_where_x_is_zero_and_y_negative_as_scipy_and_pytorch():
+    # log(-1) is NaN, and 0 * NaN gave NaN where SciPy's and PyTorch's xlogy(0, y) is 0 for
+    # every y that is not NaN (and the x-gradient NaN where PyTorch's is 0).
+    x, y = leaf([0.0, 0.0]), leaf([-1.0, -math.inf])
+    assert_values(special.xlogy(x, y), [0.0, 0.0])
+    assert_values(special.xlog1py(x, y - 1.0), [0.0, 0.0])
+    gx, gy = grad(special.xlogy(x, y).sum(), (x, y))
+    assert_values(gx, [0.0, 0.0])
+    assert_values(gy, [0.0, 0.0])
+
+
+def _both_modes(fn, *inputs):
+    assert gradcheck(fn, inputs, check_forward_ad=True)
+    assert gradgradcheck(fn, inputs, check_fwd_over_rev=True)
+
+
+@pytest.mark.parametrize("fn, shift", [(special.xlogy, 0.0), (special.xlog1py, -1.0)])
+def test_xlogy_y_gradient_where_x_is_zero_is_the_functions_zero(fn, shift):
+    # xlogy(0, y) is 0 for every y: its y-derivative there is 0, at y = 0 too, where PyTorch's
+    # formula x / y gives 0 / 0 = NaN (a documented difference, docs/from-pytorch.md).
+    zero = T([0.0, 0.0, 0.0])
+    y = leaf([0.0 + shift, -1.0 + shift, 2.0 + shift])
+    (gy,) = grad(fn(zero, y).sum(), y, create_graph=True)
+    assert_values(gy, [0.0, 0.0, 0.0])
+    (gyy,) = grad(gy.sum(), y)
+    assert_values(gyy, [0.0, 0.0, 0.0])
+    _both_modes(lambda y: fn(zero, y), y)
+    # Away from x = 0: log(y) and x / y, to first and second order, both modes.
+    _both_modes(fn, leaf([2.0, -0.5, 1e-3]), leaf([3.0 + shift, 0.25 + shift, 2.0 + shift]))
