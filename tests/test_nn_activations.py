@@ -105,9 +105,10 @@ def test_elu_and_selu_gradients_stay_finite_for_large_inputs():
 
 
 def test_elu_and_selu_slope_at_zero_is_the_left_one():
-    # PyTorch's: alpha (scale * alpha for selu), first and second order; it was half of that
-    # (the tie of minimum(x, 0) at 0 shared the gradient), though elu with alpha = 1 is
-    # smooth there.
+    # PyTorch's first derivative: alpha (scale * alpha for selu); it was half of that (the
+    # tie of minimum(x, 0) at 0 shared the gradient), though elu with alpha = 1 is smooth
+    # there. The second derivative is the same branch's, alpha (PyTorch's is 0 there: a
+    # documented difference, docs/from-pytorch.md).
     for f, slope in (
         (lambda x: F.elu(x, alpha=2.0), 2.0),
         (lambda x: F.elu(x), 1.0),

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import chainrule as cr
+import chainrule.nn.functional as F
 from chainrule import func, special
 from chainrule.autograd import grad, gradcheck, gradgradcheck
 from conftest import T, skip_on
@@ -80,3 +81,36 @@ def test_xlogy_y_gradient_where_x_is_zero_is_the_functions_zero(fn, shift):
     _both_modes(lambda y: fn(zero, y), y)
     # Away from x = 0: log(y) and x / y, to first and second order, both modes.
     _both_modes(fn, leaf([2.0, -0.5, 1e-3]), leaf([3.0 + shift, 0.25 + shift, 2.0 + shift]))
+
+
+# PyTorch 2.13's gradients (float64) at NaN, inf, -inf, -800, 800 and the kinks, recorded.
+_NAN_INF = [math.nan, math.inf, -math.inf, -800.0, 800.0]
+_SCALE, _SCALE_ALPHA = 1.0507009873554805, 1.7580993408473766
+_ACTIVATIONS = {
+    "relu": (F.relu, [0.0], [1.0, 1.0, 0.0, 0.0, 1.0, 0.0]),
+    "hardtanh": (F.hardtanh, [-1.0, 1.0], [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]),
+    "hardtanh(0, 6)": (
+        lambda x: F.hardtanh(x, 0.0, 6.0),
+        [0.0, 6.0, 3.0],
+        [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0],
+    ),
+    "elu": (F.elu, [0.0], [1.0, 1.0, 0.0, 0.0, 1.0, 1.0]),
+    "elu(0.5)": (lambda x: F.elu(x, 0.5), [0.0], [1.0, 1.0, 0.0, 0.0, 1.0, 0.5]),
+    "selu": (F.selu, [0.0], [_SCALE, _SCALE, 0.0, 0.0, _SCALE, _SCALE_ALPHA]),
+    "leaky_relu": (F.leaky_relu, [0.0], [0.01, 1.0, 0.01, 0.01, 1.0, 0.01]),
+}
+
+
+@pytest.mark.parametrize("name", list(_ACTIVATIONS))
+def test_activation_gradients_at_nan_inf_and_kinks_are_pytorchs(name):
+    # relu and hardtanh gave 0 at a NaN x and elu and selu NaN, where PyTorch passes the
+    # gradient on (its masks test x <= 0, which a NaN is not): 1, or selu's scale.
+    fn, kinks, expected = _ACTIVATIONS[name]
+    points = _NAN_INF + kinks
+    x = leaf(points)
+    out = fn(x)
+    assert_values(out[:1], [math.nan])
+    (g,) = grad(out.sum(), x)
+    assert_values(g, expected)
+    _, tangent = func.jvp(fn, (T(points),), (T([1.0] * len(points)),))
+    assert_values(tangent, expected)

@@ -195,13 +195,15 @@ def _expm1_nonpositive(x: Tensor) -> Tensor:
     # expm1 of min(x, 0): the branch `where` drops for x > 0 stays finite there, so its zero
     # gradient does not turn into 0 * inf = nan for large x. Written as a `where`, not as
     # minimum(x, 0), whose tie at x = 0 would pass on half of the gradient there: the slope
-    # at 0 is the left one, alpha (PyTorch's).
-    return ops.expm1(ops.where(x > 0, 0.0, x))
+    # at 0 is the left one, alpha (PyTorch's). The test is x <= 0, as PyTorch's: a NaN x
+    # takes the identity's branch, gradient 1.
+    return ops.expm1(ops.where(x <= 0, x, 0.0))
 
 
 def elu(x: Tensor, /, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    """x where x > 0, alpha * (exp(x) - 1) elsewhere."""
-    return _written_into(x, ops.where(x > 0, x, alpha * _expm1_nonpositive(x)), inplace)
+    """x where x > 0, alpha * (exp(x) - 1) where x <= 0; the gradient at 0 is alpha, at a NaN
+    x 1 (as PyTorch)."""
+    return _written_into(x, ops.where(x <= 0, alpha * _expm1_nonpositive(x), x), inplace)
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -210,18 +212,18 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 def selu(x: Tensor, /, inplace: bool = False) -> Tensor:
     """scale * elu(x, alpha) with the self-normalising constants of Klambauer et al."""
-    out = _SELU_SCALE * ops.where(x > 0, x, _SELU_ALPHA * _expm1_nonpositive(x))
+    out = _SELU_SCALE * ops.where(x <= 0, _SELU_ALPHA * _expm1_nonpositive(x), x)
     return _written_into(x, out, inplace)
 
 
 def hardtanh(
     x: Tensor, /, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
 ) -> Tensor:
-    """x clipped to [min_val, max_val]; the gradient is 1 strictly inside, 0 on the edges and
-    outside (as PyTorch)."""
+    """x clipped to [min_val, max_val]; the gradient is 1 strictly inside (and at a NaN x), 0
+    on the edges and outside (as PyTorch)."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    inside = (x > min_val) & (x < max_val)
+    inside = ops.logical_not((x <= min_val) | (x >= max_val))
     return _written_into(x, ops.where(inside, x, ops.clip(x.detach(), min_val, max_val)), inplace)
 
 
