@@ -114,3 +114,28 @@ def test_activation_gradients_at_nan_inf_and_kinks_are_pytorchs(name):
     assert_values(g, expected)
     _, tangent = func.jvp(fn, (T(points),), (T([1.0] * len(points)),))
     assert_values(tangent, expected)
+
+
+def test_kl_div_target_gradient_at_zero_is_the_slope_of_t_log_t():
+    # The pointwise loss t (log t - input) has t-derivative log t + 1 - input: -inf at t = 0
+    # (second derivative 1 / t, +inf). It was -input (the masked log dropped the log t);
+    # PyTorch's is NaN (0 / 0), a documented difference (docs/from-pytorch.md).
+    x = T([-1.0, -2.0, -0.5])
+    t = leaf([0.0, 0.5, 0.0])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        (g,) = grad(F.kl_div(x, t, reduction="sum"), t, create_graph=True)
+        (gg,) = grad(g.sum(), t)
+        _, tangent = func.jvp(
+            lambda t: F.kl_div(x, t, reduction="sum"), (T([0.0, 0.5, 0.0]),), (T([1.0, 1.0, 1.0]),)
+        )
+    assert_values(g, [-math.inf, math.log(0.5) + 3.0, -math.inf])
+    assert_values(gg, [math.inf, 2.0, math.inf])
+    assert_values(tangent, -math.inf)
+    # The loss, and the input's gradient, are as they were: 0 and -t at t = 0.
+    xs = leaf([-1.0, -2.0, -0.5])
+    loss = F.kl_div(xs, t, reduction="none")
+    assert_values(loss, [0.0, 0.5 * (math.log(0.5) + 2.0), 0.0])
+    (gx,) = grad(loss.sum(), xs)
+    assert_values(gx, [0.0, -0.5, 0.0])
+    # Away from t = 0, first and second order in both modes, in input and target.
+    _both_modes(lambda x, t: F.kl_div(x, t, reduction="sum"), leaf([-1.0, -0.3]), leaf([0.4, 2.0]))

@@ -17,7 +17,7 @@ from .._batching import Batched, every_sample
 from .._mode import grad_mode
 from .._namespace import logsumexp
 from .._rules import OPS
-from .._tensor import Tensor, as_tensor, no_grad
+from .._tensor import Tensor, as_tensor, dual, no_grad
 from .._typing import DTypeLike
 
 __all__ = [
@@ -2020,8 +2020,15 @@ def kl_div(
     if log_target:
         loss = ops.exp(target) * (target - input)
     else:
-        log_t = ops.log(ops.where(target == 0, 1.0, target))
+        zero = target == 0
+        log_t = ops.log(ops.where(zero, 1.0, target))
         loss = target * (log_t - input)
+        if target.requires_grad or dual(target):
+            # The t-derivative log t + 1 - input is -inf at t = 0 (the slope of t log t
+            # there), which the `where` above drops (it gave -input): add a term of value 0
+            # whose derivative is -inf where t = 0 and 0 elsewhere (PyTorch's is 0 / 0, NaN).
+            r = ops.sqrt(ops.where(zero, target, 1.0))
+            loss = loss + (r.detach() - r)
     if reduction == "batchmean":
         return ops.sum(loss) / (input.shape[0] if input.ndim else 1)
     return _reduce(loss, reduction)
