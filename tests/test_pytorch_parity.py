@@ -98,6 +98,16 @@ _ACTIVATIONS = {
     "elu(0.5)": (lambda x: F.elu(x, 0.5), [0.0], [1.0, 1.0, 0.0, 0.0, 1.0, 0.5]),
     "selu": (F.selu, [0.0], [_SCALE, _SCALE, 0.0, 0.0, _SCALE, _SCALE_ALPHA]),
     "leaky_relu": (F.leaky_relu, [0.0], [0.01, 1.0, 0.01, 0.01, 1.0, 0.01]),
+    # relu6's mask is 0 < x < 6: 0 at a NaN x, unlike hardtanh(x, 0, 6)'s.
+    "relu6": (F.relu6, [0.0, 6.0, 3.0], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]),
+    # PyTorch's 1 / 6 is rounded to float32 (0.16666667163...) in float64 too.
+    "hardsigmoid": (F.hardsigmoid, [-3.0, 3.0, 1.0], [0.0] * 7 + [1 / 6]),
+    "hardswish": (F.hardswish, [-3.0, 3.0, 1.0], [1.0, 1.0, 0.0, 0.0, 1.0, 0.0, 1.0, 5 / 6]),
+    "threshold": (
+        lambda x: F.threshold(x, 1.0, -2.0),
+        [1.0, 0.5, 2.0],
+        [1.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0],
+    ),
 }
 
 
@@ -139,3 +149,13 @@ def test_kl_div_target_gradient_at_zero_is_the_slope_of_t_log_t():
     assert_values(gx, [0.0, -0.5, 0.0])
     # Away from t = 0, first and second order in both modes, in input and target.
     _both_modes(lambda x, t: F.kl_div(x, t, reduction="sum"), leaf([-1.0, -0.3]), leaf([0.4, 2.0]))
+
+
+def test_hardswish_is_zero_at_minus_infinity():
+    # 0 for every x <= -3, so 0 at -inf too (PyTorch's x * relu6(x + 3) / 6 gives -inf * 0,
+    # NaN: a documented difference), with gradient 0 there.
+    x = leaf([-math.inf, -3.0, 3.0])
+    out = F.hardswish(x)
+    assert_values(out, [0.0, 0.0, 3.0])
+    (g,) = grad(out.sum(), x)
+    assert_values(g, [0.0, 0.0, 1.0])

@@ -35,6 +35,10 @@ __all__ = [
     "elu",
     "selu",
     "hardtanh",
+    "relu6",
+    "hardsigmoid",
+    "hardswish",
+    "threshold",
     "softsign",
     "mish",
     "normalize",
@@ -225,6 +229,38 @@ def hardtanh(
         raise ValueError("min_val cannot be greater than max_val")
     inside = ops.logical_not((x <= min_val) | (x >= max_val))
     return _written_into(x, ops.where(inside, x, ops.clip(x.detach(), min_val, max_val)), inplace)
+
+
+def relu6(x: Tensor, /, inplace: bool = False) -> Tensor:
+    """min(max(x, 0), 6); the gradient is 1 strictly inside (0, 6), 0 on the edges, outside
+    and at a NaN x (as PyTorch's, whose mask here is 0 < x < 6, unlike hardtanh's)."""
+    inside = (x > 0.0) & (x < 6.0)
+    return _written_into(x, ops.where(inside, x, ops.clip(x.detach(), 0.0, 6.0)), inplace)
+
+
+def hardsigmoid(x: Tensor, /, inplace: bool = False) -> Tensor:
+    """x / 6 + 1 / 2 clipped to [0, 1]; the gradient is 1 / 6 strictly inside (-3, 3), 0 on
+    the edges, outside and at a NaN x (as PyTorch's)."""
+    inside = (x > -3.0) & (x < 3.0)
+    line = x / 6.0 + 0.5
+    return _written_into(x, ops.where(inside, line, ops.clip(line.detach(), 0.0, 1.0)), inplace)
+
+
+def hardswish(x: Tensor, /, inplace: bool = False) -> Tensor:
+    """x * hardsigmoid(x): 0 for x <= -3, x for x >= 3, x (x + 3) / 6 between; gradients
+    as PyTorch's (0 at -3, 1 at 3 and at a NaN x); 0 at x = -inf (PyTorch's is -inf * 0,
+    NaN)."""
+    middle = (x > -3.0) & (x < 3.0)
+    # The quadratic sees 0 outside the middle: its zero gradient there stays finite.
+    m = ops.where(middle, x, 0.0)
+    out = ops.where(x <= -3.0, 0.0, ops.where(middle, m * (m + 3.0) / 6.0, x))
+    return _written_into(x, out, inplace)
+
+
+def threshold(x: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """x where x > threshold, `value` elsewhere; the gradient is 0 where x <= threshold, 1
+    elsewhere (a NaN x included), as PyTorch's."""
+    return _written_into(x, ops.where(x <= threshold, value, x), inplace)
 
 
 def softsign(x: Tensor, /) -> Tensor:
