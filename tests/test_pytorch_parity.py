@@ -159,3 +159,17 @@ def test_hardswish_is_zero_at_minus_infinity():
     assert_values(out, [0.0, 0.0, 3.0])
     (g,) = grad(out.sum(), x)
     assert_values(g, [0.0, 0.0, 1.0])
+
+
+def test_maximum_and_minimum_pass_the_gradient_to_both_inputs_where_one_is_nan():
+    # Each input gets the gradient unless it loses (PyTorch's); a NaN loses to nothing. Both
+    # got 0 there. Ties still split it.
+    a, b = [math.nan, 1.0, 2.0, 3.0], [0.0, math.nan, 2.0, 1.0]
+    for fn, expected_a, expected_b in (
+        (cr.maximum, [1.0, 1.0, 0.5, 1.0], [1.0, 1.0, 0.5, 0.0]),
+        (cr.minimum, [1.0, 1.0, 0.5, 0.0], [1.0, 1.0, 0.5, 1.0]),
+    ):
+        x, y = leaf(a), leaf(b)
+        gx, gy = grad(fn(x, y).sum(), (x, y))
+        assert_values(gx, expected_a)
+        assert_values(gy, expected_b)

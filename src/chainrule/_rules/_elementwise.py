@@ -264,10 +264,11 @@ binary(
 )  # fmt: skip
 
 
-# maximum/minimum: where the inputs tie, the gradient is split evenly between them.
+# maximum/minimum: where the inputs tie, the gradient is split evenly between them; each
+# input gets it unless it loses, so where one is NaN both do (PyTorch's).
 def _pick(xp, g, x, y, sign):
-    wins = (x > y) if sign > 0 else (x < y)
-    return xp.where(wins, g, xp.where(x == y, g * 0.5, 0.0))
+    loses = (x < y) if sign > 0 else (x > y)
+    return xp.where(loses, 0.0, xp.where(x == y, g * 0.5, g))
 
 
 binary(
