@@ -173,3 +173,24 @@ def test_maximum_and_minimum_pass_the_gradient_to_both_inputs_where_one_is_nan()
         gx, gy = grad(fn(x, y).sum(), (x, y))
         assert_values(gx, expected_a)
         assert_values(gy, expected_b)
+
+
+@pytest.mark.parametrize(
+    "bounds, expected",
+    [
+        ({"min": 0.0, "max": 1.0}, [0.0, 0.0, 0.0, 1.0, 1.0, 0.0]),
+        ({"min": 0.0}, [0.0, 1.0, 0.0, 1.0, 1.0, 1.0]),
+        ({"max": 1.0}, [0.0, 0.0, 1.0, 1.0, 1.0, 0.0]),
+    ],
+)
+def test_clip_gives_no_gradient_to_a_nan_input(bounds, expected):
+    # PyTorch's clamp passes the gradient where min <= x <= max, which a NaN is not (it
+    # went through); the bounds themselves pass it, as before.
+    points = [math.nan, math.inf, -math.inf, 0.0, 1.0, 2.0]
+    x = leaf(points)
+    out = cr.clip(x, **bounds)
+    assert_values(out[:1], [math.nan])
+    (g,) = grad(out.sum(), x)
+    assert_values(g, expected)
+    _, tangent = func.jvp(lambda x: cr.clip(x, **bounds), (T(points),), (T([1.0] * 6),))
+    assert_values(tangent, expected)

@@ -272,6 +272,9 @@ def clip(x: ArrayLike, /, min: ArrayLike = None, max: ArrayLike = None) -> Tenso
         return positive(x)
     if not _backend.is_floating(x._data.dtype):
         return astype(out, x.dtype)
+    if x.requires_grad or _tensor.dual(x):
+        # No gradient to a NaN x, which is not within [min, max] (PyTorch's).
+        out = where(isnan(x), x.detach(), out)
     return out
 
 
