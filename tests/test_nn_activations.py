@@ -49,6 +49,10 @@ FUNCTIONS = {
     "elu": lambda x: F.elu(x, 0.5),
     "selu": F.selu,
     "hardtanh": lambda x: F.hardtanh(x, -0.5, 1.5),
+    "relu6": F.relu6,
+    "hardsigmoid": F.hardsigmoid,
+    "hardswish": F.hardswish,
+    "threshold": lambda x: F.threshold(x, 0.5, -2.0),
     "normalize": lambda x: F.normalize(x, dim=-1),
     "normalize_p3": lambda x: F.normalize(x, p=3.0, dim=0),
 }
@@ -56,7 +60,14 @@ FUNCTIONS = {
 
 # Where a function jumps or kinks away from zero: hardtanh's edges, softplus's threshold
 # (beta x = 3, a jump of 0.024 between x and the smooth branch, as PyTorch's).
-EDGES = {"hardtanh": (-0.5, 1.5), "softplus_beta": (1.5,)}
+EDGES = {
+    "hardtanh": (-0.5, 1.5),
+    "softplus_beta": (1.5,),
+    "relu6": (6.0,),
+    "hardsigmoid": (-3.0, 3.0),
+    "hardswish": (-3.0, 3.0),
+    "threshold": (0.5,),
+}
 
 
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
@@ -72,7 +83,17 @@ def test_activation_first_and_second_derivatives_in_both_modes(name, a):
 
 @pytest.mark.parametrize(
     "layer",
-    [nn.SiLU, nn.Mish, nn.LeakyReLU, nn.ELU, nn.SELU, nn.Hardtanh],
+    [
+        nn.SiLU,
+        nn.Mish,
+        nn.LeakyReLU,
+        nn.ELU,
+        nn.SELU,
+        nn.Hardtanh,
+        nn.ReLU6,
+        nn.Hardsigmoid,
+        nn.Hardswish,
+    ],
     ids=lambda c: c.__name__,
 )
 def test_inplace_activation_writes_into_its_input_and_returns_it(layer):
@@ -96,6 +117,9 @@ def test_activation_reprs_print_pytorchs_options():
     assert repr(nn.Hardtanh()) == "Hardtanh(min_val=-1.0, max_val=1.0)"
     assert repr(nn.Softsign()) == "Softsign()"
     assert repr(nn.SiLU()) == "SiLU()"
+    assert repr(nn.ReLU6(inplace=True)) == "ReLU6(inplace=True)"
+    assert repr(nn.Hardswish()) == "Hardswish()"
+    assert repr(nn.Threshold(0.1, 20.0)) == "Threshold(threshold=0.1, value=20.0)"
 
 
 def test_elu_and_selu_gradients_stay_finite_for_large_inputs():
@@ -105,9 +129,10 @@ def test_elu_and_selu_gradients_stay_finite_for_large_inputs():
 
 
 def test_elu_and_selu_slope_at_zero_is_the_left_one():
-    # PyTorch's: alpha (scale * alpha for selu), first and second order; it was half of that
-    # (the tie of minimum(x, 0) at 0 shared the gradient), though elu with alpha = 1 is
-    # smooth there.
+    # PyTorch's first derivative: alpha (scale * alpha for selu); it was half of that (the
+    # tie of minimum(x, 0) at 0 shared the gradient), though elu with alpha = 1 is smooth
+    # there. The second derivative is the same branch's, alpha (PyTorch's is 0 there: a
+    # documented difference, docs/from-pytorch.md).
     for f, slope in (
         (lambda x: F.elu(x, alpha=2.0), 2.0),
         (lambda x: F.elu(x), 1.0),

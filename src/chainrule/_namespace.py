@@ -284,6 +284,9 @@ def clip(x: ArrayLike, /, min: ArrayLike = None, max: ArrayLike = None) -> Tenso
         return positive(x)
     if not _backend.is_floating(x._data.dtype):
         return astype(out, x.dtype)
+    if x.requires_grad or _tensor.dual(x):
+        # No gradient to a NaN x, which is not within [min, max] (PyTorch's).
+        out = where(isnan(x), x.detach(), out)
     return out
 
 
@@ -671,14 +674,26 @@ def astype(
     return OPS["astype"](x, (target, src))
 
 
+_PLAIN_KEYS = (int, slice, type(None), type(Ellipsis), bool)
+
+
 def _index_part(k: Any, xp: Any) -> Any:
     if k.__class__ is Tensor:
-        return k._data
-    if isinstance(k, (list, range)):
+        k = k._data
+    elif k.__class__ in _PLAIN_KEYS:
+        return k
+    elif isinstance(k, (list, range)):
         # An empty list selects nothing (NumPy's and PyTorch's): integers, not the floats that
         # asarray makes of it. A range is its list (`x[range(n), y]`, as PyTorch takes it).
         k = list(k)
         return xp.asarray(k) if k else xp.asarray(k, dtype=xp.int64)
+    elif not _backend.is_array(k):
+        return k
+    # An array of another library than x's is refused as in arithmetic (NumPy read a
+    # one-element PyTorch tensor as an integer); NumPy's arrays index every library's.
+    kxp = _backend.namespace(k)
+    if kxp is not xp and kxp is not _backend.np and _backend.joint_namespace(xp, kxp) is None:
+        _tensor.mixed_error("indexing", xp, kxp)
     return k
 
 

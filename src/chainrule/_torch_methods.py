@@ -13,6 +13,7 @@ from . import _backend, linalg
 from . import _namespace as ops
 from . import random as _random
 from ._backend import DType
+from ._batching import every_sample
 from ._inplace import INPLACE_OPERATORS, setitem
 from ._rules import OPS
 from ._tensor import Tensor
@@ -442,7 +443,8 @@ def gather(self: Tensor, dim: int, index: Tensor) -> Tensor:
                 f"be no larger than self {list(self.shape)} apart from dimension {dim}"
             )
     raw = index._data if isinstance(index, Tensor) else index
-    _backend.check_gather_index(raw, self.shape[dim], dim)
+    # Under vmap, every sample's indices at once: no sample may count from the end.
+    _backend.check_gather_index(every_sample(raw), self.shape[dim], dim)
     return ops.take_along_axis(self[key], index, axis=dim)
 
 

@@ -193,18 +193,21 @@ def multigammaln(a: ArrayLike, d: int, /) -> Tensor:
 
 
 def xlogy(x: ArrayLike, y: ArrayLike, /) -> Tensor:
-    """x log(y), 0 where x is 0 (unless y is NaN). Gradients as PyTorch's: log(y) and x / y,
-    0 where x and y are both 0."""
+    """x log(y), 0 where x is 0 (unless y is NaN), as SciPy's and PyTorch's. Gradients log(y)
+    and x / y; where x is 0 and y is not positive, or infinite, both are 0: the derivatives
+    of the function, which is 0 along x = 0 (PyTorch's y-gradient at (0, 0) is its formula's
+    0 / 0, NaN; its x-gradient at (0, inf) is inf)."""
     x, y = _pair(x, y, "xlogy")
-    # Where x is 0, y = 0 or infinite is replaced by 1: 0 * log(1) is the 0 SciPy gives.
-    unused = logical_and(x == 0, logical_or(y == 0, isinf(y)))
+    # Where x is 0, y <= 0 or infinite is replaced by 1: 0 * log(1) is the 0 SciPy gives.
+    unused = logical_and(x == 0, logical_or(y <= 0, isinf(y)))
     return x * log(where(unused, 1.0, y))
 
 
 def xlog1py(x: ArrayLike, y: ArrayLike, /) -> Tensor:
-    """x log1p(y), 0 where x is 0 (unless y is NaN); gradients log1p(y) and x / (1 + y)."""
+    """x log1p(y), 0 where x is 0 (unless y is NaN); gradients log1p(y) and x / (1 + y),
+    both 0 where x is 0 and y <= -1 or infinite (as xlogy)."""
     x, y = _pair(x, y, "xlog1py")
-    unused = logical_and(x == 0, logical_or(y == -1, isinf(y)))
+    unused = logical_and(x == 0, logical_or(y <= -1, isinf(y)))
     return x * log1p(where(unused, 0.0, y))
 
 

@@ -131,7 +131,7 @@ def _check_bounds(indices, size: int, axis: int, low: int = 0) -> None:
     where `low` is 0): torch.take_along_dim reads past the axis without a word, index_select
     raises another error, and JAX's take and take_along_axis fill with NaN."""
     bad = (indices < low) | (indices >= size)
-    if bool(bad.any()):
+    if bool(namespace(bad).any(bad)):
         first = int(indices[bad][0]) if indices.ndim else int(indices)
         raise IndexError(f"index {first} is out of bounds for axis {axis} with size {size}")
 
@@ -139,9 +139,9 @@ def _check_bounds(indices, size: int, axis: int, low: int = 0) -> None:
 def check_gather_index(indices, size: int, axis: int) -> None:
     """PyTorch's gather takes indices in [0, size), no negative ones (take_along_axis counts
     those from the end): NumPy's IndexError for the first outside, where its values can be
-    read: not Dask's before they are computed (take_along_axis checks those then, from 0) nor
-    a vmap batch's (each sample's values)."""
-    if library(namespace(indices)) not in ("dask", "vmap"):
+    read: not Dask's before they are computed (take_along_axis checks those then, from 0).
+    Under vmap the caller passes every sample's indices (a plain array)."""
+    if library(namespace(indices)) != "dask":
         _check_bounds(indices, size, axis)
 
 

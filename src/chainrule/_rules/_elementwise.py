@@ -101,12 +101,14 @@ elementwise(
     lambda xp, g, x, out, p: xp.sigmoid_backward(g, out),
     "out",
 )
-# relu: subgradient 0 at 0, as PyTorch. The VJP multiplies by the 0/1 mask (a fifth of the
-# time of where() in NumPy); so a NaN in g where x <= 0 stays NaN.
+# relu: subgradient 0 at 0, as PyTorch, and 1 at a NaN x (PyTorch zeroes the gradient where
+# x <= 0, which a NaN is not): out = max(x, 0) is 0 exactly there, so the mask is out != 0.
+# The VJP multiplies by the 0/1 mask (a fifth of the time of where() in NumPy); so a NaN in
+# g where x <= 0 stays NaN (PyTorch's is 0).
 elementwise(
     "relu",
     lambda xp, x, p: xp.maximum(x, 0.0),
-    lambda xp, g, x, out, p: g * xp.astype(out > 0, g.dtype),
+    lambda xp, g, x, out, p: g * xp.astype(out != 0, g.dtype),
     "out",
     complex=None,
 )
@@ -262,10 +264,11 @@ binary(
 )  # fmt: skip
 
 
-# maximum/minimum: where the inputs tie, the gradient is split evenly between them.
+# maximum/minimum: where the inputs tie, the gradient is split evenly between them; each
+# input gets it unless it loses, so where one is NaN both do (PyTorch's).
 def _pick(xp, g, x, y, sign):
-    wins = (x > y) if sign > 0 else (x < y)
-    return xp.where(wins, g, xp.where(x == y, g * 0.5, 0.0))
+    loses = (x < y) if sign > 0 else (x > y)
+    return xp.where(loses, 0.0, xp.where(x == y, g * 0.5, g))
 
 
 binary(

@@ -17,7 +17,7 @@ from .._batching import Batched, every_sample
 from .._mode import grad_mode
 from .._namespace import logsumexp
 from .._rules import OPS
-from .._tensor import Tensor, as_tensor, no_grad
+from .._tensor import Tensor, as_tensor, dual, no_grad
 from .._typing import DTypeLike
 
 __all__ = [
@@ -35,6 +35,10 @@ __all__ = [
     "elu",
     "selu",
     "hardtanh",
+    "relu6",
+    "hardsigmoid",
+    "hardswish",
+    "threshold",
     "softsign",
     "mish",
     "normalize",
@@ -195,13 +199,15 @@ def _expm1_nonpositive(x: Tensor) -> Tensor:
     # expm1 of min(x, 0): the branch `where` drops for x > 0 stays finite there, so its zero
     # gradient does not turn into 0 * inf = nan for large x. Written as a `where`, not as
     # minimum(x, 0), whose tie at x = 0 would pass on half of the gradient there: the slope
-    # at 0 is the left one, alpha (PyTorch's).
-    return ops.expm1(ops.where(x > 0, 0.0, x))
+    # at 0 is the left one, alpha (PyTorch's). The test is x <= 0, as PyTorch's: a NaN x
+    # takes the identity's branch, gradient 1.
+    return ops.expm1(ops.where(x <= 0, x, 0.0))
 
 
 def elu(x: Tensor, /, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    """x where x > 0, alpha * (exp(x) - 1) elsewhere."""
-    return _written_into(x, ops.where(x > 0, x, alpha * _expm1_nonpositive(x)), inplace)
+    """x where x > 0, alpha * (exp(x) - 1) where x <= 0; the gradient at 0 is alpha, at a NaN
+    x 1 (as PyTorch)."""
+    return _written_into(x, ops.where(x <= 0, alpha * _expm1_nonpositive(x), x), inplace)
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -210,19 +216,51 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 def selu(x: Tensor, /, inplace: bool = False) -> Tensor:
     """scale * elu(x, alpha) with the self-normalising constants of Klambauer et al."""
-    out = _SELU_SCALE * ops.where(x > 0, x, _SELU_ALPHA * _expm1_nonpositive(x))
+    out = _SELU_SCALE * ops.where(x <= 0, _SELU_ALPHA * _expm1_nonpositive(x), x)
     return _written_into(x, out, inplace)
 
 
 def hardtanh(
     x: Tensor, /, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
 ) -> Tensor:
-    """x clipped to [min_val, max_val]; the gradient is 1 strictly inside, 0 on the edges and
-    outside (as PyTorch)."""
+    """x clipped to [min_val, max_val]; the gradient is 1 strictly inside (and at a NaN x), 0
+    on the edges and outside (as PyTorch)."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    inside = (x > min_val) & (x < max_val)
+    inside = ops.logical_not((x <= min_val) | (x >= max_val))
     return _written_into(x, ops.where(inside, x, ops.clip(x.detach(), min_val, max_val)), inplace)
+
+
+def relu6(x: Tensor, /, inplace: bool = False) -> Tensor:
+    """min(max(x, 0), 6); the gradient is 1 strictly inside (0, 6), 0 on the edges, outside
+    and at a NaN x (as PyTorch's, whose mask here is 0 < x < 6, unlike hardtanh's)."""
+    inside = (x > 0.0) & (x < 6.0)
+    return _written_into(x, ops.where(inside, x, ops.clip(x.detach(), 0.0, 6.0)), inplace)
+
+
+def hardsigmoid(x: Tensor, /, inplace: bool = False) -> Tensor:
+    """x / 6 + 1 / 2 clipped to [0, 1]; the gradient is 1 / 6 strictly inside (-3, 3), 0 on
+    the edges, outside and at a NaN x (as PyTorch's)."""
+    inside = (x > -3.0) & (x < 3.0)
+    line = x / 6.0 + 0.5
+    return _written_into(x, ops.where(inside, line, ops.clip(line.detach(), 0.0, 1.0)), inplace)
+
+
+def hardswish(x: Tensor, /, inplace: bool = False) -> Tensor:
+    """x * hardsigmoid(x): 0 for x <= -3, x for x >= 3, x (x + 3) / 6 between; gradients
+    as PyTorch's (0 at -3, 1 at 3 and at a NaN x); 0 at x = -inf (PyTorch's is -inf * 0,
+    NaN)."""
+    middle = (x > -3.0) & (x < 3.0)
+    # The quadratic sees 0 outside the middle: its zero gradient there stays finite.
+    m = ops.where(middle, x, 0.0)
+    out = ops.where(x <= -3.0, 0.0, ops.where(middle, m * (m + 3.0) / 6.0, x))
+    return _written_into(x, out, inplace)
+
+
+def threshold(x: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """x where x > threshold, `value` elsewhere; the gradient is 0 where x <= threshold, 1
+    elsewhere (a NaN x included), as PyTorch's."""
+    return _written_into(x, ops.where(x <= threshold, value, x), inplace)
 
 
 def softsign(x: Tensor, /) -> Tensor:
@@ -2018,8 +2056,15 @@ def kl_div(
     if log_target:
         loss = ops.exp(target) * (target - input)
     else:
-        log_t = ops.log(ops.where(target == 0, 1.0, target))
+        zero = target == 0
+        log_t = ops.log(ops.where(zero, 1.0, target))
         loss = target * (log_t - input)
+        if target.requires_grad or dual(target):
+            # The t-derivative log t + 1 - input is -inf at t = 0 (the slope of t log t
+            # there), which the `where` above drops (it gave -input): add a term of value 0
+            # whose derivative is -inf where t = 0 and 0 elsewhere (PyTorch's is 0 / 0, NaN).
+            r = ops.sqrt(ops.where(zero, target, 1.0))
+            loss = loss + (r.detach() - r)
     if reduction == "batchmean":
         return ops.sum(loss) / (input.shape[0] if input.ndim else 1)
     return _reduce(loss, reduction)

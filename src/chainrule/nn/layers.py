@@ -29,6 +29,10 @@ __all__ = [
     "ELU",
     "SELU",
     "Hardtanh",
+    "ReLU6",
+    "Hardsigmoid",
+    "Hardswish",
+    "Threshold",
     "Sigmoid",
     "Softmax",
     "LogSoftmax",
@@ -436,6 +440,52 @@ class SELU(_Activation):
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
+        self.inplace = inplace
+
+
+class ReLU6(_Activation):
+    """min(max(x, 0), 6); with `inplace`, written into x."""
+
+    fn = staticmethod(F.relu6)
+    options = ("inplace",)
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+
+class Hardsigmoid(_Activation):
+    """x / 6 + 1 / 2 clipped to [0, 1]; with `inplace`, written into x."""
+
+    fn = staticmethod(F.hardsigmoid)
+    options = ("inplace",)
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+
+class Hardswish(_Activation):
+    """x * hardsigmoid(x); with `inplace`, written into x."""
+
+    fn = staticmethod(F.hardswish)
+    options = ("inplace",)
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+
+class Threshold(_Activation):
+    """x where x > threshold, `value` elsewhere; with `inplace`, written into x."""
+
+    fn = staticmethod(F.threshold)
+    options = ("threshold", "value", "inplace")
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        super().__init__()
+        self.threshold = threshold
+        self.value = value
         self.inplace = inplace
 
 
