@@ -80,6 +80,33 @@ def test_creation_takes_requires_grad(make):
         make(2, dtype=cr.int64, requires_grad=True)
 
 
+MADE = {
+    "full": lambda **kw: cr.full((2, 3), 1.5, **kw),
+    "full of a 0-d tensor": lambda **kw: cr.full((2, 3), cr.asarray(1.5), **kw),
+    "arange": lambda **kw: cr.arange(0.0, 3.0, 1.0, **kw),
+    "linspace": lambda **kw: cr.linspace(0.0, 1.0, 5, **kw),
+    "eye": lambda **kw: cr.eye(3, **kw),
+    "zeros_like": lambda **kw: cr.zeros_like(T(np.ones((2, 3))), **kw),
+    "ones_like": lambda **kw: cr.ones_like(T(np.ones((2, 3))), **kw),
+    "empty_like": lambda **kw: cr.empty_like(T(np.ones((2, 3))), **kw),
+    "full_like": lambda **kw: cr.full_like(T(np.ones((2, 3))), 2.0, **kw),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MADE))
+def test_every_creation_function_takes_requires_grad(name):
+    # PyTorch's `torch.full(..., requires_grad=True)`, `torch.eye(n, requires_grad=True)`...
+    # raised TypeError here (only zeros, ones, empty and the random ones took it).
+    make = MADE[name]
+    x = make(requires_grad=True)
+    assert x.requires_grad and x.is_leaf and x.grad_fn is None
+    assert not make().requires_grad
+    (x * 2.0).sum().backward()
+    np.testing.assert_array_equal(N(x.grad), np.full(tuple(x.shape), 2.0))
+    with pytest.raises(RuntimeError, match="floating point and complex dtype can require"):
+        make(dtype=cr.int64, requires_grad=True)
+
+
 def test_creation_values_from_varargs_sizes():
     np.testing.assert_array_equal(N(cr.zeros(2, 3)), np.zeros((2, 3)))
     np.testing.assert_array_equal(N(cr.ones(1, 2)), np.ones((1, 2)))

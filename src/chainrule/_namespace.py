@@ -1323,10 +1323,10 @@ def zeros(
     """A new tensor of `shape` filled with zeros, in the default backend (the default floating
     dtype, float64 unless set_default_dtype changed it). `zeros(2, 3)` and `zeros(size=(2, 3))`
     are `zeros((2, 3))`; `requires_grad=True` makes it a leaf that requires grad (PyTorch's
-    keyword, as in ones and empty)."""
+    keyword, as in the other creation functions)."""
     xp, dt = _default(dtype, True, device)
     out = _new(xp.zeros(_size(shape, sizes, size, "zeros"), dtype=dt, **_on(device)), xp)
-    return out.requires_grad_(True) if requires_grad else out
+    return _made(out, requires_grad)
 
 
 def ones(
@@ -1341,7 +1341,7 @@ def ones(
     dtype unless `dtype`). `ones(2, 3)` is `ones((2, 3))`."""
     xp, dt = _default(dtype, True, device)
     out = _new(xp.ones(_size(shape, sizes, size, "ones"), dtype=dt, **_on(device)), xp)
-    return out.requires_grad_(True) if requires_grad else out
+    return _made(out, requires_grad)
 
 
 def empty(
@@ -1356,20 +1356,31 @@ def empty(
     floating dtype unless `dtype`). `empty(2, 3)` is `empty((2, 3))`."""
     xp, dt = _default(dtype, True, device)
     out = _new(xp.empty(_size(shape, sizes, size, "empty"), dtype=dt, **_on(device)), xp)
+    return _made(out, requires_grad)
+
+
+def _made(out: Tensor, requires_grad: builtins.bool) -> Tensor:
+    """A creation function's result, made a leaf that requires grad if asked (PyTorch's
+    `requires_grad=` keyword; RuntimeError for a dtype that can't require grad)."""
     return out.requires_grad_(True) if requires_grad else out
 
 
 def full(
-    shape: Shape, fill_value: Scalar, *, dtype: DTypeLike = None, device: Device = None
+    shape: Shape,
+    fill_value: Scalar,
+    *,
+    dtype: DTypeLike = None,
+    device: Device = None,
+    requires_grad: builtins.bool = False,
 ) -> Tensor:
     """A new tensor of `shape` filled with `fill_value`, in the default backend (a float
     `fill_value`: the default floating dtype unless `dtype`). A 0-d tensor as `fill_value`
     (NumPy and PyTorch take one; SciPy passes `xp.asarray(number)`): see `_full_of`."""
     if fill_value.__class__ is Tensor:
         size = (shape,) if isinstance(shape, _numbers.Integral) else tuple(shape)
-        return _full_of(size, fill_value, dtype, device)
+        return _made(_full_of(size, fill_value, dtype, device), requires_grad)
     xp, dt = _default(dtype, isinstance(fill_value, builtins.float), device)
-    return _new(xp.full(shape, fill_value, dtype=dt, **_on(device)), xp)
+    return _made(_new(xp.full(shape, fill_value, dtype=dt, **_on(device)), xp), requires_grad)
 
 
 def _full_of(shape: tuple, value: Tensor, dtype: DTypeLike, device: Device) -> Tensor:
@@ -1395,12 +1406,13 @@ def arange(
     *,
     dtype: DTypeLike = None,
     device: Device = None,
+    requires_grad: builtins.bool = False,
 ) -> Tensor:
     """Evenly spaced values in [start, stop) with spacing `step` (from 0 to start when stop
-    is None), in the default backend; a leaf that needs no grad."""
+    is None), in the default backend; a leaf, that requires grad if `requires_grad`."""
     floating = builtins.any(isinstance(v, builtins.float) for v in (start, stop, step))
     xp, dt = _default(dtype, floating, device)
-    return _new(xp.arange(start, stop, step, dtype=dt, **_on(device)), xp)
+    return _made(_new(xp.arange(start, stop, step, dtype=dt, **_on(device)), xp), requires_grad)
 
 
 def linspace(
@@ -1412,12 +1424,14 @@ def linspace(
     dtype: DTypeLike = None,
     device: Device = None,
     endpoint: builtins.bool = True,
+    requires_grad: builtins.bool = False,
 ) -> Tensor:
     """`num` evenly spaced values from start to stop (included if `endpoint`), in the
     default backend."""
     floating = not isinstance(start, builtins.complex) and not isinstance(stop, builtins.complex)
     xp, dt = _default(dtype, floating, device)
-    return _new(xp.linspace(start, stop, num, dtype=dt, endpoint=endpoint, **_on(device)), xp)
+    out = _new(xp.linspace(start, stop, num, dtype=dt, endpoint=endpoint, **_on(device)), xp)
+    return _made(out, requires_grad)
 
 
 def eye(
@@ -1428,11 +1442,13 @@ def eye(
     k: int = 0,
     dtype: DTypeLike = None,
     device: Device = None,
+    requires_grad: builtins.bool = False,
 ) -> Tensor:
     """A matrix of n_rows by n_cols (default: square) with ones on diagonal `k`, zeros
     elsewhere."""
     xp, dt = _default(dtype, True, device)
-    return _new(_backend.eye(xp, n_rows, n_cols, k, dtype=dt, **_on(device)), xp)
+    out = _new(_backend.eye(xp, n_rows, n_cols, k, dtype=dt, **_on(device)), xp)
+    return _made(out, requires_grad)
 
 
 def _like(x: ArrayLike, kind: str, fill: tuple, dtype: DTypeLike, device: Device) -> Tensor:
@@ -1449,30 +1465,57 @@ def _like(x: ArrayLike, kind: str, fill: tuple, dtype: DTypeLike, device: Device
     return _new(getattr(xp, kind)(tuple(x.shape), *fill, dtype=dt, device=device), xp)
 
 
-def zeros_like(x: ArrayLike, /, *, dtype: DTypeLike = None, device: Device = None) -> Tensor:
+def zeros_like(
+    x: ArrayLike,
+    /,
+    *,
+    dtype: DTypeLike = None,
+    device: Device = None,
+    requires_grad: builtins.bool = False,
+) -> Tensor:
     """A new tensor of zeros shaped like x (x's backend and dtype unless `dtype`, or the
     library that owns `device`); no gradient."""
-    return _like(x, "zeros", (), dtype, device)
+    return _made(_like(x, "zeros", (), dtype, device), requires_grad)
 
 
-def ones_like(x: ArrayLike, /, *, dtype: DTypeLike = None, device: Device = None) -> Tensor:
+def ones_like(
+    x: ArrayLike,
+    /,
+    *,
+    dtype: DTypeLike = None,
+    device: Device = None,
+    requires_grad: builtins.bool = False,
+) -> Tensor:
     """A new tensor of ones shaped like x (x's backend and dtype unless `dtype`, or the
     library that owns `device`); no gradient."""
-    return _like(x, "ones", (), dtype, device)
+    return _made(_like(x, "ones", (), dtype, device), requires_grad)
 
 
-def empty_like(x: ArrayLike, /, *, dtype: DTypeLike = None, device: Device = None) -> Tensor:
+def empty_like(
+    x: ArrayLike,
+    /,
+    *,
+    dtype: DTypeLike = None,
+    device: Device = None,
+    requires_grad: builtins.bool = False,
+) -> Tensor:
     """A new tensor shaped like x (of x's backend and dtype unless `dtype`, or the library
     that owns `device`), values unspecified."""
-    return _like(x, "empty", (), dtype, device)
+    return _made(_like(x, "empty", (), dtype, device), requires_grad)
 
 
 def full_like(
-    x: ArrayLike, /, fill_value: Scalar, *, dtype: DTypeLike = None, device: Device = None
+    x: ArrayLike,
+    /,
+    fill_value: Scalar,
+    *,
+    dtype: DTypeLike = None,
+    device: Device = None,
+    requires_grad: builtins.bool = False,
 ) -> Tensor:
     """A new tensor shaped like x (x's backend and dtype unless `dtype`, or the library that
     owns `device`) filled with `fill_value`."""
-    return _like(x, "full", (fill_value,), dtype, device)
+    return _made(_like(x, "full", (fill_value,), dtype, device), requires_grad)
 
 
 def _triangle(x: ArrayLike, k: int, lower: builtins.bool) -> Tensor:
