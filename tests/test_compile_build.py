@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import chainrule as cr
-from chainrule._compile import _program
+from chainrule._compile import _program, _trace
 from chainrule._compile._trace import CONST, Tracer
 from chainrule._mode import set_feature
 from conftest import LIBRARY, N, T
@@ -92,6 +92,7 @@ def test_a_kept_replay_leaves_the_collector_one_container_per_instruction(calls,
 def test_the_analysis_lists_as_large_only_the_kept_results_of_in_place_bytes_or_more(
     monkeypatch,
 ):
+    monkeypatch.setattr(_trace, "IN_PLACE_BYTES", 64 * 8)  # (noted by the trace: Tracer.large)
     x = T(np.linspace(-1.0, 1.0, 64))
     tracer = Tracer([x])
     set_feature("tracer", tracer)
@@ -103,8 +104,8 @@ def test_the_analysis_lists_as_large_only_the_kept_results_of_in_place_bytes_or_
     finally:
         set_feature("tracer", None)
     rec = tracer.finish([out])
-    monkeypatch.setattr(_program, "IN_PLACE_BYTES", 64 * 8)
-    keep, _, _, big = _program._analyze(rec, _program._layouts(rec.values)[1])
+    assert rec.large == (LIBRARY == "numpy")  # (NumPy's arrays only: see _program._in_place)
+    keep, _, _, big = _program._analyze(rec, _program._layouts(rec.values, rec.large)[1])
     made = [
         i
         for i, (ins, kept) in enumerate(zip(rec.code, keep))
@@ -116,8 +117,49 @@ def test_the_analysis_lists_as_large_only_the_kept_results_of_in_place_bytes_or_
     if LIBRARY == "numpy":
         assert sorted(big) == made and len(made) == 3  # sin, tanh, the product; not exp
     assert big == sorted(big, reverse=True)
-    monkeypatch.setattr(_program, "IN_PLACE_BYTES", 64 * 8 + 1)
-    assert _program._analyze(rec, _program._layouts(rec.values)[1])[3] == []
+    monkeypatch.setattr(_trace, "IN_PLACE_BYTES", 64 * 8 + 1)
+    assert _program._analyze(rec, _program._layouts(rec.values, rec.large)[1])[3] == []
+    assert _program._layouts(rec.values, False) == ({}, frozenset())
+
+
+def _traced(fn, *args):
+    tracer = Tracer(list(args))
+    set_feature("tracer", tracer)
+    try:
+        out = fn(*args)
+    finally:
+        set_feature("tracer", None)
+    return tracer.finish([out])
+
+
+@pytest.mark.skipif(LIBRARY != "numpy", reason="layouts are read of NumPy's arrays only")
+def test_the_trace_notes_a_large_array_where_it_enters_and_the_build_reads_layouts_only_then():
+    small = T(np.linspace(-1.0, 1.0, 64), requires_grad=True)
+    large = T(np.linspace(-1.0, 1.0, 4096), requires_grad=True)  # 32 KiB
+    baked = np.ones(4096)
+
+    def backward(x):
+        loss = cr.sum(cr.tanh(x) * x)
+        loss.backward()
+        return loss.detach()
+
+    cases = {
+        "small": (backward, small, False),
+        "argument": (backward, large, True),
+        # made by the forward from small values (an outer product), and a baked array
+        "made": (lambda x: cr.sum(x[:, None] * x[None, :]), small, True),
+        "baked": (lambda x: cr.sum(x * cr.sum(cr.asarray(baked))), small, True),
+    }
+    for name, (fn, x, expected) in cases.items():
+        rec = _traced(fn, x)
+        assert rec.large is expected, name
+        layouts, big = _program._layouts(rec.values, rec.large)
+        assert bool(layouts) is expected and bool(big) is expected, name
+        if expected:  # every NumPy array's layout, the large ones listed
+            arrays = {k for k, v in enumerate(rec.values) if isinstance(v, np.ndarray)}
+            assert set(layouts) == arrays, name
+            assert big == {k for k in arrays if rec.values[k].nbytes >= 16384}, name
+        small.grad = large.grad = None
 
 
 @pytest.mark.parametrize("tier", ["loop", "source"])

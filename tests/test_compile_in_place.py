@@ -10,7 +10,7 @@ import pytest
 
 import chainrule as cr
 from chainrule import CompileWarning
-from chainrule._compile import _program
+from chainrule._compile import _program, _trace
 from conftest import LIBRARY, N, T
 
 RNG = np.random.default_rng(7)
@@ -22,7 +22,7 @@ def source_early(monkeypatch):
     """Programs become source after one replay, so that a few calls run both tiers; results
     of any size are written into inputs."""
     monkeypatch.setattr(_program, "SOURCE_AFTER", 1)
-    monkeypatch.setattr(_program, "IN_PLACE_BYTES", 0)
+    monkeypatch.setattr(_trace, "IN_PLACE_BYTES", 0)
     with warnings.catch_warnings():
         warnings.simplefilter("error", CompileWarning)
         yield

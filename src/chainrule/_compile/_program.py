@@ -34,6 +34,7 @@ from ..autograd._backward import _ACCUMULATE, _accumulate
 from ..autograd._backward import grad as autograd_grad
 from ..autograd._engine import _cast
 from ..autograd._namespaces import GRAPH_NAMESPACE
+from . import _trace
 from ._instructions import (
     ACC,
     ADD,
@@ -94,10 +95,6 @@ np = _backend.np
 #   from nothing the call passes) is copied before it is handed out, so that a caller
 #   writing into an output can't change the next replay.
 
-# The least result, in bytes, that a ufunc writes into its dying input (see _in_place): below
-# it a new array costs about what the checks and out= cost (measured on NumPy 2: the same up
-# to 16 KiB, a quarter less from 128 KiB, where new memory is no longer in the cache).
-IN_PLACE_BYTES = 16384
 
 # When a program becomes source: by default once the loop's time adds up to what compiling
 # the source is expected to cost (a rent-or-buy rule: at most twice the best choice in
@@ -134,7 +131,7 @@ class Replay:
     def __init__(self, rec: Recording, treedef, unflatten) -> None:
         # What the build reads of the values (the NumPy arrays' layouts), then the values let
         # go: the recording keeps no array of the call until the build.
-        self._recording = [rec, *_layouts(rec.values), treedef, unflatten]
+        self._recording = [rec, *_layouts(rec.values, rec.large), treedef, unflatten]
         rec.strip()
         # At the interpreter's exit (weakref.finalize's pass, before the exit's collections)
         # the recording is let go unless built: each of those collections would walk its
@@ -464,21 +461,15 @@ def _epilogue_slots(rec: Recording) -> list[int]:
     return slots
 
 
-def _layouts(values) -> tuple[dict, frozenset]:
+def _layouts(values, large: bool) -> tuple[dict, frozenset]:
     """What the build reads of a recording's values, kept in their place from the first call
     to the build (see Replay): the NumPy arrays, by slot, as (shape, dtype, strides), and the
-    slots of those of IN_PLACE_BYTES or more; both empty where no value is that large
-    (nothing to write in place: see _in_place)."""
-    least = IN_PLACE_BYTES
-    ndarray = np.ndarray
-    # A loop in Python, whose attribute reads the interpreter specializes: W1's first call
-    # about 2 M instructions, where the same look in C (map, compress, attrgetter) cost
-    # 5.7 M, and sys.getsizeof 7.4 M.
-    for v in values:
-        if v.__class__ is ndarray and v.nbytes >= least:
-            break
-    else:
+    slots of those of _trace.IN_PLACE_BYTES or more; both empty where the trace met no value
+    that large (`large`, see Tracer.large: nothing to write in place, see _in_place)."""
+    if not large:
         return {}, frozenset()
+    least = _trace.IN_PLACE_BYTES
+    ndarray = np.ndarray
     layouts = {
         s: (v.shape, v.dtype, v.strides) for s, v in enumerate(values) if v.__class__ is ndarray
     }
@@ -490,7 +481,7 @@ def _analyze(rec: Recording, large: frozenset) -> tuple[tuple, tuple, tuple, lis
     outside); per slot, the index of its last use (len(code) for the end; -1: unused); per
     instruction, the computed slots to clear after it (None: none): what it read for the
     last time, what it made for nothing; and the kept instructions that make one NumPy
-    array of IN_PLACE_BYTES or more (a slot of `large`, see _layouts: the only ones
+    array of _trace.IN_PLACE_BYTES or more (a slot of `large`, see _layouts: the only ones
     `_in_place` looks at), last first.
     What a replay keeps of this is tuples of numbers, which the garbage collector stops
     tracking once it has seen them, where lists are met at every collection (W1's first

@@ -95,6 +95,13 @@ _PAIR_NEEDS = (((True, True), (True, False)), ((False, True), (False, False)))
 # How a rule's forward is called (Rule.form): the instruction that replays it.
 _CALLS = {"unary": FWD1, "binary": FWD2, "sequence": FWDN}
 _PLAIN = frozenset((int, float, bool, complex, str, type(None), slice, type(Ellipsis)))
+# The least result, in bytes, that a replay's ufunc writes into its dying input (see
+# _program._in_place): below it a new array costs about what the checks and out= cost
+# (measured on NumPy 2: the same up to 16 KiB, a quarter less from 128 KiB, where new memory
+# is no longer in the cache). The tracer notes whether the call met a NumPy array that large
+# (Tracer.large): if not, the build reads no layout (see _program._layouts).
+IN_PLACE_BYTES = 16384
+ndarray = np.ndarray
 # Operations whose results' shapes depend on the values (with getitem by a boolean mask, see
 # Tracer._masked_by_values; repeat_sources: repeat's counts given as a tensor): a replay
 # can't follow them, the function runs eagerly.
@@ -197,6 +204,13 @@ class Tracer:
 
     def __init__(self, inputs: list) -> None:
         self.values: list = []  # slot -> value (held: no id is reused while tracing)
+        # Whether a value passed in, read from outside, made by the forward or baked is a
+        # NumPy array of IN_PLACE_BYTES or more: noted as each is met (the array then in the
+        # cache), where the build looked at every value at the end (W1's first call: about
+        # 2 M instructions, 0.5 ms). The backward's gradients are not looked at: they have
+        # the shapes of those values; should one alone be large, a replay computes it in new
+        # memory, as eagerly (see _program._in_place).
+        self.large = False
         self.kinds: dict[int, int] = {}  # slot -> INPUT, EXTERNAL or CONST (else COMPUTED)
         self.where: dict[int, int] = {}  # slot -> input position or External index
         self.slot_of: dict[int, int] = {}  # id(array) -> its latest slot
@@ -269,6 +283,8 @@ class Tracer:
     def _new(self, value, kind: int = COMPUTED, where=None) -> int:
         k = len(self.values)
         self.values.append(value)
+        if value.__class__ is ndarray and value.nbytes >= IN_PLACE_BYTES:
+            self.large = True
         if kind != COMPUTED:
             self.kinds[k] = kind
             self.where[k] = where
@@ -281,6 +297,8 @@ class Tracer:
         self.kinds[k] = CONST
         if value.__class__ not in _PLAIN:
             self.slot_of[id(value)] = k
+            if value.__class__ is ndarray and value.nbytes >= IN_PLACE_BYTES:
+                self.large = True
         return k
 
     def emit(self, ins: tuple, reads, writes) -> None:
@@ -425,6 +443,8 @@ class Tracer:
         k = len(values)
         values.append(out)
         slot_of[id(out)] = k
+        if out.__class__ is ndarray and out.nbytes >= IN_PLACE_BYTES:
+            self.large = True
         self.code.append(_make(Fwd1, (FWD1, rule.fwd, s, p, k, not out.ndim, res._xp)))
         self.reads.append(reads)
         self.writes.append(k)
@@ -461,6 +481,8 @@ class Tracer:
         k = len(values)
         values.append(out)
         slot_of[id(out)] = k
+        if out.__class__ is ndarray and out.nbytes >= IN_PLACE_BYTES:
+            self.large = True
         self.code.append(_make(Fwd2, (FWD2, rule.fwd, a, b, k, not out.ndim, res._xp)))
         self.reads.append((a, b))
         self.writes.append(k)
@@ -511,6 +533,8 @@ class Tracer:
             k = len(values)
             values.append(o)
             self.slot_of[id(o)] = k
+            if o.__class__ is ndarray and o.nbytes >= IN_PLACE_BYTES:
+                self.large = True
             if kind == FWD1:
                 self.code.append(_make(Fwd1, (FWD1, rule.fwd, ins[0], p, k, o.ndim == 0, xp)))
             else:
@@ -1201,6 +1225,7 @@ class Tracer:
             hook_guards, arg_changes,
         )  # fmt: skip
         rec.arg_edges = self.arg_edges
+        rec.large = self.large
         rec.inside_leaves = self.inside_leaves
         rec.templates = self.templates
         rec.out_versions = self.out_versions
@@ -1813,6 +1838,8 @@ class Recording:
         self.settles: list = []
         # Whether some instruction's parameters may be a Template (see Tracer.params).
         self.templates = True
+        # Whether the call met a large NumPy array (see Tracer.large).
+        self.large = True
         # The version counters the replay gives its outputs (see Tracer._out_versions),
         # (position, first position) of each output made inside returned again, and the
         # outputs that are views of arguments (see Tracer._out_views).
