@@ -105,6 +105,11 @@ _SIZED_BY_VALUES = (
 )
 
 
+# A node or leaf that only a gradient known to be zero reaches (see Tracer._add): eager hands
+# it on without running VJPs and gives the leaves zeros, which the recorded walk does not make.
+_ONLY_ZERO = "a gradient known to be zero (a write over every element) and no other"
+
+
 class ConcretizationError(TypeError):
     """A traced tensor's values were asked for in Python (bool(), float(), item(), numpy(),
     ...) while chainrule.compile traced a function: they are not known when the trace is
@@ -856,9 +861,13 @@ class Tracer:
             steps = _Recorded(self, backend, reach, hooked)
             ran = steps.ran
             captured = _engine.walk(order, grads, run, reach, targets, shared, steps)
+            if ZERO in captured.values():  # (the engine's walk hands ZERO on: see _add)
+                raise Unsupported(_ONLY_ZERO)
         for node in wanted:
             if node not in captured and node in grads:
                 g = grads[node]
+                if g is ZERO:  # eager gives zeros, which the walk did not make
+                    raise Unsupported(_ONLY_ZERO)
                 hooks = getattr(node, "hooks", None) if hooked else None
                 if main and node.__class__ is AccumulateGrad and hooks is not None:
                     g = self._tensor_hooks(node, hooks, g, backend)
@@ -898,6 +907,8 @@ class Tracer:
                 g = grads.pop(node, None)
                 if g is None:
                     continue
+                if g is ZERO:  # (only ZERO reached it: see _add)
+                    raise Unsupported(_ONLY_ZERO)
             ran.append(node)
             edges = node.edges
             n = len(edges)
@@ -934,9 +945,14 @@ class Tracer:
                 # The input gradients, each given the next slot (a, b: input 0's and 1's).
                 a = gins[0] if needs[0] else None
                 b = gins[1] if n == 2 and needs[1] else None
+                # A gradient known to be zero (the old values of a tensor written over
+                # everywhere, as an in-place ReLU does): recorded as none made, handed on
+                # as ZERO, which adds nothing where it meets another gradient (see _add).
+                zero = None
                 if a is ZERO or b is ZERO:
-                    # The engine hands it on without running VJPs (see _node.ZERO).
-                    raise Unsupported("a gradient known to be zero (a write over every element)")
+                    zero = a is ZERO, b is ZERO
+                    a = None if zero[0] else a
+                    b = None if zero[1] else b
                 if a is not None:
                     slot_of[id(a)] = ka = len(values)
                     values.append(a)
@@ -966,6 +982,8 @@ class Tracer:
                 )  # fmt: skip
                 reads_of.append(tuple(reads))  # (see Recording)
                 writes_of.append(made)  # (one slot: the number itself, see Recording)
+                if zero is not None:
+                    outs = tuple([ZERO if z else o for o, z in zip(outs, zero)])
             # Indexed, not zipped (as the engine's _lean).
             i = 0
             while i < n:
@@ -976,6 +994,8 @@ class Tracer:
                     continue
                 if e in shared or e.__class__ is Port:
                     add(grads, e, s)
+                elif s is ZERO:  # e's one consumer: ZERO is all it gets
+                    raise Unsupported(_ONLY_ZERO)
                 elif carry_node is None:
                     carry_node = e
                     carry = s
@@ -1041,16 +1061,25 @@ class Tracer:
         return self.values[out]
 
     def _add(self, grads: dict, edge, g: int) -> None:
+        # As the engine's _add: ZERO (a gradient known to be zero) adds nothing; a node it
+        # alone reaches holds ZERO, which the walk refuses when it gets there (_ONLY_ZERO).
         if edge.__class__ is Port:
             node = edge.node
             buf = grads.get(node)
-            if buf is None:
+            if g is ZERO:
+                if buf is None:
+                    grads[node] = ZERO
+                return
+            if buf is None or buf is ZERO:
                 buf = grads[node] = [None] * node.n_out
             i = edge.index
             buf[i] = g if buf[i] is None else self._sum(buf[i], g)
             return
         prev = grads.get(edge)
-        grads[edge] = g if prev is None else self._sum(prev, g)
+        if prev is None or prev is ZERO:
+            grads[edge] = g
+        elif g is not ZERO:
+            grads[edge] = self._sum(prev, g)
 
     def _sum(self, a: int, b: int) -> int:
         values = self.values
@@ -1118,15 +1147,17 @@ class Tracer:
         outs = []
         fits = None  # (see Vjp.fits)
         made = None  # the one slot made, or -1 for several
+        zero = False
         i = -1
         for gi in gins:
             i += 1
             if gi is None or not needs[i]:
                 outs.append(None)
                 continue
-            if gi is ZERO:
-                # The engine hands it on without running VJPs (see _node.ZERO).
-                raise Unsupported("a gradient known to be zero (a write over every element)")
+            if gi is ZERO:  # recorded as none made, handed on as ZERO (see _lean_walk)
+                outs.append(None)
+                zero = True
+                continue
             shape = dtype = None
             if fit is not None and fit[i] is not None:
                 f_shape, f_dtype = fit[i]
@@ -1156,6 +1187,8 @@ class Tracer:
         self.reads.append(tuple(reads))
         # (one slot: the number itself; else the outs, see Recording)
         self.writes.append(outs if made is None or made < 0 else made)
+        if zero:
+            return tuple([ZERO if gi is ZERO and w else s for gi, s, w in zip(gins, outs, needs)])
         return outs
 
     # -- the end of the call
@@ -1662,6 +1695,8 @@ class _Recorded:
         self.done = self.ran.append
 
     def pre(self, node, hooks, g):
+        if g is ZERO:  # (only ZERO reached it: see Tracer._add)
+            raise Unsupported(_ONLY_ZERO)
         if hooks.tensor and node in self.tracer.nodes:
             return self.tracer._tensor_hooks(node, hooks, g, self.backend)
         return g

@@ -1,0 +1,162 @@
+"""chainrule.compile on the training steps of PyTorch's example programs
+(fixtures/example_programs.py): the whole step (forward, backward, optimizer step, zero_grad),
+the forward alone and the loss alone, compiled as a user would, give eager's losses,
+parameters, gradients, optimizer state and versions bit for bit over several calls, and
+across what a user changes between calls (train/eval, a scheduler step, a new batch shape,
+the same tensor for two arguments)."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+from chainrule import nn, optim
+from conftest import N, T
+
+RNG = np.random.default_rng(20)
+
+
+def _state(objects) -> list:
+    """What a step leaves behind, to compare: each parameter's and buffer's values, version,
+    grad flag and .grad (values and version), each module's mode, each optimizer's groups
+    and state values (eager replaces its state tensors, compile writes them in place: their
+    versions differ by design, see optim._Update), and any other tensor."""
+
+    def tensor(t):
+        grad = None if t.grad is None else (N(t.grad).copy(), t.grad._version)
+        return (N(t).copy(), t._version, t.requires_grad, grad)
+
+    out: list = []
+    for o in objects:
+        if isinstance(o, nn.Module):
+            out += [(n, tensor(p)) for n, p in o.named_parameters()]
+            out += [(n, tensor(b)) for n, b in o.named_buffers()]
+            out.append(("training", [m.training for m in o.modules()]))
+        elif isinstance(o, optim.Optimizer):
+            for group in o.param_groups:
+                out.append({k: v for k, v in group.items() if k != "params"})
+                for p in group["params"]:
+                    for k, v in sorted(o.state.get(p, {}).items()):
+                        out.append((k, N(v).copy() if isinstance(v, cr.Tensor) else v))
+        else:
+            out.append(tensor(o))
+    return out
+
+
+def _result(x):
+    if isinstance(x, cr.Tensor):
+        return (N(x).copy(), x._version, x.requires_grad)
+    if isinstance(x, (tuple, list)):
+        return [_result(y) for y in x]
+    return x
+
+
+def _same(got, want, where: str) -> None:
+    """Equal bit for bit: arrays by their bytes (-0.0 is not 0.0; NaNs by their bits)."""
+    if isinstance(want, np.ndarray):
+        assert got.dtype == want.dtype and got.shape == want.shape, where
+        assert got.tobytes() == want.tobytes(), f"{where}: {got} != {want}"
+    elif isinstance(want, (tuple, list)):
+        assert len(got) == len(want), where
+        for i, (g, w) in enumerate(zip(got, want)):
+            _same(g, w, f"{where}[{i}]")
+    elif isinstance(want, dict):
+        assert got.keys() == want.keys(), where
+        for k in want:
+            _same(got[k], want[k], f"{where}[{k}]")
+    else:
+        assert got == want, f"{where}: {got!r} != {want!r}"
+
+
+def _compare(make, calls, between=None, warns=()) -> cr.CompiledFunction:
+    """Build a trainer twice (`make() -> (objects, step)`), run `step` eagerly on one and
+    compiled on the other over `calls` (argument tuples; `between(i, objects)` changes both
+    before call i), and check the results and the state after each call; the CompileWarnings
+    must be `warns` (substrings, in order). The compiled function is returned."""
+    eager_objects, eager = make()
+    objects, step = make()
+    compiled = cr.compile(step)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for i, args in enumerate(calls):
+            if between is not None:
+                between(i, eager_objects)
+                between(i, objects)
+            want = _result(eager(*args))
+            got = _result(compiled(*args))
+            _same(got, want, f"call {i}: the result")
+            _same(_state(objects), _state(eager_objects), f"call {i}: the state")
+    messages = [str(w.message) for w in caught if issubclass(w.category, cr.CompileWarning)]
+    assert len(messages) == len(warns), messages
+    for message, part in zip(messages, warns):
+        assert part in message
+    return compiled
+
+
+# ----------------------------------------------------------------------------- in-place ReLU
+
+
+def _conv_relu(inplace_relu):
+    def make():
+        cr.random.manual_seed(3)
+        model = nn.Sequential(
+            nn.Conv2d(2, 3, 3), nn.BatchNorm2d(3), inplace_relu(), nn.Conv2d(3, 1, 2)
+        ).double()
+        opt = optim.Adam(model.parameters(), lr=0.1)
+
+        def step(x):
+            opt.zero_grad()
+            loss = model(x).square().mean()
+            loss.backward()
+            opt.step()
+            return loss
+
+        return [model, opt], step
+
+    return make
+
+
+@pytest.fixture(params=[False, True], ids=["", "a hook elsewhere"])
+def hook_elsewhere(request):
+    """Whether a tensor hook is registered on an unrelated tensor meanwhile: the trace then
+    walks the backward with the engine's hands (Tracer._vjp_any) instead of its lean walk."""
+    if not request.param:
+        yield
+        return
+    handle = T(np.ones(1), requires_grad=True).register_hook(lambda g: g)
+    yield
+    handle.remove()
+
+
+@pytest.mark.parametrize(
+    "inplace_relu",
+    [lambda: nn.ReLU(inplace=True), lambda: nn.LeakyReLU(0.2, inplace=True)],
+    ids=["ReLU", "LeakyReLU"],
+)
+def test_an_inplace_activation_replays(inplace_relu, hook_elsewhere):
+    # dcgan's and fast_neural_style's networks: an in-place activation rebases its input's
+    # history on a write over every element, whose backward hands the old values a gradient
+    # known to be zero beside the activation's own. The trace refused it: the whole step ran
+    # eagerly ("a gradient known to be zero (a write over every element)").
+    calls = [(T(RNG.normal(size=(2, 2, 5, 5))),) for _ in range(4)]
+    compiled = _compare(_conv_relu(inplace_relu), calls)
+    assert compiled.traces == 2  # .grad None at the first call
+
+
+def test_a_gradient_only_known_to_be_zero_still_runs_eagerly(hook_elsewhere):
+    # The old values of a tensor written over everywhere get a gradient known to be zero and
+    # nothing else: eager gives w a .grad of zeros; the trace does not make those zeros.
+    def make():
+        w = T(np.array([1.0, -2.0, 3.0]), requires_grad=True)
+
+        def step(x):
+            y = w * x
+            y[...] = x
+            (y * x).sum().backward()
+            return w.grad.clone()
+
+        return [w], step
+
+    x = T(np.array([0.5, 1.5, -1.0]))
+    _compare(make, [(x,), (x,)], warns=["a gradient known to be zero"])
