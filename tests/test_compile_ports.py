@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import chainrule as cr
-from chainrule import nn, optim
+import chainrule.nn.functional as F
+from chainrule import distributions, nn, optim
 from conftest import N, T
 
 RNG = np.random.default_rng(20)
@@ -160,3 +161,55 @@ def test_a_gradient_only_known_to_be_zero_still_runs_eagerly(hook_elsewhere):
 
     x = T(np.array([0.5, 1.5, -1.0]))
     _compare(make, [(x,), (x,)], warns=["a gradient known to be zero"])
+
+
+# ----------------------------------------------------------------------------- distributions
+
+
+def _actor_critic_loss(validate_args):
+    """actor_critic's finish_episode as one compiled step: the policy's Categorical over
+    the episode's states, log_prob of the actions taken, the value loss; Adam."""
+
+    def make():
+        cr.random.manual_seed(4)
+        body = nn.Linear(4, 8).double()
+        action_head, value_head = nn.Linear(8, 2).double(), nn.Linear(8, 1).double()
+        params = [*body.parameters(), *action_head.parameters(), *value_head.parameters()]
+        opt = optim.Adam(params, lr=3e-2)
+
+        def step(states, actions, returns):
+            x = F.relu(body(states))
+            probs, values = F.softmax(action_head(x), dim=-1), value_head(x).squeeze(1)
+            m = distributions.Categorical(probs, validate_args=validate_args)
+            advantage = returns - values.detach()
+            loss = (-m.log_prob(actions) * advantage).sum() + F.smooth_l1_loss(
+                values, returns, reduction="sum"
+            )
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            return loss
+
+        return [body, action_head, value_head, opt], step
+
+    return make
+
+
+def _episode(n):
+    returns = RNG.normal(size=n)
+    returns = (returns - returns.mean()) / returns.std()
+    return T(RNG.uniform(-0.05, 0.05, (n, 4))), T(RNG.integers(0, 2, n)), T(returns)
+
+
+def test_a_distributions_argument_checks_run_the_step_eagerly():
+    # Categorical's checks (validate_args, on by default) read its parameters' and the
+    # value's values: the trace raised ConcretizationError out of the user's step, where
+    # other library code that reads values (F.one_hot, LBFGS) makes it run eagerly.
+    calls = [_episode(9), _episode(9), _episode(12)]
+    _compare(_actor_critic_loss(None), calls, warns=["a distribution's argument checks"])
+
+
+def test_a_distribution_without_argument_checks_replays():
+    calls = [_episode(9), _episode(9), _episode(9), _episode(12), _episode(9)]
+    compiled = _compare(_actor_critic_loss(False), calls)
+    assert compiled.traces == 3  # .grad None at the first call; 12 steps
