@@ -5,6 +5,10 @@ parameters, gradients, optimizer state and versions bit for bit over several cal
 across what a user changes between calls (train/eval, a scheduler step, a new batch shape,
 the same tensor for two arguments)."""
 
+import copy
+import pathlib
+import sys
+import types
 import warnings
 
 import numpy as np
@@ -13,7 +17,8 @@ import pytest
 import chainrule as cr
 import chainrule.nn.functional as F
 from chainrule import distributions, nn, optim
-from conftest import N, T
+from conftest import LIBRARY, N, T
+from helpers import InDefaultLibrary
 
 RNG = np.random.default_rng(20)
 
@@ -40,7 +45,7 @@ def _state(objects) -> list:
                 for p in group["params"]:
                     for k, v in sorted(o.state.get(p, {}).items()):
                         out.append((k, N(v).copy() if isinstance(v, cr.Tensor) else v))
-        else:
+        elif isinstance(o, cr.Tensor):
             out.append(tensor(o))
     return out
 
@@ -213,3 +218,79 @@ def test_a_distribution_without_argument_checks_replays():
     calls = [_episode(9), _episode(9), _episode(9), _episode(12), _episode(9)]
     compiled = _compare(_actor_critic_loss(False), calls)
     assert compiled.traces == 3  # .grad None at the first call; 12 steps
+
+
+# ----------------------------------------------------------------------------- the programs
+
+
+def _model_of(name, monkeypatch, which=0):
+    """The model a program of fixtures/example_programs.py builds (through its `init`),
+    after the program ran."""
+    sys.path.insert(0, str(pathlib.Path(__file__).parent / "fixtures"))
+    import example_programs
+
+    made = []
+
+    def init(L, model, seed, scale=0.3):
+        made.append(model)
+        return _init(L, model, seed, scale)
+
+    _init = example_programs.init
+    monkeypatch.setattr(example_programs, "init", init)
+    t = cr if LIBRARY == "numpy" else InDefaultLibrary()  # (as test_ports_example_programs)
+    L = types.SimpleNamespace(t=t, nn=nn, F=F, optim=optim, distributions=distributions)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        example_programs.PROGRAMS[name](L)
+    return made[which]
+
+
+def test_mnist_rnn_across_train_eval_a_scheduler_step_and_a_new_batch(monkeypatch):
+    model = _model_of("mnist_rnn", monkeypatch)
+
+    def make():
+        net = copy.deepcopy(model)
+        opt = optim.Adadelta(net.parameters(), lr=0.1)
+        sched = optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.7)
+
+        def step(x, y):
+            opt.zero_grad()
+            loss = F.nll_loss(net(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+
+        return [net, opt, sched], step
+
+    def between(i, objects):
+        if i == 2:
+            objects[2].step()
+        objects[0].train(i not in (3, 4))  # eval: BatchNorm1d's running statistics
+
+    calls = [(T(RNG.uniform(size=(5, 1, 6, 6))), T(RNG.integers(0, 10, 5))) for _ in range(6)]
+    calls.insert(5, (T(RNG.uniform(size=(3, 1, 6, 6))), T(RNG.integers(0, 10, 3))))
+    compiled = _compare(make, calls, between)
+    assert compiled.traces == 3  # train, eval, the batch of 3
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known: a replay leaves .grad without the version counter that an optimizer's "
+    "step (p.grad.detach()) gave it eagerly, so a later accumulation is not counted "
+    "(dcgan: netD's .grad._version 0 where eager's is 1); values are eager's",
+)
+def test_a_grad_accumulated_after_an_optimizer_step_keeps_eagers_version():
+    def make():
+        w = T(np.array([1.0, 2.0]), requires_grad=True)
+        opt = optim.SGD([w], lr=0.1)
+
+        def step(x):
+            opt.zero_grad()
+            (w * x).sum().backward()
+            opt.step()
+            (w * w).sum().backward()  # accumulated in place into the stepped .grad
+
+        return [w], step
+
+    x = T(np.array([3.0, 4.0]))
+    _compare(make, [(x,)] * 4)
