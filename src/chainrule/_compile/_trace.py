@@ -249,6 +249,7 @@ class Tracer:
         # Each returns tensors on a lazy library to settle after the call and each replay
         # (an optimizer step's parameters, gradients and state: see settle_after).
         self.settles: list = []
+        self.modes: dict = {}  # id(module) -> (module ref, training): set inside (set_mode)
         self.shared_groups: list = []  # the alias groups whose memory a write went to
         self.watched: dict = {}  # id(raw NumPy argument) -> the WatchedArray the function sees
         self._pending = -1  # the slot an in-place write is about to change
@@ -547,6 +548,14 @@ class Tracer:
         then with the call's tensor outputs, in one computation."""
         self.settles.append(tensors)
 
+    def set_mode(self, module, training: bool) -> None:
+        """Module.training set inside the function (train(), eval()): reads of it after this
+        are not guarded (the function decides them), and the mode it ends with is set again
+        after each replay, which runs no Python (with the settles: see settle_after)."""
+        if not self.modes:
+            self.settle_after(functools.partial(_set_modes, self.modes))
+        self.modes[id(module)] = (weakref.ref(module), training)
+
     def host(self, fn, args: tuple, like: Tensor) -> list[Tensor]:
         """Python numbers that fn(*args) computes from state kept outside tensors (an
         optimizer's hyperparameters and step count): computed now, and again by each replay
@@ -621,6 +630,7 @@ class Tracer:
         """Stop recording: the call goes on eagerly, and the function stays eager."""
         if self.reason is None:
             self.reason = reason
+        self.modes.clear()  # the modes set from now on are not seen (see set_mode)
         if grad_mode.tracer is self:
             set_feature("tracer", None)
 
@@ -1700,6 +1710,16 @@ class _Recorded:
         if hooks.tensor and node in self.tracer.nodes:
             return self.tracer._tensor_hooks(node, hooks, g, self.backend)
         return g
+
+
+def _set_modes(modes: dict) -> list:
+    """Set the modes a traced function left its modules in (see Tracer.set_mode); nothing
+    to settle."""
+    for ref, training in modes.values():
+        m = ref()
+        if m is not None:
+            m.__dict__["training"] = training
+    return []
 
 
 def _base_counts(inside: list, outputs: list) -> dict:
