@@ -14,7 +14,16 @@ from collections.abc import Callable, Iterable
 
 from .. import _backend
 from .._mode import grad_mode, set_feature
-from .._node import RELEASED, ZERO, AccumulateGrad, ComplexFit, Node, Port, node_of
+from .._node import (
+    RELEASED,
+    ZERO,
+    AccumulateGrad,
+    ComplexFit,
+    Node,
+    Port,
+    VersionCounter,
+    node_of,
+)
 from .._rules import raw_namespace
 from .._state import STATE
 from .._tensor import Tensor, alias_group
@@ -250,6 +259,7 @@ class Tracer:
         # (an optimizer step's parameters, gradients and state: see settle_after).
         self.settles: list = []
         self.modes: dict = {}  # id(module) -> (module ref, training): set inside (set_mode)
+        self.fresh_grads: dict = {}  # id(leaf) -> leaf ref: its .grad made here (_grad_versions)
         self.shared_groups: list = []  # the alias groups whose memory a write went to
         self.watched: dict = {}  # id(raw NumPy argument) -> the WatchedArray the function sees
         self._pending = -1  # the slot an in-place write is about to change
@@ -810,6 +820,14 @@ class Tracer:
             out = self._new(t._grad._data)
             self.leaf_grads.append((ref, t))
             self.grad_owner[id(t._grad)] = (ref, weakref.ref(t))
+            if before is None and id(t) not in self.fresh_grads:
+                # A .grad made by this call: writes into it count on a counter only where
+                # one was made (a detach() of it, an optimizer's step), which a replay does
+                # not make; its version at the end is set again by each replay.
+                if not self.fresh_grads:
+                    versions = functools.partial(_grad_versions, self.fresh_grads, [True])
+                    self.settle_after(versions)
+                self.fresh_grads[id(t)] = weakref.ref(t)
             if before is not None and t._grad is before and before._version != version:
                 # Added in place: the replay's accumulation counts the write itself.
                 self.rebinds.append((ref, before._vc, before._version - version))
@@ -1710,6 +1728,33 @@ class _Recorded:
         if hooks.tensor and node in self.tracer.nodes:
             return self.tracer._tensor_hooks(node, hooks, g, self.backend)
         return g
+
+
+def _grad_versions(grads: dict, first: list) -> list:
+    """After the trace (first[0]), keep in `grads` (id(leaf) -> leaf ref) the leaves whose
+    .grad, made by the call, ends with a version other than 0, with that version; after each
+    replay, give the replay's .grad (made by it, version 0 unless counted) that version.
+    Nothing to settle."""
+    if first[0]:
+        first[0] = False
+        for key, ref in list(grads.items()):
+            t = ref()
+            version = 0 if t is None or t._grad is None else t._grad._version
+            if version:
+                grads[key] = (ref, version)
+            else:
+                del grads[key]
+        return []
+    for ref, version in grads.values():
+        t = ref()
+        g = None if t is None else t._grad
+        if g is not None and g._version != version:
+            vc = getattr(g, "_vc", None)
+            if vc is None:
+                g._vc = VersionCounter(version)
+            else:
+                vc.value = version
+    return []
 
 
 def _set_modes(modes: dict) -> list:
