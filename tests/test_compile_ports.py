@@ -21,6 +21,11 @@ from chainrule import distributions, nn, optim
 from conftest import LIBRARY, N, T, skip_on
 from helpers import InDefaultLibrary
 
+# In-place writes run eagerly on JAX's and Dask's arrays (docs/compile.md), which these
+# steps make (in-place activations, optimizers' updates through .data); the programs' steps
+# take minutes there.
+pytestmark = skip_on("jax", "dask", reason="compile runs these steps' in-place writes eagerly")
+
 RNG = np.random.default_rng(20)
 
 
