@@ -12,6 +12,7 @@ from typing import Any
 
 from . import _namespace as ops
 from . import random as _random
+from ._mode import grad_mode
 from ._namespace import finfo, int64
 from ._tensor import Tensor, no_grad
 from ._typing import ArrayLike
@@ -82,6 +83,14 @@ class Distribution:
         """exp(entropy)."""
         return ops.exp(self.entropy())
 
+    @staticmethod
+    def _holds(valid: Tensor) -> bool:
+        """Whether every element of the check `valid` holds. It reads values: traced by
+        chainrule.compile, the function runs eagerly (validate_args=False replays)."""
+        if grad_mode.extended and grad_mode.tracer is not None:
+            grad_mode.tracer.unsupported("a distribution's argument checks (validate_args)")
+        return bool(ops.all(valid))
+
     def _check_value(self, value: Any) -> None:
         """PyTorch's checks of a value given to log_prob: a tensor, of a shape that
         broadcasts with the distribution's, in its support."""
@@ -100,7 +109,7 @@ class Distribution:
                     "Value is not broadcastable with batch_shape+event_shape: "
                     f"{actual} vs {expected}."
                 )
-        if not bool(ops.all(self._in_support(value))):
+        if not self._holds(self._in_support(value)):
             raise ValueError(
                 f"Expected value argument (Tensor of shape {tuple(value.shape)}) to be within "
                 f"the support ({self._support_name()}) of the distribution {self!r}, but found "
@@ -189,7 +198,7 @@ class Categorical(Distribution):
         else:
             valid = ops.all(value == value, axis=-1)  # no NaN; infinities are allowed
             constraint = "IndependentConstraint(Real(), 1)"
-        if not bool(ops.all(valid)):
+        if not self._holds(valid):
             raise ValueError(
                 f"Expected parameter {name} (Tensor of shape {tuple(value.shape)}) of "
                 f"distribution {self!r} to satisfy the constraint {constraint}, but found "

@@ -382,6 +382,8 @@ def _settle(settles: list, outputs: list) -> None:
     computation as the eager step settles them, so that the next replay's task graph starts
     from their values (left lazy, call k would carry the graphs of all k calls)."""
     tensors = [t for tensors in settles for t in tensors()]
+    if not tensors:  # (nothing stepped, as eagerly; or only Python state set again, which
+        return  # settles nothing: see Tracer.set_mode)
     tensors += [t for t in outputs if t.__class__ is Tensor]
     _lazy.settle([t for t in tensors if t.__class__ is Tensor])
 

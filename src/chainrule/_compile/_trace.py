@@ -14,7 +14,16 @@ from collections.abc import Callable, Iterable
 
 from .. import _backend
 from .._mode import grad_mode, set_feature
-from .._node import RELEASED, ZERO, AccumulateGrad, ComplexFit, Node, Port, node_of
+from .._node import (
+    RELEASED,
+    ZERO,
+    AccumulateGrad,
+    ComplexFit,
+    Node,
+    Port,
+    VersionCounter,
+    node_of,
+)
 from .._rules import raw_namespace
 from .._state import STATE
 from .._tensor import Tensor, alias_group
@@ -110,6 +119,11 @@ _SIZED_BY_VALUES = (
     "a selection by a boolean mask, nonzero, unique or repeat by a tensor of counts: the "
     "result's size depends on the values, and a replay would keep the first call's sizes"
 )
+
+
+# A node or leaf that only a gradient known to be zero reaches (see Tracer._add): eager hands
+# it on without running VJPs and gives the leaves zeros, which the recorded walk does not make.
+_ONLY_ZERO = "a gradient known to be zero (a write over every element) and no other"
 
 
 class ConcretizationError(TypeError):
@@ -258,6 +272,8 @@ class Tracer:
         # Each returns tensors on a lazy library to settle after the call and each replay
         # (an optimizer step's parameters, gradients and state: see settle_after).
         self.settles: list = []
+        self.modes: dict = {}  # id(module) -> (module ref, training): set inside (set_mode)
+        self.fresh_grads: dict = {}  # id(leaf) -> leaf ref: its .grad made here (_grad_versions)
         self.shared_groups: list = []  # the alias groups whose memory a write went to
         self.watched: dict = {}  # id(raw NumPy argument) -> the WatchedArray the function sees
         self._pending = -1  # the slot an in-place write is about to change
@@ -566,6 +582,14 @@ class Tracer:
         then with the call's tensor outputs, in one computation."""
         self.settles.append(tensors)
 
+    def set_mode(self, module, training: bool) -> None:
+        """Module.training set inside the function (train(), eval()): reads of it after this
+        are not guarded (the function decides them), and the mode it ends with is set again
+        after each replay, which runs no Python (with the settles: see settle_after)."""
+        if not self.modes:
+            self.settle_after(functools.partial(_set_modes, self.modes))
+        self.modes[id(module)] = (weakref.ref(module), training)
+
     def host(self, fn, args: tuple, like: Tensor) -> list[Tensor]:
         """Python numbers that fn(*args) computes from state kept outside tensors (an
         optimizer's hyperparameters and step count): computed now, and again by each replay
@@ -640,6 +664,7 @@ class Tracer:
         """Stop recording: the call goes on eagerly, and the function stays eager."""
         if self.reason is None:
             self.reason = reason
+        self.modes.clear()  # the modes set from now on are not seen (see set_mode)
         if grad_mode.tracer is self:
             set_feature("tracer", None)
 
@@ -819,6 +844,14 @@ class Tracer:
             out = self._new(t._grad._data)
             self.leaf_grads.append((ref, t))
             self.grad_owner[id(t._grad)] = (ref, weakref.ref(t))
+            if before is None and id(t) not in self.fresh_grads:
+                # A .grad made by this call: writes into it count on a counter only where
+                # one was made (a detach() of it, an optimizer's step), which a replay does
+                # not make; its version at the end is set again by each replay.
+                if not self.fresh_grads:
+                    versions = functools.partial(_grad_versions, self.fresh_grads, [True])
+                    self.settle_after(versions)
+                self.fresh_grads[id(t)] = weakref.ref(t)
             if before is not None and t._grad is before and before._version != version:
                 # Added in place: the replay's accumulation counts the write itself.
                 self.rebinds.append((ref, before._vc, before._version - version))
@@ -880,9 +913,13 @@ class Tracer:
             steps = _Recorded(self, backend, reach, hooked)
             ran = steps.ran
             captured = _engine.walk(order, grads, run, reach, targets, shared, steps)
+            if ZERO in captured.values():  # (the engine's walk hands ZERO on: see _add)
+                raise Unsupported(_ONLY_ZERO)
         for node in wanted:
             if node not in captured and node in grads:
                 g = grads[node]
+                if g is ZERO:  # eager gives zeros, which the walk did not make
+                    raise Unsupported(_ONLY_ZERO)
                 hooks = getattr(node, "hooks", None) if hooked else None
                 if main and node.__class__ is AccumulateGrad and hooks is not None:
                     g = self._tensor_hooks(node, hooks, g, backend)
@@ -922,6 +959,8 @@ class Tracer:
                 g = grads.pop(node, None)
                 if g is None:
                     continue
+                if g is ZERO:  # (only ZERO reached it: see _add)
+                    raise Unsupported(_ONLY_ZERO)
             ran.append(node)
             edges = node.edges
             n = len(edges)
@@ -958,9 +997,14 @@ class Tracer:
                 # The input gradients, each given the next slot (a, b: input 0's and 1's).
                 a = gins[0] if needs[0] else None
                 b = gins[1] if n == 2 and needs[1] else None
+                # A gradient known to be zero (the old values of a tensor written over
+                # everywhere, as an in-place ReLU does): recorded as none made, handed on
+                # as ZERO, which adds nothing where it meets another gradient (see _add).
+                zero = None
                 if a is ZERO or b is ZERO:
-                    # The engine hands it on without running VJPs (see _node.ZERO).
-                    raise Unsupported("a gradient known to be zero (a write over every element)")
+                    zero = a is ZERO, b is ZERO
+                    a = None if zero[0] else a
+                    b = None if zero[1] else b
                 if a is not None:
                     slot_of[id(a)] = ka = len(values)
                     values.append(a)
@@ -990,6 +1034,8 @@ class Tracer:
                 )  # fmt: skip
                 reads_of.append(tuple(reads))  # (see Recording)
                 writes_of.append(made)  # (one slot: the number itself, see Recording)
+                if zero is not None:
+                    outs = tuple([ZERO if z else o for o, z in zip(outs, zero)])
             # Indexed, not zipped (as the engine's _lean).
             i = 0
             while i < n:
@@ -1000,6 +1046,8 @@ class Tracer:
                     continue
                 if e in shared or e.__class__ is Port:
                     add(grads, e, s)
+                elif s is ZERO:  # e's one consumer: ZERO is all it gets
+                    raise Unsupported(_ONLY_ZERO)
                 elif carry_node is None:
                     carry_node = e
                     carry = s
@@ -1065,16 +1113,25 @@ class Tracer:
         return self.values[out]
 
     def _add(self, grads: dict, edge, g: int) -> None:
+        # As the engine's _add: ZERO (a gradient known to be zero) adds nothing; a node it
+        # alone reaches holds ZERO, which the walk refuses when it gets there (_ONLY_ZERO).
         if edge.__class__ is Port:
             node = edge.node
             buf = grads.get(node)
-            if buf is None:
+            if g is ZERO:
+                if buf is None:
+                    grads[node] = ZERO
+                return
+            if buf is None or buf is ZERO:
                 buf = grads[node] = [None] * node.n_out
             i = edge.index
             buf[i] = g if buf[i] is None else self._sum(buf[i], g)
             return
         prev = grads.get(edge)
-        grads[edge] = g if prev is None else self._sum(prev, g)
+        if prev is None or prev is ZERO:
+            grads[edge] = g
+        elif g is not ZERO:
+            grads[edge] = self._sum(prev, g)
 
     def _sum(self, a: int, b: int) -> int:
         values = self.values
@@ -1142,15 +1199,17 @@ class Tracer:
         outs = []
         fits = None  # (see Vjp.fits)
         made = None  # the one slot made, or -1 for several
+        zero = False
         i = -1
         for gi in gins:
             i += 1
             if gi is None or not needs[i]:
                 outs.append(None)
                 continue
-            if gi is ZERO:
-                # The engine hands it on without running VJPs (see _node.ZERO).
-                raise Unsupported("a gradient known to be zero (a write over every element)")
+            if gi is ZERO:  # recorded as none made, handed on as ZERO (see _lean_walk)
+                outs.append(None)
+                zero = True
+                continue
             shape = dtype = None
             if fit is not None and fit[i] is not None:
                 f_shape, f_dtype = fit[i]
@@ -1180,6 +1239,8 @@ class Tracer:
         self.reads.append(tuple(reads))
         # (one slot: the number itself; else the outs, see Recording)
         self.writes.append(outs if made is None or made < 0 else made)
+        if zero:
+            return tuple([ZERO if gi is ZERO and w else s for gi, s, w in zip(gins, outs, needs)])
         return outs
 
     # -- the end of the call
@@ -1687,9 +1748,48 @@ class _Recorded:
         self.done = self.ran.append
 
     def pre(self, node, hooks, g):
+        if g is ZERO:  # (only ZERO reached it: see Tracer._add)
+            raise Unsupported(_ONLY_ZERO)
         if hooks.tensor and node in self.tracer.nodes:
             return self.tracer._tensor_hooks(node, hooks, g, self.backend)
         return g
+
+
+def _grad_versions(grads: dict, first: list) -> list:
+    """After the trace (first[0]), keep in `grads` (id(leaf) -> leaf ref) the leaves whose
+    .grad, made by the call, ends with a version other than 0, with that version; after each
+    replay, give the replay's .grad (made by it, version 0 unless counted) that version.
+    Nothing to settle."""
+    if first[0]:
+        first[0] = False
+        for key, ref in list(grads.items()):
+            t = ref()
+            version = 0 if t is None or t._grad is None else t._grad._version
+            if version:
+                grads[key] = (ref, version)
+            else:
+                del grads[key]
+        return []
+    for ref, version in grads.values():
+        t = ref()
+        g = None if t is None else t._grad
+        if g is not None and g._version != version:
+            vc = getattr(g, "_vc", None)
+            if vc is None:
+                g._vc = VersionCounter(version)
+            else:
+                vc.value = version
+    return []
+
+
+def _set_modes(modes: dict) -> list:
+    """Set the modes a traced function left its modules in (see Tracer.set_mode); nothing
+    to settle."""
+    for ref, training in modes.values():
+        m = ref()
+        if m is not None:
+            m.__dict__["training"] = training
+    return []
 
 
 def _base_counts(inside: list, outputs: list) -> dict:

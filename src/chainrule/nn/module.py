@@ -85,13 +85,18 @@ class _Training:
                 "was not called)"
             ) from None
         if grad_mode.extended and grad_mode.tracer is not None:
-            grad_mode.tracer.guard(
-                (id(obj), "training"), functools.partial(_training_is, weakref.ref(obj), value)
-            )
+            tracer = grad_mode.tracer
+            if id(obj) not in tracer.modes:  # (else the function set it: see __set__)
+                check = functools.partial(_training_is, weakref.ref(obj), value)
+                tracer.guard((id(obj), "training"), check)
         return value
 
     def __set__(self, obj: Module, value: bool) -> None:
         obj.__dict__["training"] = value
+        if grad_mode.extended and grad_mode.tracer is not None:
+            # Set by the traced function (train(), eval()): what it reads later is its own
+            # doing, and each replay ends by setting it again (Tracer.set_mode).
+            grad_mode.tracer.set_mode(obj, value)
 
 
 def _training_is(ref: weakref.ref, value: bool, leaves: Any) -> bool:
@@ -120,7 +125,9 @@ def _guard_hooks(m: Module, tracer: Any) -> None:
     BatchNorm's eps) as Python values: a replay checks that the module has the hooks and the
     settings it was traced with (a hook registered or removed, a setting changed since
     traces again)."""
-    settings = tuple([(k, v) for k, v in m.__dict__.items() if v.__class__ in _SETTINGS])
+    # (Module.training is guarded where it is read: see _Training.)
+    settings = m.__dict__.items()
+    settings = tuple([(k, v) for k, v in settings if v.__class__ in _SETTINGS and k != "training"])
     check = functools.partial(_state_is, weakref.ref(m), _hooks_of(m), settings)
     tracer.guard((id(m), "hooks"), check)
 
