@@ -1672,6 +1672,31 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
+def _legacy_reduction(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
+    """`reduction` from PyTorch's deprecated `size_average` and `reduce` where either is given
+    (None stands for True): both true is 'mean', only `reduce` 'sum', `reduce` false 'none';
+    with a warning naming the reduction to pass instead. A string there (the reduction passed
+    positionally into their place) is refused, not read as true (PyTorch's 'mean')."""
+    if size_average is None and reduce is None:
+        return reduction
+    for name, value in (("size_average", size_average), ("reduce", reduce)):
+        if isinstance(value, str):
+            raise TypeError(
+                f"{name} is a deprecated flag (True, False or None), not a reduction: pass "
+                f"reduction={value!r} by keyword"
+            )
+    if reduce is None or reduce:
+        chosen = "mean" if size_average is None or size_average else "sum"
+    else:
+        chosen = "none"
+    warnings.warn(
+        f"size_average and reduce are deprecated and will be removed; use reduction='{chosen}'.",
+        UserWarning,
+        stacklevel=3,
+    )
+    return chosen
+
+
 def _check_target_size(input: Tensor, target: Tensor) -> None:  # noqa: A002
     """PyTorch's warning for a target broadcast against the input of a pointwise loss."""
     shape = tuple(as_tensor(target).shape)
@@ -1713,13 +1738,16 @@ def _reduce_weighted(
 def mse_loss(
     input: Tensor,  # noqa: A002
     target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
     reduction: Reduction = "mean",
-    *,
     weight: Tensor | None = None,
 ) -> Tensor:
     """The squared differences, reduced by `reduction` ('mean', 'sum' or 'none'); with
     `weight` (of the input's shape) each is weighted, and 'mean' divides by the weights'
-    sum, as PyTorch."""
+    sum, as PyTorch. `size_average` and `reduce` are PyTorch's deprecated flags (mapped to a
+    reduction with a warning), as in every loss that PyTorch gives them."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_target_size(input, target)
     diff = input - target
     return _reduce_weighted(diff * diff, input, weight, reduction, True)
@@ -1863,13 +1891,15 @@ def nll_loss(
     input: Tensor,  # noqa: A002
     target: Tensor,
     weight: Tensor | None = None,
-    *,
+    size_average: bool | None = None,
     ignore_index: int = -100,
+    reduce: bool | None = None,
     reduction: Reduction = "mean",
 ) -> Tensor:
     """The negative log-likelihood of integer class labels `target` (N, ...) under
     log-probabilities `input` (N, C, ...) or (C,); `weight` per class, labels equal to
     `ignore_index` left out (as PyTorch, a 'mean' is divided by the total weight)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_class_indices(input, as_tensor(target))
     logp, labels, single = _batched(input, target)
     loss = _weighted_nll(logp, labels, weight, ignore_index, reduction)
@@ -1880,8 +1910,9 @@ def cross_entropy(
     input: Tensor,  # noqa: A002
     target: Tensor,
     weight: Tensor | None = None,
-    *,
+    size_average: bool | None = None,
     ignore_index: int = -100,
+    reduce: bool | None = None,
     reduction: Reduction = "mean",
     label_smoothing: float = 0.0,
 ) -> Tensor:
@@ -1890,6 +1921,7 @@ def cross_entropy(
     target is mixed with the uniform one: (1 - e) target + e / C. `weight` per class;
     labels equal to `ignore_index` left out. Computed with log_softmax: finite for any
     finite logits."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     # As PyTorch: a target of the input's shape holds class probabilities, any other class
@@ -1928,13 +1960,15 @@ def binary_cross_entropy_with_logits(
     input: Tensor,  # noqa: A002
     target: Tensor,
     weight: Tensor | None = None,
-    *,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
     reduction: Reduction = "mean",
     pos_weight: Tensor | None = None,
 ) -> Tensor:
     """Binary cross-entropy of targets in [0, 1] under probabilities sigmoid(input), as
     log(1 + exp(x)) - x t: finite and exact for logits of any size.
     `pos_weight` scales the positive term (per class, broadcast), `weight` each element."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     if tuple(as_tensor(target).shape) != tuple(input.shape):
         raise ValueError(
             f"Target size ({tuple(as_tensor(target).shape)}) must be the same as input size "
@@ -1969,13 +2003,15 @@ def binary_cross_entropy(
     input: Tensor,  # noqa: A002
     target: Tensor,
     weight: Tensor | None = None,
-    *,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
     reduction: Reduction = "mean",
 ) -> Tensor:
     """Binary cross-entropy of targets in [0, 1] under probabilities `input` in [0, 1]:
     -(t log(p) + (1 - t) log(1 - p)), each log clamped at -100, with PyTorch's gradient
     (p - t) / max(p (1 - p), 1e-12) in p: finite at 0 and 1. Prefer
     binary_cross_entropy_with_logits on logits."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     if input.shape != as_tensor(target).shape:
         raise ValueError(
             f"Using a target size ({as_tensor(target).shape}) that is different to the input "
@@ -1991,12 +2027,14 @@ def binary_cross_entropy(
 def l1_loss(
     input: Tensor,  # noqa: A002
     target: Tensor,
-    *,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
     reduction: Reduction = "mean",
     weight: Tensor | None = None,
 ) -> Tensor:
     """The absolute differences, reduced by `reduction`; with `weight` (of the input's shape)
     each is weighted, and 'mean' divides by the weights' sum, as PyTorch."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_target_size(input, target)
     return _reduce_weighted(ops.abs(input - target), input, weight, reduction, True)
 
@@ -2004,12 +2042,14 @@ def l1_loss(
 def smooth_l1_loss(
     input: Tensor,  # noqa: A002
     target: Tensor,
-    *,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
     reduction: Reduction = "mean",
     beta: float = 1.0,
 ) -> Tensor:
     """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target): quadratic
     near 0, linear beyond; beta = 0 is the L1 loss."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     _check_target_size(input, target)
@@ -2024,7 +2064,6 @@ def smooth_l1_loss(
 def huber_loss(
     input: Tensor,  # noqa: A002
     target: Tensor,
-    *,
     reduction: Reduction = "mean",
     delta: float = 1.0,
     weight: Tensor | None = None,
@@ -2044,7 +2083,8 @@ def huber_loss(
 def kl_div(
     input: Tensor,  # noqa: A002
     target: Tensor,
-    *,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
     reduction: Literal["none", "mean", "sum", "batchmean"] = "mean",
     log_target: bool = False,
 ) -> Tensor:
@@ -2052,6 +2092,7 @@ def kl_div(
     t (log t - input) (0 where t = 0; NaN where t < 0, as PyTorch's), or exp(t) (t - input)
     with `log_target`. 'batchmean' divides the sum by the batch size (the divergence proper);
     'mean' divides by the number of elements, as PyTorch."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     target = as_tensor(target)
     if log_target:
         loss = ops.exp(target) * (target - input)

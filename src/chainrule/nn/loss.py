@@ -25,9 +25,15 @@ Reduction = Literal["none", "mean", "sum"]
 
 
 class _Loss(Module):
-    def __init__(self, reduction: str = "mean") -> None:
+    def __init__(
+        self,
+        reduction: str = "mean",
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+    ) -> None:
         super().__init__()
-        self.reduction = reduction
+        # PyTorch's deprecated flags become the reduction once, here (with its warning).
+        self.reduction = F._legacy_reduction(size_average, reduce, reduction)
 
     def extra_repr(self) -> str:
         """The reduction."""
@@ -37,8 +43,13 @@ class _Loss(Module):
 class L1Loss(_Loss):
     """The absolute differences |input - target|, reduced (see functional.l1_loss)."""
 
-    def __init__(self, reduction: Reduction = "mean") -> None:
-        super().__init__(reduction)
+    def __init__(
+        self,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: Reduction = "mean",
+    ) -> None:
+        super().__init__(reduction, size_average, reduce)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
         """The loss of input against target."""
@@ -51,8 +62,13 @@ class L1Loss(_Loss):
 class MSELoss(_Loss):
     """The squared differences, reduced (see functional.mse_loss)."""
 
-    def __init__(self, reduction: Reduction = "mean") -> None:
-        super().__init__(reduction)
+    def __init__(
+        self,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: Reduction = "mean",
+    ) -> None:
+        super().__init__(reduction, size_average, reduce)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
         """The loss of input against target."""
@@ -65,8 +81,14 @@ class MSELoss(_Loss):
 class SmoothL1Loss(_Loss):
     """Quadratic below `beta`, linear beyond (see functional.smooth_l1_loss)."""
 
-    def __init__(self, reduction: Reduction = "mean", beta: float = 1.0) -> None:
-        super().__init__(reduction)
+    def __init__(
+        self,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: Reduction = "mean",
+        beta: float = 1.0,
+    ) -> None:
+        super().__init__(reduction, size_average, reduce)
         self.beta = beta
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
@@ -93,16 +115,28 @@ class HuberLoss(_Loss):
 
 
 class _WeightedLoss(_Loss):
-    def __init__(self, weight: Tensor | None, reduction: str) -> None:
-        super().__init__(reduction)
+    def __init__(
+        self,
+        weight: Tensor | None,
+        reduction: str,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+    ) -> None:
+        super().__init__(reduction, size_average, reduce)
         self.register_buffer("weight", weight)
 
 
 class BCELoss(_WeightedLoss):
     """Binary cross-entropy of probabilities (see functional.binary_cross_entropy)."""
 
-    def __init__(self, weight: Tensor | None = None, reduction: Reduction = "mean") -> None:
-        super().__init__(weight, reduction)
+    def __init__(
+        self,
+        weight: Tensor | None = None,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: Reduction = "mean",
+    ) -> None:
+        super().__init__(weight, reduction, size_average, reduce)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
         """The loss of probabilities input against target."""
@@ -118,10 +152,12 @@ class BCEWithLogitsLoss(_WeightedLoss):
     def __init__(
         self,
         weight: Tensor | None = None,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
         reduction: Reduction = "mean",
         pos_weight: Tensor | None = None,
     ) -> None:
-        super().__init__(weight, reduction)
+        super().__init__(weight, reduction, size_average, reduce)
         self.register_buffer("pos_weight", pos_weight)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
@@ -139,9 +175,14 @@ class NLLLoss(_WeightedLoss):
     functional.nll_loss)."""
 
     def __init__(
-        self, weight: Tensor | None = None, ignore_index: int = -100, reduction: Reduction = "mean"
+        self,
+        weight: Tensor | None = None,
+        size_average: bool | None = None,
+        ignore_index: int = -100,
+        reduce: bool | None = None,
+        reduction: Reduction = "mean",
     ) -> None:
-        super().__init__(weight, reduction)
+        super().__init__(weight, reduction, size_average, reduce)
         self.ignore_index = ignore_index
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
@@ -161,11 +202,13 @@ class CrossEntropyLoss(_WeightedLoss):
     def __init__(
         self,
         weight: Tensor | None = None,
+        size_average: bool | None = None,
         ignore_index: int = -100,
+        reduce: bool | None = None,
         reduction: Reduction = "mean",
         label_smoothing: float = 0.0,
     ) -> None:
-        super().__init__(weight, reduction)
+        super().__init__(weight, reduction, size_average, reduce)
         self.ignore_index = ignore_index
         self.label_smoothing = label_smoothing
 
@@ -190,10 +233,12 @@ class KLDivLoss(_Loss):
 
     def __init__(
         self,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
         reduction: Literal["none", "mean", "sum", "batchmean"] = "mean",
         log_target: bool = False,
     ) -> None:
-        super().__init__(reduction)
+        super().__init__(reduction, size_average, reduce)
         self.log_target = log_target
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
