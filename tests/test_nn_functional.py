@@ -240,7 +240,7 @@ def test_losses_first_and_second_derivatives(data):
     check_grads(
         lambda a, t: F.binary_cross_entropy_with_logits(a, t, reduction=reduction), logits, targets
     )
-    check_grads(lambda a, t: F.mse_loss(a, t, reduction), logits, targets)
+    check_grads(lambda a, t: F.mse_loss(a, t, reduction=reduction), logits, targets)
 
 
 def test_cross_entropy_of_one_sample_and_the_reductions():

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import struct
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 from .. import _backend, linalg
@@ -77,6 +77,17 @@ __all__ = [
     "smooth_l1_loss",
     "huber_loss",
     "kl_div",
+    "poisson_nll_loss",
+    "gaussian_nll_loss",
+    "soft_margin_loss",
+    "margin_ranking_loss",
+    "hinge_embedding_loss",
+    "cosine_embedding_loss",
+    "multilabel_soft_margin_loss",
+    "multi_margin_loss",
+    "multilabel_margin_loss",
+    "triplet_margin_loss",
+    "triplet_margin_with_distance_loss",
 ]
 
 
@@ -1672,6 +1683,31 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
+def _legacy_reduction(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
+    """`reduction` from PyTorch's deprecated `size_average` and `reduce` where either is given
+    (None stands for True): both true is 'mean', only `reduce` 'sum', `reduce` false 'none';
+    with a warning naming the reduction to pass instead. A string there (the reduction passed
+    positionally into their place) is refused, not read as true (PyTorch's 'mean')."""
+    if size_average is None and reduce is None:
+        return reduction
+    for name, value in (("size_average", size_average), ("reduce", reduce)):
+        if isinstance(value, str):
+            raise TypeError(
+                f"{name} is a deprecated flag (True, False or None), not a reduction: pass "
+                f"reduction={value!r} by keyword"
+            )
+    if reduce is None or reduce:
+        chosen = "mean" if size_average is None or size_average else "sum"
+    else:
+        chosen = "none"
+    warnings.warn(
+        f"size_average and reduce are deprecated and will be removed; use reduction='{chosen}'.",
+        UserWarning,
+        stacklevel=3,
+    )
+    return chosen
+
+
 def _check_target_size(input: Tensor, target: Tensor) -> None:  # noqa: A002
     """PyTorch's warning for a target broadcast against the input of a pointwise loss."""
     shape = tuple(as_tensor(target).shape)
@@ -1713,13 +1749,16 @@ def _reduce_weighted(
 def mse_loss(
     input: Tensor,  # noqa: A002
     target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
     reduction: Reduction = "mean",
-    *,
     weight: Tensor | None = None,
 ) -> Tensor:
     """The squared differences, reduced by `reduction` ('mean', 'sum' or 'none'); with
     `weight` (of the input's shape) each is weighted, and 'mean' divides by the weights'
-    sum, as PyTorch."""
+    sum, as PyTorch. `size_average` and `reduce` are PyTorch's deprecated flags (mapped to a
+    reduction with a warning), as in every loss that PyTorch gives them."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_target_size(input, target)
     diff = input - target
     return _reduce_weighted(diff * diff, input, weight, reduction, True)
@@ -1863,13 +1902,15 @@ def nll_loss(
     input: Tensor,  # noqa: A002
     target: Tensor,
     weight: Tensor | None = None,
-    *,
+    size_average: bool | None = None,
     ignore_index: int = -100,
+    reduce: bool | None = None,
     reduction: Reduction = "mean",
 ) -> Tensor:
     """The negative log-likelihood of integer class labels `target` (N, ...) under
     log-probabilities `input` (N, C, ...) or (C,); `weight` per class, labels equal to
     `ignore_index` left out (as PyTorch, a 'mean' is divided by the total weight)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_class_indices(input, as_tensor(target))
     logp, labels, single = _batched(input, target)
     loss = _weighted_nll(logp, labels, weight, ignore_index, reduction)
@@ -1880,8 +1921,9 @@ def cross_entropy(
     input: Tensor,  # noqa: A002
     target: Tensor,
     weight: Tensor | None = None,
-    *,
+    size_average: bool | None = None,
     ignore_index: int = -100,
+    reduce: bool | None = None,
     reduction: Reduction = "mean",
     label_smoothing: float = 0.0,
 ) -> Tensor:
@@ -1890,6 +1932,7 @@ def cross_entropy(
     target is mixed with the uniform one: (1 - e) target + e / C. `weight` per class;
     labels equal to `ignore_index` left out. Computed with log_softmax: finite for any
     finite logits."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     # As PyTorch: a target of the input's shape holds class probabilities, any other class
@@ -1928,13 +1971,15 @@ def binary_cross_entropy_with_logits(
     input: Tensor,  # noqa: A002
     target: Tensor,
     weight: Tensor | None = None,
-    *,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
     reduction: Reduction = "mean",
     pos_weight: Tensor | None = None,
 ) -> Tensor:
     """Binary cross-entropy of targets in [0, 1] under probabilities sigmoid(input), as
     log(1 + exp(x)) - x t: finite and exact for logits of any size.
     `pos_weight` scales the positive term (per class, broadcast), `weight` each element."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     if tuple(as_tensor(target).shape) != tuple(input.shape):
         raise ValueError(
             f"Target size ({tuple(as_tensor(target).shape)}) must be the same as input size "
@@ -1969,13 +2014,15 @@ def binary_cross_entropy(
     input: Tensor,  # noqa: A002
     target: Tensor,
     weight: Tensor | None = None,
-    *,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
     reduction: Reduction = "mean",
 ) -> Tensor:
     """Binary cross-entropy of targets in [0, 1] under probabilities `input` in [0, 1]:
     -(t log(p) + (1 - t) log(1 - p)), each log clamped at -100, with PyTorch's gradient
     (p - t) / max(p (1 - p), 1e-12) in p: finite at 0 and 1. Prefer
     binary_cross_entropy_with_logits on logits."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     if input.shape != as_tensor(target).shape:
         raise ValueError(
             f"Using a target size ({as_tensor(target).shape}) that is different to the input "
@@ -1991,12 +2038,14 @@ def binary_cross_entropy(
 def l1_loss(
     input: Tensor,  # noqa: A002
     target: Tensor,
-    *,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
     reduction: Reduction = "mean",
     weight: Tensor | None = None,
 ) -> Tensor:
     """The absolute differences, reduced by `reduction`; with `weight` (of the input's shape)
     each is weighted, and 'mean' divides by the weights' sum, as PyTorch."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_target_size(input, target)
     return _reduce_weighted(ops.abs(input - target), input, weight, reduction, True)
 
@@ -2004,12 +2053,14 @@ def l1_loss(
 def smooth_l1_loss(
     input: Tensor,  # noqa: A002
     target: Tensor,
-    *,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
     reduction: Reduction = "mean",
     beta: float = 1.0,
 ) -> Tensor:
     """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target): quadratic
     near 0, linear beyond; beta = 0 is the L1 loss."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     _check_target_size(input, target)
@@ -2024,7 +2075,6 @@ def smooth_l1_loss(
 def huber_loss(
     input: Tensor,  # noqa: A002
     target: Tensor,
-    *,
     reduction: Reduction = "mean",
     delta: float = 1.0,
     weight: Tensor | None = None,
@@ -2044,7 +2094,8 @@ def huber_loss(
 def kl_div(
     input: Tensor,  # noqa: A002
     target: Tensor,
-    *,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
     reduction: Literal["none", "mean", "sum", "batchmean"] = "mean",
     log_target: bool = False,
 ) -> Tensor:
@@ -2052,6 +2103,7 @@ def kl_div(
     t (log t - input) (0 where t = 0; NaN where t < 0, as PyTorch's), or exp(t) (t - input)
     with `log_target`. 'batchmean' divides the sum by the batch size (the divergence proper);
     'mean' divides by the number of elements, as PyTorch."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     target = as_tensor(target)
     if log_target:
         loss = ops.exp(target) * (target - input)
@@ -2068,3 +2120,394 @@ def kl_div(
     if reduction == "batchmean":
         return ops.sum(loss) / (input.shape[0] if input.ndim else 1)
     return _reduce(loss, reduction)
+
+
+def _check_reduction(
+    reduction: str, message: str = "{} is not a valid value for reduction"
+) -> None:
+    """PyTorch's check of `reduction`, made before the loss is computed."""
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(message.format(reduction))
+
+
+def _values_known(x: Tensor) -> bool:
+    """Whether a check may read x's values: not while chainrule.compile traces (a replay runs
+    on other values) and not on a lazy library (Dask: it would compute x's graph once more);
+    there a bad value shows in the loss instead."""
+    if grad_mode.extended and grad_mode.tracer is not None:
+        return False
+    return not _backend.is_lazy(x._data)
+
+
+def _every_value(x: Tensor) -> Tensor:
+    """x, or inside vmap every sample's values (for a check of them)."""
+    return as_tensor(every_sample(x._data)) if x._data.__class__ is Batched else x
+
+
+def _check_long_target(target: Tensor) -> None:
+    if not ops.isdtype(target.dtype, "integral"):
+        raise RuntimeError(f"expected scalar type Long but found {target.dtype}")
+
+
+def poisson_nll_loss(
+    input: Tensor,  # noqa: A002
+    target: Tensor,
+    log_input: bool = True,
+    full: bool = False,
+    size_average: bool | None = None,
+    eps: float = 1e-8,
+    reduce: bool | None = None,
+    reduction: Reduction = "mean",
+) -> Tensor:
+    """The negative log-likelihood of counts `target` under Poisson distributions of rate
+    exp(input) (`log_input`, pointwise exp(input) - target input) or of rate input
+    (input - target log(input + eps)), less log(target!). With `full`, Stirling's
+    approximation of log(target!), t log t - t + log(2 pi t) / 2, is added where t > 1 (0
+    elsewhere); as PyTorch. Its target-derivative where t <= 1 is that of 0: 0 (PyTorch's is
+    NaN at t = 0)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    target = as_tensor(target)
+    if log_input:
+        loss = ops.exp(input) - target * input
+    else:
+        loss = input - target * ops.log(input + eps)
+    if full:
+        counted = target > 1
+        # The term's logs read 1 where it is not used: finite values and derivatives.
+        t = ops.where(counted, target, 1.0)
+        stirling = t * ops.log(t) - t + 0.5 * ops.log((2 * math.pi) * t)
+        loss = loss + ops.where(counted, stirling, 0.0)
+    return _reduce(loss, reduction)
+
+
+def _gaussian_var(input: Tensor, var: Tensor | float) -> Tensor:  # noqa: A002
+    """`var` checked and shaped as PyTorch's gaussian_nll_loss: non-negative; of the input's
+    shape, or of its shape less the last axis (one variance per vector), or of its shape
+    with one axis of size 1."""
+    if isinstance(var, (int, float)):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        return ops.full_like(input, float(var))
+    var = as_tensor(var)
+    if var.size and _values_known(var) and ops.any(_every_value(var) < 0).item():
+        raise ValueError("var has negative entry/entries")
+    if var.shape == input.shape:
+        return var
+    if input.shape[:-1] == var.shape:
+        return ops.expand_dims(var, axis=-1)
+    differ = [v for i, v in zip(input.shape, var.shape) if i != v]
+    if input.ndim == var.ndim and sum(differ) == 1:
+        return var
+    raise ValueError("var is of incorrect size")
+
+
+def gaussian_nll_loss(
+    input: Tensor,  # noqa: A002
+    target: Tensor,
+    var: Tensor | float,
+    full: bool = False,
+    eps: float = 1e-6,
+    reduction: Reduction = "mean",
+) -> Tensor:
+    """The negative log-likelihood of `target` under normal distributions of mean `input`
+    and variance `var`: (log(var) + (input - target)^2 / var) / 2, plus log(2 pi) / 2 with
+    `full`. As PyTorch, var is raised to at least `eps` for the value, while its gradient
+    is taken as if it were not (the clamp is not differentiated)."""
+    var = _gaussian_var(input, var)
+    _check_reduction(reduction, "{} is not valid")
+    # PyTorch clamps a copy of var without recording it: the clamped value, var's gradient.
+    var = var + (ops.clip(var.detach(), min=eps) - var.detach())
+    diff = input - target
+    loss = 0.5 * (ops.log(var) + diff * diff / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+def soft_margin_loss(
+    input: Tensor,  # noqa: A002
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: Reduction = "mean",
+) -> Tensor:
+    """The logistic loss log(1 + exp(-target input)) of targets +1 / -1, as
+    logaddexp(0, -target input): finite for any finite input (PyTorch's overflows to inf
+    where -target input > 709)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    return _reduce(ops.logaddexp(-input * target, 0.0), reduction)
+
+
+def margin_ranking_loss(
+    input1: Tensor,
+    input2: Tensor,
+    target: Tensor,
+    margin: float = 0,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: Reduction = "mean",
+) -> Tensor:
+    """max(0, margin - target (input1 - input2)): target 1 asks input1 to rank above input2
+    by the margin, -1 below. At the kink (the bracket 0) the gradient is the linear
+    piece's, as PyTorch's."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    target = as_tensor(target)
+    if input1.ndim != input2.ndim or input1.ndim != target.ndim:
+        raise RuntimeError(
+            "margin_ranking_loss : All input tensors should have same dimension but got "
+            f"sizes: input1: {tuple(input1.shape)}, input2: {tuple(input2.shape)}, "
+            f"target: {tuple(target.shape)}"
+        )
+    return _reduce(ops.clip(margin - target * (input1 - input2), min=0.0), reduction)
+
+
+def hinge_embedding_loss(
+    input: Tensor,  # noqa: A002
+    target: Tensor,
+    margin: float = 1.0,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: Reduction = "mean",
+) -> Tensor:
+    """input where target is 1, max(0, margin - input) where it is -1 (input a distance);
+    as PyTorch, a target that is neither gets both terms."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    target = as_tensor(target)
+    hinge = ops.where(target != 1, ops.clip(margin - input, min=0.0), 0.0)
+    return _reduce(hinge + ops.where(target != -1, input, 0.0), reduction)
+
+
+def cosine_embedding_loss(
+    input1: Tensor,
+    input2: Tensor,
+    target: Tensor,
+    margin: float = 0,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: Reduction = "mean",
+) -> Tensor:
+    """1 - cos(input1, input2) where target is 1, max(0, cos - margin) where it is -1 (0
+    elsewhere); vectors (D,) with a 0-d target or rows (N, D) with a target (N,). The cosine
+    is PyTorch's: x.y / sqrt((|x|^2 + 1e-12) (|y|^2 + 1e-12))."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    target = as_tensor(target)
+    if target.ndim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    want = target.ndim + 1
+    if input1.ndim != want or input2.ndim != want:
+        raise RuntimeError(
+            f"{target.ndim}D target tensor expects {want}D input tensors, but found inputs "
+            f"with sizes {list(input1.shape)} and {list(input2.shape)}."
+        )
+    axis = -1
+    dot = ops.sum(input1 * input2, axis=axis)
+    norms = (ops.sum(input1 * input1, axis=axis) + 1e-12) * (
+        ops.sum(input2 * input2, axis=axis) + 1e-12
+    )
+    cos = dot / ops.sqrt(norms)
+    loss = ops.where(target == 1, 1.0 - cos, 0.0) + ops.where(
+        target == -1, ops.clip(cos - margin, min=0.0), 0.0
+    )
+    return _reduce(loss, reduction)
+
+
+def multilabel_soft_margin_loss(
+    input: Tensor,  # noqa: A002
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: Reduction = "mean",
+) -> Tensor:
+    """The binary cross-entropy of sigmoid(input) against targets in [0, 1], each class
+    weighted by `weight`, averaged over the classes (the last axis): one loss per sample,
+    then reduced. Computed from logaddexp: finite for any finite input."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "{} is not valid")
+    loss = target * ops.logaddexp(-input, 0.0) + (1.0 - target) * ops.logaddexp(input, 0.0)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(ops.sum(loss, axis=-1) / input.shape[-1], reduction)
+
+
+def _margin_rows(input: Tensor) -> Tensor:  # noqa: A002
+    """input (N, C), (C,) or 0-d as rows (N, C): PyTorch's shapes for the margin losses."""
+    if input.ndim > 2 or (input.ndim and input.shape[-1] == 0):
+        raise RuntimeError(
+            "Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+            f"{list(input.shape)}"
+        )
+    return ops.reshape(input, (-1, input.shape[-1] if input.ndim else 1))
+
+
+def _batch_mean(loss: Tensor, reduction: str) -> Tensor:
+    """_reduce, but the 'mean' of an empty batch is 0 (PyTorch's margin losses), not NaN."""
+    if reduction == "mean" and not loss.size:
+        return ops.sum(loss)
+    return _reduce(loss, reduction)
+
+
+def multi_margin_loss(
+    input: Tensor,  # noqa: A002
+    target: Tensor,
+    p: int = 1,
+    margin: float = 1.0,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: Reduction = "mean",
+) -> Tensor:
+    """The multi-class hinge loss of class labels `target` (N,) under scores `input` (N, C)
+    (or (C,) with one label): the sum over the other classes i of max(0, margin - x[y] +
+    x[i])^p (p is 1 or 2), times weight[y] with a class `weight`, over C. At the kink
+    (margin - x[y] + x[i] = 0) the gradient is 0, as PyTorch's."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.ndim != 1:
+        raise ValueError("weight must be one-dimensional")
+    target = as_tensor(target)
+    rows = _margin_rows(input)
+    n, c = rows.shape
+    if (input.ndim == 2 and target.shape != (n,)) or (input.ndim < 2 and target.size != 1):
+        raise RuntimeError(
+            "multi_margin_loss: target tensor should be 1-D with size equal to the number of "
+            f"input samples (batch size). Expected target size [{n}], but got "
+            f"{list(target.shape)}. Input has shape {list(input.shape)}."
+        )
+    _check_long_target(target)
+    if weight is not None and weight.shape != (c,):
+        raise RuntimeError(f"inconsistent weight size, expected {c} but got {list(weight.shape)}")
+    labels = ops.reshape(target, (n,))
+    if n and _values_known(labels):
+        seen = _every_value(labels)
+        if ops.min(seen).item() < 0 or ops.max(seen).item() >= c:
+            raise RuntimeError("target out of range")
+    flat, labels = labels, ops.expand_dims(labels, axis=1)
+    z = margin - ops.take_along_axis(rows, labels, axis=1) + rows
+    # Strictly positive z counts (the kernel's test), so the kink's gradient is 0.
+    h = ops.where(z > 0, z if p == 1 else z * z, 0.0)
+    h = ops.where(labels == ops.arange(c, dtype=labels.dtype), 0.0, h)
+    if weight is not None:
+        h = h * ops.expand_dims(ops.take(weight, flat), axis=1)
+    loss = ops.sum(h, axis=1) / c
+    return _batch_mean(ops.reshape(loss, target.shape if input.ndim < 2 else (n,)), reduction)
+
+
+def multilabel_margin_loss(
+    input: Tensor,  # noqa: A002
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: Reduction = "mean",
+) -> Tensor:
+    """The multi-label hinge loss: each row of `target` (the input's shape (N, C) or (C,))
+    lists a sample's classes, up to the first -1; the loss is the sum over listed classes j
+    and unlisted classes i of max(0, 1 - (x[j] - x[i])), over C (a class listed twice counts
+    twice, as PyTorch). At the kink the gradient is 0, as PyTorch's."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    target = as_tensor(target)
+    rows = _margin_rows(input)
+    if target.shape != input.shape:
+        raise RuntimeError(
+            f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}"
+        )
+    _check_long_target(target)
+    n, c = rows.shape
+    labels = ops.reshape(target, (n, c))
+    # A label counts while no -1 came before it (or at it).
+    listed = ops.cumulative_sum(ops.astype(labels == -1, ops.int64), axis=1) == 0
+    if labels.size and _values_known(labels):
+        seen = _every_value(ops.where(listed, labels, 0))
+        if ops.min(seen).item() < 0 or ops.max(seen).item() >= c:
+            raise RuntimeError("argument #2 'target' is out of range")
+    labels = ops.where(listed, labels, 0)
+    classes = ops.arange(c, dtype=labels.dtype)
+    # is_label[n, i]: class i is listed for sample n.
+    hits = (ops.expand_dims(labels, axis=2) == classes) & ops.expand_dims(listed, axis=2)
+    is_label = ops.any(hits, axis=1)
+    picked = ops.take_along_axis(rows, labels, axis=1)  # x[n, label j]
+    z = 1.0 - ops.expand_dims(picked, axis=2) + ops.expand_dims(rows, axis=1)
+    counts = ops.expand_dims(listed, axis=2) & ops.expand_dims(~is_label, axis=1)
+    h = ops.where(counts & (z > 0), z, 0.0)
+    loss = ops.sum(h, axis=(1, 2)) / c
+    return _batch_mean(loss if input.ndim == 2 else ops.reshape(loss, ()), reduction)
+
+
+def _pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6) -> Tensor:
+    """PyTorch's pairwise_distance: the p-norm of x1 - x2 + eps over the last axis."""
+    return linalg.vector_norm(x1 - x2 + eps, ord=p, axis=-1)
+
+
+def _check_triplet(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float) -> None:
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same number "
+            f"of dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and "
+            f"negative {negative.ndim}D inputs"
+        )
+
+
+def _triplet(
+    d_pos: Tensor, d_neg: Tensor, d_swap: Tensor | None, margin: float, reduction: str
+) -> Tensor:
+    """max(0, margin + d(a, p) - d(a, n)); with the swap, d(a, n) is min(d(a, n), d(p, n))
+    (a tie splits the gradient between the two, as PyTorch's minimum). At the kink the
+    gradient is the linear piece's, as PyTorch's."""
+    if d_swap is not None:
+        d_neg = ops.minimum(d_neg, d_swap)
+    return _reduce(ops.clip(margin + d_pos - d_neg, min=0.0), reduction)
+
+
+def triplet_margin_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    margin: float = 1.0,
+    p: float = 2,
+    eps: float = 1e-6,
+    swap: bool = False,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: Reduction = "mean",
+) -> Tensor:
+    """max(0, margin + d(anchor, positive) - d(anchor, negative)), d the p-norm of x - y + eps
+    over the last axis (PyTorch's pairwise_distance); with `swap`, d(positive, negative)
+    stands for d(anchor, negative) where it is smaller."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    _check_triplet(anchor, positive, negative, margin)
+    d_pos = _pairwise_distance(anchor, positive, p, eps)
+    d_neg = _pairwise_distance(anchor, negative, p, eps)
+    d_swap = _pairwise_distance(positive, negative, p, eps) if swap else None
+    return _triplet(d_pos, d_neg, d_swap, margin, reduction)
+
+
+def triplet_margin_with_distance_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    *,
+    distance_function: Callable[[Tensor, Tensor], Tensor] | None = None,
+    margin: float = 1.0,
+    swap: bool = False,
+    reduction: Reduction = "mean",
+) -> Tensor:
+    """triplet_margin_loss with any `distance_function(x, y)` (default: the Euclidean
+    pairwise distance, with eps 1e-6)."""
+    _check_reduction(reduction)
+    _check_triplet(anchor, positive, negative, margin)
+    distance = _pairwise_distance if distance_function is None else distance_function
+    d_pos = distance(anchor, positive)
+    d_neg = distance(anchor, negative)
+    d_swap = distance(positive, negative) if swap else None
+    return _triplet(d_pos, d_neg, d_swap, margin, reduction)
