@@ -5,6 +5,7 @@ from . import functional, init, utils
 from .attention import MultiheadAttention
 from .containers import Identity, ModuleDict, ModuleList, ParameterDict, ParameterList
 from .conv_transpose import ConvTranspose1d, ConvTranspose2d
+from .fold import Fold, Unfold
 from .layers import (
     ELU,
     GELU,
@@ -15,6 +16,7 @@ from .layers import (
     BatchNorm2d,
     Conv1d,
     Conv2d,
+    Conv3d,
     Dropout,
     Dropout1d,
     Dropout2d,
@@ -54,7 +56,7 @@ from .loss import (
     SmoothL1Loss,
 )
 from .module import Module, Parameter
-from .normalization import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+from .normalization import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, RMSNorm
 from .padding import (
     CircularPad1d,
     CircularPad2d,
@@ -74,8 +76,17 @@ from .padding import (
     ZeroPad2d,
     ZeroPad3d,
 )
-from .pooling import AdaptiveAvgPool1d, AdaptiveMaxPool2d, AvgPool1d, MaxPool1d
+from .pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool3d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
+    AvgPool3d,
+    MaxPool1d,
+    MaxPool3d,
+)
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
+from .sparse import EmbeddingBag
 from .transformer import (
     Transformer,
     TransformerDecoder,
@@ -136,6 +147,14 @@ __all__ = [
     "AvgPool1d",
     "AdaptiveAvgPool1d",
     "AdaptiveMaxPool2d",
+    "Conv3d",
+    "MaxPool3d",
+    "AvgPool3d",
+    "AdaptiveAvgPool3d",
+    "Unfold",
+    "Fold",
+    "RMSNorm",
+    "EmbeddingBag",
     "Upsample",
     "UpsamplingNearest2d",
     "UpsamplingBilinear2d",

@@ -44,6 +44,7 @@ __all__ = [
     "BatchNorm1d",
     "BatchNorm2d",
     "Conv1d",
+    "Conv3d",
     "MaxPool2d",
     "AvgPool2d",
     "AdaptiveAvgPool2d",
@@ -853,6 +854,56 @@ class Conv1d(Module):
     def forward(self, x: Tensor) -> Tensor:
         """The convolution of x (N, C, L)."""
         return F.conv1d(
+            x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
+        )
+
+    if TYPE_CHECKING:
+        __call__ = forward
+
+    def extra_repr(self) -> str:
+        """As PyTorch prints it (see _conv_repr)."""
+        return _conv_repr(self)
+
+
+class Conv3d(Module):
+    """3-D convolution (cross-correlation) of (N, C, D, H, W) input by a weight
+    (out_channels, in_channels / groups, kd, kh, kw), with stride, zero padding (ints,
+    "valid" or "same"), dilation and groups (see functional.conv3d); weight and bias start
+    uniform in +-1/sqrt(in_channels / groups kd kh kw)."""
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int] = 1,
+        padding: int | Sequence[int] | str = 0,
+        dilation: int | Sequence[int] = 1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+        *,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        _check_conv_options(in_channels, out_channels, groups, padding, stride, padding_mode)
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = F._tuple(kernel_size, 3, "kernel_size", "Conv3d")
+        self.stride = F._tuple(stride, 3, "stride", "Conv3d")
+        self.padding = (
+            padding if isinstance(padding, str) else F._tuple(padding, 3, "padding", "Conv3d")
+        )
+        self.dilation = F._tuple(dilation, 3, "dilation", "Conv3d")
+        self.groups = groups
+        self.padding_mode = padding_mode
+        shape = (out_channels, in_channels // groups, *self.kernel_size)
+        fan_in = in_channels // groups * math.prod(self.kernel_size)
+        _weight_and_bias(self, shape, fan_in, bias, dtype)
+
+    def forward(self, x: Tensor) -> Tensor:
+        """The convolution of x (N, C, D, H, W)."""
+        return F.conv3d(
             x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
         )
 
