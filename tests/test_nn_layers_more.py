@@ -1,9 +1,10 @@
-"""conv3d and the 3-D poolings, unfold/fold, rms_norm and embedding_bag, functional and as
-layers (Conv3d, MaxPool3d, AvgPool3d, AdaptiveAvgPool3d, Unfold, Fold, RMSNorm,
-EmbeddingBag): values and gradients against PyTorch's (fixtures/nn_layers_more_torch.json,
-made by fixtures/make_nn_layers_more_fixtures.py), state dict keys and reprs as PyTorch's,
-finite differences to second order in both modes, identities drawn by Hypothesis, and
-PyTorch's errors."""
+"""conv3d and the 3-D poolings, unfold/fold, rms_norm, embedding_bag, local_response_norm,
+channel_shuffle and bilinear, functional and as layers (Conv3d, MaxPool3d, AvgPool3d,
+AdaptiveAvgPool3d, Unfold, Fold, RMSNorm, EmbeddingBag, LocalResponseNorm, Unflatten,
+ChannelShuffle, Bilinear): values and gradients against PyTorch's
+(fixtures/nn_layers_more_torch.json, made by fixtures/make_nn_layers_more_fixtures.py), state
+dict keys and reprs as PyTorch's, finite differences to second order in both modes,
+identities drawn by Hypothesis, and PyTorch's errors."""
 
 import json
 import math
@@ -148,6 +149,16 @@ def test_embedding_bag_per_sample_weights_derivatives_both_modes():
     )
 
 
+def test_local_response_norm_first_and_second_derivatives_both_modes():
+    check_both_modes(lambda x: F.local_response_norm(x, 3, 0.5, 0.75, 1.5), _normal(1, 4, 3))
+    check_both_modes(lambda x: F.local_response_norm(x, 2, 0.3), _normal(1, 3, 2, 2))
+
+
+def test_bilinear_and_channel_shuffle_first_and_second_derivatives_both_modes():
+    check_both_modes(F.bilinear, _normal(3, 2), _normal(3, 3), _normal(2, 2, 3), _normal(2))
+    check_both_modes(lambda x: F.channel_shuffle(x, 2), _normal(1, 4, 2))
+
+
 # ----------------------------------------------------------------------------- identities
 
 
@@ -284,6 +295,40 @@ def test_max_pool3d_sends_the_gradient_to_the_first_maximum():
     assert_values(x.grad, np.eye(1, 8).reshape(1, 1, 2, 2, 2))
 
 
+@pytest.mark.parametrize("size", [1, 2, 3, 4, 5])
+@examples(5)
+@given(st.integers(2, 4).flatmap(lambda c: arrays((2, c, 3))), st.sampled_from([0.5, 0.75]))
+def test_local_response_norm_against_its_definition(size, x, beta):
+    out = N(F.local_response_norm(T(x), size, 0.4, beta, 1.5))
+    c = x.shape[1]
+    window = [
+        np.sum(x[:, max(0, i - size // 2) : i + (size - 1) // 2 + 1] ** 2, axis=1) / size
+        for i in range(c)
+    ]
+    expected = x / (1.5 + 0.4 * np.stack(window, axis=1)) ** beta
+    np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-15)
+
+
+@examples(15)
+@given(st.integers(1, 3), st.integers(1, 3), st.integers(1, 3))
+def test_channel_shuffle_moves_channel_g_times_width_plus_j_to_j_times_groups_plus_g(g, w, n):
+    x = np.arange(2 * g * w * n, dtype=float).reshape(2, g * w, n)
+    out = N(F.channel_shuffle(T(x), g))
+    for a in range(g):
+        for j in range(w):
+            np.testing.assert_array_equal(out[:, j * g + a], x[:, a * w + j])
+
+
+@examples(15)
+@given(st.integers(0, 2).flatmap(lambda k: st.tuples(*[st.integers(1, 3)] * k)), st.data())
+def test_bilinear_against_einsum(lead, data):
+    x1, x2 = data.draw(arrays((*lead, 2))), data.draw(arrays((*lead, 3)))
+    w, b = data.draw(arrays((4, 2, 3))), data.draw(arrays((4,)))
+    out = N(F.bilinear(T(x1), T(x2), T(w), T(b)))
+    expected = np.einsum("...i,oij,...j->...o", x1, w, x2) + b
+    np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12)
+
+
 # ----------------------------------------------------------------------------- layers
 
 
@@ -321,6 +366,21 @@ def test_rms_norm_layer():
     assert layer.eps is None and layer.normalized_shape == (2, 3)
     assert_values(layer.weight, np.ones((2, 3)))
     assert list(nn.RMSNorm(3, elementwise_affine=False).state_dict()) == []
+
+
+def test_bilinear_layer_initialisation_and_unflatten():
+    layer = nn.Bilinear(4, 3, 5)
+    assert layer.weight.shape == (5, 4, 3) and layer.bias.shape == (5,)
+    for p in (layer.weight, layer.bias):
+        assert np.all(np.abs(N(p)) <= 0.5) and np.max(np.abs(N(p))) > 0.25
+    assert nn.Bilinear(4, 3, 5, bias=False).bias is None
+    assert nn.Unflatten(-1, (2, 5))(cr.zeros((3, 10))).shape == (3, 2, 5)
+    with pytest.raises(TypeError, match="unflattened_size must be a tuple of ints"):
+        nn.Unflatten(1, 5)
+    with pytest.raises(TypeError, match="found element of type float at pos 0"):
+        nn.Unflatten(1, (2.0, 5))
+    with pytest.raises(RuntimeError, match=r"Provided sizes \[3, 5\] don't multiply up"):
+        nn.Unflatten(1, (3, 5))(cr.zeros((3, 10)))
 
 
 # ----------------------------------------------------------------------------- errors
@@ -397,6 +457,23 @@ def test_rms_norm_layer():
          "padding_idx must be within the number of embeddings, -5 through 4, but got 5"),
         (lambda: F.embedding_bag(cr.asarray([1.0]), cr.zeros((5, 3)), cr.asarray([0])),
          RuntimeError, "Expected tensor for argument #1 'indices' to have one of the following"),
+        (lambda: F.local_response_norm(cr.zeros((2, 3)), 2), ValueError,
+         "Expected 3D or higher dimensionality input (got 2 dimensions)"),
+        (lambda: F.channel_shuffle(cr.zeros((2, 5, 3)), 2), RuntimeError,
+         "Number of channels must be divisible by groups. Got 5 channels and 2 groups."),
+        (lambda: F.channel_shuffle(cr.zeros((4, 2)), 2), RuntimeError,
+         "channel_shuffle expects input with > 2 dims, but got input with sizes [4, 2]"),
+        (lambda: F.channel_shuffle(cr.zeros((1, 4, 2)), 0), RuntimeError,
+         "Number of groups to divide channels in must be positive. Value of groups:0"),
+        (lambda: F.bilinear(cr.zeros((5, 2)), cr.zeros((4, 3)), cr.zeros((4, 2, 3))),
+         RuntimeError, "bilinear(): input batch dimensions do not match: got 5 and 4"),
+        (lambda: F.bilinear(cr.zeros((5, 2)), cr.zeros((5, 3)), cr.zeros((4, 3, 3))),
+         RuntimeError, "bilinear(): input1 size does not match weight size: got 2 but expected 3"),
+        (lambda: F.bilinear(cr.zeros((5, 2)), cr.zeros((5, 3)), cr.zeros((4, 2, 4))),
+         RuntimeError, "bilinear(): input2 size does not match weight size: got 3 but expected 4"),
+        (lambda: F.bilinear(cr.zeros((5, 2)), cr.zeros((5, 3)), cr.zeros((4, 2, 3)),
+                            cr.zeros(3)), RuntimeError,
+         "bilinear(): bias size does not match weight size: got 3 but expected 4"),
     ],
 )  # fmt: skip
 def test_bad_arguments_raise_pytorchs_errors(call, error, message):

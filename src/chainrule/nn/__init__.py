@@ -14,6 +14,7 @@ from .layers import (
     AvgPool2d,
     BatchNorm1d,
     BatchNorm2d,
+    Bilinear,
     Conv1d,
     Conv2d,
     Conv3d,
@@ -43,6 +44,7 @@ from .layers import (
     Softsign,
     Tanh,
     Threshold,
+    Unflatten,
 )
 from .loss import (
     BCELoss,
@@ -56,8 +58,16 @@ from .loss import (
     SmoothL1Loss,
 )
 from .module import Module, Parameter
-from .normalization import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, RMSNorm
+from .normalization import (
+    GroupNorm,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    LocalResponseNorm,
+    RMSNorm,
+)
 from .padding import (
+    ChannelShuffle,
     CircularPad1d,
     CircularPad2d,
     CircularPad3d,
@@ -155,6 +165,10 @@ __all__ = [
     "Fold",
     "RMSNorm",
     "EmbeddingBag",
+    "LocalResponseNorm",
+    "Unflatten",
+    "ChannelShuffle",
+    "Bilinear",
     "Upsample",
     "UpsamplingNearest2d",
     "UpsamplingBilinear2d",

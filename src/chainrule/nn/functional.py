@@ -43,6 +43,7 @@ __all__ = [
     "mish",
     "normalize",
     "linear",
+    "bilinear",
     "conv2d",
     "conv1d",
     "conv3d",
@@ -63,9 +64,11 @@ __all__ = [
     "pad",
     "pixel_shuffle",
     "pixel_unshuffle",
+    "channel_shuffle",
     "interpolate",
     "layer_norm",
     "rms_norm",
+    "local_response_norm",
     "batch_norm",
     "group_norm",
     "instance_norm",
@@ -299,6 +302,45 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """x @ weight.T + bias; weight has shape (out_features, in_features), or (in_features,)
     for one output feature without its axis (as PyTorch)."""
     out = ops.matmul(x, weight if weight.ndim == 1 else ops.matrix_transpose(weight))
+    return out if bias is None else out + bias
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] + bias[o]: input1
+    (*, in1), input2 (*, in2) with the same leading axes, weight (out, in1, in2), bias
+    (out,); output (*, out)."""
+    x1, x2, weight = as_tensor(input1), as_tensor(input2), as_tensor(weight)
+    if x1.ndim != x2.ndim:
+        raise RuntimeError(
+            f"bilinear(): input dimensions do not match: got {x1.ndim} and {x2.ndim}"
+        )
+    for axis, (a, b) in enumerate(zip(x1.shape[:-1], x2.shape[:-1])):
+        if a != b:
+            raise RuntimeError(
+                f"bilinear(): input batch dimensions do not match: got {a} and {b} at dim {axis}"
+            )
+    if weight.ndim != 3:
+        raise RuntimeError(
+            f"bilinear(): weight must be three-dimensional, but got {weight.ndim} dimensions"
+        )
+    if x1.shape[-1] != weight.shape[1]:
+        raise RuntimeError(
+            "bilinear(): input1 size does not match weight size: got "
+            f"{x1.shape[-1]} but expected {weight.shape[1]}"
+        )
+    if x2.shape[-1] != weight.shape[2]:
+        raise RuntimeError(
+            "bilinear(): input2 size does not match weight size: got "
+            f"{x2.shape[-1]} but expected {weight.shape[2]}"
+        )
+    if bias is not None and tuple(bias.shape) != (weight.shape[0],):
+        raise RuntimeError(
+            "bilinear(): bias size does not match weight size: got "
+            f"{bias.shape[-1] if bias.ndim else 1} but expected {weight.shape[0]}"
+        )
+    # (*, 1, 1, in1) @ (out, in1, in2) -> (*, out, 1, in2), then dotted with input2
+    left = ops.matmul(ops.expand_dims(ops.expand_dims(x1, axis=-2), axis=-3), weight)
+    out = ops.sum(ops.squeeze(left, axis=-2) * ops.expand_dims(x2, axis=-2), axis=-1)
     return out if bias is None else out + bias
 
 
@@ -1369,6 +1411,28 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:  # noqa: A0
     return x.reshape((*lead, c * r * r, h // r, w // r))
 
 
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:  # noqa: A002
+    """x (N, C, *) with its channels, seen as a (groups, C / groups) grid, transposed:
+    output channel j groups + g is input channel g (C / groups) + j, as PyTorch's
+    (ShuffleNet's shuffle)."""
+    x = as_tensor(input)
+    if x.ndim <= 2:
+        raise RuntimeError(
+            f"channel_shuffle expects input with > 2 dims, but got input with sizes {list(x.shape)}"
+        )
+    if not isinstance(groups, int) or groups <= 0:
+        raise RuntimeError(
+            f"Number of groups to divide channels in must be positive. Value of groups:{groups}"
+        )
+    n, c, *rest = x.shape
+    if c % groups:
+        raise RuntimeError(
+            f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups."
+        )
+    grid = ops.reshape(x, (n, groups, c // groups, *rest))
+    return ops.reshape(ops.permute_dims(grid, (0, 2, 1, *range(3, grid.ndim))), x.shape)
+
+
 def _crop(x: Tensor, axis: int, before: int, after: int) -> Tensor:
     """x along `axis` without its first -before and last -after elements, where negative."""
     if before >= 0 and after >= 0:
@@ -1692,6 +1756,29 @@ def rms_norm(
     axes = tuple(range(x.ndim - len(shape), x.ndim))
     out = x / ops.sqrt(ops.mean(x * x, axis=axes, keepdims=True) + eps)
     return out if weight is None else out * weight
+
+
+def local_response_norm(
+    input: Tensor,  # noqa: A002
+    size: int,
+    alpha: float = 1e-4,
+    beta: float = 0.75,
+    k: float = 1.0,
+) -> Tensor:
+    """x (N, C, *) divided by (k + alpha mean of x^2 over a window of `size` neighbouring
+    channels) ** beta, the window zero-padded at the channel ends (size // 2 channels
+    before, (size - 1) // 2 after, the mean always over `size`), as PyTorch's."""
+    x = as_tensor(input)
+    if x.ndim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {x.ndim} dimensions)")
+    if x.size == 0:
+        return x
+    c = x.shape[1]
+    squares = _pad_axis(x * x, 1, size // 2, (size - 1) // 2, 0.0)
+    total = squares[:, :c]
+    for i in range(1, size):
+        total = total + squares[:, i : i + c]
+    return x / (k + alpha * (total / size)) ** beta
 
 
 def batch_norm(

@@ -14,7 +14,14 @@ from . import functional as F
 from .layers import _norm_state
 from .module import Module, Parameter
 
-__all__ = ["GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm"]
+__all__ = [
+    "GroupNorm",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "InstanceNorm3d",
+    "RMSNorm",
+    "LocalResponseNorm",
+]
 
 
 class GroupNorm(Module):
@@ -190,3 +197,26 @@ class RMSNorm(Module):
         return (
             f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
         )
+
+
+class LocalResponseNorm(Module):
+    """Each channel divided by a power of its neighbours' mean square (see
+    functional.local_response_norm); no parameters."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, x: Tensor) -> Tensor:
+        """x (N, C, *) normalised across channels."""
+        return F.local_response_norm(x, self.size, self.alpha, self.beta, self.k)
+
+    if TYPE_CHECKING:
+        __call__ = forward
+
+    def extra_repr(self) -> str:
+        """Size, alpha, beta and k, as PyTorch prints them."""
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
