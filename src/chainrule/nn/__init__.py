@@ -5,6 +5,7 @@ from . import functional, init, utils
 from .attention import MultiheadAttention
 from .containers import Identity, ModuleDict, ModuleList, ParameterDict, ParameterList
 from .conv_transpose import ConvTranspose1d, ConvTranspose2d
+from .fold import Fold, Unfold
 from .layers import (
     ELU,
     GELU,
@@ -13,8 +14,10 @@ from .layers import (
     AvgPool2d,
     BatchNorm1d,
     BatchNorm2d,
+    Bilinear,
     Conv1d,
     Conv2d,
+    Conv3d,
     Dropout,
     Dropout1d,
     Dropout2d,
@@ -41,6 +44,7 @@ from .layers import (
     Softsign,
     Tanh,
     Threshold,
+    Unflatten,
 )
 from .loss import (
     BCELoss,
@@ -65,8 +69,16 @@ from .loss import (
     TripletMarginWithDistanceLoss,
 )
 from .module import Module, Parameter
-from .normalization import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+from .normalization import (
+    GroupNorm,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    LocalResponseNorm,
+    RMSNorm,
+)
 from .padding import (
+    ChannelShuffle,
     CircularPad1d,
     CircularPad2d,
     CircularPad3d,
@@ -85,8 +97,17 @@ from .padding import (
     ZeroPad2d,
     ZeroPad3d,
 )
-from .pooling import AdaptiveAvgPool1d, AdaptiveMaxPool2d, AvgPool1d, MaxPool1d
+from .pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool3d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
+    AvgPool3d,
+    MaxPool1d,
+    MaxPool3d,
+)
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
+from .sparse import EmbeddingBag
 from .transformer import (
     Transformer,
     TransformerDecoder,
@@ -147,6 +168,18 @@ __all__ = [
     "AvgPool1d",
     "AdaptiveAvgPool1d",
     "AdaptiveMaxPool2d",
+    "Conv3d",
+    "MaxPool3d",
+    "AvgPool3d",
+    "AdaptiveAvgPool3d",
+    "Unfold",
+    "Fold",
+    "RMSNorm",
+    "EmbeddingBag",
+    "LocalResponseNorm",
+    "Unflatten",
+    "ChannelShuffle",
+    "Bilinear",
     "Upsample",
     "UpsamplingNearest2d",
     "UpsamplingBilinear2d",

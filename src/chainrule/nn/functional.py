@@ -43,8 +43,10 @@ __all__ = [
     "mish",
     "normalize",
     "linear",
+    "bilinear",
     "conv2d",
     "conv1d",
+    "conv3d",
     "conv_transpose1d",
     "conv_transpose2d",
     "max_pool2d",
@@ -54,11 +56,19 @@ __all__ = [
     "avg_pool1d",
     "adaptive_avg_pool1d",
     "adaptive_max_pool2d",
+    "max_pool3d",
+    "avg_pool3d",
+    "adaptive_avg_pool3d",
+    "unfold",
+    "fold",
     "pad",
     "pixel_shuffle",
     "pixel_unshuffle",
+    "channel_shuffle",
     "interpolate",
     "layer_norm",
+    "rms_norm",
+    "local_response_norm",
     "batch_norm",
     "group_norm",
     "instance_norm",
@@ -68,6 +78,7 @@ __all__ = [
     "dropout3d",
     "one_hot",
     "embedding",
+    "embedding_bag",
     "mse_loss",
     "nll_loss",
     "cross_entropy",
@@ -305,6 +316,45 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return out if bias is None else out + bias
 
 
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] + bias[o]: input1
+    (*, in1), input2 (*, in2) with the same leading axes, weight (out, in1, in2), bias
+    (out,); output (*, out)."""
+    x1, x2, weight = as_tensor(input1), as_tensor(input2), as_tensor(weight)
+    if x1.ndim != x2.ndim:
+        raise RuntimeError(
+            f"bilinear(): input dimensions do not match: got {x1.ndim} and {x2.ndim}"
+        )
+    for axis, (a, b) in enumerate(zip(x1.shape[:-1], x2.shape[:-1])):
+        if a != b:
+            raise RuntimeError(
+                f"bilinear(): input batch dimensions do not match: got {a} and {b} at dim {axis}"
+            )
+    if weight.ndim != 3:
+        raise RuntimeError(
+            f"bilinear(): weight must be three-dimensional, but got {weight.ndim} dimensions"
+        )
+    if x1.shape[-1] != weight.shape[1]:
+        raise RuntimeError(
+            "bilinear(): input1 size does not match weight size: got "
+            f"{x1.shape[-1]} but expected {weight.shape[1]}"
+        )
+    if x2.shape[-1] != weight.shape[2]:
+        raise RuntimeError(
+            "bilinear(): input2 size does not match weight size: got "
+            f"{x2.shape[-1]} but expected {weight.shape[2]}"
+        )
+    if bias is not None and tuple(bias.shape) != (weight.shape[0],):
+        raise RuntimeError(
+            "bilinear(): bias size does not match weight size: got "
+            f"{bias.shape[-1] if bias.ndim else 1} but expected {weight.shape[0]}"
+        )
+    # (*, 1, 1, in1) @ (out, in1, in2) -> (*, out, 1, in2), then dotted with input2
+    left = ops.matmul(ops.expand_dims(ops.expand_dims(x1, axis=-2), axis=-3), weight)
+    out = ops.sum(ops.squeeze(left, axis=-2) * ops.expand_dims(x2, axis=-2), axis=-1)
+    return out if bias is None else out + bias
+
+
 def _pair(v: int | Sequence[int], name: str) -> tuple[int, int]:
     pair = (v, v) if isinstance(v, int) else tuple(v)
     if len(pair) != 2 or not all(isinstance(k, int) for k in pair):
@@ -465,6 +515,80 @@ def conv1d(
         groups,
     )
     return ops.squeeze(out, axis=-2)
+
+
+def conv3d(
+    x: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | Sequence[int] = 1,
+    padding: int | Sequence[int] | str = 0,
+    dilation: int | Sequence[int] = 1,
+    groups: int = 1,
+) -> Tensor:
+    """3-D cross-correlation of x (N, C, D, H, W), or (C, D, H, W), with weight (O, C /
+    groups, kd, kh, kw), then + bias (O,): output (N, O, Do, Ho, Wo), each size as conv2d's.
+    `stride`, `padding` (zeros; or "valid", or "same" with stride 1) and `dilation` are ints
+    or triples. Made of conv2d: for each depth offset of the kernel, the depth slices it
+    reads are stacked into the batch and convolved with that kernel plane, and the kd
+    results summed."""
+    x, weight = as_tensor(x), as_tensor(weight)
+    name = "conv3d"
+    single = x.ndim == 4
+    if single:
+        x = ops.expand_dims(x, axis=0)
+    if x.ndim != 5:
+        raise RuntimeError(
+            f"Expected 4D (unbatched) or 5D (batched) input to conv3d, but got input of size: "
+            f"{list(x.shape)}"
+        )
+    if not isinstance(groups, int) or groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if weight.ndim != 5 or weight.shape[1] * groups != x.shape[1]:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
+            f"{list(x.shape)} to have "
+            f"{weight.shape[1] * groups if weight.ndim == 5 else '?'} "
+            f"channels, but got {x.shape[1]} channels instead"
+        )
+    if weight.shape[0] % groups:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension "
+            f"0, but got weight of size {list(weight.shape)} instead"
+        )
+    stride = _tuple(stride, 3, "stride", name)
+    dilation = _tuple(dilation, 3, "dilation", name)
+    if min(stride) <= 0:
+        raise RuntimeError("non-positive stride is not supported")
+    if min(dilation) <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
+    kernel = weight.shape[2:]
+    padding, after = _conv_padding(padding, stride, kernel, dilation, name)
+    if min(padding) < 0:
+        raise RuntimeError("negative padding is not supported")
+    x = _zero_pad_after(x, after)
+    padded = [n + 2 * p for n, p in zip(x.shape[2:], padding)]
+    spans = [d * (k - 1) + 1 for d, k in zip(dilation, kernel)]
+    if any(n < e for n, e in zip(padded, spans)):
+        raise RuntimeError(
+            f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
+            f"Kernel size: ({' x '.join(map(str, spans))}). Kernel size can't be greater than "
+            "actual input size"
+        )
+    (sd, *s2), (pd, *p2), (dd, *d2) = stride, padding, dilation
+    x = _pad_axis(x, 2, pd, pd, 0.0)
+    n, c, depth_out = x.shape[0], x.shape[1], (padded[0] - spans[0]) // sd + 1
+    out = None
+    for i in range(kernel[0]):
+        # the depth slices that kernel plane i meets, one per output depth, as a batch
+        planes = x[:, :, i * dd : i * dd + sd * (depth_out - 1) + 1 : sd]
+        planes = ops.reshape(ops.permute_dims(planes, (0, 2, 1, 3, 4)), (-1, c, *x.shape[3:]))
+        term = conv2d(planes, weight[:, :, i], None, s2, p2, d2, groups)
+        out = term if out is None else out + term
+    out = ops.permute_dims(ops.reshape(out, (n, depth_out, *out.shape[1:])), (0, 2, 1, 3, 4))
+    if bias is not None:
+        out = out + ops.reshape(bias, (1, -1, 1, 1, 1))
+    return out[0] if single else out
 
 
 # ----------------------------------------------------------------------------- transposed conv
@@ -886,6 +1010,284 @@ def adaptive_avg_pool1d(x: Tensor, output_size: int | Sequence[int]) -> Tensor:
     return _adaptive_mean(x, sizes[0], -1)
 
 
+def _pool3d_args(x: Tensor, kernel_size, stride, padding, dilation, name: str) -> tuple:
+    """A 3-D pooling's options as triples, with PyTorch's checks and words."""
+    if x.ndim not in (4, 5) or x.size == 0:
+        raise RuntimeError(f"{name} non-empty 4D or 5D (batch mode) tensor expected for input")
+    kernel = _tuple(kernel_size, 3, "kernel_size", name)
+    if stride is None or (not isinstance(stride, int) and len(stride) == 0):
+        step = kernel
+    else:
+        step = _tuple(stride, 3, "stride", name)
+    pad = _tuple(padding, 3, "padding", name)
+    dil = _tuple(dilation, 3, "dilation", name)
+    if 0 in step:
+        raise RuntimeError("stride should not be zero")
+    if min(step) < 0:
+        raise RuntimeError(f"stride should be greater than zero, but got {list(step)}")
+    if min(pad) < 0:
+        raise RuntimeError(f"pad must be non-negative, but got pad: {min(pad)}")
+    if min(dil) <= 0:
+        raise RuntimeError(
+            "dilation should be greater than zero, but got dilationT: {} dilationH: {} "
+            "dilationW: {}".format(*dil)
+        )
+    for k, p, d in zip(kernel, pad, dil):
+        if p > (d * (k - 1) + 1) // 2:
+            raise RuntimeError(
+                f"pad should be at most half of effective kernel size, but got pad={p}, "
+                f"kernel_size={k} and dilation={d}"
+            )
+    if any(p > k // 2 for k, p in zip(kernel, pad)):
+        raise RuntimeError(
+            "pad should be smaller than or equal to half of kernel size, but got kT: {} kW: {} "
+            "kH: {} padT: {} padW: {} padH: {}".format(*kernel, *pad)
+        )
+    return kernel, step, pad, dil
+
+
+def _windows3d(
+    x: Tensor, kernel, stride, padding, fill, ceil_mode: bool, dilation=(1, 1, 1), overhang=None
+) -> list[Tensor]:
+    """The kernel's views of x (N, C, D, H, W), one (N, C, Do, Ho, Wo) tensor per kernel
+    position (depth-major, then row-major), as _windows (whose conventions they follow)
+    with a depth axis: the padded depth slices go into the batch for _windows' rows and
+    columns, and each depth offset takes its strided slices back out."""
+    (kd, *k2), (sd, *s2), (pd, *p2), (dd, *d2) = kernel, stride, padding, dilation
+    depth = x.shape[2]
+    do = _pool_size(depth, kd, sd, pd, dd, ceil_mode)
+    ho, wo = (
+        _pool_size(n, k, s, p, d, ceil_mode) for n, k, s, p, d in zip(x.shape[3:], k2, s2, p2, d2)
+    )
+    if min(do, ho, wo) <= 0:
+        raise RuntimeError(
+            f"Given input size: ({'x'.join(map(str, x.shape[1:]))}). Calculated output size: "
+            f"({x.shape[1]}x{do}x{ho}x{wo}). Output size is too small"
+        )
+    overhang = fill if overhang is None else overhang
+    extra = max(0, (do - 1) * sd + dd * (kd - 1) + 1 - depth - 2 * pd)
+    x = _pad_axis(_pad_axis(x, 2, pd, pd, fill), 2, 0, extra, overhang)
+    n, c, dp = x.shape[:3]
+    flat = ops.reshape(ops.permute_dims(x, (0, 2, 1, 3, 4)), (n * dp, c, *x.shape[3:]))
+    planes = [
+        ops.reshape(p, (n, dp, c, ho, wo))
+        for p in _windows(
+            flat, tuple(k2), tuple(s2), tuple(p2), fill, ceil_mode, tuple(d2), overhang
+        )
+    ]
+    return [
+        ops.permute_dims(p[:, i * dd : i * dd + sd * (do - 1) + 1 : sd], (0, 2, 1, 3, 4))
+        for i in range(kd)
+        for p in planes
+    ]
+
+
+def max_pool3d(
+    x: Tensor,
+    kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] | None = None,
+    padding: int | Sequence[int] = 0,
+    dilation: int | Sequence[int] = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Tensor:
+    """The maximum of each kernel window of x (N, C, D, H, W) or (C, D, H, W), with
+    max_pool2d's options as triples (or ints); the gradient goes to the first maximum of
+    each window (depth, then row-major), as PyTorch's."""
+    if return_indices:
+        raise NotImplementedError("max_pool3d: return_indices=True is not implemented")
+    x = as_tensor(x)
+    kernel, step, pad_, dil = _pool3d_args(x, kernel_size, stride, padding, dilation, "max_pool3d")
+    single = x.ndim == 4
+    if single:
+        x = ops.expand_dims(x, axis=0)
+    stacked = ops.stack(_windows3d(x, kernel, step, pad_, -math.inf, ceil_mode, dil), axis=-1)
+    first = ops.argmax(stacked, axis=-1, keepdims=True)
+    out = ops.squeeze(ops.take_along_axis(stacked, first, axis=-1), axis=-1)
+    return out[0] if single else out
+
+
+def avg_pool3d(
+    x: Tensor,
+    kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] | None = None,
+    padding: int | Sequence[int] = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Tensor:
+    """The mean of each kernel window of x (N, C, D, H, W) or (C, D, H, W), with avg_pool2d's
+    options (sizes as triples or ints) and its divisor rules."""
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    x = as_tensor(x)
+    kernel, step, pad_, dil = _pool3d_args(x, kernel_size, stride, padding, 1, "avg_pool3d")
+    single = x.ndim == 4
+    if single:
+        x = ops.expand_dims(x, axis=0)
+    windows = _windows3d(x, kernel, step, pad_, 0.0, ceil_mode)
+    total = windows[0]
+    for w in windows[1:]:
+        total = total + w
+    if divisor_override is not None:
+        out = total / divisor_override
+    elif not ceil_mode and (count_include_pad or pad_ == (0, 0, 0)):
+        out = total / len(windows)
+    else:
+        ones = ops.ones((1, 1, *x.shape[2:]), dtype=x.dtype)
+        inside = 1.0 if count_include_pad else 0.0
+        counts = _windows3d(ones, kernel, step, pad_, inside, ceil_mode, overhang=0.0)
+        count = counts[0]
+        for c in counts[1:]:
+            count = count + c
+        out = total / count
+    return out[0] if single else out
+
+
+def adaptive_avg_pool3d(x: Tensor, output_size: int | Sequence[int | None]) -> Tensor:
+    """The means of an output_size grid of bins (PyTorch's adaptive bins) over the last three
+    axes of x (N, C, D, H, W) or (C, D, H, W); None in output_size keeps that axis' size."""
+    x = as_tensor(x)
+    if x.ndim not in (4, 5):
+        raise RuntimeError(
+            f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got {list(x.shape)}"
+        )
+    sizes = (output_size,) * 3 if isinstance(output_size, int) else tuple(output_size)
+    if len(sizes) != 3:
+        raise RuntimeError("adaptive_avg_pool3d: output_size must be 3")
+    for axis, size in zip((-3, -2, -1), sizes):
+        x = _adaptive_mean(x, x.shape[axis] if size is None else size, axis)
+    return x
+
+
+# ----------------------------------------------------------------------------- unfold and fold
+# unfold (im2col) gathers each sliding block of a padded image as one column; fold is its
+# adjoint, summing each column back into the block it came from (overlaps add up). Both are
+# slices, stacks, zero spreads and pads, so differentiable to any order in both modes.
+
+
+def _sliding_args(kernel_size, dilation, padding, stride, name: str) -> tuple:
+    """unfold's and fold's options as pairs, with PyTorch's checks and words."""
+    k = _tuple(kernel_size, 2, "kernel_size", name)
+    d = _tuple(dilation, 2, "dilation", name)
+    p = _tuple(padding, 2, "padding", name)
+    s = _tuple(stride, 2, "stride", name)
+    for values, what, bound in (
+        (k, "kernel size", "greater than zero"),
+        (s, "stride", "greater than zero"),
+        (d, "dilation", "greater than zero"),
+        (p, "padding", "non-negative"),
+    ):
+        if min(values) < (0 if what == "padding" else 1):
+            short = "pad" if what == "padding" else what.replace(" size", "")
+            raise RuntimeError(
+                f"{what} should be {bound}, but got {short.replace(' ', '_')}_height: "
+                f"{values[0]} {short.replace(' ', '_')}_width: {values[1]}"
+            )
+    return k, d, p, s
+
+
+def _block_counts(size: Sequence[int], k, d, p, s) -> tuple[int, int]:
+    """How many sliding blocks fit along the height and the width of a padded image."""
+    bh, bw = (
+        (n + 2 * pi - di * (ki - 1) - 1) // si + 1 for n, ki, di, pi, si in zip(size, k, d, p, s)
+    )
+    return bh, bw
+
+
+def unfold(
+    input: Tensor,  # noqa: A002
+    kernel_size: int | Sequence[int],
+    dilation: int | Sequence[int] = 1,
+    padding: int | Sequence[int] = 0,
+    stride: int | Sequence[int] = 1,
+) -> Tensor:
+    """The sliding blocks of x (N, C, H, W), or (C, H, W), as columns (im2col): output (N, C
+    kh kw, L), row c kh kw + i kw + j holding channel c at kernel offset (i, j), column l the
+    l-th block (row-major); zero `padding`, `dilation` and `stride` as conv2d's, so that
+    conv2d(x, w) is w.reshape(O, -1) @ unfold(x) reshaped."""
+    x = as_tensor(input)
+    if x.ndim not in (3, 4):
+        raise RuntimeError(
+            "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
+            f"dimensions for input, but got: {list(x.shape)}"
+        )
+    k, d, p, s = _sliding_args(kernel_size, dilation, padding, stride, "unfold")
+    single = x.ndim == 3
+    if single:
+        x = ops.expand_dims(x, axis=0)
+    bh, bw = _block_counts(x.shape[2:], k, d, p, s)
+    if bh < 1 or bw < 1:
+        raise RuntimeError(
+            f"Given input with spatial size ({x.shape[2]}, {x.shape[3]}), kernel_size={k}, "
+            f"dilation={d}, padding={p}, calculated shape of the array of sliding blocks as "
+            f"({bh}, {bw}), but its components must be at least one."
+        )
+    x = pad(x, (p[1], p[1], p[0], p[0]))
+    columns = [
+        x[
+            :,
+            :,
+            i * d[0] : i * d[0] + s[0] * (bh - 1) + 1 : s[0],
+            j * d[1] : j * d[1] + s[1] * (bw - 1) + 1 : s[1],
+        ]
+        for i in range(k[0])
+        for j in range(k[1])
+    ]
+    n, c = x.shape[:2]
+    out = ops.reshape(ops.stack(columns, axis=2), (n, c * k[0] * k[1], bh * bw))
+    return out[0] if single else out
+
+
+def fold(
+    input: Tensor,  # noqa: A002
+    output_size: int | Sequence[int],
+    kernel_size: int | Sequence[int],
+    dilation: int | Sequence[int] = 1,
+    padding: int | Sequence[int] = 0,
+    stride: int | Sequence[int] = 1,
+) -> Tensor:
+    """The adjoint of unfold (col2im): columns (N, C kh kw, L), or (C kh kw, L), summed back
+    into an image (N, C, *output_size), each column added to the block it would have been
+    read from (overlapping blocks add up; what lands in the padding is dropped)."""
+    x = as_tensor(input)
+    if x.ndim not in (2, 3):
+        raise RuntimeError(
+            "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "
+            f"non-zero dimensions for input, but got: {list(x.shape)}"
+        )
+    size = _tuple(output_size, 2, "output_size", "fold")
+    k, d, p, s = _sliding_args(kernel_size, dilation, padding, stride, "fold")
+    single = x.ndim == 2
+    if single:
+        x = ops.expand_dims(x, axis=0)
+    if x.shape[1] % (k[0] * k[1]):
+        raise RuntimeError(
+            "Expected size of input's dimension 1 to be divisible by the product of "
+            f"kernel_size, but got input.size(1)={x.shape[1]} and kernel_size={k}."
+        )
+    bh, bw = _block_counts(size, k, d, p, s)
+    if x.shape[2] != bh * bw or bh < 1 or bw < 1:
+        raise RuntimeError(
+            f"Given output_size={size}, kernel_size={k}, dilation={d}, padding={p}, "
+            f"stride={s}, expected size of input's dimension 2 to match the calculated number "
+            f"of sliding blocks {bh} * {bw} = {bh * bw}, but got input.size(2)={x.shape[2]}."
+        )
+    n, c = x.shape[0], x.shape[1] // (k[0] * k[1])
+    blocks = ops.reshape(x, (n, c, k[0], k[1], bh, bw))
+    hp, wp = size[0] + 2 * p[0], size[1] + 2 * p[1]
+    out = None
+    for i in range(k[0]):
+        for j in range(k[1]):
+            # offset (i, j) of every block, its values stride apart, placed in the padded image
+            part = _spread(_spread(blocks[:, :, i, j], 2, s[0]), 3, s[1])
+            top, left = i * d[0], j * d[1]
+            part = pad(part, (left, wp - left - part.shape[3], top, hp - top - part.shape[2]))
+            out = part if out is None else out + part
+    out = out[:, :, p[0] : p[0] + size[0], p[1] : p[1] + size[1]]
+    return out[0] if single else out
+
+
 def adaptive_max_pool2d(
     x: Tensor, output_size: int | Sequence[int | None], return_indices: bool = False
 ) -> Tensor:
@@ -1018,6 +1420,28 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:  # noqa: A0
     x = x.reshape((*lead, c, h // r, r, w // r, r))
     x = ops.permute_dims(x, (*range(n), n, n + 2, n + 4, n + 1, n + 3))
     return x.reshape((*lead, c * r * r, h // r, w // r))
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:  # noqa: A002
+    """x (N, C, *) with its channels, seen as a (groups, C / groups) grid, transposed:
+    output channel j groups + g is input channel g (C / groups) + j, as PyTorch's
+    (ShuffleNet's shuffle)."""
+    x = as_tensor(input)
+    if x.ndim <= 2:
+        raise RuntimeError(
+            f"channel_shuffle expects input with > 2 dims, but got input with sizes {list(x.shape)}"
+        )
+    if not isinstance(groups, int) or groups <= 0:
+        raise RuntimeError(
+            f"Number of groups to divide channels in must be positive. Value of groups:{groups}"
+        )
+    n, c, *rest = x.shape
+    if c % groups:
+        raise RuntimeError(
+            f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups."
+        )
+    grid = ops.reshape(x, (n, groups, c // groups, *rest))
+    return ops.reshape(ops.permute_dims(grid, (0, 2, 1, *range(3, grid.ndim))), x.shape)
 
 
 def _crop(x: Tensor, axis: int, before: int, after: int) -> Tensor:
@@ -1315,6 +1739,57 @@ def layer_norm(
     if bias is not None:
         out = out + bias
     return out
+
+
+def rms_norm(
+    input: Tensor,  # noqa: A002
+    normalized_shape: int | Sequence[int],
+    weight: Tensor | None = None,
+    eps: float | None = None,
+) -> Tensor:
+    """x divided by the root mean square over its trailing axes `normalized_shape` (plus
+    `eps` under the root; None: the machine epsilon of x's dtype, as PyTorch), then scaled
+    by `weight` (of shape normalized_shape). No centring, no shift."""
+    x = as_tensor(input)
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if len(shape) > x.ndim or tuple(x.shape[x.ndim - len(shape) :]) != shape:
+        raise RuntimeError(
+            f"Given normalized_shape={list(shape)}, expected input with shape "
+            f"[*{', '.join(map(str, shape))}], but got input of size{list(x.shape)}"
+        )
+    if weight is not None and tuple(weight.shape) != shape:
+        raise RuntimeError(
+            f"Expected weight to be of same shape as normalized_shape, but got weight of shape "
+            f"{list(weight.shape)} and normalized_shape = {list(shape)}"
+        )
+    if eps is None:
+        eps = ops.finfo(x.dtype).eps
+    axes = tuple(range(x.ndim - len(shape), x.ndim))
+    out = x / ops.sqrt(ops.mean(x * x, axis=axes, keepdims=True) + eps)
+    return out if weight is None else out * weight
+
+
+def local_response_norm(
+    input: Tensor,  # noqa: A002
+    size: int,
+    alpha: float = 1e-4,
+    beta: float = 0.75,
+    k: float = 1.0,
+) -> Tensor:
+    """x (N, C, *) divided by (k + alpha mean of x^2 over a window of `size` neighbouring
+    channels) ** beta, the window zero-padded at the channel ends (size // 2 channels
+    before, (size - 1) // 2 after, the mean always over `size`), as PyTorch's."""
+    x = as_tensor(input)
+    if x.ndim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {x.ndim} dimensions)")
+    if x.size == 0:
+        return x
+    c = x.shape[1]
+    squares = _pad_axis(x * x, 1, size // 2, (size - 1) // 2, 0.0)
+    total = squares[:, :c]
+    for i in range(1, size):
+        total = total + squares[:, i : i + c]
+    return x / (k + alpha * (total / size)) ** beta
 
 
 def batch_norm(
@@ -1647,6 +2122,148 @@ def embedding(
         padding = ops.expand_dims(flat_indices == padding_idx, axis=-1)
         flat = ops.where(padding, flat.detach(), flat)
     return ops.reshape(flat, indices.shape + (weight.shape[-1],))
+
+
+def _bag_bounds(
+    indices: Tensor, offsets: Tensor | None, include_last_offset: bool
+) -> tuple[Tensor, list[int], list[int]]:
+    """The indices flattened, and each bag's [start, end) in them, from a 2-D input (a bag
+    per row) or a 1-D one and its offsets, with PyTorch's checks of the offsets' values."""
+    if indices.ndim == 2:
+        if offsets is not None:
+            raise ValueError(
+                "if input is 2D, then offsets has to be None, as input is treated is a "
+                "mini-batch of fixed length sequences. However, found offsets of type "
+                f"{type(offsets)}"
+            )
+        bags, length = indices.shape
+        starts = [b * length for b in range(bags)]
+        return ops.reshape(indices, (-1,)), starts, [s + length for s in starts]
+    if indices.ndim != 1:
+        raise ValueError(
+            f"input has to be 1D or 2D Tensor, but got Tensor of dimension {indices.ndim}"
+        )
+    if offsets is None:
+        raise ValueError("offsets has to be a 1D Tensor but got None")
+    if offsets.ndim != 1:
+        raise ValueError("offsets has to be a 1D Tensor")
+    cuts = [int(v) for v in offsets.tolist()]
+    n = indices.shape[0]
+    if cuts and cuts[0] != 0:
+        raise RuntimeError(
+            "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "
+            f"from position 0. However, got {cuts[0]}"
+        )
+    if cuts and cuts[-1] > n:
+        raise RuntimeError(
+            f"offsets[-1] can not be greater than input's length {n} but got offsets[-1] of "
+            f"{cuts[-1]}"
+        )
+    if any(a > b for a, b in zip(cuts, cuts[1:])):
+        raise RuntimeError(f"embedding_bag: offsets must be non-decreasing, got {cuts}")
+    ends = cuts[1:] if include_last_offset else cuts[1:] + [n]
+    return indices, cuts[: len(ends)], ends
+
+
+def embedding_bag(
+    input: Tensor,  # noqa: A002
+    weight: Tensor,
+    offsets: Tensor | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2,
+    scale_grad_by_freq: bool = False,
+    mode: Literal["sum", "mean", "max"] = "mean",
+    sparse: bool = False,
+    per_sample_weights: Tensor | None = None,
+    include_last_offset: bool = False,
+    padding_idx: int | None = None,
+) -> Tensor:
+    """The sums, means or maxima of bags of rows of `weight` (num_embeddings, dim), without
+    the rows' intermediate (B, L, dim) lookup tensor of embedding: output (B, dim). The bags
+    are the rows of a 2-D `input`, or, for a 1-D one, its runs that start at `offsets` (the
+    last one running to the end, or, with include_last_offset, ending at offsets[-1]). As
+    PyTorch's: an empty bag gives zeros; entries equal to `padding_idx` are left out of
+    their bag (not counted by the mean, no gradient); `per_sample_weights` (input's shape,
+    mode "sum" only) scale each row; max_norm renormalises the rows looked up, in place;
+    mode "max" sends the gradient to each bag's first maximum. The offsets and the indices'
+    range are read (a device-to-host copy), so chainrule.compile runs it eagerly.
+
+    A deliberate difference: with include_last_offset and offsets[-1] short of the input's
+    length, the last bag ends at offsets[-1] in every mode (PyTorch 2.13's CPU kernel stops
+    its sum there, but its mean divides by the count to the input's end and its max reads
+    to the end)."""
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError(
+            "embedding_bag: scale_grad_by_freq and sparse are not implemented"
+        )
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    indices, weight = ops.asarray(input), as_tensor(weight)
+    if not ops.isdtype(indices.dtype, "integral"):
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar "
+            f"types: Long, Int; but got {indices.dtype} instead (while checking arguments for "
+            "embedding_bag)"
+        )
+    if per_sample_weights is not None:
+        if mode != "sum":
+            raise NotImplementedError(
+                "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                f"supported for mode='sum' (got mode='{mode}'). Please open a feature request "
+                "on GitHub."
+            )
+        if tuple(per_sample_weights.shape) != tuple(indices.shape):
+            raise ValueError(
+                f"embedding_bag: If per_sample_weights ({list(per_sample_weights.shape)}) is not "
+                f"None, then it must have the same shape as the input ({list(indices.shape)})"
+            )
+        per_sample_weights = ops.reshape(per_sample_weights, (-1,))
+    rows = weight.shape[0]
+    if padding_idx is not None:
+        if not -rows <= padding_idx < rows:
+            raise RuntimeError(
+                f"padding_idx must be within the number of embeddings, {-rows} through "
+                f"{rows - 1}, but got {padding_idx}"
+            )
+        padding_idx %= rows
+    if grad_mode.extended and grad_mode.tracer is not None:
+        # the bags' bounds and the indices' range are read: chainrule.compile runs it eagerly
+        grad_mode.tracer.unsupported("F.embedding_bag (it reads the offsets and indices)")
+    flat, starts, ends = _bag_bounds(indices, offsets, include_last_offset)
+    n = flat.shape[0]
+    if n:
+        low, high = ops.min(flat).item(), ops.max(flat).item()
+        if low < 0 or high >= rows:
+            raise RuntimeError(
+                f"Index of input takes value {low if low < 0 else high} which is not in the "
+                f"valid range [0, {rows})"
+            )
+    if max_norm is not None:
+        _renorm_rows(weight, flat, max_norm, norm_type)
+    # member[b, j]: entry j of the flat input belongs to bag b (and is not padding)
+    position = ops.arange(n, dtype=flat.dtype)
+    first = ops.reshape(ops.asarray(starts, dtype=flat.dtype), (-1, 1))
+    last = ops.reshape(ops.asarray(ends, dtype=flat.dtype), (-1, 1))
+    member = (position >= first) & (position < last)
+    if padding_idx is not None:
+        member = member & (flat != padding_idx)
+    looked_up = ops.take(weight, flat, axis=0)
+    if mode == "max":
+        if not n:
+            return ops.zeros((len(starts), weight.shape[1]), dtype=weight.dtype)
+        candidates = ops.where(ops.expand_dims(member, axis=-1), looked_up, -math.inf)
+        top = ops.argmax(candidates, axis=1, keepdims=True)
+        out = ops.squeeze(ops.take_along_axis(candidates, top, axis=1), axis=1)
+        filled = ops.any(member, axis=1, keepdims=True)
+        return ops.where(filled, out, ops.zeros_like(out))
+    coefficients = ops.astype(member, weight.dtype)
+    if per_sample_weights is not None:
+        coefficients = coefficients * per_sample_weights
+    out = ops.matmul(coefficients, looked_up)
+    if mode == "mean":
+        counts = ops.sum(ops.astype(member, weight.dtype), axis=1, keepdims=True)
+        out = out / ops.maximum(counts, ops.ones_like(counts))
+    return out
 
 
 def one_hot(x: Tensor, /, num_classes: int = -1) -> Tensor:

@@ -41,9 +41,12 @@ __all__ = [
     "LayerNorm",
     "Embedding",
     "Flatten",
+    "Unflatten",
+    "Bilinear",
     "BatchNorm1d",
     "BatchNorm2d",
     "Conv1d",
+    "Conv3d",
     "MaxPool2d",
     "AvgPool2d",
     "AdaptiveAvgPool2d",
@@ -106,6 +109,42 @@ class Linear(Module):
         return (
             f"in_features={self.in_features}, out_features={self.out_features}, "
             f"bias={self.bias is not None}"
+        )
+
+
+class Bilinear(Module):
+    """y = x1^T A x2 + b for each output feature (see functional.bilinear): weight
+    (out_features, in1_features, in2_features) and bias (out_features,) start uniform in
+    +-1/sqrt(in1_features), as PyTorch's."""
+
+    def __init__(
+        self,
+        in1_features: int,
+        in2_features: int,
+        out_features: int,
+        bias: bool = True,
+        *,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        shape = (out_features, in1_features, in2_features)
+        _weight_and_bias(self, shape, in1_features, bias, dtype)
+
+    def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
+        """The bilinear form of input1 (*, in1) and input2 (*, in2): (*, out)."""
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    if TYPE_CHECKING:
+        __call__ = forward
+
+    def extra_repr(self) -> str:
+        """The sizes and whether there is a bias, as PyTorch prints them."""
+        return (
+            f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+            f"out_features={self.out_features}, bias={self.bias is not None}"
         )
 
 
@@ -715,6 +754,51 @@ class Flatten(Module):
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
 
 
+class Unflatten(Module):
+    """Axis `dim` split into the axes `unflattened_size` (one of which may be -1), the
+    inverse of Flatten."""
+
+    def __init__(self, dim: int, unflattened_size: Sequence[int]) -> None:
+        super().__init__()
+        if not isinstance(unflattened_size, (tuple, list)):
+            raise TypeError(
+                "unflattened_size must be a tuple of ints, but found type "
+                f"{type(unflattened_size).__name__}"
+            )
+        for position, size in enumerate(unflattened_size):
+            if not isinstance(size, int):
+                raise TypeError(
+                    "unflattened_size must be tuple of ints, but found element of type "
+                    f"{type(size).__name__} at pos {position}"
+                )
+        self.dim = dim
+        self.unflattened_size = unflattened_size
+
+    def forward(self, x: Tensor) -> Tensor:
+        """x with axis dim split."""
+        dim = self.dim % x.ndim if x.ndim else self.dim
+        sizes = list(self.unflattened_size)
+        length = x.shape[dim]
+        known = math.prod(n for n in sizes if n != -1)
+        if sizes.count(-1) > 1:
+            raise RuntimeError("only one dimension can be inferred")
+        if -1 in sizes and known and length % known == 0:
+            sizes[sizes.index(-1)] = length // known
+        if math.prod(sizes) != length or min(sizes, default=0) < 0:
+            raise RuntimeError(
+                f"unflatten: Provided sizes {list(self.unflattened_size)} don't multiply up to "
+                f"the size of dim {self.dim} ({length}) in the input tensor"
+            )
+        return ops.reshape(x, x.shape[:dim] + tuple(sizes) + x.shape[dim + 1 :])
+
+    if TYPE_CHECKING:
+        __call__ = forward
+
+    def extra_repr(self) -> str:
+        """The axis and the sizes, as PyTorch prints them."""
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
 def _norm_state(
     m: Module,
     num_features: int,
@@ -853,6 +937,56 @@ class Conv1d(Module):
     def forward(self, x: Tensor) -> Tensor:
         """The convolution of x (N, C, L)."""
         return F.conv1d(
+            x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
+        )
+
+    if TYPE_CHECKING:
+        __call__ = forward
+
+    def extra_repr(self) -> str:
+        """As PyTorch prints it (see _conv_repr)."""
+        return _conv_repr(self)
+
+
+class Conv3d(Module):
+    """3-D convolution (cross-correlation) of (N, C, D, H, W) input by a weight
+    (out_channels, in_channels / groups, kd, kh, kw), with stride, zero padding (ints,
+    "valid" or "same"), dilation and groups (see functional.conv3d); weight and bias start
+    uniform in +-1/sqrt(in_channels / groups kd kh kw)."""
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int] = 1,
+        padding: int | Sequence[int] | str = 0,
+        dilation: int | Sequence[int] = 1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+        *,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        _check_conv_options(in_channels, out_channels, groups, padding, stride, padding_mode)
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = F._tuple(kernel_size, 3, "kernel_size", "Conv3d")
+        self.stride = F._tuple(stride, 3, "stride", "Conv3d")
+        self.padding = (
+            padding if isinstance(padding, str) else F._tuple(padding, 3, "padding", "Conv3d")
+        )
+        self.dilation = F._tuple(dilation, 3, "dilation", "Conv3d")
+        self.groups = groups
+        self.padding_mode = padding_mode
+        shape = (out_channels, in_channels // groups, *self.kernel_size)
+        fan_in = in_channels // groups * math.prod(self.kernel_size)
+        _weight_and_bias(self, shape, fan_in, bias, dtype)
+
+    def forward(self, x: Tensor) -> Tensor:
+        """The convolution of x (N, C, D, H, W)."""
+        return F.conv3d(
             x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
         )
 

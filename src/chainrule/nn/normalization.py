@@ -1,10 +1,11 @@
-"""Group and instance normalisation layers with PyTorch's names, arguments, parameters,
+"""Group, instance and RMS normalisation layers with PyTorch's names, arguments, parameters,
 buffers and reprs; the arithmetic is functional.group_norm / instance_norm. (LayerNorm and
 the BatchNorm layers live in `layers`.)"""
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import _namespace as ops
@@ -13,7 +14,14 @@ from . import functional as F
 from .layers import _norm_state
 from .module import Module, Parameter
 
-__all__ = ["GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
+__all__ = [
+    "GroupNorm",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "InstanceNorm3d",
+    "RMSNorm",
+    "LocalResponseNorm",
+]
 
 
 class GroupNorm(Module):
@@ -150,3 +158,65 @@ class InstanceNorm3d(_InstanceNorm):
     """Instance normalisation of (N, C, D, H, W) or (C, D, H, W) input."""
 
     _spatial = 3
+
+
+class RMSNorm(Module):
+    """Division by the root mean square over the trailing `normalized_shape` axes (see
+    functional.rms_norm; eps=None is the dtype's machine epsilon), then, with
+    `elementwise_affine`, an elementwise scale `weight` that starts at ones."""
+
+    def __init__(
+        self,
+        normalized_shape: int | Sequence[int],
+        eps: float | None = None,
+        elementwise_affine: bool = True,
+        *,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        shape = (
+            (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        )
+        self.normalized_shape = shape
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(ops.ones(shape, dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+
+    def forward(self, x: Tensor) -> Tensor:
+        """x over its root mean square on the trailing axes, scaled."""
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    if TYPE_CHECKING:
+        __call__ = forward
+
+    def extra_repr(self) -> str:
+        """Shape, eps and elementwise_affine, as PyTorch prints them."""
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        )
+
+
+class LocalResponseNorm(Module):
+    """Each channel divided by a power of its neighbours' mean square (see
+    functional.local_response_norm); no parameters."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, x: Tensor) -> Tensor:
+        """x (N, C, *) normalised across channels."""
+        return F.local_response_norm(x, self.size, self.alpha, self.beta, self.k)
+
+    if TYPE_CHECKING:
+        __call__ = forward
+
+    def extra_repr(self) -> str:
+        """Size, alpha, beta and k, as PyTorch prints them."""
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

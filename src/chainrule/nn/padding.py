@@ -1,7 +1,7 @@
 """Padding layers with PyTorch's names, arguments and reprs: reflection, replication,
 circular, zero and constant padding of the last 1, 2 or 3 axes. The padding itself is
-functional.pad; pixel shuffling (the other reshaping layers of super-resolution models) is
-here too."""
+functional.pad; pixel shuffling (the other reshaping layers of super-resolution models) and
+channel shuffling are here too."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ __all__ = [
     "CircularPad1d", "CircularPad2d", "CircularPad3d",
     "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
     "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
-    "PixelShuffle", "PixelUnshuffle",
+    "PixelShuffle", "PixelUnshuffle", "ChannelShuffle",
 ]  # fmt: skip
 
 
@@ -191,3 +191,23 @@ class PixelUnshuffle(Module):
     def extra_repr(self) -> str:
         """The factor."""
         return f"downscale_factor={self.downscale_factor}"
+
+
+class ChannelShuffle(Module):
+    """x (N, C, *) with its channels shuffled across `groups` (see
+    functional.channel_shuffle)."""
+
+    def __init__(self, groups: int) -> None:
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, x: Tensor) -> Tensor:
+        """x's channels shuffled."""
+        return F.channel_shuffle(x, self.groups)
+
+    if TYPE_CHECKING:
+        __call__ = forward
+
+    def extra_repr(self) -> str:
+        """The groups."""
+        return f"groups={self.groups}"

@@ -1,6 +1,6 @@
-"""The 1-D pooling layers and the adaptive ones that `layers` lacks (MaxPool1d, AvgPool1d,
-AdaptiveAvgPool1d, AdaptiveMaxPool2d), with PyTorch's names, arguments and reprs; the
-arithmetic is in `functional`."""
+"""The 1-D and 3-D pooling layers and the adaptive ones that `layers` lacks (MaxPool1d,
+AvgPool1d, AdaptiveAvgPool1d, AdaptiveMaxPool2d, MaxPool3d, AvgPool3d, AdaptiveAvgPool3d),
+with PyTorch's names, arguments and reprs; the arithmetic is in `functional`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,15 @@ from . import functional as F
 from .layers import _MaxPool, _Pool2d
 from .module import Module
 
-__all__ = ["MaxPool1d", "AvgPool1d", "AdaptiveAvgPool1d", "AdaptiveMaxPool2d"]
+__all__ = [
+    "MaxPool1d",
+    "AvgPool1d",
+    "AdaptiveAvgPool1d",
+    "AdaptiveMaxPool2d",
+    "MaxPool3d",
+    "AvgPool3d",
+    "AdaptiveAvgPool3d",
+]
 
 
 class MaxPool1d(_MaxPool):
@@ -85,3 +93,39 @@ class AdaptiveMaxPool2d(_Adaptive):
             raise NotImplementedError("AdaptiveMaxPool2d: return_indices=True is not implemented")
         super().__init__(output_size)
         self.return_indices = return_indices
+
+
+class MaxPool3d(_MaxPool):
+    """The maximum of each kernel window over the last three axes (see
+    functional.max_pool3d)."""
+
+    pool = staticmethod(F.max_pool3d)
+
+
+class AvgPool3d(_Pool2d):
+    """The mean of each kernel window over the last three axes (see functional.avg_pool3d)."""
+
+    pool = staticmethod(F.avg_pool3d)
+    options = ("ceil_mode", "count_include_pad", "divisor_override")
+    shown = ()
+
+    def __init__(
+        self,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int] | None = None,
+        padding: int | Sequence[int] = 0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+        divisor_override: int | None = None,
+    ) -> None:
+        super().__init__(kernel_size, stride, padding)
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+        self.divisor_override = divisor_override
+
+
+class AdaptiveAvgPool3d(_Adaptive):
+    """The means of an `output_size` grid of bins over the last three axes (see
+    functional.adaptive_avg_pool3d)."""
+
+    pool = staticmethod(F.adaptive_avg_pool3d)
