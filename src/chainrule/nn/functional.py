@@ -174,12 +174,10 @@ def silu(x: Tensor, /, inplace: bool = False) -> Tensor:
 
 
 def softplus(x: Tensor, /, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
-    """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (as PyTorch)."""
-    bx = x * beta if beta != 1.0 else x
-    smooth = ops.logaddexp(bx, 0.0)
-    if beta != 1.0:
-        smooth = smooth / beta
-    return ops.where(bx > threshold, x, smooth)
+    """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (as PyTorch); the
+    derivatives are PyTorch's on both sides of the threshold (the second is 0 from it on)
+    and stay finite far to the left."""
+    return OPS["softplus"](x, (beta, threshold))
 
 
 def _written_into(x: Tensor, out: Tensor, inplace: bool) -> Tensor:
@@ -195,19 +193,10 @@ def leaky_relu(x: Tensor, /, negative_slope: float = 0.01, inplace: bool = False
     return _written_into(x, ops.where(x > 0, x, x * negative_slope), inplace)
 
 
-def _expm1_nonpositive(x: Tensor) -> Tensor:
-    # expm1 of min(x, 0): the branch `where` drops for x > 0 stays finite there, so its zero
-    # gradient does not turn into 0 * inf = nan for large x. Written as a `where`, not as
-    # minimum(x, 0), whose tie at x = 0 would pass on half of the gradient there: the slope
-    # at 0 is the left one, alpha (PyTorch's). The test is x <= 0, as PyTorch's: a NaN x
-    # takes the identity's branch, gradient 1.
-    return ops.expm1(ops.where(x <= 0, x, 0.0))
-
-
 def elu(x: Tensor, /, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    """x where x > 0, alpha * (exp(x) - 1) where x <= 0; the gradient at 0 is alpha, at a NaN
-    x 1 (as PyTorch)."""
-    return _written_into(x, ops.where(x <= 0, alpha * _expm1_nonpositive(x), x), inplace)
+    """x where x > 0, alpha * (exp(x) - 1) where x <= 0 (with expm1); the gradient at 0 is
+    alpha, at a NaN x 1 (as PyTorch), exact far to the left (alpha exp(x))."""
+    return _written_into(x, OPS["elu"](x, (alpha, 1.0, 1.0)), inplace)
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -216,8 +205,7 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 def selu(x: Tensor, /, inplace: bool = False) -> Tensor:
     """scale * elu(x, alpha) with the self-normalising constants of Klambauer et al."""
-    out = _SELU_SCALE * ops.where(x <= 0, _SELU_ALPHA * _expm1_nonpositive(x), x)
-    return _written_into(x, out, inplace)
+    return _written_into(x, OPS["elu"](x, (_SELU_ALPHA, _SELU_SCALE, 1.0)), inplace)
 
 
 def hardtanh(
