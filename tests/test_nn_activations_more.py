@@ -11,7 +11,7 @@ from hypothesis import given
 
 import chainrule as cr
 import chainrule.nn.functional as F
-from chainrule import func
+from chainrule import func, nn
 from chainrule.autograd import grad, gradcheck, gradgradcheck
 from conftest import T, examples
 from helpers import SHAPES, arrays, assert_values, floats, leaf
@@ -167,3 +167,335 @@ def test_softplus_and_elu_nodes_have_pytorchs_names():
     assert F.softplus(x).grad_fn.name() == "SoftplusBackward0"
     assert F.elu(x).grad_fn.name() == "EluBackward0"
     assert F.selu(x).grad_fn.name() == "EluBackward0"
+
+
+# ------------------------------------------------ the activations PyTorch has beyond ours
+
+_POINTS = [math.nan, INF, -INF, -800.0, -40.0, -0.5, 0.0, 0.25, 0.5, 40.0, 800.0]
+
+# name: (function, PyTorch's values, first and second derivatives at _POINTS), but for
+# two second derivatives, marked, that are chainrule's (docs/from-pytorch.md).
+NEW_AT_POINTS = {
+    "celu": (
+        F.celu,
+        [math.nan, INF, -1.0, -1.0, -1.0, -0.3934693402873666, 0.0, 0.25, 0.5, 40.0, 800.0],
+        [1.0, 1.0, 0.0, 0.0, 4.248354255291589e-18, 0.6065306597126334, 1.0, 1.0, 1.0, 1.0, 1.0],
+        # At 0 the left branch's, alpha exp(0) / alpha (PyTorch's is 0), as elu's.
+        [0.0, 0.0, 0.0, 0.0, 4.248354255291589e-18, 0.6065306597126334, 1.0, 0.0, 0.0, 0.0,
+         0.0],
+    ),
+    "celu(alpha=2)": (
+        lambda x: F.celu(x, 2.0),
+        [math.nan, INF, -2.0, -2.0, -1.9999999958776928, -0.44239843385719024, 0.0, 0.25, 0.5,
+         40.0, 800.0],
+        [1.0, 1.0, 0.0, 1.9151695967140057e-174, 2.061153622438558e-09, 0.7788007830714049, 1.0,
+         1.0, 1.0, 1.0, 1.0],
+        [0.0, 0.0, 0.0, 9.575847983570028e-175, 1.030576811219279e-09, 0.38940039153570244, 0.5,
+         0.0, 0.0, 0.0, 0.0],
+    ),
+    "rrelu": (
+        F.rrelu,
+        [math.nan, INF, -INF, -183.33333333333331, -9.166666666666666, -0.11458333333333333, 0.0,
+         0.25, 0.5, 40.0, 800.0],
+        [0.22916666666666666, 1.0] + [0.22916666666666666] * 5 + [1.0] * 4,
+        [0.0] * 11,
+    ),
+    "hardshrink": (
+        F.hardshrink,
+        [math.nan, INF, -INF, -800.0, -40.0, 0.0, 0.0, 0.0, 0.0, 40.0, 800.0],
+        [0.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0],
+        [0.0] * 11,
+    ),
+    "hardshrink(0.25)": (
+        lambda x: F.hardshrink(x, 0.25),
+        [math.nan, INF, -INF, -800.0, -40.0, -0.5, 0.0, 0.0, 0.5, 40.0, 800.0],
+        [0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0],
+        [0.0] * 11,
+    ),
+    "softshrink": (
+        F.softshrink,
+        [math.nan, INF, -INF, -799.5, -39.5, 0.0, 0.0, 0.0, 0.0, 39.5, 799.5],
+        [0.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0],
+        [0.0] * 11,
+    ),
+    "softshrink(0.25)": (
+        lambda x: F.softshrink(x, 0.25),
+        [math.nan, INF, -INF, -799.75, -39.75, -0.25, 0.0, 0.0, 0.25, 39.75, 799.75],
+        [0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0],
+        [0.0] * 11,
+    ),
+    "tanhshrink": (
+        F.tanhshrink,
+        [math.nan, INF, -INF, -799.0, -39.0, -0.03788284273999021, 0.0, 0.005081337596290869,
+         0.03788284273999021, 39.0, 799.0],
+        [math.nan, 1.0, 1.0, 1.0, 1.0, 0.2135522670340726, 0.0, 0.05998515119362202,
+         0.2135522670340726, 1.0, 1.0],
+        [math.nan, 0.0, 0.0, 0.0, 0.0, -0.7268619813835874, 0.0, 0.46045435881856595,
+         0.7268619813835874, 0.0, 0.0],
+    ),
+    "logsigmoid": (
+        F.logsigmoid,
+        [math.nan, 0.0, -INF, -800.0, -40.0, -0.9740769841801067, -0.6931471805599453,
+         -0.5759394198788436, -0.4740769841801067, -4.248354255291589e-18, 0.0],
+        [math.nan, 0.0, 1.0, 1.0, 1.0, 0.6224593312018545, 0.5, 0.4378234991142019,
+         0.37754066879814546, 4.248354255291589e-18, 0.0],
+        # -sigmoid(x) sigmoid(-x) is -4.2e-18 at -40 and 40; chainrule's, s (1 - s) of
+        # s = sigmoid(-x), gives 0 at -40 (s rounds to 1) and PyTorch's 0 at 40.
+        [math.nan, 0.0, 0.0, 0.0, 0.0, -0.2350037122015945, -0.25,
+         -0.24613408273759835, -0.2350037122015945, -4.248354255291589e-18, 0.0],
+    ),
+}  # fmt: skip
+
+
+def _second_or_zero(g, x):
+    """The gradient of sum(g) in x, or zeros where g does not depend on x (a piecewise
+    linear function's first derivative)."""
+    if not g.requires_grad:
+        return g * 0.0
+    return grad(cr.sum(g), x)[0]
+
+
+@pytest.mark.parametrize("name", list(NEW_AT_POINTS))
+def test_new_activations_at_nan_inf_and_kinks_are_pytorchs(name):
+    fn, values, first, second = NEW_AT_POINTS[name]
+    x = leaf(_POINTS)
+    out = fn(x)
+    (g,) = grad(cr.sum(out), x, create_graph=True)
+    gg = _second_or_zero(g, x)
+    ones = T(np.ones(len(_POINTS)))
+    forward = func.jvp(fn, (T(_POINTS),), (ones,))[1]
+    assert_values(out, values, rtol=1e-14, atol=0.0)
+    for derivative in (g, forward):
+        assert_values(derivative, first, rtol=1e-13, atol=0.0)
+    assert_values(gg, second, rtol=1e-13, atol=0.0)
+
+
+ELEMENTWISE = {
+    "celu": F.celu,
+    "celu_alpha": lambda x: F.celu(x, 0.4),
+    "rrelu": lambda x: F.rrelu(x, 0.1, 0.4),
+    "hardshrink": F.hardshrink,
+    "softshrink": lambda x: F.softshrink(x, 0.3),
+    "tanhshrink": F.tanhshrink,
+    "logsigmoid": F.logsigmoid,
+}
+# The kinks, where finite differences of 1e-6 would straddle one.
+KINKS = (0.0, 0.5, -0.5, 0.3, -0.3)
+
+
+@pytest.mark.parametrize("name", sorted(ELEMENTWISE))
+@examples(10)
+@given(a=SHAPES.flatmap(lambda s: arrays(s, floats(-4, 4))))
+def test_new_activations_first_and_second_derivatives_in_both_modes(name, a):
+    for kink in KINKS:
+        a = np.where(np.abs(a - kink) < 1e-3, a + 2e-3, a)
+    _both_modes(ELEMENTWISE[name], leaf(a))
+
+
+def test_logsigmoid_is_exact_far_out():
+    # -softplus(-x): x - exp(x) far to the left, -exp(-x) far to the right, no overflow.
+    x = leaf([-700.0, -30.0, 30.0, 700.0])
+    out = F.logsigmoid(x)
+    assert_values(out, [-700.0, -30.0 - math.exp(-30.0), -math.exp(-30.0), -math.exp(-700.0)])
+    (g,) = grad(cr.sum(out), x)
+    assert_values(g, [1.0, 1.0 - math.exp(-30.0), math.exp(-30.0), math.exp(-700.0)], atol=0.0)
+
+
+# x of shape (2, 3, 2), one slope per channel (axis 1), and the weights of the sum whose
+# gradients PyTorch gave.
+PRELU_X = [[[-1.5, 0.3], [2.0, -0.7], [-0.2, 0.9]], [[0.4, -2.5], [-1.1, 1.3], [0.6, -0.05]]]
+PRELU_W = [0.25, -0.1, 0.6]
+PRELU_WEIGHTS = [[[1.0, -2.0], [0.5, 3.0], [-1.5, 0.25]], [[2.0, 1.0], [-0.5, 0.75], [1.25, -1.0]]]
+
+
+def test_prelu_values_and_gradients_are_pytorchs():
+    x, w = leaf(PRELU_X), leaf(PRELU_W)
+    out = F.prelu(x, w)
+    assert_values(
+        out,
+        [[[-0.375, 0.3], [2.0, 0.07], [-0.12, 0.9]], [[0.4, -0.625], [0.11, 1.3], [0.6, -0.03]]],
+    )
+    gx, gw = grad(cr.sum(out * T(PRELU_WEIGHTS)), (x, w))
+    assert_values(
+        gx, [[[0.25, -2.0], [0.5, -0.3], [-0.9, 0.25]], [[2.0, 0.25], [0.05, 0.75], [1.25, -0.6]]]
+    )
+    assert_values(gw, [-4.0, -1.55, 0.35])
+
+
+@examples(10)
+@given(a=arrays((2, 3, 2), floats(-3, 3).filter(lambda v: abs(v) > 1e-3)))
+def test_prelu_first_and_second_derivatives_in_both_modes(a):
+    _both_modes(F.prelu, leaf(a), leaf(PRELU_W))
+    _both_modes(F.prelu, leaf(a[0, 0]), leaf([0.3]))  # one slope, a 1-D x
+
+
+@pytest.mark.parametrize(
+    "x_shape, w_shape, error, message",
+    [
+        ((2, 3), (4,), RuntimeError, "Found parameter numbers = 4 and channel size = 3."),
+        ((3,), (3,), RuntimeError, "Found parameter numbers = 3 and channel size = 1."),
+        ((), (2,), RuntimeError, "Not allow zero-dim input tensor."),
+        ((2, 3), (1, 3), RuntimeError, "Expected `weight` to be a scalar or 1D tensor"),
+    ],
+)
+def test_prelu_refuses_what_pytorch_refuses(x_shape, w_shape, error, message):
+    with pytest.raises(error, match=message.replace("(", r"\(").replace(")", r"\)")):
+        F.prelu(T(np.ones(x_shape)), T(np.ones(w_shape)))
+
+
+def test_prelu_takes_one_slope_of_any_shape_of_one_element():
+    assert_values(F.prelu(T([[-2.0, 1.0]]), T(0.5)), [[-1.0, 1.0]])
+    assert_values(F.prelu(T(-2.0), T([0.5])), -1.0)
+
+
+GLU_X = [[-1.5, 0.3, 2.0, -0.7], [-0.2, 0.9, 0.4, -2.5]]
+# dim: (PyTorch's values, its gradient of the sum weighted by linspace(-1, 1.5, size)).
+GLU_RECORDED = {
+    -1: (
+        [[-1.3211956169668235, 0.09954366834955017], [-0.1197375320224904, 0.0682723620191192]],
+        [[-0.8807970779778823, -0.055302037971972307, 0.15749037810525993, -0.01108564366465545],
+         [0.39912510674163465, 0.11378727003186531, -0.03203476609887055, 0.09464001733589601]],
+    ),
+    0: (
+        [[-0.6752490040312833, 0.21328485078750117, 1.197375320224904, -0.05310072601487048]],
+        [[-0.45016600268752216, -0.11849158377083395, 0.39912510674163465, 0.11378727003186531],
+         [0.3712748590677899, -0.010275015367113172, 0.3203476609887055, -0.07360890237236356]],
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("dim", [-1, 0, 1])
+def test_glu_values_and_gradients_are_pytorchs(dim):
+    values, expected = GLU_RECORDED[-1 if dim == 1 else dim]
+    x = leaf(GLU_X)
+    out = F.glu(x, dim)
+    assert_values(out, values)
+    weights = np.linspace(-1.0, 1.5, 4).reshape(np.shape(values))
+    (g,) = grad(cr.sum(out * T(weights)), x)
+    assert_values(g, expected)
+
+
+@examples(10)
+@given(a=SHAPES.filter(lambda s: len(s) and s[-1] % 2 == 0).flatmap(arrays))
+def test_glu_first_and_second_derivatives_in_both_modes(a):
+    _both_modes(F.glu, leaf(a))
+
+
+@pytest.mark.parametrize(
+    "shape, dim, error, message",
+    [
+        ((2, 3), -1, RuntimeError, "Halving dimension must be even, but dimension 1 is size 3"),
+        ((3,), 0, RuntimeError, "Halving dimension must be even, but dimension 0 is size 3"),
+        ((), -1, RuntimeError, "glu does not support scalars because halving size must be even"),
+        ((2, 4), 2, IndexError, r"expected to be in range of \[-2, 1\], but got 2"),
+    ],
+)
+def test_glu_refuses_what_pytorch_refuses(shape, dim, error, message):
+    with pytest.raises(error, match=message):
+        F.glu(T(np.ones(shape)), dim)
+
+
+def test_celu_softshrink_and_rrelu_refuse_what_pytorch_refuses():
+    x = T([1.0, -1.0])
+    with pytest.raises(RuntimeError, match="alpha cannot be 0 for CELU"):
+        F.celu(x, 0.0)
+    with pytest.raises(
+        RuntimeError,
+        match=r"lambda must be in range \[0, 1.79769e\+308\] for input dtype Double, but found -1",
+    ):
+        F.softshrink(x, -1.0)
+    with pytest.raises(RuntimeError, match=r"\[0, 3.40282e\+38\] for input dtype Float"):
+        F.softshrink(T([1.0], "float32"), -0.5)
+    with pytest.raises(RuntimeError, match="Lower bound should be less than or equal to the upper"):
+        F.rrelu(x, 0.5, 0.2)
+    # hardshrink takes a negative lambd (PyTorch's too): the identity.
+    assert_values(F.hardshrink(T([-0.5, 0.0, 2.0]), -1.0), [-0.5, 0.0, 2.0])
+
+
+def test_rrelu_in_training_draws_a_slope_per_element_in_its_bounds():
+    cr.random.manual_seed(3)
+    values = -np.linspace(0.5, 3.0, 400)
+    x = leaf(np.concatenate([values, [0.0, 2.0]]))
+    out = F.rrelu(x, 0.1, 0.3, training=True)
+    (g,) = grad(cr.sum(out), x)
+    slopes = out.detach().numpy()[:400] / values
+    assert slopes.min() >= 0.1 and slopes.max() < 0.3
+    assert len(np.unique(slopes)) > 350 and abs(slopes.mean() - 0.2) < 0.01
+    # The gradient is each element's slope (1 right of 0).
+    assert_values(g[:400], slopes)
+    assert_values(g[401:], [1.0])
+    cr.random.manual_seed(3)
+    assert_values(F.rrelu(x.detach(), 0.1, 0.3, training=True), out.detach().numpy())
+
+
+@pytest.mark.parametrize(
+    "fn", [F.celu, F.rrelu, lambda x, inplace: F.rrelu(x, training=True, inplace=inplace)]
+)
+def test_inplace_writes_into_the_input_and_returns_it(fn):
+    values = np.array([-2.0, -0.3, 0.4, 3.0])
+    cr.random.manual_seed(0)
+    expected = fn(T(values), inplace=False).numpy()
+    x = T(values)
+    cr.random.manual_seed(0)
+    assert fn(x, inplace=True) is x
+    assert_values(x, expected)
+
+
+# ----------------------------------------------------------------------------- layers
+
+
+def test_layer_reprs_are_pytorchs():
+    assert repr(nn.CELU()) == "CELU(alpha=1.0)"
+    assert repr(nn.CELU(2.0, inplace=True)) == "CELU(alpha=2.0, inplace=True)"
+    assert repr(nn.RReLU()) == "RReLU(lower=0.125, upper=0.3333333333333333)"
+    assert repr(nn.RReLU(0.1, 0.3, inplace=True)) == "RReLU(lower=0.1, upper=0.3, inplace=True)"
+    assert repr(nn.PReLU()) == "PReLU(num_parameters=1)"
+    assert repr(nn.GLU()) == "GLU(dim=-1)"
+    assert repr(nn.Hardshrink()) == "Hardshrink(0.5)"
+    assert repr(nn.Softshrink(0.2)) == "Softshrink(0.2)"
+    assert repr(nn.Tanhshrink()) == "Tanhshrink()"
+    assert repr(nn.LogSigmoid()) == "LogSigmoid()"
+
+
+@pytest.mark.parametrize(
+    "layer, fn",
+    [
+        (nn.CELU(0.5), lambda x: F.celu(x, 0.5)),
+        (nn.GLU(0), lambda x: F.glu(x, 0)),
+        (nn.Hardshrink(0.3), lambda x: F.hardshrink(x, 0.3)),
+        (nn.Softshrink(0.3), lambda x: F.softshrink(x, 0.3)),
+        (nn.Tanhshrink(), F.tanhshrink),
+        (nn.LogSigmoid(), F.logsigmoid),
+        (nn.RReLU(0.1, 0.2).eval(), lambda x: F.leaky_relu(x, 0.15)),
+    ],
+    ids=lambda v: type(v).__name__ if isinstance(v, nn.Module) else "",
+)
+def test_layers_apply_their_function_and_hold_no_state(layer, fn):
+    x = T([[-2.0, -0.25, 0.1, 3.0], [0.5, -0.5, 1.5, -1.0]])
+    assert_values(layer(x), fn(x).numpy())
+    assert list(layer.state_dict()) == []
+
+
+def test_rrelu_layer_draws_slopes_in_training_only():
+    layer = nn.RReLU(0.1, 0.3)
+    x = T(-np.linspace(1.0, 2.0, 50))
+    slopes = layer(x).numpy() / x.numpy()
+    assert len(np.unique(slopes)) > 40 and slopes.min() >= 0.1 and slopes.max() < 0.3
+    layer.eval()
+    assert_values(layer(x), x.numpy() * 0.2)
+
+
+def test_prelu_layer_has_pytorchs_parameter_and_learns_it():
+    layer = nn.PReLU(3, init=0.1)
+    assert list(layer.state_dict()) == ["weight"]
+    assert [name for name, _ in layer.named_parameters()] == ["weight"]
+    assert_values(layer.weight, [0.1, 0.1, 0.1])
+    layer.load_state_dict({"weight": np.array(PRELU_W)})
+    x = leaf(PRELU_X)
+    out = layer(x)
+    cr.sum(out * T(PRELU_WEIGHTS)).backward()
+    assert_values(layer.weight.grad, [-4.0, -1.55, 0.35])
+    one = nn.PReLU()
+    assert_values(one.weight, [0.25])
+    assert_values(one(T([[-4.0, 2.0]])), [[-1.0, 2.0]])
+    assert nn.PReLU(dtype=cr.float32).weight.dtype == cr.float32

@@ -41,6 +41,14 @@ __all__ = [
     "threshold",
     "softsign",
     "mish",
+    "celu",
+    "rrelu",
+    "prelu",
+    "glu",
+    "hardshrink",
+    "softshrink",
+    "tanhshrink",
+    "logsigmoid",
     "normalize",
     "linear",
     "conv2d",
@@ -259,6 +267,119 @@ def softsign(x: Tensor, /) -> Tensor:
 def mish(x: Tensor, /, inplace: bool = False) -> Tensor:
     """x * tanh(softplus(x))."""
     return _written_into(x, x * ops.tanh(softplus(x)), inplace)
+
+
+def celu(x: Tensor, /, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """x where x > 0, alpha * (exp(x / alpha) - 1) where x <= 0 (elu with its input scaled by
+    1 / alpha, as PyTorch's); with `inplace`, written into x."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    return _written_into(x, OPS["elu"](x, (alpha, 1.0, 1.0 / alpha)), inplace)
+
+
+def rrelu(
+    x: Tensor,
+    /,
+    lower: float = 1.0 / 8.0,
+    upper: float = 1.0 / 3.0,
+    training: bool = False,
+    inplace: bool = False,
+) -> Tensor:
+    """Randomised leaky relu: x where x > 0, a * x elsewhere. In training, a is drawn for
+    each element, uniform in [lower, upper), from chainrule.random's default generator (so
+    never PyTorch's numbers); else a = (lower + upper) / 2. With `inplace`, written into x."""
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    if not training:
+        return leaky_relu(x, (lower + upper) / 2.0, inplace)
+    slopes = _random.uniform(lower, upper, x.shape, dtype=x.dtype)
+    return _written_into(x, ops.where(x > 0, x, x * slopes), inplace)
+
+
+def prelu(x: Tensor, weight: Tensor) -> Tensor:
+    """x where x > 0, weight * x elsewhere; `weight` holds one slope, or one per channel
+    (axis 1; a 1-D x is one channel), as PyTorch's."""
+    if weight.ndim > 1:
+        raise RuntimeError(
+            f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}"
+        )
+    count = math.prod(weight.shape)
+    if count != 1:
+        if x.ndim == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = x.shape[1] if x.ndim >= 2 else 1
+        if count != channels:
+            raise RuntimeError(
+                "Mismatch of parameter numbers and input channel size. Found parameter "
+                f"numbers = {count} and channel size = {channels}."
+            )
+        if x.ndim >= 2:
+            weight = ops.reshape(weight, (count,) + (1,) * (x.ndim - 2))
+    elif weight.ndim == 1:
+        weight = ops.reshape(weight, ())
+    return ops.where(x > 0, x, weight * x)
+
+
+def glu(x: Tensor, /, dim: int = -1) -> Tensor:
+    """The gated linear unit a * sigmoid(b), a and b the first and second halves of x along
+    `dim`."""
+    if x.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    if not -x.ndim <= dim < x.ndim:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-x.ndim}, {x.ndim - 1}], "
+            f"but got {dim})"
+        )
+    size = x.shape[dim]
+    if size % 2:
+        raise RuntimeError(
+            f"Halving dimension must be even, but dimension {dim % x.ndim} is size {size}"
+        )
+    axis = dim % x.ndim
+    half = size // 2
+    first = x[(slice(None),) * axis + (slice(0, half),)]
+    second = x[(slice(None),) * axis + (slice(half, size),)]
+    return first * sigmoid(second)
+
+
+def hardshrink(x: Tensor, /, lambd: float = 0.5) -> Tensor:
+    """0 where -lambd <= x <= lambd, x elsewhere; the gradient is 1 where |x| > lambd, 0
+    elsewhere (at a NaN x too, whose value stays NaN), as PyTorch's."""
+    outside = (x < -lambd) | (x > lambd)
+    inside = (x >= -lambd) & (x <= lambd)
+    return ops.where(outside, x, ops.where(inside, 0.0, x.detach()))
+
+
+def _check_lambda(x: Tensor, lambd: float) -> None:
+    if lambd < 0:
+        names = {ops.float64: "Double", ops.float32: "Float"}
+        largest = ops.finfo(x.dtype).max
+        raise RuntimeError(
+            f"lambda must be in range [0, {largest:g}] for input dtype "
+            f"{names.get(x.dtype, x.dtype)}, but found {lambd:g}"
+        )
+
+
+def softshrink(x: Tensor, /, lambd: float = 0.5) -> Tensor:
+    """x - lambd where x > lambd, x + lambd where x < -lambd, 0 between; the gradient is 1
+    outside, 0 between (at a NaN x too, whose value stays NaN), as PyTorch's. lambd must not
+    be negative."""
+    _check_lambda(x, lambd)
+    shifted = ops.where(x > lambd, x - lambd, x + lambd)
+    inside = (x >= -lambd) & (x <= lambd)
+    outside = (x < -lambd) | (x > lambd)
+    return ops.where(outside, shifted, ops.where(inside, 0.0, x.detach()))
+
+
+def tanhshrink(x: Tensor, /) -> Tensor:
+    """x - tanh(x)."""
+    return x - ops.tanh(x)
+
+
+def logsigmoid(x: Tensor, /) -> Tensor:
+    """log(sigmoid(x)) = -softplus(-x), computed without overflow or cancellation: x itself
+    far to the left, -exp(-x) far to the right; derivatives sigmoid(-x) and its own."""
+    return ops.negative(OPS["softplus"](ops.negative(x), (1.0, math.inf)))
 
 
 def normalize(
