@@ -1,7 +1,8 @@
-"""The activations PyTorch has beyond tests/test_nn_activations.py's, and the precision of
-softplus, mish, elu and selu at special points: values, first and second derivatives in
-reverse and forward mode against PyTorch 2.13's (float64, recorded here as literals) and
-against finite differences."""
+"""The activations and distances PyTorch has beyond tests/test_nn_activations.py's (celu,
+rrelu, prelu, glu, the shrinks, logsigmoid; cosine_similarity, pairwise_distance, pdist; their
+layers), and the precision of softplus, mish, elu and selu at special points: values, first
+and second derivatives in reverse and forward mode against PyTorch 2.13's (float64, recorded
+here as literals) and against finite differences."""
 
 import math
 
@@ -499,3 +500,202 @@ def test_prelu_layer_has_pytorchs_parameter_and_learns_it():
     assert_values(one.weight, [0.25])
     assert_values(one(T([[-4.0, 2.0]])), [[-1.0, 2.0]])
     assert nn.PReLU(dtype=cr.float32).weight.dtype == cr.float32
+
+
+# ----------------------------------------------------------------------------- distances
+
+# Rows: ordinary, a zero vector, norms below eps (1e-9 and 3e-9), equal rows.
+DIST_A = [[1.0, 2.0, 3.0], [0.0, 0.0, 0.0], [1e-9, 0.0, 0.0], [-1.0, 0.5, 2.0]]
+DIST_B = [[0.5, -1.0, 2.0], [1.0, 2.0, 3.0], [0.0, 3e-9, 0.0], [-1.0, 0.5, 2.0]]
+
+
+@pytest.mark.parametrize(
+    "dim, weights, values, grad_a, grad_b",
+    [
+        (
+            1,
+            [1.0, 1.0, 1.0, 1.0],
+            [0.524890659167824, 0.0, 0.0, 1.0],
+            [[0.02082899441142158, -0.19162674858507858, 0.12080816758624519],
+             [26726124.191242438, 53452248.382484876, 80178372.57372732],
+             [0.0, 30000000.0, 0.0], [0.0, 0.0, 0.0]],
+            [[0.06665278211654907, 0.33326391058274535, 0.1499687597622354], [0.0, 0.0, 0.0],
+             [10000000.0, 0.0, 0.0], [0.0, 0.0, 0.0]],
+        ),
+        (
+            0,
+            [1.0, -2.0, 0.5],
+            [0.7071067811865475, -0.3704792868174742, 0.6726727939963124],
+            [[-0.11785113019775786, 0.07471851162705367, -0.01034881221532788],
+             [0.4714045207910316, -0.8468097984399411, 0.10090091909944687],
+             [-3.5355339059327367e-10, -1.2702146976599116e-09, 0.0],
+             [-0.11785113019775795, -0.2988740465082145, 0.015523218322991826]],
+            [[0.3142696805273544, -0.7056748320332842, 0.06133193121731084],
+             [-0.31426968052735443, -0.2822699328133137, -0.059353481823204046],
+             [4.714045207910317e-10, -4.2340489921997056e-10, 0.0],
+             [-0.1571348402636772, -0.2822699328133137, 0.027698291517495213]],
+        ),
+    ],
+)  # fmt: skip
+def test_cosine_similarity_values_and_gradients_are_pytorchs(dim, weights, values, grad_a, grad_b):
+    a, b = leaf(DIST_A), leaf(DIST_B)
+    out = F.cosine_similarity(a, b, dim)
+    assert_values(out, values)
+    ga, gb = grad(cr.sum(out * T(weights)), (a, b))
+    assert_values(ga, grad_a, rtol=1e-12, atol=1e-15)
+    assert_values(gb, grad_b, rtol=1e-12, atol=1e-15)
+
+
+def test_cosine_similarity_gradient_goes_through_a_clamped_norm_as_pytorchs():
+    # |a| = 1.4e-9 is clamped to eps = 1e-8 in the value; the gradient is still the
+    # norm's, as PyTorch's (which clamps outside autograd): not b / eps alone.
+    a, b = leaf([[1e-9, 1e-9, 0.0]]), leaf([[1.0, 0.0, 0.0]])
+    out = F.cosine_similarity(a, b)
+    assert_values(out, [0.1])
+    ga, gb = grad(cr.sum(out), (a, b))
+    assert_values(ga, [[92928932.18813452, -7071067.811865476, 0.0]])
+    assert_values(gb, [[0.0, 0.1, 0.0]])
+
+
+def test_cosine_similarity_broadcasts_and_refuses_as_pytorch():
+    assert_values(F.cosine_similarity(T(np.ones((2, 3))), T([1.0, 1.0, 1.0])), [1.0, 1.0])
+    assert_values(F.cosine_similarity(T([3.0, 4.0]), T([4.0, 3.0]), dim=-1), 0.96)
+    with pytest.raises(RuntimeError, match=r"size of tensor a \(3\) must match the size of"):
+        F.cosine_similarity(T(np.ones((2, 3))), T(np.ones(4)))
+    with pytest.raises(IndexError, match=r"range of \[-1, 0\], but got 1"):
+        F.cosine_similarity(T(np.ones(3)), T(np.ones(3)))
+
+
+@examples(10)
+@given(
+    a=arrays((2, 3), floats(-2, 2).filter(lambda v: abs(v) > 0.2)),
+    b=arrays((2, 3), floats(-2, 2).filter(lambda v: abs(v) > 0.2)),
+)
+def test_cosine_similarity_first_and_second_derivatives_in_both_modes(a, b):
+    _both_modes(F.cosine_similarity, leaf(a), leaf(b))
+    _both_modes(lambda x, y: F.cosine_similarity(x, y, dim=0), leaf(a), leaf(b[0]))
+
+
+@pytest.mark.parametrize(
+    "kwargs, values, grad_a",
+    [
+        (
+            {},
+            [3.2015635242804414, 3.741655783206547, 1.7308986105488675e-06,
+             1.7320508075688771e-06],
+            [[0.15617400567192444, 0.9370424722946133, 0.31234769899646214],
+             [-0.2672610891916452, -0.5345224456446469, -0.8017838020976484],
+             [0.5783123251122047, 0.5760013867501179, 0.577734590521683],
+             [0.5773502691896258, 0.5773502691896258, 0.5773502691896258]],
+        ),
+        (
+            {"p": 1.0, "keepdim": True},
+            [[4.500003], [5.9999970000000005], [2.998e-06], [3e-06]],
+            [[1.0, 1.0, 1.0], [-1.0, -1.0, -1.0], [1.0, 1.0, 1.0], [1.0, 1.0, 1.0]],
+        ),
+        (
+            {"p": 3.0, "eps": 0.0},
+            [3.0411009977867, 3.3019272488946263, 3.036588971875666e-09, 0.0],
+            [[0.02703200886921511, 0.973152319291744, 0.10812803547686044],
+             [-0.0917202013581841, -0.3668808054327364, -0.8254818122236569],
+             [0.10844960613841628, -0.9760464552457464, 0.0], [0.0, 0.0, 0.0]],
+        ),
+        (
+            {"p": math.inf},
+            [3.000001, 2.999999, 1.001e-06, 1e-06],
+            [[0.0, 1.0, 0.0], [0.0, 0.0, -1.0], [1.0, 0.0, 0.0],
+             [1 / 3, 1 / 3, 1 / 3]],
+        ),
+    ],
+)  # fmt: skip
+def test_pairwise_distance_values_and_gradients_are_pytorchs(kwargs, values, grad_a):
+    a, b = leaf(DIST_A), leaf(DIST_B)
+    out = F.pairwise_distance(a, b, **kwargs)
+    assert_values(out, values)
+    ga, gb = grad(cr.sum(out), (a, b))
+    assert_values(ga, grad_a)
+    assert_values(gb, -np.array(grad_a))
+
+
+def test_pairwise_distance_of_vectors_and_scalars():
+    assert_values(F.pairwise_distance(T([1.0, 1.0]), T([0.0, 0.0])), math.sqrt(2) * 1.000001)
+    assert_values(F.pairwise_distance(T([1.0]), T([0.0]), keepdim=True), [1.000001])
+    assert_values(F.pairwise_distance(T(1.0), T(0.0)), 1.000001)
+
+
+@pytest.mark.parametrize("p", [2.0, 1.0, 3.0])
+@examples(10)
+@given(
+    a=arrays((2, 3), floats(-2, 2)),
+    b=arrays((2, 3), floats(-2, 2)),
+)
+def test_pairwise_distance_first_and_second_derivatives_in_both_modes(p, a, b):
+    # Differences kept at least 0.1 from 0, where |d| and the p-norm kink.
+    d = a - b
+    b = np.where(np.abs(d) < 0.1, a - np.where(d < 0, -0.2, 0.2), b)
+    _both_modes(lambda x, y: F.pairwise_distance(x, y, p=p), leaf(a), leaf(b))
+
+
+PDIST_X = [[1.0, 2.0], [1.0, 2.0], [0.0, -1.0], [3.0, 0.5]]
+# p: (PyTorch's values, its gradient of the sum weighted by linspace(-1, 1, 6)); rows 0 and
+# 1 are equal: distance 0, whose gradient is 0.
+PDIST_RECORDED = {
+    2.0: (
+        [0.0, 3.1622776601683795, 2.5, 3.1622776601683795, 2.5, 3.3541019662496847],
+        [[-0.029736659610102772, -0.6892099788303082], [-0.4167544467966324, 0.5497366596101027],
+         [-0.7679360845931806, -0.06774027627975238], [1.2144271909999158, 0.2072135954999579]],
+    ),
+    1.0: (
+        [0.0, 4.0, 3.5, 4.0, 3.5, 4.5],
+        [[-0.4, -0.8], [-0.4, 0.8], [-0.6, -0.6], [1.4, 0.6]],
+    ),
+    3.0: (
+        [0.0, 3.0365889718756622, 2.2489707226377074, 3.0365889718756622, 2.2489707226377074,
+         3.120125734577856],
+        [[0.09309960582114046, -0.6745981434935563], [-0.45281818728488793, 0.462120102087471],
+         [-0.8811018566788129, 0.1592981573147546], [1.2408204381425603, 0.053179884091330676]],
+    ),
+    math.inf: (
+        [0.0, 3.0, 2.0, 3.0, 2.0, 3.0],
+        [[0.2, -0.6], [-0.6, 0.2], [-1.0, 0.4], [1.4, 0.0]],
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("p", list(PDIST_RECORDED))
+def test_pdist_values_and_gradients_are_pytorchs(p):
+    values, expected = PDIST_RECORDED[p]
+    x = leaf(PDIST_X)
+    out = F.pdist(x, p)
+    assert_values(out, values)
+    (g,) = grad(cr.sum(out * T(np.linspace(-1.0, 1.0, 6))), x)
+    assert_values(g, expected)
+
+
+@examples(10)
+@given(a=arrays((4, 2), floats(-2, 2)))
+def test_pdist_first_and_second_derivatives_in_both_modes(a):
+    a = a + np.array([[0.0, 0.0], [3.0, 0.0], [0.0, 5.0], [6.0, 7.0]])  # rows kept apart
+    _both_modes(F.pdist, leaf(a))
+    _both_modes(lambda x: F.pdist(x, 3.0), leaf(a))
+
+
+def test_pdist_refuses_what_pytorch_refuses():
+    assert F.pdist(T(np.ones((1, 3)))).shape == (0,)
+    with pytest.raises(RuntimeError, match="pdist only supports 2D tensors, got: 3D"):
+        F.pdist(T(np.ones((2, 3, 4))))
+    with pytest.raises(RuntimeError, match="pdist only supports non-negative p values"):
+        F.pdist(T(np.ones((3, 2))), -1.0)
+    with pytest.raises(RuntimeError, match="pdist only supports floating-point dtypes"):
+        F.pdist(T(np.ones((3, 2), dtype=np.int64)))
+
+
+def test_distance_layers_are_pytorchs():
+    layer = nn.PairwiseDistance(p=1.0, eps=0.0, keepdim=True)
+    assert (layer.norm, layer.eps, layer.keepdim) == (1.0, 0.0, True)
+    assert repr(layer) == "PairwiseDistance()" and list(layer.state_dict()) == []
+    assert_values(layer(T([[1.0, -2.0]]), T([[0.0, 0.0]])), [[3.0]])
+    cosine = nn.CosineSimilarity(dim=0)
+    assert (cosine.dim, cosine.eps) == (0, 1e-8)
+    assert repr(cosine) == "CosineSimilarity()" and list(cosine.state_dict()) == []
+    assert_values(cosine(T([3.0, 4.0]), T([4.0, 3.0])), 0.96)

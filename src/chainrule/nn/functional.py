@@ -50,6 +50,9 @@ __all__ = [
     "tanhshrink",
     "logsigmoid",
     "normalize",
+    "cosine_similarity",
+    "pairwise_distance",
+    "pdist",
     "linear",
     "conv2d",
     "conv1d",
@@ -391,6 +394,76 @@ def normalize(
         raise NotImplementedError("normalize(out=...) is not supported; use the result")
     norm = linalg.vector_norm(x, axis=dim, keepdims=True, ord=p)
     return x / ops.maximum(norm, eps)
+
+
+def _broadcast_pair(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+    """a and b broadcast to their common shape, with PyTorch's error where they don't."""
+    ndim = max(a.ndim, b.ndim)
+    sa, sb = (1,) * (ndim - a.ndim) + a.shape, (1,) * (ndim - b.ndim) + b.shape
+    shape = []
+    for axis, (m, n) in enumerate(zip(sa, sb)):
+        if m != n and m != 1 and n != 1:
+            raise RuntimeError(
+                f"The size of tensor a ({m}) must match the size of tensor b ({n}) at "
+                f"non-singleton dimension {axis}"
+            )
+        shape.append(n if m == 1 else m)
+    return ops.broadcast_to(a, tuple(shape)), ops.broadcast_to(b, tuple(shape))
+
+
+def _clamped_norm(x: Tensor, dim: int, eps: float) -> Tensor:
+    # PyTorch clamps the norm below at eps in place, outside autograd: the value is
+    # max(norm, eps), the gradient the norm's own even where the clamp took effect. Where it
+    # did, eps plus the norm minus its detached self (exactly 0) carries that gradient.
+    norm = linalg.vector_norm(x, axis=dim, keepdims=True)
+    return ops.where(norm < eps, (norm - norm.detach()) + eps, norm)
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """The cosine of the angle between x1 and x2 along `dim` (of their broadcast shape,
+    removed): sum((x1 / |x1|) * (x2 / |x2|)), each norm clamped below at eps as PyTorch's
+    (whose gradient stays the norm's where the clamp takes effect)."""
+    x1, x2 = _broadcast_pair(x1, x2)
+    ndim = max(x1.ndim, 1)
+    if not -ndim <= dim < ndim:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got "
+            f"{dim})"
+        )
+    if x1.ndim == 0:  # one element: its axis 0, summed away
+        x1, x2, dim = ops.reshape(x1, (1,)), ops.reshape(x2, (1,)), 0
+    unit1 = x1 / _clamped_norm(x1, dim, eps)
+    unit2 = x2 / _clamped_norm(x2, dim, eps)
+    return ops.sum(unit1 * unit2, axis=dim)
+
+
+def pairwise_distance(
+    x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
+) -> Tensor:
+    """The p-norm of x1 - x2 + eps along the last axis of their broadcast shape (kept with
+    `keepdim`), as PyTorch's; p = 0 counts the nonzero elements (a result without gradient,
+    where PyTorch's has a zero one), p = inf takes the largest."""
+    diff = x1 - x2 + eps
+    if diff.ndim == 0:
+        return linalg.vector_norm(diff, ord=p)
+    return linalg.vector_norm(diff, axis=-1, keepdims=keepdim, ord=p)
+
+
+def pdist(input: Tensor, p: float = 2.0) -> Tensor:  # noqa: A002
+    """The p-norm distances between the rows of a matrix of N rows, pair (i, j) for i < j in
+    row-major order: N (N - 1) / 2 of them, as PyTorch's (p = 0, the number of elements that
+    differ, has no gradient, where PyTorch's is zero)."""
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if not ops.isdtype(input.dtype, "real floating"):
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    n = input.shape[0]
+    first = [i for i in range(n) for _ in range(i + 1, n)]
+    second = [j for i in range(n) for j in range(i + 1, n)]
+    diff = _gather(input, first, 0) - _gather(input, second, 0)
+    return linalg.vector_norm(diff, axis=-1, ord=p)
 
 
 # ----------------------------------------------------------------------------- layers

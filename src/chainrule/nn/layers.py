@@ -41,6 +41,8 @@ __all__ = [
     "Hardshrink",
     "Softshrink",
     "Tanhshrink",
+    "CosineSimilarity",
+    "PairwiseDistance",
     "Sigmoid",
     "Softmax",
     "LogSoftmax",
@@ -632,6 +634,41 @@ class Tanhshrink(_Activation):
     """x - tanh(x)."""
 
     fn = staticmethod(F.tanhshrink)
+
+
+class CosineSimilarity(Module):
+    """cosine_similarity(x1, x2, dim, eps): the cosine of the angle between x1 and x2 along
+    `dim`."""
+
+    def __init__(self, dim: int = 1, eps: float = 1e-8) -> None:
+        super().__init__()
+        self.dim = dim
+        self.eps = eps
+
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
+        """cosine_similarity(x1, x2) along dim."""
+        return F.cosine_similarity(x1, x2, self.dim, self.eps)
+
+    if TYPE_CHECKING:
+        __call__ = forward
+
+
+class PairwiseDistance(Module):
+    """pairwise_distance(x1, x2, p, eps, keepdim): the p-norm of x1 - x2 + eps along the
+    last axis."""
+
+    def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> None:
+        super().__init__()
+        self.norm = p
+        self.eps = eps
+        self.keepdim = keepdim
+
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
+        """pairwise_distance(x1, x2)."""
+        return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+
+    if TYPE_CHECKING:
+        __call__ = forward
 
 
 class Dropout(Module):
