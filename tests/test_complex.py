@@ -299,9 +299,9 @@ def test_the_rules_for_real_values_only_raise_for_complex_ones():
 def test_every_rule_says_how_it_meets_complex_values():
     assert {r.complex for r in RULES.values() if r.vjp is not None} <= {None, "holomorphic", "own"}
     assert set(REAL_ONLY) == {
-        "atan2", "bernoulli", "binary_cross_entropy", "ceil", "copysign", "erf_series", "floor",
-        "floor_divide", "hypot", "logaddexp", "max", "maximum", "min", "minimum", "nextafter",
-        "relu", "remainder", "riemann_zeta", "trunc",
+        "atan2", "bernoulli", "binary_cross_entropy", "ceil", "copysign", "elu", "erf_series",
+        "floor", "floor_divide", "hypot", "logaddexp", "max", "maximum", "min", "minimum",
+        "nextafter", "relu", "remainder", "riemann_zeta", "softplus", "trunc",
     } | SPECIAL  # fmt: skip
 
 

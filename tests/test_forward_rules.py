@@ -21,11 +21,13 @@ from chainrule.autograd import gradcheck, gradgradcheck
 from chainrule.func import vmap
 from conftest import LIBRARY, N, T, failing_on_dask
 from helpers import (
+    AWAY_FROM_ZERO,
     NONEMPTY,
     SHAPES,
     arrays,
     axes_for,
     broadcastable,
+    floats,
     leaf,
 )
 from test_elementwise import BINARY, UNARY
@@ -386,6 +388,15 @@ SAMPLES = {
     "conj": st.builds(lambda a: (cr.conj, [a]), COMPLEX),
     "angle": st.builds(lambda a: (cr.angle, [a]), AWAY_FROM_ORIGIN),
     "erf_series": st.builds(lambda a: (F.gelu, [a]), SHAPES.flatmap(arrays)),
+    # softplus's threshold (beta x = 3) and elu's kink (0) kept clear of the differences.
+    "softplus": st.builds(
+        lambda a: (lambda x: F.softplus(x, beta=2.0, threshold=3.0), [a]),
+        SHAPES.flatmap(lambda s: arrays(s, floats(-2.0, 1.4))),
+    ),
+    "elu": st.builds(
+        lambda a: (lambda x: F.celu(x, 0.7), [a]),
+        SHAPES.flatmap(lambda s: arrays(s, AWAY_FROM_ZERO)),
+    ),
     "fft": _fft(),
     "linalg_eig": _eig(),
     "batch": _vmapped(),

@@ -73,6 +73,7 @@ TORCH_NAMES: dict[str, str | Callable[[Any], str]] = {
     "ceil": "CeilBackward0",
     "cos": "CosBackward0",
     "cosh": "CoshBackward0",
+    "elu": "EluBackward0",
     # erf from elementwise operations (nn.functional.gelu's exact form): an erf node
     "erf_series": "ErfBackward0",
     "exp": "ExpBackward0",
@@ -93,6 +94,7 @@ TORCH_NAMES: dict[str, str | Callable[[Any], str]] = {
     "sign": "SignBackward0",
     "sin": "SinBackward0",
     "sinh": "SinhBackward0",
+    "softplus": "SoftplusBackward0",
     "sqrt": "SqrtBackward0",
     "square": "PowBackward0",
     "tan": "TanBackward0",

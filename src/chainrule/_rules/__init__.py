@@ -27,11 +27,12 @@ operand they don't know instead of deferring to it.
 
 The table is one registry (`_declare`) filled by its families, each in a module of its own:
 `_elementwise`, `_reductions`, `_products`, `_shape`, `_linalg`, `_nondiff`, `_fft`,
-`_special`. Importing this package imports them all."""
+`_special`, `_activations`. Importing this package imports them all."""
 
 from __future__ import annotations
 
 from . import (  # noqa: F401 - each module registers its family of rules
+    _activations,
     _elementwise,
     _fft,
     _linalg,

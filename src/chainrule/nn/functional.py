@@ -41,7 +41,18 @@ __all__ = [
     "threshold",
     "softsign",
     "mish",
+    "celu",
+    "rrelu",
+    "prelu",
+    "glu",
+    "hardshrink",
+    "softshrink",
+    "tanhshrink",
+    "logsigmoid",
     "normalize",
+    "cosine_similarity",
+    "pairwise_distance",
+    "pdist",
     "linear",
     "bilinear",
     "conv2d",
@@ -196,12 +207,10 @@ def silu(x: Tensor, /, inplace: bool = False) -> Tensor:
 
 
 def softplus(x: Tensor, /, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
-    """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (as PyTorch)."""
-    bx = x * beta if beta != 1.0 else x
-    smooth = ops.logaddexp(bx, 0.0)
-    if beta != 1.0:
-        smooth = smooth / beta
-    return ops.where(bx > threshold, x, smooth)
+    """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (as PyTorch); the
+    derivatives are PyTorch's on both sides of the threshold (the second is 0 from it on)
+    and stay finite far to the left."""
+    return OPS["softplus"](x, (beta, threshold))
 
 
 def _written_into(x: Tensor, out: Tensor, inplace: bool) -> Tensor:
@@ -217,19 +226,10 @@ def leaky_relu(x: Tensor, /, negative_slope: float = 0.01, inplace: bool = False
     return _written_into(x, ops.where(x > 0, x, x * negative_slope), inplace)
 
 
-def _expm1_nonpositive(x: Tensor) -> Tensor:
-    # expm1 of min(x, 0): the branch `where` drops for x > 0 stays finite there, so its zero
-    # gradient does not turn into 0 * inf = nan for large x. Written as a `where`, not as
-    # minimum(x, 0), whose tie at x = 0 would pass on half of the gradient there: the slope
-    # at 0 is the left one, alpha (PyTorch's). The test is x <= 0, as PyTorch's: a NaN x
-    # takes the identity's branch, gradient 1.
-    return ops.expm1(ops.where(x <= 0, x, 0.0))
-
-
 def elu(x: Tensor, /, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    """x where x > 0, alpha * (exp(x) - 1) where x <= 0; the gradient at 0 is alpha, at a NaN
-    x 1 (as PyTorch)."""
-    return _written_into(x, ops.where(x <= 0, alpha * _expm1_nonpositive(x), x), inplace)
+    """x where x > 0, alpha * (exp(x) - 1) where x <= 0 (with expm1); the gradient at 0 is
+    alpha, at a NaN x 1 (as PyTorch), exact far to the left (alpha exp(x))."""
+    return _written_into(x, OPS["elu"](x, (alpha, 1.0, 1.0)), inplace)
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -238,8 +238,7 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 def selu(x: Tensor, /, inplace: bool = False) -> Tensor:
     """scale * elu(x, alpha) with the self-normalising constants of Klambauer et al."""
-    out = _SELU_SCALE * ops.where(x <= 0, _SELU_ALPHA * _expm1_nonpositive(x), x)
-    return _written_into(x, out, inplace)
+    return _written_into(x, OPS["elu"](x, (_SELU_ALPHA, _SELU_SCALE, 1.0)), inplace)
 
 
 def hardtanh(
@@ -295,6 +294,119 @@ def mish(x: Tensor, /, inplace: bool = False) -> Tensor:
     return _written_into(x, x * ops.tanh(softplus(x)), inplace)
 
 
+def celu(x: Tensor, /, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """x where x > 0, alpha * (exp(x / alpha) - 1) where x <= 0 (elu with its input scaled by
+    1 / alpha, as PyTorch's); with `inplace`, written into x."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    return _written_into(x, OPS["elu"](x, (alpha, 1.0, 1.0 / alpha)), inplace)
+
+
+def rrelu(
+    x: Tensor,
+    /,
+    lower: float = 1.0 / 8.0,
+    upper: float = 1.0 / 3.0,
+    training: bool = False,
+    inplace: bool = False,
+) -> Tensor:
+    """Randomised leaky relu: x where x > 0, a * x elsewhere. In training, a is drawn for
+    each element, uniform in [lower, upper), from chainrule.random's default generator (so
+    never PyTorch's numbers); else a = (lower + upper) / 2. With `inplace`, written into x."""
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    if not training:
+        return leaky_relu(x, (lower + upper) / 2.0, inplace)
+    slopes = _random.uniform(lower, upper, x.shape, dtype=x.dtype)
+    return _written_into(x, ops.where(x > 0, x, x * slopes), inplace)
+
+
+def prelu(x: Tensor, weight: Tensor) -> Tensor:
+    """x where x > 0, weight * x elsewhere; `weight` holds one slope, or one per channel
+    (axis 1; a 1-D x is one channel), as PyTorch's."""
+    if weight.ndim > 1:
+        raise RuntimeError(
+            f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}"
+        )
+    count = math.prod(weight.shape)
+    if count != 1:
+        if x.ndim == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = x.shape[1] if x.ndim >= 2 else 1
+        if count != channels:
+            raise RuntimeError(
+                "Mismatch of parameter numbers and input channel size. Found parameter "
+                f"numbers = {count} and channel size = {channels}."
+            )
+        if x.ndim >= 2:
+            weight = ops.reshape(weight, (count,) + (1,) * (x.ndim - 2))
+    elif weight.ndim == 1:
+        weight = ops.reshape(weight, ())
+    return ops.where(x > 0, x, weight * x)
+
+
+def glu(x: Tensor, /, dim: int = -1) -> Tensor:
+    """The gated linear unit a * sigmoid(b), a and b the first and second halves of x along
+    `dim`."""
+    if x.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    if not -x.ndim <= dim < x.ndim:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-x.ndim}, {x.ndim - 1}], "
+            f"but got {dim})"
+        )
+    size = x.shape[dim]
+    if size % 2:
+        raise RuntimeError(
+            f"Halving dimension must be even, but dimension {dim % x.ndim} is size {size}"
+        )
+    axis = dim % x.ndim
+    half = size // 2
+    first = x[(slice(None),) * axis + (slice(0, half),)]
+    second = x[(slice(None),) * axis + (slice(half, size),)]
+    return first * sigmoid(second)
+
+
+def hardshrink(x: Tensor, /, lambd: float = 0.5) -> Tensor:
+    """0 where -lambd <= x <= lambd, x elsewhere; the gradient is 1 where |x| > lambd, 0
+    elsewhere (at a NaN x too, whose value stays NaN), as PyTorch's."""
+    outside = (x < -lambd) | (x > lambd)
+    inside = (x >= -lambd) & (x <= lambd)
+    return ops.where(outside, x, ops.where(inside, 0.0, x.detach()))
+
+
+def _check_lambda(x: Tensor, lambd: float) -> None:
+    if lambd < 0:
+        names = {ops.float64: "Double", ops.float32: "Float"}
+        largest = ops.finfo(x.dtype).max
+        raise RuntimeError(
+            f"lambda must be in range [0, {largest:g}] for input dtype "
+            f"{names.get(x.dtype, x.dtype)}, but found {lambd:g}"
+        )
+
+
+def softshrink(x: Tensor, /, lambd: float = 0.5) -> Tensor:
+    """x - lambd where x > lambd, x + lambd where x < -lambd, 0 between; the gradient is 1
+    outside, 0 between (at a NaN x too, whose value stays NaN), as PyTorch's. lambd must not
+    be negative."""
+    _check_lambda(x, lambd)
+    shifted = ops.where(x > lambd, x - lambd, x + lambd)
+    inside = (x >= -lambd) & (x <= lambd)
+    outside = (x < -lambd) | (x > lambd)
+    return ops.where(outside, shifted, ops.where(inside, 0.0, x.detach()))
+
+
+def tanhshrink(x: Tensor, /) -> Tensor:
+    """x - tanh(x)."""
+    return x - ops.tanh(x)
+
+
+def logsigmoid(x: Tensor, /) -> Tensor:
+    """log(sigmoid(x)) = -softplus(-x), computed without overflow or cancellation: x itself
+    far to the left, -exp(-x) far to the right; derivatives sigmoid(-x) and its own."""
+    return ops.negative(OPS["softplus"](ops.negative(x), (1.0, math.inf)))
+
+
 def normalize(
     x: Tensor, /, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: None = None
 ) -> Tensor:
@@ -304,6 +416,76 @@ def normalize(
         raise NotImplementedError("normalize(out=...) is not supported; use the result")
     norm = linalg.vector_norm(x, axis=dim, keepdims=True, ord=p)
     return x / ops.maximum(norm, eps)
+
+
+def _broadcast_pair(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+    """a and b broadcast to their common shape, with PyTorch's error where they don't."""
+    ndim = max(a.ndim, b.ndim)
+    sa, sb = (1,) * (ndim - a.ndim) + a.shape, (1,) * (ndim - b.ndim) + b.shape
+    shape = []
+    for axis, (m, n) in enumerate(zip(sa, sb)):
+        if m != n and m != 1 and n != 1:
+            raise RuntimeError(
+                f"The size of tensor a ({m}) must match the size of tensor b ({n}) at "
+                f"non-singleton dimension {axis}"
+            )
+        shape.append(n if m == 1 else m)
+    return ops.broadcast_to(a, tuple(shape)), ops.broadcast_to(b, tuple(shape))
+
+
+def _clamped_norm(x: Tensor, dim: int, eps: float) -> Tensor:
+    # PyTorch clamps the norm below at eps in place, outside autograd: the value is
+    # max(norm, eps), the gradient the norm's own even where the clamp took effect. Where it
+    # did, eps plus the norm minus its detached self (exactly 0) carries that gradient.
+    norm = linalg.vector_norm(x, axis=dim, keepdims=True)
+    return ops.where(norm < eps, (norm - norm.detach()) + eps, norm)
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """The cosine of the angle between x1 and x2 along `dim` (of their broadcast shape,
+    removed): sum((x1 / |x1|) * (x2 / |x2|)), each norm clamped below at eps as PyTorch's
+    (whose gradient stays the norm's where the clamp takes effect)."""
+    x1, x2 = _broadcast_pair(x1, x2)
+    ndim = max(x1.ndim, 1)
+    if not -ndim <= dim < ndim:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got "
+            f"{dim})"
+        )
+    if x1.ndim == 0:  # one element: its axis 0, summed away
+        x1, x2, dim = ops.reshape(x1, (1,)), ops.reshape(x2, (1,)), 0
+    unit1 = x1 / _clamped_norm(x1, dim, eps)
+    unit2 = x2 / _clamped_norm(x2, dim, eps)
+    return ops.sum(unit1 * unit2, axis=dim)
+
+
+def pairwise_distance(
+    x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
+) -> Tensor:
+    """The p-norm of x1 - x2 + eps along the last axis of their broadcast shape (kept with
+    `keepdim`), as PyTorch's; p = 0 counts the nonzero elements (a result without gradient,
+    where PyTorch's has a zero one), p = inf takes the largest."""
+    diff = x1 - x2 + eps
+    if diff.ndim == 0:
+        return linalg.vector_norm(diff, ord=p)
+    return linalg.vector_norm(diff, axis=-1, keepdims=keepdim, ord=p)
+
+
+def pdist(input: Tensor, p: float = 2.0) -> Tensor:  # noqa: A002
+    """The p-norm distances between the rows of a matrix of N rows, pair (i, j) for i < j in
+    row-major order: N (N - 1) / 2 of them, as PyTorch's (p = 0, the number of elements that
+    differ, has no gradient, where PyTorch's is zero)."""
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if not ops.isdtype(input.dtype, "real floating"):
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    n = input.shape[0]
+    first = [i for i in range(n) for _ in range(i + 1, n)]
+    second = [j for i in range(n) for j in range(i + 1, n)]
+    diff = _gather(input, first, 0) - _gather(input, second, 0)
+    return linalg.vector_norm(diff, axis=-1, ord=p)
 
 
 # ----------------------------------------------------------------------------- layers

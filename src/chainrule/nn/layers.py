@@ -33,6 +33,16 @@ __all__ = [
     "Hardsigmoid",
     "Hardswish",
     "Threshold",
+    "CELU",
+    "RReLU",
+    "PReLU",
+    "GLU",
+    "LogSigmoid",
+    "Hardshrink",
+    "Softshrink",
+    "Tanhshrink",
+    "CosineSimilarity",
+    "PairwiseDistance",
     "Sigmoid",
     "Softmax",
     "LogSoftmax",
@@ -541,6 +551,163 @@ class Hardtanh(_Activation):
         self.min_val = min_val
         self.max_val = max_val
         self.inplace = inplace
+
+
+class CELU(_Activation):
+    """x where x > 0, alpha * (exp(x / alpha) - 1) elsewhere; with `inplace`, into x."""
+
+    fn = staticmethod(F.celu)
+    options = ("alpha", "inplace")
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+
+class RReLU(Module):
+    """x where x > 0, a * x elsewhere: in training a drawn for each element uniform in
+    [lower, upper) (chainrule.random's default generator), in eval (lower + upper) / 2; with
+    `inplace`, written into x."""
+
+    def __init__(
+        self, lower: float = 1.0 / 8.0, upper: float = 1.0 / 3.0, inplace: bool = False
+    ) -> None:
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, x: Tensor) -> Tensor:
+        """rrelu(x), random slopes in training mode."""
+        return F.rrelu(x, self.lower, self.upper, self.training, self.inplace)
+
+    if TYPE_CHECKING:
+        __call__ = forward
+
+    def extra_repr(self) -> str:
+        """The bounds (and inplace where set), as PyTorch prints them."""
+        inplace = ", inplace=True" if self.inplace else ""
+        return f"lower={self.lower}, upper={self.upper}{inplace}"
+
+
+class PReLU(Module):
+    """x where x > 0, weight * x elsewhere, with a learnable `weight` of `num_parameters`
+    slopes (1, or one per channel: axis 1 of the input), each `init` at first, in `dtype`,
+    on `device`."""
+
+    def __init__(
+        self, num_parameters: int = 1, init: float = 0.25, device: Any = None, dtype: Any = None
+    ) -> None:
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.init = init
+        self.weight = Parameter(ops.full((num_parameters,), init, dtype=dtype))
+        if device is not None:
+            self.to(device)
+
+    def forward(self, x: Tensor) -> Tensor:
+        """prelu(x, weight)."""
+        return F.prelu(x, self.weight)
+
+    if TYPE_CHECKING:
+        __call__ = forward
+
+    def extra_repr(self) -> str:
+        """The number of slopes, as PyTorch prints it."""
+        return f"num_parameters={self.num_parameters}"
+
+
+class GLU(Module):
+    """a * sigmoid(b), a and b the halves of the input along `dim`."""
+
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: Tensor) -> Tensor:
+        """glu(x, dim)."""
+        return F.glu(x, self.dim)
+
+    if TYPE_CHECKING:
+        __call__ = forward
+
+    def extra_repr(self) -> str:
+        """The axis, as PyTorch prints it."""
+        return f"dim={self.dim}"
+
+
+class LogSigmoid(_Activation):
+    """log(sigmoid(x)), without overflow or cancellation."""
+
+    fn = staticmethod(F.logsigmoid)
+
+
+class _Shrink(_Activation):
+    """hardshrink or softshrink with threshold `lambd`, printed as PyTorch prints it."""
+
+    options = ("lambd",)
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        self.lambd = lambd
+
+    def extra_repr(self) -> str:
+        """The threshold alone."""
+        return f"{self.lambd}"
+
+
+class Hardshrink(_Shrink):
+    """0 where -lambd <= x <= lambd, x elsewhere."""
+
+    fn = staticmethod(F.hardshrink)
+
+
+class Softshrink(_Shrink):
+    """x - lambd above lambd, x + lambd below -lambd, 0 between."""
+
+    fn = staticmethod(F.softshrink)
+
+
+class Tanhshrink(_Activation):
+    """x - tanh(x)."""
+
+    fn = staticmethod(F.tanhshrink)
+
+
+class CosineSimilarity(Module):
+    """cosine_similarity(x1, x2, dim, eps): the cosine of the angle between x1 and x2 along
+    `dim`."""
+
+    def __init__(self, dim: int = 1, eps: float = 1e-8) -> None:
+        super().__init__()
+        self.dim = dim
+        self.eps = eps
+
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
+        """cosine_similarity(x1, x2) along dim."""
+        return F.cosine_similarity(x1, x2, self.dim, self.eps)
+
+    if TYPE_CHECKING:
+        __call__ = forward
+
+
+class PairwiseDistance(Module):
+    """pairwise_distance(x1, x2, p, eps, keepdim): the p-norm of x1 - x2 + eps along the
+    last axis."""
+
+    def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> None:
+        super().__init__()
+        self.norm = p
+        self.eps = eps
+        self.keepdim = keepdim
+
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
+        """pairwise_distance(x1, x2)."""
+        return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+
+    if TYPE_CHECKING:
+        __call__ = forward
 
 
 class Dropout(Module):
