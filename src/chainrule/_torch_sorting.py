@@ -84,11 +84,11 @@ def _shared(x: Tensor, value: Tensor) -> Tensor:
     return value + ops.sum(ops.where(same, x - x.detach(), 0.0)) / count
 
 
-def _scan(x: Tensor, axis: int, combine: Any) -> Any:
-    """Inclusive prefix scan of x along `axis` (the last) by the associative `combine(left,
-    right)` of tuples of arrays: log2(n) rounds, each combining every element with the one
-    `step` before it (Hillis and Steele's scan), in any library's arrays."""
-    n = x[0].shape[axis]
+def _scan(x: tuple[Tensor, ...], combine: Any) -> tuple[Tensor, ...]:
+    """The inclusive prefix scan along the last axis of the tensors x (of one shape) by the
+    associative `combine(left, right)` of such tuples: log2(n) rounds, each combining every
+    element with the one `step` before it (Hillis and Steele's scan), in any library."""
+    n = x[0].shape[-1]
     step = 1
     while step < n:
         left = tuple(a[..., : n - step] for a in x)
@@ -158,7 +158,7 @@ def _median(name: str, skip_nan: bool) -> Any:
         _nonempty(name, n, dim)
         order = ops.argsort(x, axis=dim, stable=True)
         if x.dtype.kind not in "fc":
-            position = ops.full(_kept(x.shape, dim), (n - 1) // 2, dtype=ops.int64)
+            position = ops.full(_kept(x.shape, dim), (n - 1) // 2, dtype=ops.int64, device=x.device)
         else:
             # NaN sorts last: the first NaN sits at the count of values that are not NaN.
             known = _count_known(x, dim, True)
@@ -232,7 +232,7 @@ def mode(self: Tensor, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
     ends = ops.where(last, place, -1)
     # The last place of the run before: ends shifted by one, scanned for their maximum.
     before = ops.concat([ops.full_like(ends[..., :1], -1), ends[..., :-1]], axis=-1)
-    (before,) = _scan((before,), -1, lambda a, b: (ops.maximum(a[0], b[0]),))
+    (before,) = _scan((before,), lambda a, b: (ops.maximum(a[0], b[0]),))
     length = ops.where(last, place - before, 0)
     # argmax takes the first longest run: the smallest of the most frequent values.
     position = ops.moveaxis(ops.argmax(length, axis=-1, keepdims=True), -1, dim)
@@ -259,7 +259,7 @@ def _running(name: str, wins: Any) -> Any:
                 )
             return tuple(ops.where(later, r, l) for l, r in zip(left, right))
 
-        _, indices = _scan((data, place), -1, combine)
+        _, indices = _scan((data, place), combine)
         indices = ops.moveaxis(indices, -1, dim)
         values = ops.take_along_axis(x, indices, axis=dim)
         if self.ndim == 0:
@@ -300,7 +300,7 @@ def logcumsumexp(self: Tensor, dim: int) -> Tensor:
         )
     x, dim, _ = _line(self, dim)
     moved = ops.moveaxis(x, dim, -1)
-    (out,) = _scan((moved,), -1, lambda a, b: (_logaddexp(a[0], b[0]),))
+    (out,) = _scan((moved,), lambda a, b: (_logaddexp(a[0], b[0]),))
     out = ops.moveaxis(out, -1, dim)
     return ops.reshape(out, ()) if self.ndim == 0 else out
 
