@@ -36,6 +36,7 @@ LAYERS = [
         "_lazy",
         "_inplace",
         "_torch_methods",
+        "_torch_sorting",
         "_torch_functions",
         "_numpy_methods",
     ],  # fmt: skip

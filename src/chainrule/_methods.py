@@ -37,6 +37,7 @@ from ._namespace import (
 from ._numpy_methods import NUMPY_METHODS
 from ._tensor import Tensor
 from ._torch_methods import TORCH_METHODS
+from ._torch_sorting import SORTING_METHODS
 from .autograd._backward import backward, get_grad_dtype, set_grad_dtype
 
 __all__ = ["METHODS"]
@@ -128,6 +129,7 @@ METHODS = {
     **_lazy.DASK_PROTOCOL,
     # PyTorch's names and keywords (x.sum(dim=1), x.view(-1), x.add_(y)): composites.
     **TORCH_METHODS,
+    **SORTING_METHODS,
     # NumPy's ndarray methods (x.ravel(), x.astype(...), x.fill(0)); where both libraries
     # have the name, the keywords choose (below).
     **{name: m for name, m in NUMPY_METHODS.items() if name not in TORCH_METHODS},

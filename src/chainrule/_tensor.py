@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from types import ModuleType
 
-    from . import _interop, _numpy_methods, _torch_methods
+    from . import _interop, _numpy_methods, _torch_methods, _torch_sorting
     from ._typing import ArrayLike, Axis, Device, DTypeLike, IndexKey
 
 __all__ = [
@@ -1254,6 +1254,20 @@ class Tensor:
         narrow = _torch_methods.narrow
         gather = _torch_methods.gather
         topk = _torch_methods.topk
+        sort = _torch_sorting.sort
+        msort = _torch_sorting.msort
+        kthvalue = _torch_sorting.kthvalue
+        median = _torch_sorting.median
+        nanmedian = _torch_sorting.nanmedian
+        mode = _torch_sorting.mode
+        cummax = _torch_sorting.cummax
+        cummin = _torch_sorting.cummin
+        logcumsumexp = _torch_sorting.logcumsumexp
+        aminmax = _torch_sorting.aminmax
+        nansum = _torch_sorting.nansum
+        nanmean = _torch_sorting.nanmean
+        quantile = _torch_sorting.quantile
+        nanquantile = _torch_sorting.nanquantile
         sigmoid = _torch_methods.sigmoid
         relu = _torch_methods.relu
         softmax = _torch_methods.softmax

@@ -4,7 +4,7 @@ from chainrule's default generator (`manual_seed`, `rand`, `randn`, `randint`, `
 `from_numpy`, `einsum`, the default floating dtype (`get_default_dtype`, `set_default_dtype`),
 and the tensor functions PyTorch has at the top level beside its methods (`cat`, `flatten`,
 `unsqueeze`, `transpose`, `chunk`, `split`, `unbind`, `sigmoid`, `relu`, `clamp`, `mm`, `bmm`,
-`diag`, `topk`)."""
+`diag`, `topk`), and the sorting and selection ones (`median`, `kthvalue`, `quantile`...)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from . import _torch_methods as _method
+from . import _torch_sorting as _sorting
 from . import linalg
 from . import random as _random
 from ._backend import DEFAULT_FLOAT, DType, from_backend_dtype
@@ -46,6 +47,8 @@ __all__ = [
     "get_default_dtype", "set_default_dtype", "cat", "flatten", "unsqueeze", "transpose",
     "chunk", "split", "unbind", "sigmoid", "relu", "clamp", "mm", "bmm", "diagonal", "diag", "topk",
     "cholesky_solve", "logdet", "cdist",
+    "msort", "median", "nanmedian", "kthvalue", "mode", "cummax", "cummin", "logcumsumexp",
+    "aminmax", "nansum", "nanmean", "quantile", "nanquantile",
 ]  # fmt: skip
 
 _COMPLEX_OF = {float16: complex64, float32: complex64, float64: complex128}
@@ -440,3 +443,118 @@ def cdist(x1: ArrayLike, x2: ArrayLike, p: float = 2.0) -> Tensor:
         raise NotImplementedError(f"cdist: p = {p} (below 1) is not implemented; p >= 1 is")
     diff = _method.unsqueeze(x1, -2) - _method.unsqueeze(x2, -3)
     return linalg.vector_norm(diff, axis=-1, ord=p)
+
+
+# ----------------------------------------------------------------------------- sorting
+# PyTorch's sorting and selection functions (chainrule.sort stays the Array API's: the values
+# only; `input.sort()` is PyTorch's pair). Each is its Tensor method (_torch_sorting).
+
+
+def msort(input: ArrayLike) -> Tensor:  # noqa: A002
+    """`input.msort()`: sorted along the first dimension."""
+    return _sorting.msort(as_tensor(input))
+
+
+def median(input: ArrayLike, dim: int | None = None, keepdim: bool = False) -> Any:  # noqa: A002
+    """`input.median(dim, keepdim)`: PyTorch's median, the lower of the two middle values
+    (of all elements, or a (values, indices) pair along `dim`); NaN where there is one.
+    NumPy's `numpy.median(t)` on a tensor is NumPy's instead: the mean of the two middle
+    values, over `axis`. See Tensor.median.
+
+    >>> import chainrule as cr
+    >>> cr.median(cr.asarray([1.0, 4.0, 2.0, 3.0]))
+    tensor(2.)
+    """
+    return _sorting.median(as_tensor(input), dim, keepdim)
+
+
+def nanmedian(input: ArrayLike, dim: int | None = None, keepdim: bool = False) -> Any:  # noqa: A002
+    """`input.nanmedian(dim, keepdim)`: median, the NaNs left out."""
+    return _sorting.nanmedian(as_tensor(input), dim, keepdim)
+
+
+def kthvalue(
+    input: ArrayLike,  # noqa: A002
+    k: int,
+    dim: int = -1,
+    keepdim: bool = False,
+) -> _sorting.ValuesIndices:
+    """`input.kthvalue(k, dim, keepdim)`: the k-th smallest along `dim` and its index."""
+    return _sorting.kthvalue(as_tensor(input), k, dim, keepdim)
+
+
+def mode(input: ArrayLike, dim: int = -1, keepdim: bool = False) -> _sorting.ValuesIndices:  # noqa: A002
+    """`input.mode(dim, keepdim)`: the most frequent value along `dim` and an index of it."""
+    return _sorting.mode(as_tensor(input), dim, keepdim)
+
+
+def cummax(input: ArrayLike, dim: int) -> _sorting.ValuesIndices:  # noqa: A002
+    """`input.cummax(dim)`: the running maximum along `dim` and where each was reached."""
+    return _sorting.cummax(as_tensor(input), dim)
+
+
+def cummin(input: ArrayLike, dim: int) -> _sorting.ValuesIndices:  # noqa: A002
+    """`input.cummin(dim)`: the running minimum along `dim` and where each was reached."""
+    return _sorting.cummin(as_tensor(input), dim)
+
+
+def logcumsumexp(input: ArrayLike, dim: int) -> Tensor:  # noqa: A002
+    """`input.logcumsumexp(dim)`: log(cumsum(exp(input))) along `dim`, computed stably."""
+    return _sorting.logcumsumexp(as_tensor(input), dim)
+
+
+def aminmax(
+    input: ArrayLike,  # noqa: A002
+    *,
+    dim: int | None = None,
+    keepdim: bool = False,
+) -> _sorting.MinMax:
+    """`input.aminmax(dim=, keepdim=)`: (min, max) over `dim` (all elements when None)."""
+    return _sorting.aminmax(as_tensor(input), dim=dim, keepdim=keepdim)
+
+
+def nansum(
+    input: ArrayLike,  # noqa: A002
+    dim: Any = None,
+    keepdim: bool = False,
+    *,
+    dtype: DTypeLike = None,
+) -> Tensor:
+    """`input.nansum(dim, keepdim)`: the sum with NaN counted as 0."""
+    return _sorting.nansum(as_tensor(input), dim, keepdim, dtype=dtype)
+
+
+def nanmean(
+    input: ArrayLike,  # noqa: A002
+    dim: Any = None,
+    keepdim: bool = False,
+    *,
+    dtype: DTypeLike = None,
+) -> Tensor:
+    """`input.nanmean(dim, keepdim)`: the mean of the values that are not NaN."""
+    return _sorting.nanmean(as_tensor(input), dim, keepdim, dtype=dtype)
+
+
+def quantile(
+    input: ArrayLike,  # noqa: A002
+    q: float | Tensor,
+    dim: int | None = None,
+    keepdim: bool = False,
+    *,
+    interpolation: str = "linear",
+) -> Tensor:
+    """`input.quantile(q, dim, keepdim, interpolation=)`: PyTorch's quantiles (see
+    Tensor.quantile; NumPy's `numpy.quantile(t, q)` on a tensor has NumPy's arguments)."""
+    return _sorting.quantile(as_tensor(input), q, dim, keepdim, interpolation=interpolation)
+
+
+def nanquantile(
+    input: ArrayLike,  # noqa: A002
+    q: float | Tensor,
+    dim: int | None = None,
+    keepdim: bool = False,
+    *,
+    interpolation: str = "linear",
+) -> Tensor:
+    """`input.nanquantile(q, dim, keepdim, interpolation=)`: quantile, the NaNs left out."""
+    return _sorting.nanquantile(as_tensor(input), q, dim, keepdim, interpolation=interpolation)
