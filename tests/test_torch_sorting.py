@@ -75,9 +75,9 @@ def test_sort_gives_pytorchs_values_and_indices():
 def test_median_and_nanmedian_along_a_dim_give_pytorchs_element():
     d = T(D)
     _pair(d.median(1), [0.7, nan, nan], [3, 1, 0])
-    _pair(cr.median(d, 0, keepdim=True), [[nan, nan, nan, 0.7, 1.1]], [[2, 1, 2, 0, 0]])
+    _pair(d.median(0, keepdim=True), [[nan, nan, nan, 0.7, 1.1]], [[2, 1, 2, 0, 0]])
     _pair(d.nanmedian(1), [0.7, 0.0, 0.5], [3, 4, 1])
-    _pair(cr.nanmedian(d, 0, True), [[0.3, -1.2, -2.0, 0.7, 1.1]], [[0, 0, 1, 0, 0]])
+    _pair(d.nanmedian(0, True), [[0.3, -1.2, -2.0, 0.7, 1.1]], [[0, 0, 1, 0, 0]])
     _pair(T([1.0, 2, nan, nan]).median(0), nan, 2)
     _pair(T([nan, nan]).nanmedian(0), nan, 0)
     _pair(T(3.0).median(0), 3.0, 0)
@@ -92,14 +92,18 @@ def test_median_of_all_elements_is_the_lower_middle_its_gradient_shared_by_ties(
     out, g = _weighted_grad(lambda x: x.median(), [1.0, 2, 2, 0, 2, 3])
     assert_values(out, 2.0)
     assert_values(g, [0.0, s, s, 0.0, s, 0.0])
-    out, g = _weighted_grad(lambda x: cr.median(x), [1.0, nan, 2, nan])
+    out, g = _weighted_grad(lambda x: x.median(), [1.0, nan, 2, nan])
     assert_values(out, nan)
     assert_values(g, [0.0, 0.42073549240394825, 0.0, 0.42073549240394825])
     out, g = _weighted_grad(lambda x: x.nanmedian(), [1.0, nan, 2, nan, 1])
     assert_values(out, 1.0)
     assert_values(g, [0.42073549240394825, 0.0, 0.0, 0.0, 0.42073549240394825])
     assert_values(T([]).median(), nan)
-    assert_values(cr.nanmedian(T([nan, nan])), nan)
+    assert_values(T([nan, nan]).nanmedian(), nan)
+    # No chainrule.median: array-API code (scikit-learn's median_absolute_error) calls
+    # xp.median(x, axis=...) where the namespace has one, expecting NumPy's median (the mean
+    # of the two middle values), which PyTorch's is not.
+    assert not hasattr(cr, "median") and not hasattr(cr, "nanmedian")
 
 
 def test_median_differs_from_numpys_which_averages_the_middle_two():

@@ -4,7 +4,8 @@ from chainrule's default generator (`manual_seed`, `rand`, `randn`, `randint`, `
 `from_numpy`, `einsum`, the default floating dtype (`get_default_dtype`, `set_default_dtype`),
 and the tensor functions PyTorch has at the top level beside its methods (`cat`, `flatten`,
 `unsqueeze`, `transpose`, `chunk`, `split`, `unbind`, `sigmoid`, `relu`, `clamp`, `mm`, `bmm`,
-`diag`, `topk`), and the sorting and selection ones (`median`, `kthvalue`, `quantile`...)."""
+`diag`, `topk`), and the sorting and selection ones (`kthvalue`, `quantile`...; PyTorch's
+`median` and `nanmedian` are Tensor methods only: see Tensor.median)."""
 
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ __all__ = [
     "get_default_dtype", "set_default_dtype", "cat", "flatten", "unsqueeze", "transpose",
     "chunk", "split", "unbind", "sigmoid", "relu", "clamp", "mm", "bmm", "diagonal", "diag", "topk",
     "cholesky_solve", "logdet", "cdist",
-    "msort", "median", "nanmedian", "kthvalue", "mode", "cummax", "cummin", "logcumsumexp",
+    "msort", "kthvalue", "mode", "cummax", "cummin", "logcumsumexp",
     "aminmax", "nansum", "nanmean", "quantile", "nanquantile",
 ]  # fmt: skip
 
@@ -453,24 +454,6 @@ def cdist(x1: ArrayLike, x2: ArrayLike, p: float = 2.0) -> Tensor:
 def msort(input: ArrayLike) -> Tensor:  # noqa: A002
     """`input.msort()`: sorted along the first dimension."""
     return _sorting.msort(as_tensor(input))
-
-
-def median(input: ArrayLike, dim: int | None = None, keepdim: bool = False) -> Any:  # noqa: A002
-    """`input.median(dim, keepdim)`: PyTorch's median, the lower of the two middle values
-    (of all elements, or a (values, indices) pair along `dim`); NaN where there is one.
-    NumPy's `numpy.median(t)` on a tensor is NumPy's instead: the mean of the two middle
-    values, over `axis`. See Tensor.median.
-
-    >>> import chainrule as cr
-    >>> cr.median(cr.asarray([1.0, 4.0, 2.0, 3.0]))
-    tensor(2.)
-    """
-    return _sorting.median(as_tensor(input), dim, keepdim)
-
-
-def nanmedian(input: ArrayLike, dim: int | None = None, keepdim: bool = False) -> Any:  # noqa: A002
-    """`input.nanmedian(dim, keepdim)`: median, the NaNs left out."""
-    return _sorting.nanmedian(as_tensor(input), dim, keepdim)
 
 
 def kthvalue(
