@@ -1066,11 +1066,12 @@ class BatchNorm2d(_BatchNorm):
     _dims = (4,)
 
 
-class Conv1d(Module):
-    """1-D convolution (cross-correlation) of (N, C, L) input by a weight (out_channels,
-    in_channels / groups, k), with stride, zero padding (an int, "valid" or "same"),
-    dilation and groups (see functional.conv1d); weight and bias start uniform in
-    +-1/sqrt(in_channels / groups k)."""
+class _ConvNd(Module):
+    """A convolution layer over `_n` spatial axes by the class's function `_conv`: PyTorch's
+    options, checked and stored as PyTorch stores them (tuples of `_n`), weight and bias
+    uniform in +-1/sqrt(fan_in)."""
+
+    _n: int
 
     def __init__(
         self,
@@ -1088,63 +1089,15 @@ class Conv1d(Module):
     ) -> None:
         super().__init__()
         _check_conv_options(in_channels, out_channels, groups, padding, stride, padding_mode)
+        n, name = self._n, type(self).__name__
         self.in_channels = in_channels
         self.out_channels = out_channels
-        self.kernel_size = F._tuple(kernel_size, 1, "kernel_size", "Conv1d")
-        self.stride = F._tuple(stride, 1, "stride", "Conv1d")
+        self.kernel_size = F._tuple(kernel_size, n, "kernel_size", name)
+        self.stride = F._tuple(stride, n, "stride", name)
         self.padding = (
-            padding if isinstance(padding, str) else F._tuple(padding, 1, "padding", "Conv1d")
+            padding if isinstance(padding, str) else F._tuple(padding, n, "padding", name)
         )
-        self.dilation = F._tuple(dilation, 1, "dilation", "Conv1d")
-        self.groups = groups
-        self.padding_mode = padding_mode
-        shape = (out_channels, in_channels // groups, *self.kernel_size)
-        _weight_and_bias(self, shape, in_channels // groups * self.kernel_size[0], bias, dtype)
-
-    def forward(self, x: Tensor) -> Tensor:
-        """The convolution of x (N, C, L)."""
-        return F.conv1d(
-            x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
-        )
-
-    if TYPE_CHECKING:
-        __call__ = forward
-
-    def extra_repr(self) -> str:
-        """As PyTorch prints it (see _conv_repr)."""
-        return _conv_repr(self)
-
-
-class Conv3d(Module):
-    """3-D convolution (cross-correlation) of (N, C, D, H, W) input by a weight
-    (out_channels, in_channels / groups, kd, kh, kw), with stride, zero padding (ints,
-    "valid" or "same"), dilation and groups (see functional.conv3d); weight and bias start
-    uniform in +-1/sqrt(in_channels / groups kd kh kw)."""
-
-    def __init__(
-        self,
-        in_channels: int,
-        out_channels: int,
-        kernel_size: int | Sequence[int],
-        stride: int | Sequence[int] = 1,
-        padding: int | Sequence[int] | str = 0,
-        dilation: int | Sequence[int] = 1,
-        groups: int = 1,
-        bias: bool = True,
-        padding_mode: str = "zeros",
-        *,
-        dtype: Any = None,
-    ) -> None:
-        super().__init__()
-        _check_conv_options(in_channels, out_channels, groups, padding, stride, padding_mode)
-        self.in_channels = in_channels
-        self.out_channels = out_channels
-        self.kernel_size = F._tuple(kernel_size, 3, "kernel_size", "Conv3d")
-        self.stride = F._tuple(stride, 3, "stride", "Conv3d")
-        self.padding = (
-            padding if isinstance(padding, str) else F._tuple(padding, 3, "padding", "Conv3d")
-        )
-        self.dilation = F._tuple(dilation, 3, "dilation", "Conv3d")
+        self.dilation = F._tuple(dilation, n, "dilation", name)
         self.groups = groups
         self.padding_mode = padding_mode
         shape = (out_channels, in_channels // groups, *self.kernel_size)
@@ -1152,8 +1105,8 @@ class Conv3d(Module):
         _weight_and_bias(self, shape, fan_in, bias, dtype)
 
     def forward(self, x: Tensor) -> Tensor:
-        """The convolution of x (N, C, D, H, W)."""
-        return F.conv3d(
+        """The convolution of x (N, C, *spatial) or (C, *spatial)."""
+        return type(self)._conv(
             x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
         )
 
@@ -1163,6 +1116,26 @@ class Conv3d(Module):
     def extra_repr(self) -> str:
         """As PyTorch prints it (see _conv_repr)."""
         return _conv_repr(self)
+
+
+class Conv1d(_ConvNd):
+    """1-D convolution (cross-correlation) of (N, C, L) input by a weight (out_channels,
+    in_channels / groups, k), with stride, zero padding (an int, "valid" or "same"),
+    dilation and groups (see functional.conv1d); weight and bias start uniform in
+    +-1/sqrt(in_channels / groups k)."""
+
+    _n = 1
+    _conv = staticmethod(F.conv1d)
+
+
+class Conv3d(_ConvNd):
+    """3-D convolution (cross-correlation) of (N, C, D, H, W) input by a weight
+    (out_channels, in_channels / groups, kd, kh, kw), with stride, zero padding (ints,
+    "valid" or "same"), dilation and groups (see functional.conv3d); weight and bias start
+    uniform in +-1/sqrt(in_channels / groups kd kh kw)."""
+
+    _n = 3
+    _conv = staticmethod(F.conv3d)
 
 
 class _Pool2d(Module):
