@@ -1,6 +1,7 @@
 """autograd.functional: vjp, jvp, jacobian, hessian, hvp and vhp against closed forms."""
 
 import numpy as np
+import pytest
 
 import chainrule as cr
 from chainrule.autograd import functional
@@ -62,3 +63,38 @@ def test_create_graph_keeps_the_result_differentiable():
     _, g = functional.vjp(lambda a: a**3, x, T([1.0, 1.0]), create_graph=True)
     (gg,) = cr.autograd.grad(cr.sum(g), x)
     np.testing.assert_allclose(N(gg), 6.0 * np.array([0.5, 1.5]))
+
+
+def relu_sum(x):
+    return cr.sum(cr.nn.functional.relu(x))
+
+
+def test_a_gradient_that_carries_no_graph_has_zero_second_derivatives_as_in_pytorch():
+    # ReLU's gradient is a constant mask: it carries no graph, and autograd.grad of it raises.
+    # PyTorch's functional API leaves such an output out: its Hessian, hvp and vhp are zeros,
+    # and a Jacobian of a function whose output does not depend on the input is zeros too
+    # (PyTorch 2.13 gives these zeros for each call below).
+    x = T([1.0, -2.0, 3.0])
+    v = T([1.0, 1.0, 1.0])
+    zeros = np.zeros((3, 3))
+    for vectorize in (False, True):
+        np.testing.assert_array_equal(
+            N(functional.hessian(relu_sum, x, vectorize=vectorize)), zeros
+        )
+        jac = functional.jacobian(lambda a: a.detach() * 2.0, x, vectorize=vectorize)
+        np.testing.assert_array_equal(N(jac), zeros)
+    np.testing.assert_array_equal(N(functional.hvp(relu_sum, x, v)[1]), np.zeros(3))
+    np.testing.assert_array_equal(N(functional.vhp(relu_sum, x, v)[1]), np.zeros(3))
+    np.testing.assert_array_equal(
+        N(functional.vjp(lambda a: a.detach() * 2.0, x, v)[1]), np.zeros(3)
+    )
+    # Two inputs, one reaching the gradient through the other's mask: the blocks PyTorch gives.
+    (haa, hab), (hba, hbb) = functional.hessian(
+        lambda a, b: cr.sum(cr.nn.functional.relu(a) * b), (x, v)
+    )
+    mask = np.diag([1.0, 0.0, 1.0])
+    for block, expected in ((haa, zeros), (hab, mask), (hba, mask), (hbb, zeros)):
+        np.testing.assert_array_equal(N(block), expected)
+    # strict still refuses an output that does not require grad, with PyTorch's message.
+    with pytest.raises(RuntimeError, match="does not require gradients"):
+        functional.jacobian(lambda a: a.detach() * 2.0, x, strict=True)

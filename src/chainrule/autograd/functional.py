@@ -41,6 +41,16 @@ def _unpack(values, like):
 
 
 def _grads_or_none(outputs, inputs, vs, create_graph, retain_graph=None) -> tuple:
+    """The gradients of outputs (weighted by vs) with respect to inputs, None where an input
+    gets none. An output that does not require grad contributes nothing, as in PyTorch's
+    functional API (a gradient that carries no graph, as ReLU's, has a Hessian of zeros,
+    where autograd.grad of it would raise)."""
+    kept = [k for k, o in enumerate(outputs) if o.requires_grad]
+    if not kept:
+        return (None,) * len(inputs)
+    if len(kept) < len(outputs):
+        outputs = [outputs[k] for k in kept]
+        vs = None if vs is None else [vs[k] for k in kept]
     return grad(outputs, inputs, vs, retain_graph, create_graph=create_graph, allow_unused=True)
 
 
@@ -196,7 +206,9 @@ def jacobian(
     rows = []
     for i, o in enumerate(outs):
         flat = _namespace.reshape(o, (-1,))
-        if vectorize and o.size:
+        if not o.requires_grad:  # no input reaches it: zeros (strict has raised)
+            blocks = [_namespace.zeros((o.size,) + x.shape, dtype=x.dtype) for x in xs]
+        elif vectorize and o.size:
             eye = _namespace.eye(o.size, dtype=o.dtype)
             gs = grad(
                 (flat,), xs, (eye,), retain_graph=True, create_graph=create_graph,
