@@ -2,7 +2,8 @@
 PyTorch's (fixtures/optim_more_torch.json, recorded by fixtures/make_optim_more_fixtures.py),
 complex parameters, their groups' keys and checks, hand-checked steps (Rprop's step sizes,
 ASGD's average), and compiled training steps equal to eager ones bit for bit, with a
-scheduler between calls and two steps in one call."""
+scheduler between calls and two steps in one call (RAdam's too, whose rectification starts
+at a step count)."""
 
 import json
 import pathlib
@@ -216,6 +217,9 @@ COMPILED = {
     "asgd": lambda ps: optim.ASGD(ps, lr=0.05, lambd=0.01, t0=2, weight_decay=0.1),
     "asgd-maximize": lambda ps: optim.ASGD(ps, lr=0.02, t0=3, maximize=True),
     "rprop": lambda ps: optim.Rprop(ps, lr=0.02, etas=(0.4, 1.3), step_sizes=(1e-3, 0.05)),
+    # Rectified from step 6 (betas[1] = 0.9): with two steps a call, between the two steps of
+    # call 3, which a guard checked before the call missed (a stale unrectified step).
+    "radam": lambda ps: optim.RAdam(ps, lr=0.02, betas=(0.9, 0.9)),
 }
 
 
