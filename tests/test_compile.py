@@ -1249,6 +1249,7 @@ OPTIMIZERS = {
     # t0=3: the average starts at step 6, inside the test's steps.
     "asgd": lambda ps: optim.ASGD(ps, lr=0.05, t0=3),
     "rprop": lambda ps: optim.Rprop(ps, lr=0.01),
+    "adadelta": lambda ps: optim.Adadelta(ps, lr=0.5, weight_decay=0.01),
 }
 SCHEDULERS = {
     "none": None,
