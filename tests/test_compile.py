@@ -425,11 +425,15 @@ def test_training_step_with_nn_and_optim_equals_eager():
         (lambda ps: optim.Adagrad(ps, lr=0.05, lr_decay=0.01, weight_decay=0.1), 2),
         (lambda ps: optim.Adamax(ps, lr=0.05, weight_decay=0.1), 2),
         (lambda ps: optim.NAdam(ps, lr=0.05, weight_decay=0.1, decoupled_weight_decay=True), 2),
-        # RAdam's update branches on its step count (rectified from step 6): traced once more.
-        (lambda ps: optim.RAdam(ps, lr=0.05, weight_decay=0.1), 3),
+        # RAdam's update depends on its step count (rectified from step 6): picked by a
+        # number, no guard, no new trace.
+        (lambda ps: optim.RAdam(ps, lr=0.05, weight_decay=0.1), 2),
+        # ASGD's average starts at step 5 (t0=2): picked by a number, no guard, no new trace.
+        (lambda ps: optim.ASGD(ps, lr=0.05, t0=2, weight_decay=0.1), 2),
+        (lambda ps: optim.Rprop(ps, lr=0.01), 2),
     ],
     ids=["sgd-momentum", "sgd-nesterov", "adam", "adam-amsgrad", "adamw", "rmsprop",
-         "rmsprop-centered", "adagrad", "adamax", "nadam", "radam"],
+         "rmsprop-centered", "adagrad", "adamax", "nadam", "radam", "asgd", "rprop"],
 )  # fmt: skip
 def test_training_step_with_optimizer_state_made_by_the_first_call_equals_eager(
     make_optimizer, traces
@@ -1242,6 +1246,10 @@ OPTIMIZERS = {
     "nadam": lambda ps: optim.NAdam(ps, lr=0.01),
     # betas[1] = 0.9: the rectified branch starts at step 6, inside the test's steps.
     "radam": lambda ps: optim.RAdam(ps, lr=0.01, betas=(0.9, 0.9)),
+    # t0=3: the average starts at step 6, inside the test's steps.
+    "asgd": lambda ps: optim.ASGD(ps, lr=0.05, t0=3),
+    "rprop": lambda ps: optim.Rprop(ps, lr=0.01),
+    "adadelta": lambda ps: optim.Adadelta(ps, lr=0.5, weight_decay=0.01),
 }
 SCHEDULERS = {
     "none": None,

@@ -29,6 +29,10 @@ TORCH_GROUP_KEYS = {
               "foreach", "lr", "maximize", "momentum_decay", "weight_decay"],
     "RAdam": ["betas", "capturable", "decoupled_weight_decay", "differentiable", "eps",
               "foreach", "lr", "maximize", "weight_decay"],
+    "ASGD": ["alpha", "capturable", "differentiable", "foreach", "lambd", "lr", "maximize", "t0",
+             "weight_decay"],
+    "Rprop": ["capturable", "differentiable", "etas", "foreach", "lr", "maximize",
+              "step_sizes"],
 }  # fmt: skip
 
 # The implementation options each optimizer takes, with a value other than its default.

@@ -5,12 +5,14 @@ from . import lr_scheduler
 from .adadelta import Adadelta
 from .adam import Adam, AdamW
 from .adaptive import Adagrad, Adamax, NAdam, RAdam
+from .asgd import ASGD
 from .lbfgs import LBFGS
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
+from .rprop import Rprop
 from .sgd import SGD
 
 __all__ = [
     "Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam", "LBFGS",
-    "Adadelta", "lr_scheduler",
+    "Adadelta", "ASGD", "Rprop", "lr_scheduler",
 ]  # fmt: skip

@@ -204,7 +204,8 @@ class RAdam(_AdamLike):
         bias_correction2 = 1 - beta2**step
         rho_inf, rho_t = _rho(beta2, step)
         rect = 0.0
-        if rho_t > 5.0:
+        rectified = rho_t > 5.0
+        if rectified:
             rect = math.sqrt(
                 (rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)
             )
@@ -213,18 +214,19 @@ class RAdam(_AdamLike):
         # number as a product with its reciprocal, by a 0-d tensor exactly (compile's replay).
         return (
             wd, 1 - lr * wd, 1 - beta1, 1 - (1 - beta1), beta2, 1 - beta2, step_size,
-            step_size * rect * bias_correction2**0.5, group["eps"],
+            step_size * rect * bias_correction2**0.5, group["eps"], float(rectified),
         )  # fmt: skip
-
-    def _flags(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
-        # Whether the coming step is rectified: a Python branch on the step count.
-        rectified = _rho(group["betas"][1], state["step"] + 1)[1] > 5.0
-        return super()._flags(state, group) + (rectified,)
 
     def _update(self, p: Tensor, g: Tensor, u: _Update) -> None:
         g, exp_avg, v = self._moments(p, g, u)
-        step_size, rectified_size, eps = u.numbers[6:]
-        if _rho(u.group["betas"][1], u.state["step"])[1] > 5.0:  # rectified (see _layout)
+        step_size, rectified_size, eps, rectified = u.numbers[6:]
+        if u.traced:
+            # Whether the step is rectified depends on the step count: both steps computed and
+            # one picked by the number, so that a replay follows the count (a guard, checked
+            # before the call, would miss a change between two steps in one compiled call).
+            rectified_step = (exp_avg * rectified_size) / (ops.sqrt(v) + eps)
+            p -= ops.where(rectified > 0, rectified_step, exp_avg * step_size)
+        elif rectified:
             p -= (exp_avg * rectified_size) / (ops.sqrt(v) + eps)
         else:
             p -= exp_avg * step_size
