@@ -1,8 +1,9 @@
-"""F.interpolate's modes 'area' and 'bicubic' and its antialias option (bilinear, bicubic),
-and nn.Upsample in those modes, against PyTorch (fixtures/nn_interpolate_more_torch.json,
-made by fixtures/make_nn_interpolate_more_fixtures.py): values and gradients; first and
-second derivatives in both modes by finite differences; what every resampling keeps
-(constants, and an output of the input's size); compiled equals eager; PyTorch's errors."""
+"""F.interpolate's modes 'area', 'bicubic' and 'lanczos' and its antialias option
+(bilinear, bicubic), and nn.Upsample in modes 'area' and 'bicubic', against PyTorch
+(fixtures/nn_interpolate_more_torch.json, made by fixtures/make_nn_interpolate_more_fixtures.py):
+values and gradients; first and second derivatives in both modes by finite differences;
+what every resampling keeps (constants, and an output of the input's size); compiled equals
+eager; PyTorch's errors."""
 
 import json
 import pathlib
@@ -54,6 +55,7 @@ def test_upsample_layers_match_pytorch(name):
         ((1, 1, 3, 2), {"scale_factor": 1.5, "mode": "bicubic", "align_corners": True}),
         ((1, 1, 4, 3), {"size": (2, 2), "mode": "bilinear", "antialias": True}),
         ((1, 1, 3, 4), {"scale_factor": 0.6, "mode": "bicubic", "antialias": True}),
+        ((1, 1, 5, 2), {"size": (2, 3), "mode": "lanczos", "antialias": True}),
     ],
 )
 def test_first_and_second_derivatives_in_both_modes(shape, kwargs):
@@ -84,6 +86,7 @@ _KEEPING = [
     {"mode": "bilinear", "antialias": True},
     {"mode": "bicubic", "antialias": True},
     {"mode": "bicubic", "antialias": True, "align_corners": True},
+    {"mode": "lanczos", "antialias": True},
 ]
 
 
@@ -95,8 +98,8 @@ _KEEPING = [
     st.floats(-3, 3),
 )
 def test_a_constant_image_stays_constant(kwargs, spatial, size, c):
-    # Every output is a weighted mean of inputs: the weights sum to 1 (antialias normalises
-    # them; the cubic kernel's 4 taps sum to 1 wherever the source lies).
+    # Every output is a weighted mean of inputs: the weights sum to 1 (antialias and
+    # lanczos normalise them; the cubic kernel's 4 taps sum to 1 wherever the source lies).
     out = F.interpolate(T(np.full((1, 2, *spatial), c)), size=size, **kwargs)
     assert_values(out, np.full((1, 2, *size), c), rtol=1e-13, atol=1e-13)
 

@@ -1747,10 +1747,11 @@ _EDGE_PADS = {"reflect": _reflect, "replicate": _replicate, "circular": _circula
 # ----------------------------------------------------------------------------- resampling
 # interpolate resamples one spatial axis after the other: 'nearest' (and 'nearest-exact')
 # gathers one source element per output element, the linear modes two, weighted, 'bicubic'
-# four and antialias a window that widens with the downscaling; gathers are `take`, whose
-# gradient scatters back (summing where sources repeat). The source positions are
-# PyTorch's: nearest's are computed in float32 as its kernel does (so that the same element
-# is picked), the others' in float64. 'area' is adaptive average pooling to the output size.
+# four, antialias (and 'lanczos', always antialiased) a window that widens with the
+# downscaling; gathers are `take`, whose gradient scatters back (summing where sources
+# repeat). The source positions are PyTorch's: nearest's are computed in float32 as its
+# kernel does (so that the same element is picked), the others' in float64. 'area' is
+# adaptive average pooling to the output size.
 
 _LINEAR_MODES = {"linear": 3, "bilinear": 4, "trilinear": 5}
 _NEAREST_MODES = ("nearest", "nearest-exact")
@@ -1825,6 +1826,23 @@ def _antialias_cubic(d: float) -> float:
 def _triangle(d: float) -> float:
     """The linear interpolation kernel at distance d."""
     return max(1.0 - abs(d), 0.0)
+
+
+def _sinc(d: float) -> float:
+    return math.sin(math.pi * d) / (math.pi * d) if d else 1.0
+
+
+def _lanczos3(d: float) -> float:
+    """The Lanczos kernel of 3 lobes: sinc(d) windowed by the wider sinc(d / 3)."""
+    return _sinc(d) * _sinc(d / 3.0) if abs(d) < 3.0 else 0.0
+
+
+# Antialiased modes: the kernel and the distance from its centre where it ends.
+_ANTIALIAS_KERNELS = {
+    "bilinear": (_triangle, 1.0),
+    "bicubic": (_antialias_cubic, 2.0),
+    "lanczos": (_lanczos3, 3.0),
+}
 
 
 _Taps = list[tuple[list[int], list[float]]]
@@ -1917,7 +1935,7 @@ def _resample_axis(
         shortcut = not exact and x.ndim == 4
         return _gather(x, _nearest_sources(n_in, n_out, scale, exact, shortcut), axis)
     if antialias:
-        kernel, reach = (_antialias_cubic, 2.0) if mode == "bicubic" else (_triangle, 1.0)
+        kernel, reach = _ANTIALIAS_KERNELS[mode]
         return _mix(x, axis, _antialias_taps(n_in, n_out, scale, align_corners, kernel, reach))
     if mode == "bicubic":
         return _mix(x, axis, _cubic_taps(n_in, n_out, scale, align_corners))
@@ -1974,10 +1992,6 @@ def _check_interpolation_mode(x: Tensor, mode: str, align_corners: bool, antiali
             raise ValueError("Lanczos mode does not support align_corners=True")
         if not antialias:
             raise ValueError("Lanczos mode requires antialias=True")
-        raise NotImplementedError(
-            "interpolate: mode='lanczos' is not implemented in chainrule (nearest, "
-            "nearest-exact, linear, bilinear, bicubic, trilinear and area are)"
-        )
 
 
 def interpolate(
@@ -1999,7 +2013,9 @@ def interpolate(
     unless `recompute_scale_factor` (or mode 'area'), sets the source positions (step
     1 / scale_factor), as in PyTorch. `antialias` (bilinear and bicubic, 4-D input) widens
     the kernel by the downscaling factor, so that every input counts (bicubic then uses
-    a = -0.5, as PIL and PyTorch). 'lanczos' is not implemented."""
+    a = -0.5, as PIL and PyTorch); 'lanczos' (4-D input, antialias=True and
+    align_corners=False, as PyTorch requires) resamples with the 3-lobe Lanczos kernel,
+    widened likewise."""
     x = as_tensor(input)
     if mode in _NEAREST_MODES + ("area",):
         if align_corners is not None:
