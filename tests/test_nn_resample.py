@@ -191,7 +191,9 @@ def test_bad_interpolations_raise_pytorchs_errors():
         F.interpolate(x, size=4, recompute_scale_factor=True)
     with pytest.raises(ValueError, match="Anti-alias option is restricted"):
         F.interpolate(x, size=4, antialias=True)
-    with pytest.raises(NotImplementedError, match="mode='bicubic' is not implemented"):
-        F.interpolate(x, size=4, mode="bicubic")
-    with pytest.raises(NotImplementedError, match="with antialias is not implemented"):
-        F.interpolate(x, size=4, mode="bilinear", antialias=True)
+    with pytest.raises(NotImplementedError, match="got 3D\\) for the modes.*\\(got bicubic"):
+        F.interpolate(T(np.zeros((1, 2, 3))), size=4, mode="bicubic")
+    with pytest.raises(ValueError, match="Lanczos mode requires antialias=True"):
+        F.interpolate(x, size=4, mode="lanczos")
+    with pytest.raises(ValueError, match="Lanczos mode does not support align_corners=True"):
+        F.interpolate(x, size=4, mode="lanczos", align_corners=True, antialias=True)

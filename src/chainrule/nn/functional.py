@@ -1074,6 +1074,17 @@ def _window_counts(
     return total
 
 
+def _check_adaptive_input(shape: Sequence[int], name: str, spatial: int) -> None:
+    """PyTorch's error for adaptive pooling over an empty spatial axis; `shape` is the one
+    PyTorch's message names (for 1-D pooling, the input's with a height of 1 inserted)."""
+    for axis in range(len(shape) - spatial, len(shape)):
+        if shape[axis] == 0:
+            raise RuntimeError(
+                f"{name}(): Expected input to have non-zero size for non-batch dimensions, "
+                f"but input has sizes {list(shape)} with dimension {axis} being empty"
+            )
+
+
 def _adaptive_mean(x: Tensor, size: int, axis: int) -> Tensor:
     """Means of `size` bins along `axis` (PyTorch's adaptive bins, _adaptive_bins)."""
     n = x.shape[axis]
@@ -1090,6 +1101,7 @@ def adaptive_avg_pool2d(x: Tensor, output_size: int | Sequence[int | None]) -> T
     x = as_tensor(x)
     if x.ndim not in (3, 4):
         raise RuntimeError(f"adaptive_avg_pool2d: expected 3D or 4D input, got {x.ndim}D")
+    _check_adaptive_input(x.shape, "adaptive_avg_pool2d", 2)
     sizes = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
     oh = x.shape[-2] if sizes[0] is None else sizes[0]
     ow = x.shape[-1] if sizes[1] is None else sizes[1]
@@ -1189,6 +1201,7 @@ def adaptive_avg_pool1d(x: Tensor, output_size: int | Sequence[int]) -> Tensor:
             "adaptive_avg_pool1d() argument 'output_size' should contain one int (got "
             f"{len(sizes)})"
         )
+    _check_adaptive_input((*x.shape[:-1], 1, x.shape[-1]), "adaptive_avg_pool2d", 2)
     return _adaptive_mean(x, sizes[0], -1)
 
 
@@ -1337,6 +1350,7 @@ def adaptive_avg_pool3d(x: Tensor, output_size: int | Sequence[int | None]) -> T
     sizes = (output_size,) * 3 if isinstance(output_size, int) else tuple(output_size)
     if len(sizes) != 3:
         raise RuntimeError("adaptive_avg_pool3d: output_size must be 3")
+    _check_adaptive_input(x.shape, "adaptive_avg_pool3d", 3)
     for axis, size in zip((-3, -2, -1), sizes):
         x = _adaptive_mean(x, x.shape[axis] if size is None else size, axis)
     return x
@@ -1732,14 +1746,20 @@ _EDGE_PADS = {"reflect": _reflect, "replicate": _replicate, "circular": _circula
 
 # ----------------------------------------------------------------------------- resampling
 # interpolate resamples one spatial axis after the other: 'nearest' (and 'nearest-exact')
-# gathers one source element per output element, the linear modes two, weighted; gathers are
-# `take`, whose gradient scatters back (summing where sources repeat). The source positions
-# are PyTorch's: nearest's are computed in float32 as its kernel does (so that the same
-# element is picked), the linear modes' in float64.
+# gathers one source element per output element, the linear modes two, weighted, 'bicubic'
+# four, antialias (and 'lanczos', always antialiased) a window that widens with the
+# downscaling; gathers are `take`, whose gradient scatters back (summing where sources
+# repeat). The source positions are PyTorch's: nearest's are computed in float32 as its
+# kernel does (so that the same element is picked), the others' in float64. 'area' is
+# adaptive average pooling to the output size.
 
 _LINEAR_MODES = {"linear": 3, "bilinear": 4, "trilinear": 5}
 _NEAREST_MODES = ("nearest", "nearest-exact")
 _ALL_MODES = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"
+# Keys' cubic convolution parameter: PyTorch's bicubic uses -0.75 (as OpenCV), its
+# antialiased bicubic -0.5 (as PIL).
+_CUBIC_A = -0.75
+_ANTIALIAS_CUBIC_A = -0.5
 
 
 def _float32(v: float) -> float:
@@ -1762,15 +1782,21 @@ def _nearest_sources(
     return [min(math.floor(_float32((i + shift) * step)), n_in - 1) for i in range(n_out)]
 
 
+def _source_step(n_in: int, n_out: int, scale: float | None, align_corners: bool) -> float:
+    """The distance in input positions between neighbouring output positions: with
+    align_corners the corner centres line up; else 1 / scale_factor when one was given (and
+    not recomputed), else the ratio of the sizes."""
+    if align_corners:
+        return (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+    return 1.0 / scale if scale else n_in / n_out
+
+
 def _linear_sources(
     n_in: int, n_out: int, scale: float | None, align_corners: bool
 ) -> tuple[list[int], list[int], list[float]]:
     """For each output position, the two input positions the linear modes mix, and the
     weight of the second."""
-    if align_corners:
-        step = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
-    else:
-        step = 1.0 / scale if scale else n_in / n_out
+    step = _source_step(n_in, n_out, scale, align_corners)
     low, high, weights = [], [], []
     for i in range(n_out):
         src = step * i if align_corners else max(step * (i + 0.5) - 0.5, 0.0)
@@ -1781,20 +1807,138 @@ def _linear_sources(
     return low, high, weights
 
 
+def _cubic(d: float, a: float) -> float:
+    """Keys' cubic convolution kernel at distance d: 1 at 0, 0 at the other integers and
+    from 2 on."""
+    d = abs(d)
+    if d < 1.0:
+        return ((a + 2.0) * d - (a + 3.0)) * d * d + 1.0
+    if d < 2.0:
+        return ((d - 5.0) * d + 8.0) * d * a - 4.0 * a
+    return 0.0
+
+
+def _antialias_cubic(d: float) -> float:
+    """The cubic kernel of antialiased 'bicubic' (a = -0.5)."""
+    return _cubic(d, _ANTIALIAS_CUBIC_A)
+
+
+def _triangle(d: float) -> float:
+    """The linear interpolation kernel at distance d."""
+    return max(1.0 - abs(d), 0.0)
+
+
+def _sinc(d: float) -> float:
+    return math.sin(math.pi * d) / (math.pi * d) if d else 1.0
+
+
+def _lanczos3(d: float) -> float:
+    """The Lanczos kernel of 3 lobes: sinc(d) windowed by the wider sinc(d / 3)."""
+    return _sinc(d) * _sinc(d / 3.0) if abs(d) < 3.0 else 0.0
+
+
+# Antialiased modes: the kernel and the distance from its centre where it ends.
+_ANTIALIAS_KERNELS = {
+    "bilinear": (_triangle, 1.0),
+    "bicubic": (_antialias_cubic, 2.0),
+    "lanczos": (_lanczos3, 3.0),
+}
+
+
+_Taps = list[tuple[list[int], list[float]]]
+
+
+def _cubic_taps(n_in: int, n_out: int, scale: float | None, align_corners: bool) -> _Taps:
+    """'bicubic' along one axis: each output mixes the 4 inputs around its source position
+    (which, unlike the linear modes', is not clamped at 0), positions past an edge read the
+    edge element."""
+    step = _source_step(n_in, n_out, scale, align_corners)
+    taps: _Taps = [([], []) for _ in range(4)]
+    for i in range(n_out):
+        src = step * i if align_corners else step * (i + 0.5) - 0.5
+        first = math.floor(src)
+        for k, (positions, weights) in enumerate(taps):
+            positions.append(min(max(first - 1 + k, 0), n_in - 1))
+            weights.append(_cubic(src - (first - 1 + k), _CUBIC_A))
+    return taps
+
+
+def _antialias_taps(
+    n_in: int,
+    n_out: int,
+    scale: float | None,
+    align_corners: bool,
+    kernel: Callable[[float], float],
+    reach: float,
+) -> _Taps:
+    """Antialiased resampling along one axis (PyTorch's, after PIL): output i is centred at
+    input coordinate step * (i + 0.5) (pixel centres at j + 0.5); when downscaling the
+    kernel (nonzero within `reach`) is stretched by step, so each output averages all the
+    inputs it covers. The weights of the inputs in the window are normalised to sum to 1,
+    and windows are cut at the edges. Tap k holds each output's k-th window element (weight
+    0 past a shorter window's end)."""
+    step = _source_step(n_in, n_out, scale, align_corners)
+    stretch = max(step, 1.0)
+    rows = []
+    for i in range(n_out):
+        centre = step * (i + 0.5)
+        # int() truncates towards 0, as PyTorch's kernel; max() then clamps at 0.
+        start = max(int(centre - reach * stretch + 0.5), 0)
+        stop = min(int(centre + reach * stretch + 0.5), n_in)
+        weights = [kernel((j + 0.5 - centre) / stretch) for j in range(start, stop)]
+        total = sum(weights)
+        rows.append((start, [w / total for w in weights] if total else weights))
+    width = max(len(w) for _, w in rows)
+    return [
+        (
+            [min(start + k, n_in - 1) for start, _ in rows],
+            [w[k] if k < len(w) else 0.0 for _, w in rows],
+        )
+        for k in range(width)
+    ]
+
+
 def _gather(x: Tensor, positions: list[int], axis: int) -> Tensor:
     if positions == list(range(x.shape[axis])):
         return x
     return ops.take(x, ops.asarray(positions, dtype=ops.int64), axis=axis)
 
 
+def _mix(x: Tensor, axis: int, taps: _Taps) -> Tensor:
+    """The sum over taps of x gathered at the tap's positions along `axis`, each output
+    position scaled by its weight; taps whose weights are all 0 are left out."""
+    shape = (len(taps[0][0]),) + (1,) * (x.ndim - 1 - axis)
+    terms = []
+    for positions, weights in [tap for tap in taps if any(tap[1])] or taps[:1]:
+        term = _gather(x, positions, axis)
+        if any(w != 1.0 for w in weights):
+            term = term * ops.reshape(ops.asarray(weights, dtype=x.dtype), shape)
+        terms.append(term)
+    out = terms[0]
+    for term in terms[1:]:
+        out = out + term
+    return out
+
+
 def _resample_axis(
-    x: Tensor, axis: int, n_out: int, scale: float | None, mode: str, align_corners: bool
+    x: Tensor,
+    axis: int,
+    n_out: int,
+    scale: float | None,
+    mode: str,
+    align_corners: bool,
+    antialias: bool,
 ) -> Tensor:
     n_in = x.shape[axis]
     if mode in _NEAREST_MODES:
         exact = mode == "nearest-exact"
         shortcut = not exact and x.ndim == 4
         return _gather(x, _nearest_sources(n_in, n_out, scale, exact, shortcut), axis)
+    if antialias:
+        kernel, reach = _ANTIALIAS_KERNELS[mode]
+        return _mix(x, axis, _antialias_taps(n_in, n_out, scale, align_corners, kernel, reach))
+    if mode == "bicubic":
+        return _mix(x, axis, _cubic_taps(n_in, n_out, scale, align_corners))
     low, high, weights = _linear_sources(n_in, n_out, scale, align_corners)
     if not any(weights):
         return _gather(x, low, axis)
@@ -1820,6 +1964,36 @@ def _spatial(v, dim: int, what: str, x: Tensor) -> list:
     return [v] * dim
 
 
+_ADAPTIVE_AVG_POOLS = {3: adaptive_avg_pool1d, 4: adaptive_avg_pool2d, 5: adaptive_avg_pool3d}
+
+
+def _check_interpolation_mode(x: Tensor, mode: str, align_corners: bool, antialias: bool) -> None:
+    """PyTorch's errors for a mode that does not take x's number of axes or these options."""
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and x.ndim == 4):
+        raise ValueError(
+            "Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and "
+            "requires a 4-D tensor as input"
+        )
+    if mode in _LINEAR_MODES and x.ndim in (3, 4, 5) and x.ndim != _LINEAR_MODES[mode]:
+        raise NotImplementedError(
+            f"Got {x.ndim}D input, but {mode} mode needs {_LINEAR_MODES[mode]}D input"
+        )
+    if not (
+        (mode in _NEAREST_MODES + ("area",) and x.ndim in (3, 4, 5))
+        or _LINEAR_MODES.get(mode) == x.ndim
+        or (mode in ("bicubic", "lanczos") and x.ndim == 4)
+    ):
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {x.ndim}D) for the "
+            f"modes: {_ALL_MODES} (got {mode})"
+        )
+    if mode == "lanczos":
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
+
+
 def interpolate(
     input: Tensor,  # noqa: A002
     size: int | Sequence[int] | None = None,
@@ -1831,11 +2005,17 @@ def interpolate(
 ) -> Tensor:
     """x (N, C, *spatial) resampled to `size`, or to floor(spatial * scale_factor), over its
     1, 2 or 3 spatial axes, as PyTorch's interpolate. Modes: 'nearest' (PyTorch's legacy
-    rule: source floor(i * in / out)), 'nearest-exact' (floor((i + 0.5) * in / out)), and
-    'linear', 'bilinear', 'trilinear' for 3-D, 4-D, 5-D input (with `align_corners` the
-    corner pixels' centres line up, else their outer edges do). A given scale_factor, unless
-    `recompute_scale_factor`, sets the source positions (step 1 / scale_factor), as in
-    PyTorch. 'bicubic', 'area' and antialias are not implemented."""
+    rule: source floor(i * in / out)), 'nearest-exact' (floor((i + 0.5) * in / out)),
+    'linear', 'bilinear', 'trilinear' for 3-D, 4-D, 5-D input and 'bicubic' (Keys' cubic
+    convolution, a = -0.75, edge elements repeated) for 4-D input (with `align_corners` the
+    corner pixels' centres line up, else their outer edges do), and 'area' (adaptive
+    average pooling to the output size) for 3-D, 4-D, 5-D input. A given scale_factor,
+    unless `recompute_scale_factor` (or mode 'area'), sets the source positions (step
+    1 / scale_factor), as in PyTorch. `antialias` (bilinear and bicubic, 4-D input) widens
+    the kernel by the downscaling factor, so that every input counts (bicubic then uses
+    a = -0.5, as PIL and PyTorch); 'lanczos' (4-D input, antialias=True and
+    align_corners=False, as PyTorch requires) resamples with the 3-lobe Lanczos kernel,
+    widened likewise."""
     x = as_tensor(input)
     if mode in _NEAREST_MODES + ("area",):
         if align_corners is not None:
@@ -1859,30 +2039,9 @@ def interpolate(
         sizes = [math.floor(float(n) * s) for n, s in zip(x.shape[2:], scales, strict=True)]
         if recompute_scale_factor:
             scales = [None] * dim
-    if antialias and not (mode in ("bilinear", "bicubic") and x.ndim == 4):
-        raise ValueError(
-            "Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and "
-            "requires a 4-D tensor as input"
-        )
-    if x.ndim not in (3, 4, 5) or mode not in _NEAREST_MODES + tuple(_LINEAR_MODES) + (
-        "bicubic",
-        "area",
-        "lanczos",
-    ):
-        raise NotImplementedError(
-            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {x.ndim}D) for the "
-            f"modes: {_ALL_MODES} (got {mode})"
-        )
-    if mode in _LINEAR_MODES and x.ndim != _LINEAR_MODES[mode]:
-        raise NotImplementedError(
-            f"Got {x.ndim}D input, but {mode} mode needs {_LINEAR_MODES[mode]}D input"
-        )
-    if mode in ("bicubic", "area", "lanczos") or antialias:
-        raise NotImplementedError(
-            f"interpolate: mode={mode!r}{' with antialias' if antialias else ''} is not "
-            "implemented in chainrule (nearest, nearest-exact, linear, bilinear and trilinear "
-            "are)"
-        )
+    _check_interpolation_mode(x, mode, bool(align_corners), antialias)
+    if mode == "area":
+        return _ADAPTIVE_AVG_POOLS[x.ndim](x, sizes)
     if min(x.shape[2:]) <= 0 or min(sizes) <= 0:
         names = "DHW"[3 - dim :]
         given = ", ".join(f"{a}: {n}" for a, n in zip(names, x.shape[2:], strict=True))
@@ -1893,7 +2052,7 @@ def interpolate(
             f"({given}){joint} output ({wanted})"
         )
     for axis, (n_out, scale) in enumerate(zip(sizes, scales, strict=True), start=2):
-        x = _resample_axis(x, axis, n_out, scale, mode, align_corners)
+        x = _resample_axis(x, axis, n_out, scale, mode, align_corners, antialias)
     return x
 
 

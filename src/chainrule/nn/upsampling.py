@@ -15,8 +15,8 @@ __all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
 
 class Upsample(Module):
     """x (N, C, *spatial) resampled to `size`, or by `scale_factor`, with `mode` 'nearest',
-    'nearest-exact', 'linear', 'bilinear' or 'trilinear' (see functional.interpolate). As
-    PyTorch's, scale factors are kept as floats."""
+    'nearest-exact', 'linear', 'bilinear', 'bicubic', 'trilinear' or 'area' (see
+    functional.interpolate). As PyTorch's, scale factors are kept as floats."""
 
     def __init__(
         self,
