@@ -17,8 +17,8 @@ import chainrule as cr
 import chainrule.nn.functional as F
 from chainrule import nn
 from chainrule.autograd import gradcheck, gradgradcheck
-from conftest import N, T, examples
-from helpers import assert_values, leaf
+from conftest import N, T, examples, skip_on
+from helpers import assert_values, grads_of, leaf
 
 RECORD = json.loads((pathlib.Path(__file__).parent / "fixtures" / "ctc_torch.json").read_text())
 CTC = RECORD["ctc"]
@@ -49,12 +49,27 @@ def test_ctc_loss_values_and_gradients_are_pytorchs(name, reduction):
     loss = _ctc_call(case, F.log_softmax(x, dim=-1), reduction, as_lists=name == "padded")
     assert_values(loss, case["values"][reduction], rtol=1e-12, atol=1e-13)
     cr.sum(loss).backward()
+    if name == "blank_label":  # see the test below
+        return
     # PyTorch's gradient of an infinite loss is NaN; chainrule's is 0 (see ctc_loss).
     expected = np.nan_to_num(np.asarray(case["grads"][reduction]), nan=0.0)
     assert_values(x.grad, expected, rtol=1e-10, atol=1e-13)
 
 
-@pytest.mark.parametrize("name", [n for n in sorted(CTC) if CTC[n]["raw_grad"] is not None])
+def test_ctc_loss_gradient_with_the_blank_among_the_labels_is_the_derivative():
+    """PyTorch's loss (compared above), and a gradient that finite differences confirm:
+    PyTorch's differs from it (torch.autograd.gradcheck fails on PyTorch's own there)."""
+    case = CTC["blank_label"]
+    x = leaf(case["logits"])
+    fn = lambda x: _ctc_call(case, F.log_softmax(x, dim=-1), "sum")  # noqa: E731
+    assert gradcheck(fn, (x,))
+    assert np.abs(N(grads_of(fn, x)[0]) - case["grads"]["sum"]).max() > 1e-3
+
+
+FAIR = [n for n in sorted(CTC) if CTC[n]["raw_grad"] is not None and n != "blank_label"]
+
+
+@pytest.mark.parametrize("name", FAIR)
 def test_ctc_loss_gradient_is_pytorchs_less_exp_log_probs(name):
     """PyTorch's kernel returns the gradient plus exp(log_probs) at the steps each sample
     uses (a term a log_softmax before it cancels), and 0 for a loss zero_infinity zeroed:
@@ -153,20 +168,31 @@ def _bad(**changes):
         (_bad(blank=-1), RuntimeError, "blank must be in label range"),
         (_bad(input_lengths=[5]), RuntimeError, "input_lengths must be of size batch_size"),
         (_bad(target_lengths=[2] * 3), RuntimeError, "target_lengths must be of size batch_size"),
+        (_bad(targets=[[1, 2]] * 3), RuntimeError, "have size 2 at dimension 0, but got size 3"),
+        (_bad(targets=[[[1, 2]] * 2]), RuntimeError, "Expected 1 to 2 dimensions, but got 3"),
+        (_bad(reduction="x"), ValueError, "x is not a valid value for reduction"),
+        (_bad(input_lengths=5), TypeError, "must be a tensor, list or tuple of integers"),
+        (_bad(lp=LP[:, 0], targets=[[1, 2]]), RuntimeError, "1-D targets"),
+    ],
+)
+def test_bad_ctc_arguments_raise_as_pytorch(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+@skip_on("dask", reason="values are not read on lazy storage (docs/from-pytorch.md)")
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
         (_bad(input_lengths=[6, 5]), RuntimeError, "input_lengths to have value at most 5, but"),
         (_bad(input_lengths=[-1, 5]), RuntimeError, "input_lengths to have value at least 0"),
         (_bad(target_lengths=[-1, 2]), RuntimeError, "target_lengths to have value at least 0"),
         (_bad(target_lengths=[3, 2]), RuntimeError, "size at least 3 at dimension 1, but got"),
         (_bad(targets=[1, 2, 1]), RuntimeError, "have size 4 at dimension 0, but got size 3"),
-        (_bad(targets=[[1, 2]] * 3), RuntimeError, "have size 2 at dimension 0, but got size 3"),
-        (_bad(targets=[[[1, 2]] * 2]), RuntimeError, "Expected 1 to 2 dimensions, but got 3"),
-        (_bad(reduction="x"), ValueError, "x is not a valid value for reduction"),
-        (_bad(input_lengths=5), TypeError, "must be a tensor, list or tuple of integers"),
         (_bad(targets=[[1, 7], [1, 1]]), IndexError, r"target labels must lie in \[0, 4\)"),
-        (_bad(lp=LP[:, 0], targets=[[1, 2]]), RuntimeError, "1-D targets"),
     ],
 )
-def test_bad_ctc_arguments_raise_as_pytorch(call, error, message):
+def test_bad_ctc_length_and_label_values_raise_as_pytorch(call, error, message):
     with pytest.raises(error, match=message):
         call()
 

@@ -3475,10 +3475,10 @@ def ctc_loss(
     # The extended labels: blank, l1, blank, l2, ..., blank (2S + 1 states per sample). State s
     # is reached from s (stay), s - 1 (advance) and, for a label unlike the one two states
     # back, s - 2 (skip the blank between them).
-    blanks = ops.zeros_like(labels) + blank
-    extended = ops.reshape(ops.stack([blanks, labels], axis=2), (batch, 2 * width))
-    last_blank = ops.astype(ops.zeros_like(lengths), labels.dtype) + blank
-    extended = ops.concat([extended, last_blank], axis=1)
+    extended = ops.astype(ops.zeros_like(lengths), labels.dtype) + blank  # the last blank
+    if width:
+        pairs = ops.stack([ops.zeros_like(labels) + blank, labels], axis=2)
+        extended = ops.concat([ops.reshape(pairs, (batch, 2 * width)), extended], axis=1)
     states = extended.shape[1]
     state = ops.arange(states, dtype=extended.dtype)
     first = extended[:, :1]  # the label two states back, or (before state 2) a stand-in
