@@ -20,6 +20,10 @@ from chainrule.autograd import gradcheck, gradgradcheck
 from conftest import N, T, examples, skip_on
 from helpers import assert_values, grads_of, leaf
 
+# On Dask each finite-difference check computes its lazy graph (for CTC, one more piece per
+# step of the recursion) hundreds of times: minutes; values and gradients are checked there.
+SLOW_ON_DASK = skip_on("dask", reason="these finite-difference checks take minutes there")
+
 RECORD = json.loads((pathlib.Path(__file__).parent / "fixtures" / "ctc_torch.json").read_text())
 CTC = RECORD["ctc"]
 ASM = RECORD["asm"]
@@ -56,6 +60,7 @@ def test_ctc_loss_values_and_gradients_are_pytorchs(name, reduction):
     assert_values(x.grad, expected, rtol=1e-10, atol=1e-13)
 
 
+@SLOW_ON_DASK
 def test_ctc_loss_gradient_with_the_blank_among_the_labels_is_the_derivative():
     """PyTorch's loss (compared above), and a gradient that finite differences confirm:
     PyTorch's differs from it (torch.autograd.gradcheck fails on PyTorch's own there)."""
@@ -89,6 +94,7 @@ def _both_modes(fn, *inputs):
     assert gradgradcheck(fn, inputs, check_fwd_over_rev=True)
 
 
+@SLOW_ON_DASK
 @pytest.mark.parametrize(
     "options", [{"reduction": "mean"}, {"reduction": "none", "zero_infinity": True}]
 )
@@ -250,6 +256,7 @@ def test_adaptive_log_softmax_predicts_the_most_probable_class_in_clusters_too()
     assert np.allclose(np.exp(N(layer.log_prob(x))).sum(axis=1), 1.0)
 
 
+@SLOW_ON_DASK
 def test_adaptive_log_softmax_first_and_second_derivatives_in_both_modes():
     layer = nn.AdaptiveLogSoftmaxWithLoss(3, 6, [2, 4], div_value=1.0, head_bias=True)
     target = T(np.array([0, 3, 5, 2]))
