@@ -2,6 +2,7 @@
 layers with PyTorch's default initialisations, and `functional`."""
 
 from . import functional, init, utils
+from .adaptive import AdaptiveLogSoftmaxWithLoss
 from .attention import MultiheadAttention
 from .containers import Identity, ModuleDict, ModuleList, ParameterDict, ParameterList
 from .conv_transpose import ConvTranspose1d, ConvTranspose2d
@@ -61,6 +62,7 @@ from .loss import (
     BCEWithLogitsLoss,
     CosineEmbeddingLoss,
     CrossEntropyLoss,
+    CTCLoss,
     GaussianNLLLoss,
     HingeEmbeddingLoss,
     HuberLoss,
@@ -257,4 +259,6 @@ __all__ = [
     "SoftMarginLoss",
     "TripletMarginLoss",
     "TripletMarginWithDistanceLoss",
+    "CTCLoss",
+    "AdaptiveLogSoftmaxWithLoss",
 ]

@@ -110,6 +110,7 @@ __all__ = [
     "multilabel_margin_loss",
     "triplet_margin_loss",
     "triplet_margin_with_distance_loss",
+    "ctc_loss",
 ]
 
 
@@ -3469,3 +3470,209 @@ def triplet_margin_with_distance_loss(
     d_neg = distance(anchor, negative)
     d_swap = distance(positive, negative) if swap else None
     return _triplet(d_pos, d_neg, d_swap, margin, reduction)
+
+
+# ----------------------------------------------------------------------------- CTC
+
+
+def _ctc_lengths(lengths: Tensor | Sequence[int], name: str, batch: int) -> Tensor:
+    """Lengths given as a tensor of integers, a list or a tuple, as a 1-D integer tensor of
+    one length per sample (a 0-d tensor or one-element list where the input is unbatched)."""
+    if isinstance(lengths, (list, tuple)):
+        lengths = as_tensor(list(lengths)) if lengths else ops.zeros((0,), dtype=ops.int64)
+    elif lengths.__class__ is not Tensor:
+        raise TypeError(
+            f"ctc_loss(): {name} must be a tensor, list or tuple of integers, "
+            f"not {type(lengths).__name__}"
+        )
+    if not ops.isdtype(lengths.dtype, "integral") or lengths.ndim > 1:
+        raise TypeError(f"ctc_loss(): {name} must hold integers, in at most one dimension")
+    lengths = ops.reshape(lengths, (-1,))
+    if lengths.shape[0] != batch:
+        raise RuntimeError(f"{name} must be of size batch_size")
+    return lengths
+
+
+def _ctc_check_values(lengths: Tensor, name: str, high: int | None) -> None:
+    """PyTorch's checks of the lengths' values (where they may be read: see _values_known)."""
+    if not lengths.shape[0] or not _values_known(lengths):
+        return
+    low_seen = ops.min(lengths).item()
+    if low_seen < 0:
+        raise RuntimeError(
+            f"Expected {name} to have value at least 0, but got value {low_seen} "
+            "(while checking arguments for ctc_loss)"
+        )
+    high_seen = ops.max(lengths).item()
+    if high is not None and high_seen > high:
+        raise RuntimeError(
+            f"Expected {name} to have value at most {high}, but got value {high_seen} "
+            "(while checking arguments for ctc_loss)"
+        )
+
+
+def _ctc_labels(targets: Tensor, target_lengths: Tensor, batch: int) -> Tensor:
+    """The targets as a padded (N, S) integer tensor, from padded (N, S) targets or the 1-D
+    concatenation of every sample's (S the longest target; entries past a sample's length are
+    whatever the padding holds)."""
+    if targets.ndim == 2:
+        if targets.shape[0] != batch:
+            raise RuntimeError(
+                f"Expected tensor to have size {batch} at dimension 0, but got size "
+                f"{targets.shape[0]} for argument #2 'targets' (while checking arguments for "
+                "ctc_loss)"
+            )
+        if _values_known(target_lengths) and batch:
+            longest = ops.max(target_lengths).item()
+            if longest > targets.shape[1]:
+                raise RuntimeError(
+                    f"Expected tensor to have size at least {longest} at dimension 1, but got "
+                    f"size {targets.shape[1]} for argument #2 'targets' (while checking "
+                    "arguments for ctc_loss)"
+                )
+        return targets
+    if targets.ndim != 1:
+        raise RuntimeError(
+            f"Expected 1 to 2 dimensions, but got {targets.ndim}-dimensional tensor for "
+            "argument #2 'targets' (while checking arguments for ctc_loss)"
+        )
+    total = targets.shape[0]
+    if _values_known(target_lengths):
+        needed = ops.sum(target_lengths).item() if batch else 0
+        if needed != total:
+            raise RuntimeError(
+                f"Expected tensor to have size {needed} at dimension 0, but got size {total} "
+                "for argument #2 'targets' (while checking arguments for ctc_loss)"
+            )
+        width = ops.max(target_lengths).item() if batch else 0
+    else:  # the longest target is at most all of them
+        width = total
+    if not width:
+        return ops.zeros((batch, 0), dtype=targets.dtype)
+    # Sample n's labels start where the ones before it end.
+    starts = ops.cumulative_sum(target_lengths) - target_lengths
+    positions = ops.expand_dims(starts, axis=1) + ops.arange(width, dtype=starts.dtype)
+    positions = ops.reshape(ops.clip(positions, max=total - 1), (-1,))
+    return ops.reshape(ops.take(targets, positions, axis=0), (batch, width))
+
+
+def _ctc_logsumexp3(a: Tensor, b: Tensor, c: Tensor) -> Tensor:
+    """log(exp(a) + exp(b) + exp(c)) elementwise, -inf where all three are, with first and
+    second derivatives that stay finite there (0: such states are unreachable, and no
+    gradient flows to them). The shift by the largest term is held constant: the result does
+    not depend on it."""
+    terms = ops.stack([a, b, c], axis=0)
+    m = ops.max(terms.detach(), axis=0)
+    m = ops.where(ops.isfinite(m), m, 0.0)
+    total = ops.sum(ops.exp(terms - m), axis=0)
+    reached = total > 0
+    return ops.where(reached, ops.log(ops.where(reached, total, 1.0)) + m, -math.inf)
+
+
+def ctc_loss(
+    log_probs: Tensor,
+    targets: Tensor,
+    input_lengths: Tensor | Sequence[int],
+    target_lengths: Tensor | Sequence[int],
+    blank: int = 0,
+    reduction: Reduction = "mean",
+    zero_infinity: bool = False,
+) -> Tensor:
+    """The Connectionist Temporal Classification loss: minus the log of the total probability,
+    under per-step log-probabilities `log_probs` (T, N, C) (or unbatched (T, C)), of every
+    alignment of each sample's first `input_lengths[n]` steps that collapses (repeats merged,
+    then `blank` dropped) to its first `target_lengths[n]` labels of `targets` (padded (N, S),
+    or the 1-D concatenation of every sample's labels). 'mean' divides each loss by its target
+    length (at least 1) and averages over the batch. An impossible alignment costs inf;
+    `zero_infinity` makes such a loss 0, with a gradient of 0.
+
+    Built from differentiable operations (the forward recursion over time in log space), so
+    derivatives of every order are autograd's: the true gradient with respect to log_probs,
+    where PyTorch's kernel returns it plus exp(log_probs) (the same gradient once it passes
+    through a log_softmax, as it does when log_probs come from one), and 0, not NaN, for a
+    sample whose loss is inf."""
+    _check_reduction(reduction)
+    targets = as_tensor(targets)
+    if log_probs.ndim not in (2, 3):
+        raise RuntimeError(
+            f"Expected 3-dimensional tensor, but got {log_probs.ndim}-dimensional tensor for "
+            "argument #1 'log_probs' (while checking arguments for ctc_loss)"
+        )
+    if not ops.isdtype(log_probs.dtype, "real floating"):
+        raise RuntimeError(f'"ctc_loss" not implemented for {log_probs.dtype}')
+    unbatched = log_probs.ndim == 2
+    if unbatched:
+        log_probs = ops.expand_dims(log_probs, axis=1)
+        if targets.ndim != 1:
+            raise RuntimeError(
+                "ctc_loss: unbatched log_probs (T, C) take 1-D targets (S,), but got targets "
+                f"of shape {list(targets.shape)}"
+            )
+        targets = ops.expand_dims(targets, axis=0)
+    steps, batch, classes = log_probs.shape
+    if not 0 <= blank < classes:
+        raise RuntimeError("blank must be in label range")
+    input_lengths = _ctc_lengths(input_lengths, "input_lengths", batch)
+    target_lengths = _ctc_lengths(target_lengths, "target_lengths", batch)
+    _ctc_check_values(input_lengths, "input_lengths", steps)
+    _ctc_check_values(target_lengths, "target_lengths", None)
+    if not ops.isdtype(targets.dtype, "integral"):
+        targets = ops.astype(targets, ops.int64)  # PyTorch reads floating labels as integers
+    labels = _ctc_labels(targets, target_lengths, batch)
+    width = labels.shape[1]
+    lengths = ops.expand_dims(target_lengths, axis=1)
+    used = ops.arange(width, dtype=lengths.dtype) < lengths
+    if labels.size and _values_known(labels):
+        seen = ops.where(used, labels, blank)
+        if ops.min(seen).item() < 0 or ops.max(seen).item() >= classes:
+            raise IndexError(
+                f"ctc_loss: target labels must lie in [0, {classes}), got values in "
+                f"[{ops.min(seen).item()}, {ops.max(seen).item()}]"
+            )
+    labels = ops.where(used, labels, blank)
+
+    # The extended labels: blank, l1, blank, l2, ..., blank (2S + 1 states per sample). State s
+    # is reached from s (stay), s - 1 (advance) and, for a label unlike the one two states
+    # back, s - 2 (skip the blank between them).
+    extended = ops.astype(ops.zeros_like(lengths), labels.dtype) + blank  # the last blank
+    if width:
+        pairs = ops.stack([ops.zeros_like(labels) + blank, labels], axis=2)
+        extended = ops.concat([ops.reshape(pairs, (batch, 2 * width)), extended], axis=1)
+    states = extended.shape[1]
+    state = ops.arange(states, dtype=extended.dtype)
+    first = extended[:, :1]  # the label two states back, or (before state 2) a stand-in
+    skips = ops.concat([first, first, extended], axis=1)[:, :states]
+    may_skip = (state % 2 == 1) & (state >= 3) & (extended != skips)
+
+    # emitted[t, n, s]: the log-probability of state s's label at step t.
+    emitted = ops.take_along_axis(
+        log_probs,
+        ops.broadcast_to(ops.expand_dims(extended, axis=0), (steps, batch, states)),
+        axis=2,
+    )
+    # alpha[n, s]: the log-probability of the alignments of the steps so far that end in
+    # state s; before step 0 every alignment sits in state 0 at no cost. A sample's alpha stops
+    # changing once its input ends.
+    zero = ops.zeros((batch, 1), dtype=log_probs.dtype)
+    none = zero - math.inf
+    alpha = ops.where(state == 0, zero, none)
+    running = ops.expand_dims(input_lengths, axis=1)
+    for t in range(steps):
+        advance = ops.concat([none, alpha], axis=1)[:, :states]
+        skip = ops.where(may_skip, ops.concat([none, none, alpha], axis=1)[:, :states], -math.inf)
+        step = _ctc_logsumexp3(alpha, advance, skip) + emitted[t]
+        alpha = ops.where(t < running, step, alpha)
+    # Every alignment ends in the last state (a final blank) or the one before (the last label).
+    last = 2 * ops.expand_dims(target_lengths, axis=1)
+    end = ops.take_along_axis(alpha, last, axis=1)
+    before = ops.take_along_axis(alpha, ops.clip(last - 1, min=0), axis=1)
+    before = ops.where(last > 0, before, -math.inf)
+    loss = -ops.squeeze(_ctc_logsumexp3(end, before, ops.zeros_like(end) - math.inf), axis=1)
+    if zero_infinity:
+        loss = ops.where(ops.isinf(loss), 0.0, loss)
+    if reduction == "mean":
+        divisor = ops.astype(ops.clip(target_lengths, min=1), loss.dtype)
+        return ops.mean(loss / divisor)
+    if unbatched and reduction == "none":
+        return loss[0]
+    return _reduce(loss, reduction)

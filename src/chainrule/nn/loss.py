@@ -3,7 +3,7 @@ function in `nn.functional` (class weights and pos_weight are held as buffers)."
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from .._tensor import Tensor
@@ -31,6 +31,7 @@ __all__ = [
     "SoftMarginLoss",
     "TripletMarginLoss",
     "TripletMarginWithDistanceLoss",
+    "CTCLoss",
 ]
 
 Reduction = Literal["none", "mean", "sum"]
@@ -550,6 +551,39 @@ class TripletMarginWithDistanceLoss(_Loss):
             margin=self.margin,
             swap=self.swap,
             reduction=self.reduction,
+        )
+
+    if TYPE_CHECKING:
+        __call__ = forward
+
+
+class CTCLoss(_Loss):
+    """The Connectionist Temporal Classification loss of label sequences under per-step
+    log-probabilities, `blank` the label that emits nothing (see functional.ctc_loss)."""
+
+    def __init__(
+        self, blank: int = 0, reduction: Reduction = "mean", zero_infinity: bool = False
+    ) -> None:
+        super().__init__(reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(
+        self,
+        log_probs: Tensor,
+        targets: Tensor,
+        input_lengths: Tensor | Sequence[int],
+        target_lengths: Tensor | Sequence[int],
+    ) -> Tensor:
+        """The loss of `targets` under `log_probs` (T, N, C)."""
+        return F.ctc_loss(
+            log_probs,
+            targets,
+            input_lengths,
+            target_lengths,
+            self.blank,
+            self.reduction,
+            self.zero_infinity,
         )
 
     if TYPE_CHECKING:
