@@ -87,7 +87,13 @@ class _SpectralNorm(Module):
         self, weight: Tensor, n_power_iterations: int = 1, dim: int = 0, eps: float = 1e-12
     ) -> None:
         super().__init__()
-        self.dim = _wrap_dim(dim, weight.ndim)
+        ndim = weight.ndim
+        if not -ndim <= dim < ndim:  # (PyTorch's wording here has no comma)
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}] but "
+                f"got {dim})"
+            )
+        self.dim = dim % ndim
         if n_power_iterations <= 0:
             raise ValueError(
                 "Expected n_power_iterations to be positive, but got "
