@@ -11,14 +11,16 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import chainrule as cr
 from chainrule import nn, optim
 from chainrule.autograd import gradcheck, gradgradcheck
 from chainrule.nn.utils import parametrizations as P
 from chainrule.nn.utils import parametrize
-from conftest import N, T, skip_on
-from helpers import assert_values, leaf
+from conftest import N, T, examples, skip_on
+from helpers import AWAY_FROM_ZERO, arrays, assert_values, leaf
 
 RECORD = json.loads(
     (pathlib.Path(__file__).parent / "fixtures" / "nn_parametrize_torch.json").read_text()
@@ -194,6 +196,29 @@ def test_cached_computes_once_per_block():
         assert m.weight is first
     assert len(calls) == 1
     assert m.weight is not first and len(calls) == 2
+
+
+@st.composite
+def _weight_and_dim(draw):
+    shape = draw(st.lists(st.integers(1, 3), min_size=1, max_size=3).map(tuple))
+    return draw(arrays(shape, AWAY_FROM_ZERO)), draw(st.integers(-1, len(shape) - 1))
+
+
+@examples(10)
+@given(_weight_and_dim())
+def test_weight_norm_keeps_the_weight_and_splits_it_into_norms_and_directions(case):
+    # Registered, the weight reads as before; assigned, g holds its norms over every axis but
+    # dim (all of them with -1) and the weight reads as assigned.
+    w, dim = case
+    m = nn.Linear(1, 1).double()
+    m.register_buffer("w", T(w))
+    P.weight_norm(m, "w", dim=dim)
+    assert_values(m.w, w, rtol=1e-13, atol=1e-15)
+    m.w = T(2.0 * w)
+    axes = tuple(a for a in range(w.ndim) if dim == -1 or a != dim % w.ndim)
+    norms = np.sqrt(np.sum(4.0 * w * w, axis=axes, keepdims=dim != -1))
+    assert_values(m.parametrizations.w.original0, norms, rtol=1e-13, atol=1e-15)
+    assert_values(m.w, 2.0 * w, rtol=1e-13, atol=1e-15)
 
 
 # ----------------------------------------------------------------------------- derivatives
