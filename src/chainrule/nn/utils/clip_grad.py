@@ -1,14 +1,15 @@
 """PyTorch's `nn.utils` helpers for training loops: gradient clipping by norm (in one call,
-or as the norm and the scaling) or value, and parameters flattened to one vector and back."""
+or as the norm and the scaling) or value, and parameters flattened to one vector and back.
+(Parametrizations live in parametrize.py and parametrizations.py.)"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .. import _namespace as ops
-from .. import linalg
-from .._mode import grad_mode
-from .._tensor import Tensor, no_grad
+from ... import _namespace as ops
+from ... import linalg
+from ..._mode import grad_mode
+from ..._tensor import Tensor, no_grad
 
 __all__ = [
     "clip_grad_norm_",
