@@ -1,14 +1,16 @@
 """PyTorch's `nn.utils` helpers for training loops: gradient clipping by norm (in one call,
-or as the norm and the scaling) or value, and parameters flattened to one vector and back."""
+or as the norm and the scaling) or value, and parameters flattened to one vector and back.
+The submodule `rnn` holds PackedSequence and the functions that pack and pad sequences."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .. import _namespace as ops
-from .. import linalg
-from .._mode import grad_mode
-from .._tensor import Tensor, no_grad
+from ... import _namespace as ops
+from ... import linalg
+from ..._mode import grad_mode
+from ..._tensor import Tensor, no_grad
+from . import rnn
 
 __all__ = [
     "clip_grad_norm_",
@@ -16,6 +18,7 @@ __all__ = [
     "clip_grads_with_norm_",
     "get_total_norm",
     "parameters_to_vector",
+    "rnn",
     "vector_to_parameters",
 ]
 
