@@ -106,9 +106,11 @@ def _sweep_packed(
             state = list(new) if isinstance(new, tuple) else [new]
             hs[t] = state[0]
         return ops.concat(hs), state
-    # Forward, the running rows shrink: the rows of the sequences that ended are set aside
-    # (latest last), and put back below the running ones at the end.
-    state, ended = initial, [[] for _ in initial]
+    # Forward, the running rows shrink: the final rows of the sequences that ended are set
+    # aside as they end, and put back below the running ones at the end, the last set aside
+    # first (they are the upper rows).
+    state = initial
+    ended: list[list[Tensor]] = [[] for _ in initial]
     for t, size in enumerate(sizes):
         if size < state[0].shape[0]:
             for kind, s in zip(ended, state):
@@ -393,13 +395,14 @@ class _RNNBase(Module):
         for layer in range(self.num_layers):
             outputs = []
             for d, suffix in enumerate(("", "_reverse")[:directions]):
-                w_ih, b_ih, *weights = self._weights(layer, suffix)
+                w_ih, b_ih, w_hh, b_hh, w_hr = self._weights(layer, suffix)
+                weights = (w_hh, b_hh, w_hr)
                 gi = F.linear(x, w_ih, b_ih)  # all the time steps' input projections at once
                 s = [kind[layer * directions + d] for kind in state]
                 if sizes is None:
-                    out, s = _sweep(self.mode, gi, s, tuple(weights), d == 1)
+                    out, s = _sweep(self.mode, gi, s, weights, d == 1)
                 else:
-                    out, s = _sweep_packed(self.mode, gi, sizes, s, tuple(weights), d == 1)
+                    out, s = _sweep_packed(self.mode, gi, sizes, s, weights, d == 1)
                 for kind, final in zip(finals, s):
                     kind.append(final)
                 outputs.append(out)
