@@ -180,8 +180,10 @@ def test_flatten_parameters_is_accepted():
 
 
 def test_bad_recurrent_arguments_raise_pytorchs_errors():
-    with pytest.raises(NotImplementedError, match="proj_size"):
-        nn.LSTM(3, 4, proj_size=2)
+    with pytest.raises(ValueError, match="proj_size has to be smaller than hidden_size"):
+        nn.LSTM(3, 4, proj_size=4)
+    with pytest.raises(ValueError, match="proj_size should be a positive integer or zero"):
+        nn.LSTM(3, 4, proj_size=-1)
     with pytest.raises(ValueError, match="Unknown nonlinearity 'sigmoid'"):
         nn.RNN(3, 4, nonlinearity="sigmoid")
     with pytest.raises(ValueError, match="Unknown nonlinearity: sigmoid"):
@@ -201,8 +203,6 @@ def test_bad_recurrent_arguments_raise_pytorchs_errors():
         rnn(T(np.ones((2, 1, 3))), T(np.zeros((1, 1, 4))))
     with pytest.raises(RuntimeError, match="For unbatched 2-D input, hx should also be 2-D but"):
         rnn(T(np.ones((2, 3))), T(np.zeros((2, 1, 4))))
-    with pytest.raises(NotImplementedError, match="PackedSequence"):
-        rnn((T(np.ones((2, 3))), T(np.array([1, 1]))))
     with pytest.raises(ValueError, match="LSTMCell: Expected input to be 1D or 2D, got 3D"):
         nn.LSTMCell(3, 4)(T(np.ones((1, 2, 3))))
 

@@ -1,28 +1,26 @@
 """Recurrent layers with PyTorch's names, parameters, initialisation and semantics: the cells
-RNNCell, LSTMCell and GRUCell, and the multi-layer, optionally bidirectional RNN, LSTM and GRU,
-written as loops of chainrule's differentiable operations over the time steps."""
+RNNCell, LSTMCell and GRUCell, and the multi-layer, optionally bidirectional RNN, LSTM (with
+proj_size) and GRU, written as loops of chainrule's differentiable operations over the time
+steps, on padded tensors or on PackedSequence (built in `nn.utils.rnn`)."""
 
 from __future__ import annotations
 
 import math
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from .. import _namespace as ops
 from .._tensor import Tensor
 from . import functional as F
 from .layers import _uniform_parameter
 from .module import Module
+from .utils.rnn import PackedSequence
 
 __all__ = ["RNNCell", "LSTMCell", "GRUCell", "RNN", "LSTM", "GRU"]
 
 # Gates per mode: the weights stack them along axis 0 (LSTM: input, forget, cell, output;
 # GRU: reset, update, new), as PyTorch's.
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
-_PACKED = (
-    "PackedSequence input is not supported by chainrule's recurrent layers; pass a padded "
-    "tensor (and mask or index the outputs by the sequence lengths)"
-)
 
 State = Tensor | tuple[Tensor, Tensor]
 
@@ -33,14 +31,22 @@ def _chunks(x: Tensor, n: int) -> list[Tensor]:
     return [x[..., k * size : (k + 1) * size] for k in range(n)]
 
 
-def _step(mode: str, gi: Tensor, state: State, w_hh: Tensor, b_hh: Tensor | None) -> State:
+def _step(
+    mode: str,
+    gi: Tensor,
+    state: State,
+    w_hh: Tensor,
+    b_hh: Tensor | None,
+    w_hr: Tensor | None = None,
+) -> State:
     """One time step of `mode` from gi, the input's projection x W_ih^T + b_ih, and the state
-    (h, or (h, c) for an LSTM); the new state."""
+    (h, or (h, c) for an LSTM); the new state. An LSTM with w_hr (proj_size) projects h by it."""
     if mode == "LSTM":
         h, c = state
         i, f, g, o = _chunks(gi + F.linear(h, w_hh, b_hh), 4)
         c = F.sigmoid(f) * c + F.sigmoid(i) * ops.tanh(g)
-        return F.sigmoid(o) * ops.tanh(c), c
+        h = F.sigmoid(o) * ops.tanh(c)
+        return (h if w_hr is None else F.linear(h, w_hr)), c
     assert isinstance(state, Tensor)
     gh = F.linear(state, w_hh, b_hh)
     if mode == "GRU":
@@ -51,6 +57,71 @@ def _step(mode: str, gi: Tensor, state: State, w_hh: Tensor, b_hh: Tensor | None
         n = ops.tanh(in_ + r * hn)
         return n + z * (state - n)
     return ops.tanh(gi + gh) if mode == "RNN_TANH" else F.relu(gi + gh)
+
+
+def _sweep(
+    mode: str,
+    gi: Tensor,
+    state: list[Tensor],
+    weights: tuple[Tensor, Tensor | None, Tensor | None],
+    reverse: bool,
+) -> tuple[Tensor, list[Tensor]]:
+    """One direction of one layer over a padded batch: gi (time, batch, gates * hidden) the
+    input projections, state the initial state(s); the outputs h (time, batch, hidden) and
+    the final state(s)."""
+    steps = gi.shape[0]
+    hs: list[Tensor] = [None] * steps  # type: ignore[list-item]
+    for t in range(steps - 1, -1, -1) if reverse else range(steps):
+        new = _step(mode, gi[t], tuple(state) if len(state) == 2 else state[0], *weights)
+        state = list(new) if isinstance(new, tuple) else [new]
+        hs[t] = state[0]
+    return ops.stack(hs, axis=0), state
+
+
+def _sweep_packed(
+    mode: str,
+    gi: Tensor,
+    sizes: list[int],
+    initial: list[Tensor],
+    weights: tuple[Tensor, Tensor | None, Tensor | None],
+    reverse: bool,
+) -> tuple[Tensor, list[Tensor]]:
+    """_sweep over packed data: gi (total steps, gates * hidden) holds, for each time step t,
+    sizes[t] rows (the sequences still running, longest first). The state is sliced to those
+    rows at each step, so that each sequence's final state is the one at its own last step
+    and, in reverse, each sequence starts from its initial state at its own last step."""
+    starts = [0]
+    for size in sizes:
+        starts.append(starts[-1] + size)
+    hs: list[Tensor] = [None] * len(sizes)  # type: ignore[list-item]
+    if reverse:
+        # The running rows grow as t falls: sequences join with their initial state.
+        state = [s[: sizes[-1]] for s in initial]
+        for t in range(len(sizes) - 1, -1, -1):
+            running = state[0].shape[0]
+            if sizes[t] > running:
+                state = [ops.concat([s, s0[running : sizes[t]]]) for s, s0 in zip(state, initial)]
+            gi_t = gi[starts[t] : starts[t + 1]]
+            new = _step(mode, gi_t, tuple(state) if len(state) == 2 else state[0], *weights)
+            state = list(new) if isinstance(new, tuple) else [new]
+            hs[t] = state[0]
+        return ops.concat(hs), state
+    # Forward, the running rows shrink: the final rows of the sequences that ended are set
+    # aside as they end, and put back below the running ones at the end, the last set aside
+    # first (they are the upper rows).
+    state = initial
+    ended: list[list[Tensor]] = [[] for _ in initial]
+    for t, size in enumerate(sizes):
+        if size < state[0].shape[0]:
+            for kind, s in zip(ended, state):
+                kind.append(s[size:])
+            state = [s[:size] for s in state]
+        gi_t = gi[starts[t] : starts[t + 1]]
+        new = _step(mode, gi_t, tuple(state) if len(state) == 2 else state[0], *weights)
+        state = list(new) if isinstance(new, tuple) else [new]
+        hs[t] = state[0]
+    finals = [ops.concat([s, *kind[::-1]]) if kind else s for s, kind in zip(state, ended)]
+    return ops.concat(hs), finals
 
 
 # ----------------------------------------------------------------------------- cells
@@ -202,8 +273,9 @@ class GRUCell(_CellBase):
 
 class _RNNBase(Module):
     """num_layers stacked recurrent layers, each one or two directions; parameters
-    weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k} (and ..._reverse for the
-    backward direction), all uniform in +-1/sqrt(hidden_size), as PyTorch's."""
+    weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k}, and weight_hr_l{k} for an
+    LSTM with proj_size (and ..._reverse for the backward direction), all uniform in
+    +-1/sqrt(hidden_size), as PyTorch's."""
 
     def __init__(
         self,
@@ -216,6 +288,7 @@ class _RNNBase(Module):
         dropout: float,
         bidirectional: bool,
         dtype: Any,
+        proj_size: int = 0,
     ) -> None:
         super().__init__()
         if not (isinstance(dropout, (int, float)) and not isinstance(dropout, bool)) or not (
@@ -229,6 +302,12 @@ class _RNNBase(Module):
             raise ValueError("hidden_size must be greater than zero")
         if num_layers <= 0:
             raise ValueError("num_layers must be greater than zero")
+        if proj_size < 0:
+            raise ValueError(
+                "proj_size should be a positive integer or zero to disable projections"
+            )
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
         if dropout > 0 and num_layers == 1:
             warnings.warn(
                 "dropout option adds dropout after all but last recurrent layer, so non-zero "
@@ -245,17 +324,22 @@ class _RNNBase(Module):
         self.batch_first = batch_first
         self.dropout = float(dropout)
         self.bidirectional = bidirectional
+        self.proj_size = proj_size
         directions = 2 if bidirectional else 1
         rows = _GATES[self.mode] * hidden_size
         bound = 1 / math.sqrt(hidden_size)
+        out_size = proj_size or hidden_size  # the size of h
         for layer in range(num_layers):
-            width = input_size if layer == 0 else hidden_size * directions
+            width = input_size if layer == 0 else out_size * directions
             for suffix in ("", "_reverse")[:directions]:
                 names = [f"weight_ih_l{layer}{suffix}", f"weight_hh_l{layer}{suffix}"]
-                shapes = [(rows, width), (rows, hidden_size)]
+                shapes = [(rows, width), (rows, out_size)]
                 if bias:
                     names += [f"bias_ih_l{layer}{suffix}", f"bias_hh_l{layer}{suffix}"]
                     shapes += [(rows,), (rows,)]
+                if proj_size:
+                    names.append(f"weight_hr_l{layer}{suffix}")
+                    shapes.append((proj_size, hidden_size))
                 for name, shape in zip(names, shapes):
                     setattr(self, name, _uniform_parameter(shape, bound, dtype))
 
@@ -265,81 +349,88 @@ class _RNNBase(Module):
 
     def _weights(
         self, layer: int, suffix: str
-    ) -> tuple[Tensor, Tensor, Tensor | None, Tensor | None]:
-        """The parameters of one layer and direction (the biases None without bias)."""
-        names = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
-        w_ih, w_hh, b_ih, b_hh = (getattr(self, f"{n}_l{layer}{suffix}", None) for n in names)
-        return w_ih, w_hh, b_ih, b_hh
+    ) -> tuple[Tensor, Tensor | None, Tensor, Tensor | None, Tensor | None]:
+        """The parameters of one layer and direction: w_ih, b_ih, w_hh, b_hh, w_hr (the
+        biases None without bias, w_hr None without proj_size)."""
+        names = ("weight_ih", "bias_ih", "weight_hh", "bias_hh", "weight_hr")
+        w_ih, b_ih, w_hh, b_hh, w_hr = (getattr(self, f"{n}_l{layer}{suffix}", None) for n in names)
+        return w_ih, b_ih, w_hh, b_hh, w_hr
 
-    def _check_input(self, x: Any) -> bool:
-        """Whether x has a batch axis; raises for a bad input."""
-        if isinstance(x, tuple):
-            raise NotImplementedError(_PACKED)
-        if x.ndim not in (2, 3):
-            raise ValueError(
-                f"{type(self).__name__}: Expected input to be 2D or 3D, got {x.ndim}D tensor "
-                "instead"
-            )
+    def _check_features(self, x: Tensor) -> None:
         if x.shape[-1] != self.input_size:
             raise RuntimeError(
                 f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
                 f"got {x.shape[-1]}"
             )
-        return x.ndim == 3
 
-    def _initial(self, x: Tensor, h: Tensor | None, batched: bool, which: str) -> Tensor:
-        """An initial state (num_layers * directions, batch, hidden), zeros where None."""
-        expected = (
-            self.num_layers * (2 if self.bidirectional else 1),
-            x.shape[1],
-            self.hidden_size,
-        )
+    def _initial(
+        self, h: Tensor | None, batch: int, dtype: Any, batched: bool | None, k: int, n: int
+    ) -> Tensor:
+        """Initial state k of n (h, or c for an LSTM) shaped (num_layers * directions,
+        batch, size), zeros where None; batched None for packed input (no unbatched form)."""
+        size = self.proj_size if self.proj_size and k == 0 else self.hidden_size
+        expected = (self.num_layers * (2 if self.bidirectional else 1), batch, size)
         if h is None:
-            return ops.zeros(expected, dtype=x.dtype)
-        if h.ndim != (3 if batched else 2):
+            return ops.zeros(expected, dtype=dtype)
+        if batched is not None and h.ndim != (3 if batched else 2):
             want, kind = (3, "batched") if batched else (2, "unbatched")
             raise RuntimeError(
                 f"For {kind} {want}-D input, hx should also be {want}-D but got {h.ndim}-D tensor"
             )
-        h = h if batched else ops.expand_dims(h, axis=1)
+        h = h if batched is not False else ops.expand_dims(h, axis=1)
         if tuple(h.shape) != expected:
+            which = f"hidden[{k}]" if n == 2 else "hidden"
             raise RuntimeError(f"Expected {which} size {expected}, got {list(h.shape)}")
         return h
 
-    def _run(self, x: Tensor, state: list[Tensor]) -> tuple[Tensor, list[Tensor]]:
-        """x (time, batch, features) through every layer and direction from the initial
-        state(s) (one tensor per kind of state, stacked over layers and directions); the last
-        layer's outputs and the final states, stacked the same way."""
+    def _run(
+        self, x: Tensor, state: list[Tensor], sizes: list[int] | None = None
+    ) -> tuple[Tensor, list[Tensor]]:
+        """x (time, batch, features), or packed data (total steps, features) with its batch
+        sizes, through every layer and direction from the initial state(s) (one tensor per
+        kind of state, stacked over layers and directions); the last layer's outputs and the
+        final states, stacked the same way."""
         directions = 2 if self.bidirectional else 1
         finals: list[list[Tensor]] = [[] for _ in state]
-        steps = x.shape[0]
         for layer in range(self.num_layers):
             outputs = []
             for d, suffix in enumerate(("", "_reverse")[:directions]):
-                w_ih, w_hh, b_ih, b_hh = self._weights(layer, suffix)
+                w_ih, b_ih, w_hh, b_hh, w_hr = self._weights(layer, suffix)
+                weights = (w_hh, b_hh, w_hr)
                 gi = F.linear(x, w_ih, b_ih)  # all the time steps' input projections at once
                 s = [kind[layer * directions + d] for kind in state]
-                hs: list[Tensor] = [None] * steps  # type: ignore[list-item]
-                order = range(steps - 1, -1, -1) if d else range(steps)
-                for t in order:
-                    new = _step(self.mode, gi[t], tuple(s) if len(s) == 2 else s[0], w_hh, b_hh)
-                    s = list(new) if isinstance(new, tuple) else [new]
-                    hs[t] = s[0]
+                if sizes is None:
+                    out, s = _sweep(self.mode, gi, s, weights, d == 1)
+                else:
+                    out, s = _sweep_packed(self.mode, gi, sizes, s, weights, d == 1)
                 for kind, final in zip(finals, s):
                     kind.append(final)
-                outputs.append(ops.stack(hs, axis=0))
+                outputs.append(out)
             x = outputs[0] if directions == 1 else ops.concat(outputs, axis=-1)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 x = F.dropout(x, self.dropout, True)
         return x, [ops.stack(kind, axis=0) for kind in finals]
 
-    def _forward(self, input: Any, hx: list[Tensor | None]) -> tuple[Tensor, list[Tensor]]:  # noqa: A002
-        batched = self._check_input(input)
+    def _forward(
+        self,
+        input: Tensor | PackedSequence,  # noqa: A002
+        hx: list[Tensor | None],
+    ) -> tuple[Any, list[Tensor]]:
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
+        if input.ndim not in (2, 3):
+            raise ValueError(
+                f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.ndim}D "
+                "tensor instead"
+            )
+        self._check_features(input)
+        batched = input.ndim == 3
         x = input if batched else ops.expand_dims(input, axis=1)
         if batched and self.batch_first:
             x = ops.permute_dims(x, (1, 0, 2))
-        which = ["hidden[0]", "hidden[1]"] if len(hx) == 2 else ["hidden"]
-        state = [self._initial(x, h, batched, w) for h, w in zip(hx, which)]
+        state = [
+            self._initial(h, x.shape[1], x.dtype, batched, k, len(hx)) for k, h in enumerate(hx)
+        ]
         out, finals = self._run(x, state)
         if not batched:
             return ops.squeeze(out, axis=1), [ops.squeeze(f, axis=1) for f in finals]
@@ -347,9 +438,30 @@ class _RNNBase(Module):
             out = ops.permute_dims(out, (1, 0, 2))
         return out, finals
 
+    def _forward_packed(
+        self, packed: PackedSequence, hx: list[Tensor | None]
+    ) -> tuple[PackedSequence, list[Tensor]]:
+        """Packed input (batch_first does not apply): the states are taken in the packed
+        (longest first) order of the batch and given back in the batch's own order."""
+        data, batch_sizes, sorted_indices, unsorted_indices = packed
+        self._check_features(data)
+        sizes = batch_sizes.tolist()
+        state = []
+        for k, h in enumerate(hx):
+            h = self._initial(h, sizes[0], data.dtype, None, k, len(hx))
+            if hx[k] is not None and sorted_indices is not None:
+                h = ops.take(h, sorted_indices, axis=1)
+            state.append(h)
+        out, finals = self._run(data, state, sizes)
+        if unsorted_indices is not None:
+            finals = [ops.take(f, unsorted_indices, axis=1) for f in finals]
+        return PackedSequence(out, batch_sizes, sorted_indices, unsorted_indices), finals
+
     def extra_repr(self) -> str:
         """Sizes and the options that differ from the defaults, as PyTorch prints them."""
         s = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size:
+            s += f", proj_size={self.proj_size}"
         if self.num_layers != 1:
             s += f", num_layers={self.num_layers}"
         if not self.bias:
@@ -398,10 +510,19 @@ class RNN(_RNNBase):
         )
         self.nonlinearity = nonlinearity
 
-    def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:  # noqa: A002
+    @overload
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]: ...  # noqa: A002
+
+    @overload
+    def forward(  # noqa: A002
+        self, input: PackedSequence, hx: Tensor | None = None
+    ) -> tuple[PackedSequence, Tensor]: ...
+
+    def forward(self, input: Any, hx: Tensor | None = None) -> tuple[Any, Tensor]:  # noqa: A002
         """(output, h_n): output (time, batch, directions * hidden) (batch first with
         batch_first; no batch axis for a 2-D input), h_n (layers * directions, batch,
-        hidden)."""
+        hidden). For a PackedSequence input, output is a PackedSequence too and h_n holds
+        each sequence's state after its own last step."""
         out, (h,) = self._forward(input, [hx])
         return out, h
 
@@ -416,7 +537,8 @@ class RNN(_RNNBase):
 
 class LSTM(_RNNBase):
     """Long short-term memory, per layer and direction; forward(input, (h0, c0)=None) returns
-    (output, (h_n, c_n)). proj_size is not supported."""
+    (output, (h_n, c_n)). With proj_size > 0, h is projected to proj_size features by
+    weight_hr_l{k} at every step (c keeps hidden_size)."""
 
     def __init__(
         self,
@@ -431,11 +553,6 @@ class LSTM(_RNNBase):
         *,
         dtype: Any = None,
     ) -> None:
-        if proj_size:
-            raise NotImplementedError(
-                "LSTM(proj_size=...) is not supported by chainrule: use proj_size=0 (a Linear "
-                "layer after the LSTM projects its outputs, though not the recurrent state)"
-            )
         super().__init__(
             "LSTM",
             input_size,
@@ -446,15 +563,31 @@ class LSTM(_RNNBase):
             dropout,
             bidirectional,
             dtype,
+            proj_size,
         )
-        self.proj_size = 0
 
+    @overload
     def forward(
         self,
         input: Tensor,  # noqa: A002
         hx: tuple[Tensor, Tensor] | None = None,
-    ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
-        """(output, (h_n, c_n)), shaped as RNN's output and h_n."""
+    ) -> tuple[Tensor, tuple[Tensor, Tensor]]: ...
+
+    @overload
+    def forward(
+        self,
+        input: PackedSequence,  # noqa: A002
+        hx: tuple[Tensor, Tensor] | None = None,
+    ) -> tuple[PackedSequence, tuple[Tensor, Tensor]]: ...
+
+    def forward(
+        self,
+        input: Any,  # noqa: A002
+        hx: tuple[Tensor, Tensor] | None = None,
+    ) -> tuple[Any, tuple[Tensor, Tensor]]:
+        """(output, (h_n, c_n)), shaped as RNN's output and h_n (h_n and the output with
+        proj_size features where proj_size > 0); a PackedSequence output for a
+        PackedSequence input."""
         out, (h, c) = self._forward(input, [None, None] if hx is None else list(hx))
         return out, (h, c)
 
@@ -490,8 +623,17 @@ class GRU(_RNNBase):
             dtype,
         )
 
-    def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:  # noqa: A002
-        """(output, h_n), shaped as RNN's."""
+    @overload
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]: ...  # noqa: A002
+
+    @overload
+    def forward(  # noqa: A002
+        self, input: PackedSequence, hx: Tensor | None = None
+    ) -> tuple[PackedSequence, Tensor]: ...
+
+    def forward(self, input: Any, hx: Tensor | None = None) -> tuple[Any, Tensor]:  # noqa: A002
+        """(output, h_n), shaped as RNN's; a PackedSequence output for a PackedSequence
+        input."""
         out, (h,) = self._forward(input, [hx])
         return out, h
 

@@ -1,8 +1,9 @@
 """PyTorch's `nn.utils`: gradient clipping and parameter vectors (clip_grad.py),
 parametrizations (parametrize.py, and weight_norm and spectral_norm in parametrizations.py),
-and the older weight_norm and spectral_norm run by forward pre-hooks (norm_hooks.py)."""
+the older weight_norm and spectral_norm run by forward pre-hooks (norm_hooks.py), and
+PackedSequence with the functions that pack and pad sequences (rnn.py)."""
 
-from . import parametrizations, parametrize
+from . import parametrizations, parametrize, rnn
 from .clip_grad import (
     clip_grad_norm_,
     clip_grad_value_,
@@ -23,6 +24,7 @@ __all__ = [
     "parametrize",
     "remove_spectral_norm",
     "remove_weight_norm",
+    "rnn",
     "spectral_norm",
     "vector_to_parameters",
     "weight_norm",
