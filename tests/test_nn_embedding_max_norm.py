@@ -54,7 +54,5 @@ def test_embedding_without_max_norm_leaves_the_table_alone():
 
 
 def test_embedding_options_left_out_raise_clear_errors():
-    with pytest.raises(NotImplementedError, match="scale_grad_by_freq"):
-        nn.Embedding(3, 2, scale_grad_by_freq=True)
     with pytest.raises(NotImplementedError, match="sparse"):
         F.embedding(T(np.array([0])), T(np.ones((3, 2))), sparse=True)

@@ -140,9 +140,3 @@ def test_bad_arguments_raise_pytorchs_errors():
         F.adaptive_avg_pool1d(T(np.zeros((2, 5))), (3, 2))
     with pytest.raises(RuntimeError, match="Expected 3D or 4D tensor, but got: \\[2, 5\\]"):
         F.adaptive_max_pool2d(T(np.zeros((2, 5))), 3)
-    with pytest.raises(NotImplementedError, match="return_indices=True is not implemented"):
-        nn.AdaptiveMaxPool2d(2, return_indices=True)
-    with pytest.raises(
-        NotImplementedError, match="^MaxPool1d: return_indices=True is not implemented"
-    ):
-        nn.MaxPool1d(2, return_indices=True)

@@ -73,10 +73,6 @@ def test_pool_layers_repr_as_pytorch():
 
 def test_pool_options_left_out_raise_clear_errors():
     x = T(np.ones((1, 1, 4, 4)))
-    with pytest.raises(NotImplementedError, match="return_indices"):
-        F.max_pool2d(x, 2, return_indices=True)
-    with pytest.raises(NotImplementedError, match="^MaxPool2d: return_indices=True"):
-        nn.MaxPool2d(2, return_indices=True)
     with pytest.raises(RuntimeError, match="divisor must be not zero"):
         F.avg_pool2d(x, 2, divisor_override=0)
     with pytest.raises(RuntimeError, match="pad should be at most half"):

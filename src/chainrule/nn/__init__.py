@@ -112,11 +112,15 @@ from .padding import (
 from .pooling import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool3d,
+    AdaptiveMaxPool1d,
     AdaptiveMaxPool2d,
     AvgPool1d,
     AvgPool3d,
     MaxPool1d,
     MaxPool3d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
 )
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .sparse import EmbeddingBag
@@ -189,11 +193,15 @@ __all__ = [
     "MaxPool1d",
     "AvgPool1d",
     "AdaptiveAvgPool1d",
+    "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d",
     "Conv3d",
     "MaxPool3d",
     "AvgPool3d",
     "AdaptiveAvgPool3d",
+    "MaxUnpool1d",
+    "MaxUnpool2d",
+    "MaxUnpool3d",
     "Unfold",
     "Fold",
     "RMSNorm",

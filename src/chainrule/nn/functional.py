@@ -67,6 +67,15 @@ __all__ = [
     "avg_pool1d",
     "adaptive_avg_pool1d",
     "adaptive_max_pool2d",
+    "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool1d_with_indices",
+    "max_pool1d_with_indices",
+    "max_pool2d_with_indices",
+    "max_pool3d_with_indices",
+    "max_unpool1d",
+    "max_unpool2d",
+    "max_unpool3d",
     "max_pool3d",
     "avg_pool3d",
     "adaptive_avg_pool3d",
@@ -376,13 +385,25 @@ def hardshrink(x: Tensor, /, lambd: float = 0.5) -> Tensor:
     return ops.where(outside, x, ops.where(inside, 0.0, x.detach()))
 
 
+# PyTorch's names of the integer and floating dtypes, for its messages.
+_TORCH_DTYPE_NAMES = {
+    ops.float64: "Double",
+    ops.float32: "Float",
+    ops.float16: "Half",
+    ops.int32: "Int",
+    ops.int16: "Short",
+    ops.int8: "Char",
+    ops.uint8: "Byte",
+    ops.bool: "Bool",
+}
+
+
 def _check_lambda(x: Tensor, lambd: float) -> None:
     if lambd < 0:
-        names = {ops.float64: "Double", ops.float32: "Float"}
         largest = ops.finfo(x.dtype).max
         raise RuntimeError(
             f"lambda must be in range [0, {largest:g}] for input dtype "
-            f"{names.get(x.dtype, x.dtype)}, but found {lambd:g}"
+            f"{_TORCH_DTYPE_NAMES.get(x.dtype, x.dtype)}, but found {lambd:g}"
         )
 
 
@@ -1006,26 +1027,87 @@ def max_pool2d(
     dilation: int | Sequence[int] = 1,
     ceil_mode: bool = False,
     return_indices: bool = False,
-) -> Tensor:
+) -> Tensor | tuple[Tensor, Tensor]:
     """The maximum of each kernel window of x (N, C, H, W) or (C, H, W); stride defaults to
     the kernel size; padding counts as -inf; `dilation` spaces the window's elements;
     `ceil_mode` keeps a last, partial window (PyTorch's rule). The gradient goes to the first
-    maximum of each window (row-major), as PyTorch's."""
-    if return_indices:
-        raise NotImplementedError("max_pool2d: return_indices=True is not implemented")
+    maximum of each window (row-major), as PyTorch's. With return_indices, also each
+    maximum's int64 flat index into its (H, W) plane (see max_pool2d_with_indices)."""
     x = as_tensor(x)
     kernel, step, pad = _pool_args(x, kernel_size, stride, padding, "max_pool2d")
     dilation = _pair(dilation, "dilation")
     if min(dilation) <= 0:
         raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
-    single = x.ndim == 3
+    return _max_pool(x, 2, kernel, step, pad, dilation, ceil_mode, return_indices)
+
+
+def max_pool2d_with_indices(
+    x: Tensor,
+    kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] | None = None,
+    padding: int | Sequence[int] = 0,
+    dilation: int | Sequence[int] = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = True,
+) -> tuple[Tensor, Tensor]:
+    """max_pool2d's maxima and their int64 flat indices into each (H, W) plane of x, as
+    PyTorch's: ties go to the first in row-major order, a window holding NaN reports its last
+    NaN, a window of -inf alone its first element inside x (never the padding)."""
+    out = max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode, True)
+    return out if return_indices else out[0]
+
+
+def _spatial_windows(
+    x: Tensor, kernel, stride, padding, fill, ceil_mode: bool, dilation=None, overhang=None
+) -> list[Tensor]:
+    """_windows (two spatial axes) or _windows3d (three), by the kernel's length."""
+    dilation = (1,) * len(kernel) if dilation is None else dilation
+    if len(kernel) == 2:
+        return _windows(x, kernel, stride, padding, fill, ceil_mode, dilation, overhang)
+    return _windows3d(x, kernel, stride, padding, fill, ceil_mode, dilation, overhang)
+
+
+def _scan_choice(stacked: Tensor, first: Tensor) -> Tensor:
+    """Which element PyTorch's max pooling reports, along the last axis of the candidates
+    `stacked`, given the first maximum `first` (keepdims): its scan keeps the first maximum
+    but moves on to every NaN it meets, so a run holding NaN reports its last NaN."""
+    positions = ops.arange(stacked.shape[-1], dtype=first.dtype)
+    nan_at = ops.where(ops.isnan(stacked), positions, -1)
+    last_nan = ops.max(nan_at, axis=-1, keepdims=True)
+    return ops.where(last_nan >= 0, last_nan, first)
+
+
+def _max_pool(
+    x: Tensor, spatial: int, kernel, step, pad, dilation, ceil_mode: bool, return_indices: bool
+) -> Tensor | tuple[Tensor, Tensor]:
+    """max_pool2d and max_pool3d after their checks: x (N, C, *plane) or (C, *plane) with
+    `spatial` plane axes; the maxima, and with return_indices their flat plane indices."""
+    single = x.ndim == spatial + 1
     if single:
         x = ops.expand_dims(x, axis=0)
-    windows = _windows(x, kernel, step, pad, -math.inf, ceil_mode, dilation)
-    stacked = ops.stack(windows, axis=-1)
+    stacked = ops.stack(
+        _spatial_windows(x, kernel, step, pad, -math.inf, ceil_mode, dilation), axis=-1
+    )
     first = ops.argmax(stacked, axis=-1, keepdims=True)
     out = ops.squeeze(ops.take_along_axis(stacked, first, axis=-1), axis=-1)
-    return out[0] if single else out
+    if not return_indices:
+        return out[0] if single else out
+    # The same windows over the plane's flat positions (-1 in the padding) name the element
+    # each window chose.
+    plane = x.shape[2:]
+    count = math.prod(plane)
+    positions = ops.reshape(ops.arange(count, dtype=ops.int64), (1, 1, *plane))
+    spots = ops.stack(
+        _spatial_windows(positions, kernel, step, pad, -1, ceil_mode, dilation), axis=-1
+    )
+    chosen = ops.take_along_axis(
+        ops.broadcast_to(spots, stacked.shape), _scan_choice(stacked, first), axis=-1
+    )
+    # A window of -inf alone chose its first element, which may lie in the padding; PyTorch
+    # reports the window's first element inside x (the smallest of its flat positions).
+    inside = ops.min(ops.where(spots < 0, count, spots), axis=-1, keepdims=True)
+    indices = ops.squeeze(ops.where(chosen < 0, inside, chosen), axis=-1)
+    return (out[0], indices[0]) if single else (out, indices)
 
 
 def avg_pool2d(
@@ -1045,16 +1127,31 @@ def avg_pool2d(
         raise RuntimeError("divisor must be not zero")
     x = as_tensor(x)
     kernel, step, pad = _pool_args(x, kernel_size, stride, padding, "avg_pool2d")
-    single = x.ndim == 3
+    return _avg_pool(x, 2, kernel, step, pad, ceil_mode, count_include_pad, divisor_override)
+
+
+def _avg_pool(
+    x: Tensor,
+    spatial: int,
+    kernel,
+    step,
+    pad,
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+) -> Tensor:
+    """avg_pool2d and avg_pool3d after their checks: x (N, C, *plane) or (C, *plane) with
+    `spatial` plane axes."""
+    single = x.ndim == spatial + 1
     if single:
         x = ops.expand_dims(x, axis=0)
-    windows = _windows(x, kernel, step, pad, 0.0, ceil_mode)
+    windows = _spatial_windows(x, kernel, step, pad, 0.0, ceil_mode)
     total = windows[0]
     for w in windows[1:]:
         total = total + w
     if divisor_override is not None:
         out = total / divisor_override
-    elif not ceil_mode and (count_include_pad or pad == (0, 0)):
+    elif not ceil_mode and (count_include_pad or not any(pad)):
         out = total / len(windows)
     else:
         out = total / _window_counts(x, kernel, step, pad, ceil_mode, count_include_pad)
@@ -1064,11 +1161,11 @@ def avg_pool2d(
 def _window_counts(
     x: Tensor, kernel, stride, padding, ceil_mode: bool, count_include_pad: bool
 ) -> Tensor:
-    """(1, 1, Ho, Wo): how many elements of each window lie in x, or in padded x where
-    count_include_pad; a constant, with no gradient."""
+    """(1, 1, *output plane): how many elements of each window lie in x, or in padded x
+    where count_include_pad; a constant, with no gradient."""
     ones = ops.ones((1, 1, *x.shape[2:]), dtype=x.dtype)
     pad_counts = 1.0 if count_include_pad else 0.0
-    counts = _windows(ones, kernel, stride, padding, pad_counts, ceil_mode, overhang=0.0)
+    counts = _spatial_windows(ones, kernel, stride, padding, pad_counts, ceil_mode, overhang=0.0)
     total = counts[0]
     for c in counts[1:]:
         total = total + c
@@ -1134,7 +1231,7 @@ def max_pool1d(
 ) -> Tensor:
     """The maximum of each kernel window along the last axis of x (N, C, L) or (C, L):
     max_pool2d on a height of 1, with the same options and the gradient to each window's
-    first maximum."""
+    first maximum; with return_indices, also each maximum's int64 position along L."""
     x = as_tensor(x)
     if x.ndim not in (2, 3):
         raise RuntimeError(
@@ -1153,7 +1250,24 @@ def max_pool1d(
     out = max_pool2d(
         ops.expand_dims(x, axis=-2), kernel, step, pad_, dil, ceil_mode, return_indices
     )
+    if return_indices:  # a height of 1: the plane's flat index is the position along L
+        return ops.squeeze(out[0], axis=-2), ops.squeeze(out[1], axis=-2)
     return ops.squeeze(out, axis=-2)
+
+
+def max_pool1d_with_indices(
+    x: Tensor,
+    kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] | None = None,
+    padding: int | Sequence[int] = 0,
+    dilation: int | Sequence[int] = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = True,
+) -> tuple[Tensor, Tensor]:
+    """max_pool1d's maxima and their int64 positions along the last axis of x (the choice
+    of max_pool2d_with_indices)."""
+    out = max_pool1d(x, kernel_size, stride, padding, dilation, ceil_mode, True)
+    return out if return_indices else out[0]
 
 
 def avg_pool1d(
@@ -1286,21 +1400,29 @@ def max_pool3d(
     dilation: int | Sequence[int] = 1,
     ceil_mode: bool = False,
     return_indices: bool = False,
-) -> Tensor:
+) -> Tensor | tuple[Tensor, Tensor]:
     """The maximum of each kernel window of x (N, C, D, H, W) or (C, D, H, W), with
     max_pool2d's options as triples (or ints); the gradient goes to the first maximum of
-    each window (depth, then row-major), as PyTorch's."""
-    if return_indices:
-        raise NotImplementedError("max_pool3d: return_indices=True is not implemented")
+    each window (depth, then row-major), as PyTorch's. With return_indices, also each
+    maximum's int64 flat index into its (D, H, W) volume (see max_pool2d_with_indices)."""
     x = as_tensor(x)
     kernel, step, pad_, dil = _pool3d_args(x, kernel_size, stride, padding, dilation, "max_pool3d")
-    single = x.ndim == 4
-    if single:
-        x = ops.expand_dims(x, axis=0)
-    stacked = ops.stack(_windows3d(x, kernel, step, pad_, -math.inf, ceil_mode, dil), axis=-1)
-    first = ops.argmax(stacked, axis=-1, keepdims=True)
-    out = ops.squeeze(ops.take_along_axis(stacked, first, axis=-1), axis=-1)
-    return out[0] if single else out
+    return _max_pool(x, 3, kernel, step, pad_, dil, ceil_mode, return_indices)
+
+
+def max_pool3d_with_indices(
+    x: Tensor,
+    kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] | None = None,
+    padding: int | Sequence[int] = 0,
+    dilation: int | Sequence[int] = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = True,
+) -> tuple[Tensor, Tensor]:
+    """max_pool3d's maxima and their int64 flat indices into each (D, H, W) volume of x
+    (the choice of max_pool2d_with_indices)."""
+    out = max_pool3d(x, kernel_size, stride, padding, dilation, ceil_mode, True)
+    return out if return_indices else out[0]
 
 
 def avg_pool3d(
@@ -1317,27 +1439,8 @@ def avg_pool3d(
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     x = as_tensor(x)
-    kernel, step, pad_, dil = _pool3d_args(x, kernel_size, stride, padding, 1, "avg_pool3d")
-    single = x.ndim == 4
-    if single:
-        x = ops.expand_dims(x, axis=0)
-    windows = _windows3d(x, kernel, step, pad_, 0.0, ceil_mode)
-    total = windows[0]
-    for w in windows[1:]:
-        total = total + w
-    if divisor_override is not None:
-        out = total / divisor_override
-    elif not ceil_mode and (count_include_pad or pad_ == (0, 0, 0)):
-        out = total / len(windows)
-    else:
-        ones = ops.ones((1, 1, *x.shape[2:]), dtype=x.dtype)
-        inside = 1.0 if count_include_pad else 0.0
-        counts = _windows3d(ones, kernel, step, pad_, inside, ceil_mode, overhang=0.0)
-        count = counts[0]
-        for c in counts[1:]:
-            count = count + c
-        out = total / count
-    return out[0] if single else out
+    kernel, step, pad_, _ = _pool3d_args(x, kernel_size, stride, padding, 1, "avg_pool3d")
+    return _avg_pool(x, 3, kernel, step, pad_, ceil_mode, count_include_pad, divisor_override)
 
 
 def adaptive_avg_pool3d(x: Tensor, output_size: int | Sequence[int | None]) -> Tensor:
@@ -1487,12 +1590,12 @@ def fold(
 
 def adaptive_max_pool2d(
     x: Tensor, output_size: int | Sequence[int | None], return_indices: bool = False
-) -> Tensor:
+) -> Tensor | tuple[Tensor, Tensor]:
     """The maxima of an output_size grid of bins (PyTorch's adaptive bins) over the last two
     axes of x (N, C, H, W) or (C, H, W); None in output_size keeps that axis' size. The
-    gradient goes to the first maximum of each bin (row-major), as PyTorch's."""
-    if return_indices:
-        raise NotImplementedError("adaptive_max_pool2d: return_indices=True is not implemented")
+    gradient goes to the first maximum of each bin (row-major), as PyTorch's. With
+    return_indices, also each maximum's int64 flat index into its (H, W) plane, chosen as
+    max_pool2d_with_indices chooses."""
     x = as_tensor(x)
     if x.ndim not in (3, 4):
         raise RuntimeError(
@@ -1509,15 +1612,206 @@ def adaptive_max_pool2d(
             f"{list(x.shape[:-2]) + [oh, ow]}"
         )
     lead = x.shape[:-2]
-    cells = []
+    positions = ops.reshape(ops.arange(h * w, dtype=ops.int64), (h, w))
+    cells, spots = [], []
     for top, bottom in _adaptive_bins(h, oh):
         for left, right in _adaptive_bins(w, ow):
             cell = ops.reshape(x[..., top:bottom, left:right], lead + (-1,))
             first = ops.argmax(cell, axis=-1, keepdims=True)
             cells.append(ops.take_along_axis(cell, first, axis=-1))
+            if return_indices:
+                where = ops.reshape(positions[top:bottom, left:right], (-1,))
+                where = ops.broadcast_to(where, cell.shape)
+                spots.append(ops.take_along_axis(where, _scan_choice(cell, first), axis=-1))
     if not cells:
-        return ops.zeros(lead + (oh, ow), dtype=x.dtype)
-    return ops.reshape(ops.concat(cells, axis=-1), lead + (oh, ow))
+        out = ops.zeros(lead + (oh, ow), dtype=x.dtype)
+        return (out, ops.zeros(out.shape, dtype=ops.int64)) if return_indices else out
+    out = ops.reshape(ops.concat(cells, axis=-1), lead + (oh, ow))
+    if return_indices:
+        return out, ops.reshape(ops.concat(spots, axis=-1), lead + (oh, ow))
+    return out
+
+
+def adaptive_max_pool2d_with_indices(
+    x: Tensor, output_size: int | Sequence[int | None], return_indices: bool = True
+) -> tuple[Tensor, Tensor]:
+    """adaptive_max_pool2d's maxima and their int64 flat indices into each (H, W) plane."""
+    out = adaptive_max_pool2d(x, output_size, True)
+    return out if return_indices else out[0]
+
+
+def adaptive_max_pool1d(
+    x: Tensor, output_size: int | Sequence[int], return_indices: bool = False
+) -> Tensor | tuple[Tensor, Tensor]:
+    """The maxima of `output_size` bins (PyTorch's adaptive bins) along the last axis of x
+    (N, C, L) or (C, L): adaptive_max_pool2d on a height of 1; with return_indices, also
+    each maximum's int64 position along L."""
+    x = as_tensor(x)
+    if x.ndim not in (2, 3):
+        raise RuntimeError(
+            f"Expected 2 to 3 dimensions, but got {x.ndim}-dimensional tensor for argument #1 "
+            "'self' (while checking arguments for adaptive_max_pool1d)"
+        )
+    sizes = (output_size,) if isinstance(output_size, int) else tuple(output_size)
+    if len(sizes) != 1:
+        raise RuntimeError(
+            "adaptive_max_pool1d() argument 'output_size' should contain one int (got "
+            f"{len(sizes)})"
+        )
+    _check_adaptive_input((*x.shape[:-1], 1, x.shape[-1]), "adaptive_max_pool2d", 2)
+    out = adaptive_max_pool2d(ops.expand_dims(x, axis=-2), (1, sizes[0]), return_indices)
+    if return_indices:
+        return ops.squeeze(out[0], axis=-2), ops.squeeze(out[1], axis=-2)
+    return ops.squeeze(out, axis=-2)
+
+
+def adaptive_max_pool1d_with_indices(
+    x: Tensor, output_size: int | Sequence[int], return_indices: bool = True
+) -> tuple[Tensor, Tensor]:
+    """adaptive_max_pool1d's maxima and their int64 positions along the last axis."""
+    out = adaptive_max_pool1d(x, output_size, True)
+    return out if return_indices else out[0]
+
+
+def _unpool_size(
+    x: Tensor, kernel: tuple[int, ...], step: tuple[int, ...], pad: tuple[int, ...], output_size
+) -> list[int]:
+    """The unpooled plane's size: the pooled one's inverse, or `output_size` (the plane's
+    sizes, or the full shape) where it is one of the sizes that pooling maps to x's, as
+    PyTorch's checks (and their words) allow."""
+    spatial = len(kernel)
+    default = [(n - 1) * s + k - 2 * p for n, k, s, p in zip(x.shape[-spatial:], kernel, step, pad)]
+    if output_size is None:
+        size = default
+    else:
+        size = list(output_size)
+        if len(size) == spatial + 2:
+            size = size[2:]
+        if len(size) != spatial:
+            raise ValueError(
+                f"output_size should be a sequence containing {spatial} or {spatial + 2} "
+                f"elements, but it has a length of '{len(size)}'"
+            )
+        for d, (n, s) in enumerate(zip(default, step)):
+            if not n - s < size[d] < n + s:
+                raise ValueError(
+                    f'invalid output_size "{output_size}" (dim {d} must be between {n - s} '
+                    f"and {n + s})"
+                )
+    for d, n in enumerate(size):
+        if n < 0:
+            raise ValueError(
+                "max_unpooling: output_size must contain non-negative spatial dimensions, but "
+                f"got output_size[{d}]={n}"
+            )
+    return size
+
+
+def _max_unpool(x: Tensor, indices: Tensor, size: list[int], name: str) -> Tensor:
+    """x (N, C, *plane) or (C, *plane) written into zeros of plane size `size` at the flat
+    `indices` (int64, x's shape) of each plane; where an index repeats, the last write stays
+    (NumPy's setitem, PyTorch's CPU loop). Differentiable in x: each value's gradient is the
+    gradient at its index, and zero for a value overwritten (PyTorch gives that one the
+    gradient at its index too, which is not the derivative of its output)."""
+    spatial = len(size)
+    if x.ndim not in (spatial + 1, spatial + 2):
+        raise RuntimeError(
+            f"Input to {name} should be a {spatial + 1}d or {spatial + 2}d Tensor, but got a "
+            f"tensor with {x.ndim} dimensions."
+        )
+    if indices.dtype != ops.int64:
+        got = "" if spatial == 3 else f" but got: {_TORCH_DTYPE_NAMES.get(indices.dtype)}"
+        raise RuntimeError(f"elements in indices should be type int64{got}")
+    if tuple(indices.shape) != tuple(x.shape):
+        raise RuntimeError(
+            f"Expected shape of indices to be same as that of the input tensor "
+            f"({list(x.shape)}) but got indices tensor with shape: {list(indices.shape)}"
+        )
+    single = x.ndim == spatial + 1
+    if single:
+        x, indices = ops.expand_dims(x, axis=0), ops.expand_dims(indices, axis=0)
+    planes, count = x.shape[0] * x.shape[1], math.prod(size)
+    out = ops.zeros((planes * count,), dtype=x.dtype)
+    if x.size and count:
+        if grad_mode.extended and grad_mode.tracer is not None:
+            # the indices' range is read: chainrule.compile runs it eagerly
+            grad_mode.tracer.unsupported(f"F.max_unpool{spatial}d (it reads the indices)")
+        low, high = ops.min(indices).item(), ops.max(indices).item()
+        if low < 0 or high >= count:
+            raise RuntimeError(
+                f"Found an invalid max index: {low if low < 0 else high} (output volumes are "
+                f"of size {'x'.join(map(str, size))})"
+            )
+        # each plane's indices moved to its place in the flat output
+        offsets = ops.reshape(ops.arange(planes, dtype=ops.int64) * count, (-1, 1))
+        spots = ops.reshape(ops.reshape(indices, (planes, -1)) + offsets, (-1,))
+        out[spots] = ops.reshape(x, (-1,))
+    out = ops.reshape(out, (*x.shape[:2], *size))
+    return out[0] if single else out
+
+
+def max_unpool1d(
+    x: Tensor,
+    indices: Tensor,
+    kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] | None = None,
+    padding: int | Sequence[int] = 0,
+    output_size: Sequence[int] | None = None,
+) -> Tensor:
+    """A partial inverse of max_pool1d: x (N, C, L) or (C, L) placed at the positions
+    `indices` (max_pool1d's with return_indices) of zeros of the length max_pool1d with
+    these options maps to L (or `output_size`, when it is one of those lengths)."""
+    x, indices = as_tensor(x), as_tensor(indices)
+    kernel = _tuple(kernel_size, 1, "kernel_size", "max_unpool1d")
+    step = kernel if stride is None else _tuple(stride, 1, "stride", "max_unpool1d")
+    pad = _tuple(padding, 1, "padding", "max_unpool1d")
+    size = _unpool_size(x, kernel, step, pad, output_size)
+    # PyTorch unpools a width of 1 (hence its messages' words)
+    out = _max_unpool(
+        ops.expand_dims(x, axis=-1),
+        ops.expand_dims(indices, axis=-1),
+        size + [1],
+        "max_unpooling2d",
+    )
+    return ops.squeeze(out, axis=-1)
+
+
+def max_unpool2d(
+    x: Tensor,
+    indices: Tensor,
+    kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] | None = None,
+    padding: int | Sequence[int] = 0,
+    output_size: Sequence[int] | None = None,
+) -> Tensor:
+    """A partial inverse of max_pool2d: x (N, C, H, W) or (C, H, W) placed at the flat
+    plane indices `indices` (max_pool2d's with return_indices) of zeros of the plane size
+    max_pool2d with these options maps to (H, W) (or `output_size`, when it is one of those
+    sizes); the rest is zero."""
+    x, indices = as_tensor(x), as_tensor(indices)
+    kernel = _tuple(kernel_size, 2, "kernel_size", "max_unpool2d")
+    step = kernel if stride is None else _tuple(stride, 2, "stride", "max_unpool2d")
+    pad = _tuple(padding, 2, "padding", "max_unpool2d")
+    size = _unpool_size(x, kernel, step, pad, output_size)
+    return _max_unpool(x, indices, size, "max_unpooling2d")
+
+
+def max_unpool3d(
+    x: Tensor,
+    indices: Tensor,
+    kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] | None = None,
+    padding: int | Sequence[int] = 0,
+    output_size: Sequence[int] | None = None,
+) -> Tensor:
+    """A partial inverse of max_pool3d: x (N, C, D, H, W) or (C, D, H, W) placed at the flat
+    volume indices `indices` (max_pool3d's with return_indices) of zeros, as max_unpool2d."""
+    x, indices = as_tensor(x), as_tensor(indices)
+    kernel = _tuple(kernel_size, 3, "kernel_size", "max_unpool3d")
+    step = kernel if stride is None else _tuple(stride, 3, "stride", "max_unpool3d")
+    pad = _tuple(padding, 3, "padding", "max_unpool3d")
+    size = _unpool_size(x, kernel, step, pad, output_size)
+    return _max_unpool(x, indices, size, "max_unpooling3d")
 
 
 # ----------------------------------------------------------------------------- padding
@@ -2431,6 +2725,21 @@ def _renorm_rows(weight: Tensor, indices: Tensor, max_norm: float, norm_type: fl
         weight[...] = weight * ops.where(over, max_norm / (norms + 1e-7), ops.ones_like(norms))
 
 
+def _scaled_by_freq(rows: Tensor, indices: Tensor, table_rows: int) -> Tensor:
+    """rows (the table's rows at the 1-D `indices`), whose gradient is divided by how often
+    each index occurs in `indices` (PyTorch's scale_grad_by_freq): rows - (r - r.detach())
+    with r = rows / count keeps the values exactly (x - 0 is x, -0.0 included) and sends
+    back g / count; non-finite rows are r itself (r - r.detach() would be NaN there)."""
+    ones = ops.ones(indices.shape, dtype=rows.dtype)
+    # the count of each table row (a scatter-add of ones), read back at each lookup
+    counts = OPS["take_add"](ones, (indices._data, 0, (table_rows,), ones._data.dtype))
+    scaled = rows / ops.expand_dims(ops.take(counts, indices, axis=0), axis=-1)
+    finite = ops.isfinite(rows.detach())
+    zero_free = ops.where(finite, scaled, 0.0)
+    exact = rows.detach() - (zero_free.detach() - zero_free)
+    return ops.where(finite, exact, scaled)
+
+
 def embedding(
     indices: Tensor,
     weight: Tensor,
@@ -2442,9 +2751,11 @@ def embedding(
 ) -> Tensor:
     """weight[indices], of shape indices.shape + (embedding_dim,). As PyTorch's: the lookups
     of padding_idx send no gradient to its row; with max_norm, the rows looked up whose
-    norm_type norm exceeds it are first scaled down to it, in place in weight."""
-    if scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: scale_grad_by_freq and sparse are not implemented")
+    norm_type norm exceeds it are first scaled down to it, in place in weight; with
+    scale_grad_by_freq, each row's gradient is divided by how often its index occurs in
+    `indices`. sparse=True (a sparse gradient) is not implemented."""
+    if sparse:
+        raise NotImplementedError("embedding: sparse=True (a sparse gradient) is not implemented")
     indices = ops.asarray(indices)
     if not ops.isdtype(indices.dtype, "integral"):
         raise RuntimeError(
@@ -2458,6 +2769,8 @@ def embedding(
     if max_norm is not None:
         _renorm_rows(weight, flat_indices, max_norm, norm_type)
     flat = ops.take(weight, flat_indices, axis=0)
+    if scale_grad_by_freq:
+        flat = _scaled_by_freq(flat, flat_indices, weight.shape[0])
     if padding_idx is not None:
         if padding_idx < 0:
             padding_idx += weight.shape[0]
@@ -2527,19 +2840,25 @@ def embedding_bag(
     PyTorch's: an empty bag gives zeros; entries equal to `padding_idx` are left out of
     their bag (not counted by the mean, no gradient); `per_sample_weights` (input's shape,
     mode "sum" only) scale each row; max_norm renormalises the rows looked up, in place;
-    mode "max" sends the gradient to each bag's first maximum. The offsets and the indices'
-    range are read (a device-to-host copy), so chainrule.compile runs it eagerly.
+    mode "max" sends the gradient to each bag's first maximum; scale_grad_by_freq (modes
+    "sum" and "mean") divides each row's gradient by how often it occurs in the input. The
+    offsets and the indices' range are read (a device-to-host copy), so chainrule.compile
+    runs it eagerly.
 
     A deliberate difference: with include_last_offset and offsets[-1] short of the input's
     length, the last bag ends at offsets[-1] in every mode (PyTorch 2.13's CPU kernel stops
     its sum there, but its mean divides by the count to the input's end and its max reads
-    to the end)."""
-    if scale_grad_by_freq or sparse:
+    to the end). Another: with scale_grad_by_freq, each row's gradient is divided by its own
+    count (PyTorch 2.13's CPU kernel divides some rows' by another row's count; its
+    embedding divides as here)."""
+    if sparse:
         raise NotImplementedError(
-            "embedding_bag: scale_grad_by_freq and sparse are not implemented"
+            "embedding_bag: sparse=True (a sparse gradient) is not implemented"
         )
     if mode not in ("sum", "mean", "max"):
         raise ValueError("mode has to be one of sum, mean or max")
+    if scale_grad_by_freq and mode == "max":
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
     indices, weight = ops.asarray(input), as_tensor(weight)
     if not ops.isdtype(indices.dtype, "integral"):
         raise RuntimeError(
@@ -2590,6 +2909,8 @@ def embedding_bag(
     if padding_idx is not None:
         member = member & (flat != padding_idx)
     looked_up = ops.take(weight, flat, axis=0)
+    if scale_grad_by_freq:
+        looked_up = _scaled_by_freq(looked_up, flat, rows)
     if mode == "max":
         if not n:
             return ops.zeros((len(starts), weight.shape[1]), dtype=weight.dtype)

@@ -812,7 +812,9 @@ class Embedding(Module):
     """A lookup table: integer indices of any shape -> rows of `weight` (num_embeddings,
     embedding_dim), which starts standard normal; the row `padding_idx` (if given; negative
     counts from the end) starts at zeros and gets no gradient; with `max_norm`, each call
-    first scales the rows it looks up down to that norm_type norm, in place, as PyTorch's."""
+    first scales the rows it looks up down to that norm_type norm, in place, as PyTorch's;
+    with `scale_grad_by_freq`, each row's gradient is divided by its index's count in the
+    call's indices."""
 
     def __init__(
         self,
@@ -830,9 +832,9 @@ class Embedding(Module):
         dtype: Any = None,
     ) -> None:
         super().__init__()
-        if scale_grad_by_freq or sparse:
+        if sparse:
             raise NotImplementedError(
-                "Embedding: scale_grad_by_freq and sparse are not implemented"
+                "Embedding: sparse=True (a sparse gradient) is not implemented"
             )
         if _weight is not None and tuple(_weight.shape) != (num_embeddings, embedding_dim):
             raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
@@ -845,6 +847,7 @@ class Embedding(Module):
         self.padding_idx = padding_idx
         self.max_norm = max_norm
         self.norm_type = norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
         if _weight is not None:  # PyTorch's way in for a given table (from_pretrained's)
             self.weight = Parameter(_weight, requires_grad=not _freeze)
             return
@@ -879,7 +882,10 @@ class Embedding(Module):
     def forward(self, indices: Tensor) -> Tensor:
         """weight[indices], of shape indices.shape + (embedding_dim,) (see
         functional.embedding)."""
-        return F.embedding(indices, self.weight, self.padding_idx, self.max_norm, self.norm_type)
+        return F.embedding(
+            indices, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+            self.scale_grad_by_freq,
+        )  # fmt: skip
 
     if TYPE_CHECKING:
         __call__ = forward
@@ -893,6 +899,8 @@ class Embedding(Module):
             out += f", max_norm={self.max_norm}"
         if self.norm_type != 2:
             out += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq:
+            out += f", scale_grad_by_freq={self.scale_grad_by_freq}"
         return out
 
 
@@ -1175,10 +1183,12 @@ class _Pool2d(Module):
 
 
 class _MaxPool(_Pool2d):
-    """The maximum of each kernel window by the class's `pool` (MaxPool1d, MaxPool2d): the
-    options dilation and ceil_mode, shown in the repr; return_indices raises."""
+    """The maximum of each kernel window by the class's `pool` (MaxPool1d, MaxPool2d,
+    MaxPool3d): the options dilation and ceil_mode, shown in the repr, and return_indices
+    (the maxima and their flat indices), not shown, as PyTorch's."""
 
-    options = shown = ("dilation", "ceil_mode")
+    options = ("dilation", "ceil_mode", "return_indices")
+    shown = ("dilation", "ceil_mode")
 
     def __init__(
         self,
@@ -1189,13 +1199,10 @@ class _MaxPool(_Pool2d):
         return_indices: bool = False,
         ceil_mode: bool = False,
     ) -> None:
-        if return_indices:
-            raise NotImplementedError(
-                f"{type(self).__name__}: return_indices=True is not implemented"
-            )
         super().__init__(kernel_size, stride, padding)
         self.dilation = dilation
         self.ceil_mode = ceil_mode
+        self.return_indices = return_indices
 
 
 class MaxPool2d(_MaxPool):
@@ -1204,10 +1211,10 @@ class MaxPool2d(_MaxPool):
     pool = staticmethod(F.max_pool2d)
 
 
-class AvgPool2d(_Pool2d):
-    """The mean of each kernel window (see functional.avg_pool2d)."""
+class _AvgPool(_Pool2d):
+    """The mean of each kernel window by the class's `pool` (AvgPool2d, AvgPool3d), with
+    PyTorch's options, none of them in the repr."""
 
-    pool = staticmethod(F.avg_pool2d)
     options = ("ceil_mode", "count_include_pad", "divisor_override")
     shown = ()
 
@@ -1224,6 +1231,12 @@ class AvgPool2d(_Pool2d):
         self.ceil_mode = ceil_mode
         self.count_include_pad = count_include_pad
         self.divisor_override = divisor_override
+
+
+class AvgPool2d(_AvgPool):
+    """The mean of each kernel window (see functional.avg_pool2d)."""
+
+    pool = staticmethod(F.avg_pool2d)
 
 
 class AdaptiveAvgPool2d(Module):

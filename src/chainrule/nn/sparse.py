@@ -41,9 +41,9 @@ class EmbeddingBag(Module):
         dtype: Any = None,
     ) -> None:
         super().__init__()
-        if scale_grad_by_freq or sparse:
+        if sparse:
             raise NotImplementedError(
-                "EmbeddingBag: scale_grad_by_freq and sparse are not implemented"
+                "EmbeddingBag: sparse=True (a sparse gradient) is not implemented"
             )
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
@@ -112,13 +112,15 @@ class EmbeddingBag(Module):
         __call__ = forward
 
     def extra_repr(self) -> str:
-        """Table size, then max_norm, norm_type, mode and padding_idx as PyTorch prints
-        them."""
+        """Table size, then max_norm, norm_type, scale_grad_by_freq, mode and padding_idx as
+        PyTorch prints them."""
         out = f"{self.num_embeddings}, {self.embedding_dim}"
         if self.max_norm is not None:
             out += f", max_norm={self.max_norm}"
         if self.norm_type != 2:
             out += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq:
+            out += f", scale_grad_by_freq={self.scale_grad_by_freq}"
         out += f", mode={self.mode!r}"
         if self.padding_idx is not None:
             out += f", padding_idx={self.padding_idx}"
