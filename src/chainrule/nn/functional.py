@@ -1707,6 +1707,17 @@ def _unpool_size(
     return size
 
 
+def _written_last(spots: Tensor) -> Tensor:
+    """Whether each of the 1-D `spots` is the last that names its place: in a stable sort
+    the last of each run of equal spots, scattered back to the spots' order."""
+    order = ops.argsort(spots, stable=True)
+    ordered = ops.take(spots, order)
+    last = ops.concat([ordered[1:] != ordered[:-1], ops.ones((1,), dtype=ops.bool)])
+    flags = ops.astype(last, ops.int64)
+    back = OPS["take_add"](flags, (order._data, 0, flags.shape, flags._data.dtype))
+    return back == 1
+
+
 def _max_unpool(x: Tensor, indices: Tensor, size: list[int], name: str) -> Tensor:
     """x (N, C, *plane) or (C, *plane) written into zeros of plane size `size` at the flat
     `indices` (int64, x's shape) of each plane; where an index repeats, the last write stays
@@ -1731,7 +1742,7 @@ def _max_unpool(x: Tensor, indices: Tensor, size: list[int], name: str) -> Tenso
     if single:
         x, indices = ops.expand_dims(x, axis=0), ops.expand_dims(indices, axis=0)
     planes, count = x.shape[0] * x.shape[1], math.prod(size)
-    out = ops.zeros((planes * count,), dtype=x.dtype)
+    out = ops.zeros((planes * count,), dtype=x.dtype)  # the output where x or a plane is empty
     if x.size and count:
         if grad_mode.extended and grad_mode.tracer is not None:
             # the indices' range is read: chainrule.compile runs it eagerly
@@ -1745,7 +1756,14 @@ def _max_unpool(x: Tensor, indices: Tensor, size: list[int], name: str) -> Tenso
         # each plane's indices moved to its place in the flat output
         offsets = ops.reshape(ops.arange(planes, dtype=ops.int64) * count, (-1, 1))
         spots = ops.reshape(ops.reshape(indices, (planes, -1)) + offsets, (-1,))
-        out[spots] = ops.reshape(x, (-1,))
+        # The output as a gather: each place reads the value written there last (its number
+        # + 1, scattered as an integer) or, at 0, a zero put in front of the values; so the
+        # values are copied exactly, and each one's gradient is read back from its place.
+        numbers = ops.arange(1, spots.shape[0] + 1, dtype=ops.int64)
+        numbers = ops.where(_written_last(spots), numbers, 0)
+        source = OPS["take_add"](numbers, (spots._data, 0, (planes * count,), numbers._data.dtype))
+        values = ops.concat([ops.zeros((1,), dtype=x.dtype), ops.reshape(x, (-1,))])
+        out = ops.take(values, source, axis=0)
     out = ops.reshape(out, (*x.shape[:2], *size))
     return out[0] if single else out
 
