@@ -1620,9 +1620,9 @@ def adaptive_max_pool2d(
             first = ops.argmax(cell, axis=-1, keepdims=True)
             cells.append(ops.take_along_axis(cell, first, axis=-1))
             if return_indices:
-                where = ops.reshape(positions[top:bottom, left:right], (-1,))
-                where = ops.broadcast_to(where, cell.shape)
-                spots.append(ops.take_along_axis(where, _scan_choice(cell, first), axis=-1))
+                places = ops.reshape(positions[top:bottom, left:right], (-1,))
+                places = ops.broadcast_to(places, cell.shape)
+                spots.append(ops.take_along_axis(places, _scan_choice(cell, first), axis=-1))
     if not cells:
         out = ops.zeros(lead + (oh, ow), dtype=x.dtype)
         return (out, ops.zeros(out.shape, dtype=ops.int64)) if return_indices else out
