@@ -85,6 +85,7 @@ TORCH_NAMES: dict[str, str | Callable[[Any], str]] = {
     "log10": "Log10Backward0",
     "log1p": "Log1PBackward0",
     "log2": "Log2Backward0",
+    "log_sigmoid": "LogSigmoidBackward0",
     "negative": "NegBackward0",
     "real": "RealBackward0",
     "reciprocal": "ReciprocalBackward0",
