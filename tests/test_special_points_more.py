@@ -18,6 +18,7 @@ from conftest import N, T, examples
 from helpers import AWAY_FROM_ZERO, arrays, assert_values, floats, leaf
 
 inf, nan = math.inf, math.nan
+TORCH_NAMES = {"xlogy": "XlogyBackward0", "xlog1py": "SpecialXlog1PyBackward0"}
 
 
 def both_modes(fn, *leaves):
@@ -110,15 +111,16 @@ def test_logsigmoid_derivatives(data):
 
 # ----------------------------------------------------------------------------- xlogy, xlog1py
 
-# (x, y): value, (d/dx, d/dy), ((d2/dx2, d2/dxdy), (d2/dydx, d2/dy2)): PyTorch's, except
-# where docs/conventions.md says ours differs (marked), for xlogy; xlog1py at (x, y - 1).
+# (x, y): value, (d/dx, d/dy), ((d2/dx2, d2/dxdy), (d2/dydx, d2/dy2)): PyTorch's, except at
+# (0, 0) (marked; docs/conventions.md), for xlogy; xlog1py at (x, y - 1).
 XLOGY = {
-    (0.0, inf): (0.0, (0.0, 0.0), ((0.0, 0.0), (0.0, 0.0))),  # PyTorch's d/dx: inf
+    (0.0, inf): (0.0, (inf, 0.0), ((0.0, 0.0), (0.0, 0.0))),
     (0.0, 0.0): (0.0, (0.0, 0.0), ((0.0, 0.0), (0.0, 0.0))),  # PyTorch: d/dy NaN, NaN rows
     (0.0, nan): (nan, (nan, nan), ((0.0, nan), (nan, nan))),
     (nan, 1.0): (nan, (0.0, nan), ((0.0, 1.0), (1.0, nan))),
     (nan, 0.0): (nan, (-inf, nan), ((0.0, inf), (inf, nan))),
-    (0.0, -1.0): (0.0, (0.0, 0.0), ((0.0, 0.0), (0.0, 0.0))),  # PyTorch's d2/dydx: -1
+    (0.0, -1.0): (0.0, (0.0, 0.0), ((0.0, 0.0), (-1.0, 0.0))),
+    (0.0, -inf): (0.0, (0.0, 0.0), ((0.0, 0.0), (0.0, 0.0))),
     (1.0, inf): (inf, (inf, 0.0), ((0.0, 0.0), (0.0, 0.0))),
     (1.0, 0.0): (-inf, (-inf, inf), ((0.0, inf), (inf, -inf))),
     (0.0, 2.0): (0.0, (math.log(2), 0.0), ((0.0, 0.5), (0.5, 0.0))),
@@ -134,6 +136,7 @@ def test_xlogy_at_special_points(name, point):
     x0, y0 = point
     x, y = leaf(x0), leaf(y0 - 1.0 if name == "xlog1py" else y0)
     out = fn(x, y)
+    assert out.grad_fn.name() == TORCH_NAMES[name]
     assert_values(out, value)
     grads = cr.autograd.grad(out, (x, y), create_graph=True)
     assert_values(cr.stack(grads), d1)
