@@ -397,6 +397,16 @@ SAMPLES = {
         lambda a: (lambda x: F.celu(x, 0.7), [a]),
         SHAPES.flatmap(lambda s: arrays(s, AWAY_FROM_ZERO)),
     ),
+    "log_sigmoid": st.builds(
+        lambda a: (F.logsigmoid, [a]), SHAPES.flatmap(lambda s: arrays(s, floats(-3.0, 3.0)))
+    ),
+    # y kept clear of log's singularity (xlog1py: log1p's)
+    "xlogy": st.builds(
+        lambda a, b: (cr.special.xlogy, [a, b]), arrays((2, 3)), arrays((3,), floats(0.2, 3.0))
+    ),
+    "xlog1py": st.builds(
+        lambda a, b: (cr.special.xlog1py, [a, b]), arrays((2, 3)), arrays((3,), floats(-0.8, 3.0))
+    ),
     "fft": _fft(),
     "linalg_eig": _eig(),
     "batch": _vmapped(),

@@ -85,6 +85,7 @@ TORCH_NAMES: dict[str, str | Callable[[Any], str]] = {
     "log10": "Log10Backward0",
     "log1p": "Log1PBackward0",
     "log2": "Log2Backward0",
+    "log_sigmoid": "LogSigmoidBackward0",
     "negative": "NegBackward0",
     "real": "RealBackward0",
     "reciprocal": "ReciprocalBackward0",
@@ -115,6 +116,8 @@ TORCH_NAMES: dict[str, str | Callable[[Any], str]] = {
     "remainder": _by_operands("RemainderBackward0", "RemainderBackward1", "RemainderBackward1"),
     "subtract": "SubBackward0",
     "where": "WhereBackward0",
+    "xlog1py": "SpecialXlog1PyBackward0",
+    "xlogy": "XlogyBackward0",
     # reductions and scans
     "cumulative_prod": "CumprodBackward0",
     "cumulative_sum": "CumsumBackward0",

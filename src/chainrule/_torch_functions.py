@@ -427,9 +427,10 @@ def logdet(input: ArrayLike) -> Tensor:  # noqa: A002
 
 def cdist(x1: ArrayLike, x2: ArrayLike, p: float = 2.0) -> Tensor:
     """The p-norm distances between the rows of x1 (..., P, M) and those of x2 (..., R, M),
-    of shape (..., P, R) (batch dimensions broadcast), for p = 1, 2, inf or any p >= 1, from
-    the rows' differences (PyTorch may use a matrix product for p = 2; the values agree to
-    rounding). The gradient at coincident rows is 0, as PyTorch's."""
+    of shape (..., P, R) (batch dimensions broadcast), for any p >= 0 (p = 0 counts the
+    elements that differ, with a zero gradient), from the rows' differences (PyTorch may use a
+    matrix product for p = 2; the values agree to rounding). The gradient where rows coincide
+    is 0, as PyTorch's (for p < 1 too, where |d|**p has an infinite slope at 0)."""
     (x1, x2), _ = as_tensors((x1, x2), "cdist")
     for name, x in (("X1", x1), ("X2", x2)):
         if x.ndim < 2:
@@ -440,8 +441,6 @@ def cdist(x1: ArrayLike, x2: ArrayLike, p: float = 2.0) -> Tensor:
         )
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
-    if p < 1:
-        raise NotImplementedError(f"cdist: p = {p} (below 1) is not implemented; p >= 1 is")
     diff = _method.unsqueeze(x1, -2) - _method.unsqueeze(x2, -3)
     return linalg.vector_norm(diff, axis=-1, ord=p)
 

@@ -426,13 +426,16 @@ def _ranked(s: Tensor, q: Tensor, skip_nan: bool, interpolation: str) -> Tensor:
     interpolated between its neighbours. A NaN in a slice (every value NaN, when skip_nan)
     puts the rank on a NaN, so the result is NaN and its gradient goes there."""
     n = s.shape[-1]
-    if skip_nan:
+    if skip_nan:  # an all-NaN slice has rank -q: 0 instead, q's gradient 0 there
         known = ops.astype(_count_known(s, -1, True), s.dtype)
-        rank = ops.maximum(q * (known - 1), 0.0)
+        live = q * (known - 1)
+        live = ops.where(live < 0, 0.0, live)
     else:
         has_nan = ops.any(ops.isnan(s), axis=-1, keepdims=True)
-        rank = ops.where(has_nan, float(n - 1), q * (n - 1))
-    rank = rank.detach()
+        live = ops.where(has_nan, float(n - 1), q * (n - 1))
+    # The rank picks the neighbours without gradient; linear interpolation's weight keeps q's
+    # (the slope between the two neighbours, times n - 1, as PyTorch's).
+    rank = live.detach()
     if interpolation == "lower":
         rank = ops.floor(rank)
     elif interpolation == "higher":
@@ -449,7 +452,7 @@ def _ranked(s: Tensor, q: Tensor, skip_nan: bool, interpolation: str) -> Tensor:
     span = above - below
     if interpolation == "midpoint":
         return above - span * 0.5
-    weight = rank - ops.floor(rank)
+    weight = ops.broadcast_to(live, rank.shape) - ops.floor(rank)
     return ops.where(weight < 0.5, below + weight * span, above - span * (1 - weight))
 
 
@@ -458,7 +461,8 @@ quantile.__doc__ = """The q-th quantiles (q a number or a 1-D tensor, in [0, 1])
 (all elements when None), as PyTorch's: the value at rank q (n - 1) in the sorted slice,
 interpolated by `interpolation` (linear, lower, higher, midpoint, nearest); NaN where the
 slice holds a NaN. A 1-D q adds a first dimension. The gradient goes to the values
-interpolated (through sort); none to q.
+interpolated (through sort), and to a q that requires grad with linear interpolation: the
+slope between the two values, times n - 1 (none with the other interpolations).
 
 >>> import chainrule as cr
 >>> cr.asarray([4.0, 1.0, 3.0, 2.0]).quantile(0.5)

@@ -377,7 +377,10 @@ def vector_norm(
     if ord == -inf:
         return min(abs(x), axis=axis, keepdims=keepdims)
     if ord == 0:
-        return sum(astype(x != 0, x.dtype), axis=axis, keepdims=keepdims)
+        # The count of nonzero elements, with a zero derivative of every order in both modes
+        # (PyTorch's result needs grad too): where x == 0 the count's term is abs(x), whose
+        # slope is sign(0) = 0 there; elsewhere it is the constant 1.
+        return sum(where(x != 0, 1.0, abs(x)), axis=axis, keepdims=keepdims)
     a = abs(x)
     if ord < 1:  # |x|**ord has an infinite slope at 0: gradient 0 there, as PyTorch
         zero = a == 0

@@ -20,10 +20,8 @@ from ._namespace import (
     astype,
     clip,
     float64,
-    isinf,
     isnan,
     log,
-    log1p,
     logaddexp,
     logical_and,
     logical_or,
@@ -194,21 +192,16 @@ def multigammaln(a: ArrayLike, d: int, /) -> Tensor:
 
 def xlogy(x: ArrayLike, y: ArrayLike, /) -> Tensor:
     """x log(y), 0 where x is 0 (unless y is NaN), as SciPy's and PyTorch's. Gradients log(y)
-    and x / y; where x is 0 and y is not positive, or infinite, both are 0: the derivatives
-    of the function, which is 0 along x = 0 (PyTorch's y-gradient at (0, 0) is its formula's
-    0 / 0, NaN; its x-gradient at (0, inf) is inf)."""
-    x, y = _pair(x, y, "xlogy")
-    # Where x is 0, y <= 0 or infinite is replaced by 1: 0 * log(1) is the 0 SciPy gives.
-    unused = logical_and(x == 0, logical_or(y <= 0, isinf(y)))
-    return x * log(where(unused, 1.0, y))
+    and x / y, as PyTorch's; where x is 0, the x-gradient is 0 where y <= 0 (PyTorch's too)
+    and the y-gradient is 0 at y = 0 (PyTorch's is 0 / 0, NaN): the function is 0 all along
+    x = 0."""
+    return OPS["xlogy"](*_pair(x, y, "xlogy"))
 
 
 def xlog1py(x: ArrayLike, y: ArrayLike, /) -> Tensor:
-    """x log1p(y), 0 where x is 0 (unless y is NaN); gradients log1p(y) and x / (1 + y),
-    both 0 where x is 0 and y <= -1 or infinite (as xlogy)."""
-    x, y = _pair(x, y, "xlog1py")
-    unused = logical_and(x == 0, logical_or(y <= -1, isinf(y)))
-    return x * log1p(where(unused, 0.0, y))
+    """x log1p(y), 0 where x is 0 (unless y is NaN); gradients log1p(y) and x / (1 + y), with
+    xlogy's conventions at x = 0 (y <= -1, y = -1)."""
+    return OPS["xlog1py"](*_pair(x, y, "xlog1py"))
 
 
 def entr(x: ArrayLike, /) -> Tensor:

@@ -1,6 +1,7 @@
 """nn.functional's activations that need a derivative of their own: softplus (whose
 composition through logaddexp had a NaN second derivative far to the left and the wrong one
-at its threshold) and the elu family (whose expm1 gave a first derivative of 0 far to the
+at its threshold), log_sigmoid (a node of its own, PyTorch's LogSigmoidBackward0) and the elu
+family (whose expm1 gave a first derivative of 0 far to the
 left). Real values only; the derivatives are written with primitives, so they
 differentiate again."""
 
@@ -31,6 +32,21 @@ def _softplus_vjp(xp, g, x, out, p):
 
 
 unary("softplus", _softplus, _softplus_vjp, "x", jvp="symmetric")
+
+# log_sigmoid: log(sigmoid(x)) = -softplus(-x), exact far out on both sides (x itself far to
+# the left, -exp(-x) far to the right). The derivative is sigmoid(-x), through the sigmoid
+# rule, so that the second derivative is -s (1 - s) with s = sigmoid(-x), finite at any x.
+
+
+def _log_sigmoid(xp, x, p):
+    return -xp.logaddexp(-x, 0.0)
+
+
+def _log_sigmoid_vjp(xp, g, x, out, p):
+    return g * xp.primitive("sigmoid", -x)
+
+
+unary("log_sigmoid", _log_sigmoid, _log_sigmoid_vjp, "x", jvp="symmetric")
 
 # elu, p = (alpha, scale, input_scale): scale x where x > 0, alpha scale expm1(input_scale x)
 # elsewhere (PyTorch's elu; selu and celu are its special cases). The derivative left of 0 is

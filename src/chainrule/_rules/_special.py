@@ -260,3 +260,34 @@ binary(
     (lambda xp, g, x, y, out: g * out * _betaln_da(xp, y, x), "x y out"),
     complex=None,
 )
+
+
+# xlogy(x, y) = x log(y) and xlog1py(x, y) = x log1p(y), 0 where x is 0 and y (1 + y) is not
+# positive or is infinite (SciPy's and PyTorch's values; NaN where y is NaN). Derivatives as
+# PyTorch's formulas, log(y) and x / y, with two conventions where x is 0: the x-derivative is 0
+# where y <= 0 (PyTorch's too; log(inf) = inf at y = inf, the difference quotient there), and
+# the y-derivative is 0 at y = 0, where PyTorch's 0 / 0 is NaN (the function is 0 all along
+# x = 0). Masked values never reach a log or a division, so that no NaN comes back through the
+# where at the next order. `edge`: where log's argument is 0 (0 for log, -1 for log1p).
+
+
+def _xlog(log_name: str, edge: float):
+    one = 1.0 + edge  # an argument whose log is 0
+
+    def fwd(xp, x, y):
+        unused = xp.logical_and(x == 0, xp.logical_or(y <= edge, xp.isinf(y)))
+        return x * getattr(xp, log_name)(xp.where(unused, one, y))
+
+    def dx(xp, g, x, y, out):
+        masked = xp.logical_and(x == 0, y <= edge)
+        return g * xp.primitive(log_name, xp.where(masked, one, y))
+
+    def dy(xp, g, x, y, out):
+        masked = xp.logical_and(x == 0, y == edge)
+        return xp.where(masked, 0.0, g * x / (xp.where(masked, one, y) - edge))
+
+    return fwd, (dx, "x y"), (dy, "x y")
+
+
+binary("xlogy", *_xlog("log", 0.0), complex=None)
+binary("xlog1py", *_xlog("log1p", -1.0), complex=None)

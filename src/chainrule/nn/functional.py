@@ -426,7 +426,7 @@ def tanhshrink(x: Tensor, /) -> Tensor:
 def logsigmoid(x: Tensor, /) -> Tensor:
     """log(sigmoid(x)) = -softplus(-x), computed without overflow or cancellation: x itself
     far to the left, -exp(-x) far to the right; derivatives sigmoid(-x) and its own."""
-    return ops.negative(OPS["softplus"](ops.negative(x), (1.0, math.inf)))
+    return OPS["log_sigmoid"](x, None)
 
 
 def normalize(
@@ -485,8 +485,8 @@ def pairwise_distance(
     x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
 ) -> Tensor:
     """The p-norm of x1 - x2 + eps along the last axis of their broadcast shape (kept with
-    `keepdim`), as PyTorch's; p = 0 counts the nonzero elements (a result without gradient,
-    where PyTorch's has a zero one), p = inf takes the largest."""
+    `keepdim`), as PyTorch's; p = 0 counts the nonzero elements (with a zero gradient), p = inf
+    takes the largest."""
     diff = x1 - x2 + eps
     if diff.ndim == 0:
         return linalg.vector_norm(diff, ord=p)
@@ -496,7 +496,7 @@ def pairwise_distance(
 def pdist(input: Tensor, p: float = 2.0) -> Tensor:  # noqa: A002
     """The p-norm distances between the rows of a matrix of N rows, pair (i, j) for i < j in
     row-major order: N (N - 1) / 2 of them, as PyTorch's (p = 0, the number of elements that
-    differ, has no gradient, where PyTorch's is zero)."""
+    differ, has a zero gradient)."""
     if input.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
     if not ops.isdtype(input.dtype, "real floating"):
