@@ -1302,22 +1302,29 @@ def _adaptive_bins(n: int, size: int) -> list[tuple[int, int]]:
     return [((i * n) // size, -((-(i + 1) * n) // size)) for i in range(size)]
 
 
-def adaptive_avg_pool1d(x: Tensor, output_size: int | Sequence[int]) -> Tensor:
-    """The means of `output_size` bins along the last axis of x (N, C, L) or (C, L)."""
+def _adaptive_1d(x, output_size: int | Sequence[int], kind: str) -> tuple[Tensor, int]:
+    """x as a tensor and the output length of adaptive_{kind}_pool1d, with PyTorch's checks
+    and words (kind: "avg" or "max")."""
     x = as_tensor(x)
     if x.ndim not in (2, 3):
         raise RuntimeError(
             f"Expected 2 to 3 dimensions, but got {x.ndim}-dimensional tensor for argument #1 "
-            "'self' (while checking arguments for adaptive_avg_pool1d)"
+            f"'self' (while checking arguments for adaptive_{kind}_pool1d)"
         )
     sizes = (output_size,) if isinstance(output_size, int) else tuple(output_size)
     if len(sizes) != 1:
         raise RuntimeError(
-            "adaptive_avg_pool1d() argument 'output_size' should contain one int (got "
+            f"adaptive_{kind}_pool1d() argument 'output_size' should contain one int (got "
             f"{len(sizes)})"
         )
-    _check_adaptive_input((*x.shape[:-1], 1, x.shape[-1]), "adaptive_avg_pool2d", 2)
-    return _adaptive_mean(x, sizes[0], -1)
+    _check_adaptive_input((*x.shape[:-1], 1, x.shape[-1]), f"adaptive_{kind}_pool2d", 2)
+    return x, sizes[0]
+
+
+def adaptive_avg_pool1d(x: Tensor, output_size: int | Sequence[int]) -> Tensor:
+    """The means of `output_size` bins along the last axis of x (N, C, L) or (C, L)."""
+    x, size = _adaptive_1d(x, output_size, "avg")
+    return _adaptive_mean(x, size, -1)
 
 
 def _pool3d_args(x: Tensor, kernel_size, stride, padding, dilation, name: str) -> tuple:
@@ -1646,20 +1653,8 @@ def adaptive_max_pool1d(
     """The maxima of `output_size` bins (PyTorch's adaptive bins) along the last axis of x
     (N, C, L) or (C, L): adaptive_max_pool2d on a height of 1; with return_indices, also
     each maximum's int64 position along L."""
-    x = as_tensor(x)
-    if x.ndim not in (2, 3):
-        raise RuntimeError(
-            f"Expected 2 to 3 dimensions, but got {x.ndim}-dimensional tensor for argument #1 "
-            "'self' (while checking arguments for adaptive_max_pool1d)"
-        )
-    sizes = (output_size,) if isinstance(output_size, int) else tuple(output_size)
-    if len(sizes) != 1:
-        raise RuntimeError(
-            "adaptive_max_pool1d() argument 'output_size' should contain one int (got "
-            f"{len(sizes)})"
-        )
-    _check_adaptive_input((*x.shape[:-1], 1, x.shape[-1]), "adaptive_max_pool2d", 2)
-    out = adaptive_max_pool2d(ops.expand_dims(x, axis=-2), (1, sizes[0]), return_indices)
+    x, size = _adaptive_1d(x, output_size, "max")
+    out = adaptive_max_pool2d(ops.expand_dims(x, axis=-2), (1, size), return_indices)
     if return_indices:
         return ops.squeeze(out[0], axis=-2), ops.squeeze(out[1], axis=-2)
     return ops.squeeze(out, axis=-2)
