@@ -2,19 +2,17 @@
 (bilinear, bicubic), and nn.Upsample in modes 'area' and 'bicubic', against PyTorch
 (fixtures/nn_interpolate_more_torch.json, made by fixtures/make_nn_interpolate_more_fixtures.py):
 values and gradients; first and second derivatives in both modes by finite differences;
-what every resampling keeps (constants, and an output of the input's size); compiled equals
-eager; PyTorch's errors."""
+what every resampling keeps (constants, and an output of the input's size); PyTorch's
+errors (compiled against eager: tests/test_nn_resample.py)."""
 
 import json
 import pathlib
-import warnings
 
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import chainrule as cr
 import chainrule.nn.functional as F
 from chainrule import nn
 from chainrule.autograd import gradcheck, gradgradcheck
@@ -136,35 +134,6 @@ def test_antialias_downscaling_averages_every_input_an_output_covers():
     out = F.interpolate(row, size=(1, 2), mode="bilinear", antialias=True)
     assert_values(out, [[[[first, 7 - first]]]])
     assert_values(F.interpolate(row, size=(1, 2), mode="bilinear"), [[[[1.5, 5.5]]]])
-
-
-# ------------------------------------------------------- compile
-
-
-@pytest.mark.parametrize(
-    "fn",
-    [
-        lambda x: F.interpolate(x, scale_factor=1.5, mode="bicubic"),
-        lambda x: F.interpolate(x, size=(2, 3), mode="bicubic", antialias=True),
-        nn.Upsample(scale_factor=0.6, mode="area"),
-    ],
-    ids=["bicubic", "antialias", "area"],
-)
-def test_compiled_equals_eager(fn):
-    def step(x):
-        out = fn(x)
-        (g,) = cr.autograd.grad(cr.sum(out * out), [x])
-        return out, g
-
-    compiled = cr.compile(step)
-    rng = np.random.default_rng(5)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", cr.CompileWarning)
-        for _ in range(3):
-            x = leaf(rng.normal(size=(1, 2, 3, 5)))
-            for got, want in zip(compiled(x), step(x)):
-                assert_values(got, N(want), rtol=1e-13, atol=1e-15)
-    assert compiled.traces == 1
 
 
 # ------------------------------------------------------- reprs, bad arguments

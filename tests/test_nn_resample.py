@@ -99,8 +99,11 @@ def test_nearest_gradient_is_its_forwards_derivative_where_pytorchs_is_not():
         lambda x: F.pad(x, (1, -1, 0, 2), value=0.5),
         lambda x: F.interpolate(x, scale_factor=2, mode="bilinear"),
         nn.Upsample(size=(4, 5)),
+        lambda x: F.interpolate(x, scale_factor=1.5, mode="bicubic"),
+        lambda x: F.interpolate(x, size=(2, 3), mode="bicubic", antialias=True),
+        nn.Upsample(scale_factor=0.6, mode="area"),
     ],
-    ids=["reflect", "constant", "bilinear", "upsample"],
+    ids=["reflect", "constant", "bilinear", "upsample", "bicubic", "antialias", "area"],
 )
 def test_compiled_equals_eager(fn):
     def step(x):
