@@ -5,7 +5,7 @@ operands (Tracer.unary, Tracer.binary), one instruction each, on the slots it ke
 import numpy as np
 
 import chainrule as cr
-from chainrule._compile._instructions import FWD1, FWD2
+from chainrule._compile._instructions import FWD1, FWD2, VJP
 from chainrule._compile._trace import CONST, EXTERNAL, INPUT, Tracer
 from chainrule._mode import grad_mode, set_feature
 from conftest import N, T
@@ -66,3 +66,23 @@ def test_a_detached_twin_of_a_tensor_from_outside_reads_that_tensor_at_each_call
         c.mul_(3.0)
     np.testing.assert_array_equal(N(compiled(x)), N(fn(x)))
     assert compiled.traces == 1
+
+
+def test_a_number_an_operation_saved_is_read_by_its_backward_from_the_forwards_slot():
+    # x * 2.5 saves the number for its backward: the recorded VJP reads the slot the
+    # forward made for it, not a second constant (Tracer.const finds a number by its object).
+    x = T([0.5, 1.0, 2.0], requires_grad=True)
+    tracer = Tracer([x])
+    set_feature("tracer", tracer)
+    try:
+        y = cr.sum(x * 2.5)
+        y.backward()
+    finally:
+        set_feature("tracer", None)
+    mul = tracer.code[0]
+    vjps = [ins for ins in tracer.code if ins.op == VJP and mul.y in (ins.saved or ())]
+    assert mul.op == FWD2 and tracer.kinds[mul.y] == CONST and tracer.values[mul.y] == 2.5
+    assert len(vjps) == 1
+    numbers = [s for s, k in tracer.kinds.items() if k == CONST and tracer.values[s] == 2.5]
+    assert numbers == [mul.y]
+    np.testing.assert_array_equal(N(x.grad), [2.5, 2.5, 2.5])

@@ -311,10 +311,12 @@ class Tracer:
         k = len(self.values)
         self.values.append(value)
         self.kinds[k] = CONST
-        if value.__class__ not in _PLAIN:
-            self.slot_of[id(value)] = k
-            if value.__class__ is ndarray and value.nbytes >= IN_PLACE_BYTES:
-                self.large = True
+        # Found by its object, a Python number too (held, as every value: its id stays its
+        # own): a node that saved an operand number reads the forward's slot (W5, a number
+        # per branch, benchmarks/compile_trace.py).
+        self.slot_of[id(value)] = k
+        if value.__class__ is ndarray and value.nbytes >= IN_PLACE_BYTES:
+            self.large = True
         return k
 
     def emit(self, ins: tuple, reads, writes) -> None:
@@ -484,6 +486,7 @@ class Tracer:
             a = len(values)
             values.append(x)
             kinds[a] = CONST
+            slot_of[id(x)] = a
         if y.__class__ is Tensor:
             b = slot_of.get(id(y._data))
             if b is None or (
@@ -494,6 +497,7 @@ class Tracer:
             b = len(values)
             values.append(y)
             kinds[b] = CONST
+            slot_of[id(y)] = b
         k = len(values)
         values.append(out)
         slot_of[id(out)] = k
@@ -535,6 +539,7 @@ class Tracer:
                 s = len(values)
                 values.append(x)
                 kinds[s] = CONST
+                self.slot_of[id(x)] = s
             else:
                 s = self.const(x)
             ins.append(s)
@@ -1153,9 +1158,11 @@ class Tracer:
             if v is None:
                 refs.append(None)
                 continue
-            s = slot_of.get(id(v)) if v.__class__ not in _PLAIN else self.const(v)
+            s = slot_of.get(id(v))
             if s is None:
-                raise Unsupported("a saved value from outside the trace")
+                if v.__class__ not in _PLAIN:
+                    raise Unsupported("a saved value from outside the trace")
+                s = self.const(v)
             refs.append(s)
             reads.append(s)
         return tuple(refs)
