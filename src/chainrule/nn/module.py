@@ -60,6 +60,38 @@ class _IncompatibleKeys(NamedTuple):
     unexpected_keys: list[str]
 
 
+def _post_order(modules: list[tuple[str, Module]]) -> list[Module]:
+    """The modules of `modules` (named_modules' order: each before its submodules) with each
+    after its submodules, siblings in their order (PyTorch runs load_state_dict post-hooks
+    so)."""
+    out = []
+    stack: list[tuple[str, Module]] = []
+    for name, m in modules:
+        while stack and not (stack[-1][0] == "" or name.startswith(stack[-1][0] + ".")):
+            out.append(stack.pop()[1])
+        stack.append((name, m))
+    out += [m for _, m in reversed(stack)]
+    return out
+
+
+def _raise_load_errors(
+    module: Module, errors: list[str], strict: bool, missing: list[str], unexpected: list[str]
+) -> None:
+    """load_state_dict's RuntimeError, if there are errors or, with strict, missing or
+    unexpected keys."""
+    if strict:  # (first, missing before unexpected, as PyTorch's message)
+        keys = [("Missing", missing), ("Unexpected", unexpected)]
+        errors = [
+            f"{what} key(s) in state_dict: " + ", ".join(f'"{k}"' for k in names) + ". "
+            for what, names in keys
+            if names
+        ] + errors
+    if errors:
+        raise RuntimeError(
+            f"Error(s) in loading state_dict for {type(module).__name__}:\n\t" + "\n\t".join(errors)
+        )
+
+
 def _values_for(value: Any, p: Tensor) -> Tensor:
     """`value` (a tensor, an array of any library, Python data) as a tensor of p's library
     and dtype, cut from any graph."""
@@ -161,6 +193,8 @@ class Module:
         object.__setattr__(self, "_forward_hooks", OrderedDict())
         object.__setattr__(self, "_backward_hooks", OrderedDict())
         object.__setattr__(self, "_backward_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_load_state_dict_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_load_state_dict_post_hooks", OrderedDict())
         object.__setattr__(self, "training", True)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
@@ -211,6 +245,22 @@ class Module:
         if prepend:
             self._backward_pre_hooks.move_to_end(handle.id, last=False)
         return handle
+
+    def register_load_state_dict_pre_hook(self, hook: Callable[..., Any]) -> HookHandle:
+        """Call `hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)` in load_state_dict before this module's own tensors
+        are loaded: state_dict is load_state_dict's copy, which the hook may change (rename
+        the keys of an older layout); `prefix` is this module's (e.g. "layer1.");
+        local_metadata is an empty dict; a message the hook appends to error_msgs makes
+        load_state_dict raise. Returns a handle with remove()."""
+        return HookHandle(self._load_state_dict_pre_hooks, hook)
+
+    def register_load_state_dict_post_hook(self, hook: Callable[..., Any]) -> HookHandle:
+        """Call `hook(module, incompatible_keys)` in load_state_dict once this module and its
+        submodules are loaded, before strict's check: the hook may change the lists
+        incompatible_keys.missing_keys and .unexpected_keys (removing a key it knows to be
+        harmless). It must return None. Returns a handle with remove()."""
+        return HookHandle(self._load_state_dict_post_hooks, hook)
 
     # -- registration
 
@@ -520,26 +570,30 @@ class Module:
     ) -> _IncompatibleKeys:
         """Copy the values of `state_dict` (arrays of any library, or tensors) into the
         parameters and persistent buffers, keeping the tensor objects. With `strict`, a
-        missing or unexpected key raises RuntimeError; a shape that differs always does.
-        Returns (missing_keys, unexpected_keys)."""
+        missing or unexpected key raises RuntimeError; a shape that differs always does, and
+        then nothing is copied. Each module's load_state_dict pre-hooks run first (on a copy
+        of `state_dict`, parent before children), its post-hooks once the values are copied
+        (children first: PyTorch runs each module's pre-hooks just before its own tensors
+        load, which is the same unless a hook reads another module's values), before
+        strict's check, which puts the old values back when it fails. Returns
+        (missing_keys, unexpected_keys)."""
+        state_dict = OrderedDict(state_dict)
+        modules = list(self.named_modules(remove_duplicate=False))
+        missing: list[str] = []
+        unexpected: list[str] = []
+        errors: list[str] = []
+        for name, m in modules:
+            for hook in tuple(m._load_state_dict_pre_hooks.values()):
+                prefix = f"{name}." if name else ""
+                hook(m, state_dict, prefix, {}, strict, missing, unexpected, errors)
         own = _state(self)
         # Buffers a state dict may lack (a norm layer's num_batches_tracked, absent from
         # PyTorch's checkpoints made before it existed): they keep their values, as PyTorch's.
         optional = {
-            f"{name}.{b}" if name else b
-            for name, m in self.named_modules(remove_duplicate=False)
-            for b in m._optional_buffers
+            f"{name}.{b}" if name else b for name, m in modules for b in m._optional_buffers
         }
-        missing = [k for k in own if k not in state_dict and k not in optional]
-        unexpected = [k for k in state_dict if k not in own]
-        errors = []
-        if strict:
-            if unexpected:
-                keys = ", ".join(f'"{k}"' for k in unexpected)
-                errors.append(f"Unexpected key(s) in state_dict: {keys}. ")
-            if missing:
-                keys = ", ".join(f'"{k}"' for k in missing)
-                errors.append(f"Missing key(s) in state_dict: {keys}. ")
+        missing += [k for k in own if k not in state_dict and k not in optional]
+        unexpected += [k for k in state_dict if k not in own]
         updates = []
         for key, p in own.items():
             if key not in state_dict:
@@ -552,15 +606,30 @@ class Module:
                 )
             else:
                 updates.append((p, value))
-        if errors:
-            raise RuntimeError(
-                f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
-                + "\n\t".join(errors)
-            )
+        hooked = [m for m in _post_order(modules) if m._load_state_dict_post_hooks]
+        if errors or not hooked:
+            _raise_load_errors(self, errors, strict, missing, unexpected)
+        # (With post-hooks, the values they may read are the new ones; kept to be put back.)
+        before = [(p, p._xp.asarray(p._data, copy=True)) for p, _ in updates] if hooked else []
         with no_grad():
             for p, value in updates:
                 p[...] = value
-        return _IncompatibleKeys(missing, unexpected)
+        incompatible = _IncompatibleKeys(missing, unexpected)
+        try:
+            for m in hooked:
+                for hook in tuple(m._load_state_dict_post_hooks.values()):
+                    if hook(m, incompatible) is not None:  # (PyTorch's type)
+                        raise AssertionError(
+                            "a load_state_dict post-hook returned a value: it must return "
+                            "None, and change incompatible_keys in place"
+                        )
+            _raise_load_errors(self, errors, strict, missing, unexpected)
+        except BaseException:
+            with no_grad():
+                for p, value in before:
+                    p[...] = value
+            raise
+        return incompatible
 
     # -- printing
 

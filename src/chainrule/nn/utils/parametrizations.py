@@ -4,6 +4,8 @@ forward pre-hooks, are in norm_hooks.py; `orthogonal` is not here."""
 
 from __future__ import annotations
 
+import functools
+
 from ... import _namespace as ops
 from ... import linalg
 from ..._tensor import Tensor, no_grad
@@ -64,7 +66,17 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
     g and v are the parameters `parametrizations.<name>.original0` and `original1`; the
     weight is recomputed at each read. Returns the module."""
     parametrize.register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
+    # A state dict of the older weight_norm (`<name>_g`, `<name>_v`) loads, as in PyTorch.
+    module.register_load_state_dict_pre_hook(functools.partial(_older_weight_norm_keys, name))
     return module
+
+
+def _older_weight_norm_keys(name: str, module: Module, state_dict: dict, prefix: str, *_) -> None:
+    """Rename the keys of the older weight_norm's magnitude and direction to this one's."""
+    g, v = f"{prefix}{name}_g", f"{prefix}{name}_v"
+    if g in state_dict and v in state_dict:
+        state_dict[f"{prefix}parametrizations.{name}.original0"] = state_dict.pop(g)
+        state_dict[f"{prefix}parametrizations.{name}.original1"] = state_dict.pop(v)
 
 
 def _as_matrix(weight: Tensor, dim: int) -> Tensor:
