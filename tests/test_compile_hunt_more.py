@@ -1,0 +1,129 @@
+"""chainrule.compile against eager execution on training steps that use the newer pieces
+(ASGD, Rprop, RAdam, packed sequences, parametrizations, ctc_loss, interpolate's modes,
+pooling indices, embedding options): each compiled call (the trace, then replays, with input
+values, shapes, lengths, modes, learning rates and the module's structure changed between
+calls) gives eager's outputs, parameters, gradients, optimizer state and versions, or runs
+eagerly with a CompileWarning."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+from chainrule import nn, optim
+from chainrule._compile import _program
+from conftest import N, T
+
+RNG = np.random.default_rng(11)
+
+
+@pytest.fixture(params=["loop", "source"])
+def tier(request, monkeypatch):
+    """The replay tier of the calls after the first: the loop, or the Python source."""
+    monkeypatch.setattr(_program, "SOURCE_AFTER", 10**9 if request.param == "loop" else 0)
+    return request.param
+
+
+def _state(model, opt) -> dict:
+    """What a step changes: parameters (values, .grad, versions), buffers, optimizer state."""
+    out = {}
+    for k, p in model.named_parameters():
+        out[f"param {k}"] = N(p.detach())
+        out[f"grad {k}"] = None if p.grad is None else N(p.grad)
+        out[f"version {k}"] = p._version
+    for k, b in model.named_buffers():
+        out[f"buffer {k}"] = N(b)
+    if opt is not None:
+        for i, state in enumerate(opt.state.values()):
+            for k, v in state.items():
+                out[f"state {i} {k}"] = N(v) if isinstance(v, cr.Tensor) else v
+    return out
+
+
+def _same_state(got: dict, want: dict) -> None:
+    assert got.keys() == want.keys()
+    for k, w in want.items():
+        if isinstance(w, np.ndarray):
+            np.testing.assert_array_equal(got[k], w, err_msg=k)
+        else:
+            assert got[k] == w, k
+
+
+def _same_outputs(got, want) -> None:
+    got, want = (got,) if got is None else got, (want,) if want is None else want
+    got = got if isinstance(got, tuple) else (got,)
+    want = want if isinstance(want, tuple) else (want,)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(N(g), N(w))
+        assert g._version == w._version
+
+
+def _compare(make, inputs, between=None, eager_warning=None) -> int:
+    """make() -> (model, optimizer or None, step): runs each argument tuple of `inputs` through
+    an eager step and a compiled one on two copies, comparing outputs and state after each
+    call (`between(i, model, opt)` runs before call i on both). eager_warning: the reason the
+    compiled step must give for running eagerly (else: no CompileWarning). The traces."""
+    (m1, o1, eager), (m2, o2, compiled) = make(), make()
+    compiled = cr.compile(compiled)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", cr.CompileWarning)
+        for i, args in enumerate(inputs):
+            if between is not None:
+                between(i, m1, o1)
+                between(i, m2, o2)
+            _same_outputs(compiled(*args), eager(*args))
+            _same_state(_state(m2, o2), _state(m1, o1))
+    reasons = [str(w.message) for w in caught if w.category is cr.CompileWarning]
+    if eager_warning is None:
+        assert reasons == []
+    else:
+        assert reasons and all(eager_warning in r for r in reasons), reasons
+    return compiled.traces
+
+
+def _trainer(model, opt, loss):
+    def step(*args):
+        opt.zero_grad()
+        value = loss(model, *args)
+        value.backward()
+        opt.step()
+        return value.detach()
+
+    return step
+
+
+# ----------------------------------------------------------------- versions of a tensor
+
+
+@pytest.mark.parametrize("scale_grad_by_freq", [False, True])
+def test_embedding_max_norm_then_an_optimizer_step_keeps_eagers_versions(tier, scale_grad_by_freq):
+    # max_norm renormalizes the table in place (a write the replay counts itself), then the
+    # step writes it again with a counter of its own: the replay counted the first write twice
+    # (the table's version went 3 a call, eagerly 2).
+    def make():
+        cr.random.manual_seed(0)
+        m = nn.Embedding(6, 3, max_norm=1.0, scale_grad_by_freq=scale_grad_by_freq).double()
+        opt = optim.SGD(m.parameters(), lr=0.5)
+        return m, opt, _trainer(m, opt, lambda m, i: cr.sum(m(i) ** 2))
+
+    batches = [[[1, 2, 2], [3, 3, 3]], [[0, 4, 5], [5, 0, 2]], [[1, 1, 1], [1, 1, 1]]] * 2
+    _compare(make, [(T(b),) for b in batches])
+
+
+def test_a_write_then_a_write_with_a_counter_of_its_own_counts_two_versions(tier):
+    w = T(np.arange(4.0), requires_grad=True)
+    opt = optim.SGD([w], lr=0.1)
+
+    def step(x):
+        opt.zero_grad()
+        with cr.no_grad():
+            w[...] = w * 0.5
+        cr.sum(w * x).backward()
+        opt.step()
+
+    compiled = cr.compile(step)
+    for i in range(4):
+        compiled(T(np.ones(4)))
+        assert w._version == 2 * (i + 1)
