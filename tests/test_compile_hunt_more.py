@@ -13,6 +13,8 @@ import pytest
 import chainrule as cr
 from chainrule import nn, optim
 from chainrule._compile import _program
+from chainrule.nn.utils import parametrizations as PZ
+from chainrule.nn.utils import parametrize as P
 from conftest import N, T
 
 RNG = np.random.default_rng(11)
@@ -127,3 +129,86 @@ def test_a_write_then_a_write_with_a_counter_of_its_own_counts_two_versions(tier
     for i in range(4):
         compiled(T(np.ones(4)))
         assert w._version == 2 * (i + 1)
+
+
+# ------------------------------------------------------------- the structure of modules
+
+
+def test_a_layer_appended_to_a_sequential_after_the_trace_is_run(tier):
+    m = nn.Sequential(nn.Linear(2, 2).double(), nn.Tanh())
+    compiled = cr.compile(lambda x: m(x).detach())
+    x = T(RNG.normal(size=(3, 2)))
+    compiled(x)
+    compiled(x)
+    m.append(nn.Linear(2, 1).double())
+    np.testing.assert_array_equal(N(compiled(x)), N(m(x)))
+    assert compiled.traces == 2
+
+
+class _Symmetric(nn.Module):
+    def forward(self, w):
+        return w + w.T
+
+
+class _Scaled(nn.Module):
+    def __init__(self, factor):
+        super().__init__()
+        self.factor = factor
+
+    def forward(self, w):
+        return w * self.factor
+
+
+@pytest.mark.parametrize("change", ["register_another", "set_factor", "assign", "remove"])
+def test_parametrizations_changed_between_calls_give_eagers_steps(tier, change):
+    # A second parametrization registered on the tensor after the trace was left out of the
+    # replays (its ParametrizationList's modules were not checked).
+    def make():
+        cr.random.manual_seed(0)
+        layer = nn.Linear(3, 3).double()
+        P.register_parametrization(layer, "weight", _Symmetric())
+        P.register_parametrization(layer, "weight", _Scaled(2.0))
+        m = nn.Sequential(layer, nn.Tanh(), nn.Linear(3, 1).double())
+        opt = optim.Rprop(m.parameters(), lr=0.05)
+        return m, opt, _trainer(m, opt, lambda m, x: cr.sum(m(x) ** 2))
+
+    def between(i, m, opt):
+        if i != 3:
+            return
+        if change == "register_another":
+            P.register_parametrization(m[0], "weight", _Scaled(-0.5))
+        elif change == "set_factor":
+            m[0].parametrizations.weight[1].factor = 3.0
+        elif change == "assign":
+            m[0].parametrizations.weight.original.data = T(np.eye(3) * 0.25)
+        else:
+            P.remove_parametrizations(m[0], "weight")
+            opt.param_groups[0]["params"] = list(m.parameters())
+            opt.state.clear()
+
+    traces = _compare(make, [(T(RNG.normal(size=(4, 3))),) for _ in range(6)], between)
+    assert traces == (2 if change == "assign" else 3)
+
+
+@pytest.mark.parametrize("kind", ["weight_norm", "spectral_norm"])
+def test_weight_and_spectral_norm_steps_across_train_and_eval(tier, kind):
+    def make():
+        cr.random.manual_seed(0)
+        layer = nn.Linear(3, 4).double()
+        layer = PZ.weight_norm(layer) if kind == "weight_norm" else PZ.spectral_norm(layer)
+        m = nn.Sequential(layer, nn.Tanh(), nn.Linear(4, 1).double())
+        opt = optim.ASGD(m.parameters(), lr=0.05, t0=2)
+
+        def loss(m, x):
+            with P.cached():
+                return cr.sum(m(x) ** 2) + cr.sum(m(x))
+
+        return m, opt, _trainer(m, opt, loss)
+
+    def between(i, m, opt):
+        if i == 3:
+            m.eval()
+        if i == 5:
+            m.train()
+
+    _compare(make, [(T(RNG.normal(size=(4, 3))),) for _ in range(7)], between)

@@ -122,17 +122,22 @@ def _hooks_of(m: Module) -> tuple:
 def _guard_hooks(m: Module, tracer: Any) -> None:
     """chainrule.compile's trace runs a module's hooks in Python (each is baked into the
     recording, or makes the function eager) and its forward reads its settings (Dropout's p,
-    BatchNorm's eps) as Python values: a replay checks that the module has the hooks and the
-    settings it was traced with (a hook registered or removed, a setting changed since
-    traces again)."""
+    BatchNorm's eps) as Python values: a replay checks that the module has the hooks, the
+    settings and the submodules it was traced with (a hook registered or removed, a setting
+    changed, a submodule added or replaced since traces again)."""
     # (Module.training is guarded where it is read: see _Training.)
     settings = m.__dict__.items()
     settings = tuple([(k, v) for k, v in settings if v.__class__ in _SETTINGS and k != "training"])
-    check = functools.partial(_state_is, weakref.ref(m), _hooks_of(m), settings)
+    # Its submodules too: a container's forward loops over them (Sequential's layers, the
+    # parametrizations of a tensor), so one appended after the trace must trace again.
+    children = tuple(m._modules.values())
+    check = functools.partial(_state_is, weakref.ref(m), _hooks_of(m), settings, children)
     tracer.guard((id(m), "hooks"), check)
 
 
-def _state_is(ref: weakref.ref, hooks: tuple, settings: tuple, leaves: Any) -> bool:
+def _state_is(
+    ref: weakref.ref, hooks: tuple, settings: tuple, children: tuple, leaves: Any
+) -> bool:
     m = ref()
     if m is None:
         return False
@@ -141,6 +146,11 @@ def _state_is(ref: weakref.ref, hooks: tuple, settings: tuple, leaves: Any) -> b
         now = d.get(k, _state_is)
         if now is not v and (now.__class__ is not v.__class__ or now != v):
             return False
+    now_children = m._modules.values()
+    if len(now_children) != len(children) or any(
+        a is not b for a, b in zip(now_children, children)
+    ):
+        return False
     return _hooks_of(m) == hooks
 
 
