@@ -15,6 +15,7 @@ from chainrule import nn, optim
 from chainrule._compile import _program
 from chainrule.nn.utils import parametrizations as PZ
 from chainrule.nn.utils import parametrize as P
+from chainrule.nn.utils import rnn as R
 from conftest import N, T
 
 RNG = np.random.default_rng(11)
@@ -212,3 +213,37 @@ def test_weight_and_spectral_norm_steps_across_train_and_eval(tier, kind):
             m.train()
 
     _compare(make, [(T(RNG.normal(size=(4, 3))),) for _ in range(7)], between)
+
+
+# ------------------------------------------------------------------ packed sequences
+
+
+@pytest.mark.parametrize("lengths_as", ["list", "tensor", "packed_argument"])
+@pytest.mark.parametrize("cell", ["LSTM", "GRU"])
+def test_packed_sequences_run_eagerly_with_a_warning(lengths_as, cell):
+    # The packing reads the lengths: a replay would keep the first call's. Both raised
+    # ConcretizationError while tracing (the list case, inside the layer).
+    def make():
+        cr.random.manual_seed(0)
+        kw = {"proj_size": 2} if cell == "LSTM" else {}
+        m = getattr(nn, cell)(3, 4, batch_first=True, **kw).double()
+        opt = optim.Adam(m.parameters(), lr=0.01)
+
+        def loss(m, x, lengths):
+            if lengths_as != "packed_argument":
+                x = R.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+            out, _ = m(x)
+            padded, _ = R.pad_packed_sequence(out, batch_first=True)
+            return cr.sum(padded**2)
+
+        return m, opt, _trainer(m, opt, loss)
+
+    inputs = []
+    for lengths in ([4, 2, 3], [4, 2, 3], [1, 4, 4], [3, 3, 2]):
+        x = T(RNG.normal(size=(3, 4, 3)))
+        if lengths_as == "packed_argument":
+            packed = R.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+            inputs.append((packed, None))
+        else:
+            inputs.append((x, T(lengths) if lengths_as == "tensor" else lengths))
+    _compare(make, inputs, eager_warning="the sequences' lengths")
