@@ -5,13 +5,15 @@ values, shapes, lengths, modes, learning rates and the module's structure change
 calls) gives eager's outputs, parameters, gradients, optimizer state and versions, or runs
 eagerly with a CompileWarning."""
 
+import copy
 import warnings
 
 import numpy as np
 import pytest
 
 import chainrule as cr
-from chainrule import nn, optim
+import chainrule.nn.functional as F
+from chainrule import func, nn, optim
 from chainrule._compile import _program
 from chainrule.nn.utils import parametrizations as PZ
 from chainrule.nn.utils import parametrize as P
@@ -215,6 +217,41 @@ def test_weight_and_spectral_norm_steps_across_train_and_eval(tier, kind):
     _compare(make, [(T(RNG.normal(size=(4, 3))),) for _ in range(7)], between)
 
 
+# ------------------------------------------------------------------ optimizers
+
+
+@pytest.mark.parametrize(
+    "make_opt",
+    [
+        lambda ps: optim.ASGD(ps, lr=0.05, t0=2, weight_decay=0.1),
+        lambda ps: optim.Rprop(ps, lr=0.05),
+        lambda ps: optim.RAdam(ps, lr=0.05, weight_decay=0.1, decoupled_weight_decay=True),
+    ],
+    ids=["ASGD", "Rprop", "RAdam"],
+)
+def test_new_optimizers_with_a_scheduler_and_one_tensor_passed_twice(tier, make_opt):
+    def make():
+        cr.random.manual_seed(0)
+        m = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 3)).double()
+        opt = make_opt(m.parameters())
+        sched = optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+        return m, opt, sched, _trainer(m, opt, lambda m, x, y: F.mse_loss(m(x), y))
+
+    (m1, o1, s1, eager), (m2, o2, s2, compiled) = make(), make()
+    compiled = cr.compile(compiled)
+    for i in range(7):
+        x = T(RNG.normal(size=(5, 3)))
+        y = x if i % 3 == 0 else T(RNG.normal(size=(5, 3)))  # the same tensor for both
+        if i == 4:
+            for o in (o1, o2):
+                o.param_groups[0]["lr"] = 0.02
+        _same_outputs(compiled(x, y), eager(x, y))
+        _same_state(_state(m2, o2), _state(m1, o1))
+        s1.step()
+        s2.step()
+    assert compiled.traces == 3  # state made at the first call; then y is x or not
+
+
 # ------------------------------------------------------------------ packed sequences
 
 
@@ -247,3 +284,122 @@ def test_packed_sequences_run_eagerly_with_a_warning(lengths_as, cell):
         else:
             inputs.append((x, T(lengths) if lengths_as == "tensor" else lengths))
     _compare(make, inputs, eager_warning="the sequences' lengths")
+
+
+# ------------------------------------------------- losses, resampling, pooling, lookups
+
+
+@pytest.mark.parametrize("targets_as", ["padded", "concatenated"])
+def test_ctc_loss_steps_with_lengths_changed_between_calls(tier, targets_as):
+    def make():
+        cr.random.manual_seed(0)
+        m = nn.Linear(4, 5).double()
+        opt = optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+
+        def loss(m, x, targets, input_lengths, target_lengths):
+            log_probs = F.log_softmax(m(x), dim=-1)
+            return F.ctc_loss(log_probs, targets, input_lengths, target_lengths)
+
+        return m, opt, _trainer(m, opt, loss)
+
+    inputs = []
+    # the same shapes at each call: only the lengths' values change (the last two split the
+    # concatenated targets differently)
+    for il, tl in (([6, 5, 4], [3, 2, 1]), ([6, 6, 2], [1, 3, 2]), ([6, 5, 4], [3, 1, 2])):
+        x = T(RNG.normal(size=(6, 3, 4)))
+        shape = (3, 3) if targets_as == "padded" else (6,)
+        inputs.append((x, T(RNG.integers(1, 5, size=shape)), T(il), T(tl)))
+    assert _compare(make, inputs) == 2
+
+
+def test_resampling_pooling_and_lookups_in_one_step_across_shapes(tier):
+    def make():
+        cr.random.manual_seed(0)
+        m = nn.Module()
+        m.conv = nn.Conv2d(2, 2, 1).double()
+        m.table = nn.Embedding(5, 2, scale_grad_by_freq=True, padding_idx=0).double()
+        opt = optim.Adam(m.parameters(), lr=0.01)
+
+        def loss(m, x, i):
+            y = m.conv(x)
+            a = F.interpolate(y, size=(3, 5), mode="bicubic", antialias=True)
+            b = F.interpolate(y, scale_factor=0.5, mode="area")
+            c = F.interpolate(y, scale_factor=1.5, mode="bilinear", align_corners=True)
+            p, where = F.max_pool2d(y, 2, return_indices=True)
+            e = m.table(i)
+            return (
+                cr.sum(a**2) + cr.sum(b**3) + cr.sum(c) + cr.sum(p * cr.astype(where, p.dtype))
+            ) + cr.sum(e**2)
+
+        return m, opt, _trainer(m, opt, loss)
+
+    def call(shape, indices):
+        return T(RNG.normal(size=shape)), T(indices)
+
+    inputs = [
+        call((1, 2, 6, 6), [[1, 2, 2], [3, 3, 0]]),
+        call((1, 2, 6, 6), [[4, 4, 4], [1, 0, 0]]),
+        call((1, 2, 6, 6), [[1, 2, 3], [4, 0, 1]]),
+        call((2, 2, 4, 8), [[1, 1, 1], [1, 1, 1]]),  # a new shape: a new trace
+        call((2, 2, 4, 8), [[2, 3, 4], [2, 2, 0]]),
+    ]
+    assert _compare(make, inputs) == 3
+
+
+def test_max_unpool_runs_eagerly_with_a_warning():
+    def make():
+        cr.random.manual_seed(0)
+        m = nn.Conv1d(2, 2, 1).double()
+        opt = optim.SGD(m.parameters(), lr=0.1)
+
+        def loss(m, x):
+            y, where = F.max_pool1d(m(x), 2, return_indices=True)
+            return cr.sum(F.max_unpool1d(y, where, 2) ** 2)
+
+        return m, opt, _trainer(m, opt, loss)
+
+    _compare(make, [(T(RNG.normal(size=(1, 2, 6))),) for _ in range(3)], eager_warning="unpool")
+
+
+# ------------------------------------------------------ transforms of a compiled function
+
+
+def _ctc_of_logits(x):
+    targets, lengths = T([[1, 2], [3, 3], [2, 1]]), T([5, 4, 3])
+    return F.ctc_loss(F.log_softmax(x, dim=-1), targets, lengths, T([2, 2, 1]))
+
+
+def _resampled(x):
+    return cr.sum(F.interpolate(x, size=(3, 2), mode="bicubic", antialias=True) ** 2)
+
+
+@pytest.mark.parametrize(
+    "fn, shape",
+    [(_ctc_of_logits, (5, 3, 4)), (_resampled, (1, 1, 5, 4))],
+    ids=["ctc_loss", "interpolate"],
+)
+def test_grad_and_vmap_of_a_compiled_function_are_eagers(fn, shape):
+    compiled = cr.compile(fn)
+    for _ in range(2):
+        x = T(RNG.normal(size=shape))
+        np.testing.assert_array_equal(N(func.grad(compiled)(x)), N(func.grad(fn)(x)))
+        xs = cr.stack([x, x * 2.0])
+        np.testing.assert_array_equal(N(func.vmap(compiled)(xs)), N(func.vmap(fn)(xs)))
+
+
+def test_copies_of_an_optimizer_state_loaded_between_calls(tier):
+    def make():
+        cr.random.manual_seed(0)
+        m = nn.Linear(3, 1).double()
+        opt = optim.Rprop(m.parameters(), lr=0.05)
+        return m, opt, _trainer(m, opt, lambda m, x: cr.sum(m(x) ** 2))
+
+    saved = {}
+
+    def between(i, m, opt):
+        if i == 2:
+            saved[id(opt)] = copy.deepcopy(opt.state_dict())
+        if i == 4:
+            opt.load_state_dict(saved[id(opt)])
+
+    _compare(make, [(T(RNG.normal(size=(4, 3))),) for _ in range(6)], between)

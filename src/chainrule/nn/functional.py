@@ -1740,8 +1740,9 @@ def _max_unpool(x: Tensor, indices: Tensor, size: list[int], name: str) -> Tenso
     out = ops.zeros((planes * count,), dtype=x.dtype)  # the output where x or a plane is empty
     if x.size and count:
         if grad_mode.extended and grad_mode.tracer is not None:
-            # the indices' range is read: chainrule.compile runs it eagerly
-            grad_mode.tracer.unsupported(f"F.max_unpool{spatial}d (it reads the indices)")
+            # the indices' range is read: chainrule.compile runs it eagerly (named without
+            # its dimension: max_unpool1d unpools a width of 1 here)
+            grad_mode.tracer.unsupported("F.max_unpool1d/2d/3d (it reads the indices)")
         low, high = ops.min(indices).item(), ops.max(indices).item()
         if low < 0 or high >= count:
             raise RuntimeError(
