@@ -148,6 +148,58 @@ def test_a_layer_appended_to_a_sequential_after_the_trace_is_run(tier):
     assert compiled.traces == 2
 
 
+class _Reshaped(nn.Module):
+    """A module whose setting is a list."""
+
+    def __init__(self, shape):
+        super().__init__()
+        self.shape = shape
+
+    def forward(self, x):
+        return cr.reshape(x, self.shape)
+
+
+_TUPLE_SETTINGS = {
+    "MaxPool2d.kernel_size": (lambda: nn.MaxPool2d((2, 2)), "kernel_size", (4, 4)),
+    "AvgPool2d.stride": (lambda: nn.AvgPool2d((2, 2)), "stride", (1, 1)),
+    "AdaptiveMaxPool2d.output_size": (
+        lambda: nn.AdaptiveMaxPool2d((2, 3), return_indices=True),
+        "output_size",
+        (3, 2),
+    ),
+    "Upsample.size": (lambda: nn.Upsample(size=(3, 5), mode="bicubic"), "size", (4, 6)),
+    "Upsample.scale_factor": (
+        lambda: nn.Upsample(scale_factor=(0.5, 0.5), mode="area"),
+        "scale_factor",
+        (0.25, 0.5),
+    ),
+    "Conv2d.padding": (lambda: nn.Conv2d(2, 2, 3, padding=(1, 1)).double(), "padding", (0, 1)),
+    "a list written in place": (lambda: _Reshaped([16, 8]), "shape", 32),
+}
+
+
+@pytest.mark.parametrize("case", list(_TUPLE_SETTINGS))
+def test_a_modules_tuple_setting_changed_after_the_trace_traces_again(tier, case):
+    # Only plain Python values were checked: a kernel_size, stride or size held as a tuple
+    # and changed after the trace kept the traced one (shapes included) without a word.
+    make, name, value = _TUPLE_SETTINGS[case]
+    m = make()
+    compiled = cr.compile(lambda x: m(x))
+    x = T(RNG.normal(size=(1, 2, 8, 8)))
+    compiled(x)
+    compiled(x)
+    if isinstance(getattr(m, name), list):
+        getattr(m, name)[0] = value  # written in place
+        getattr(m, name)[1] = 4
+    else:
+        setattr(m, name, value)
+    got, want = compiled(x), m(x)
+    got, want = (got, want) if isinstance(got, tuple) else ((got,), (want,))
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(N(g.detach()), N(w.detach()))
+    assert compiled.traces == 2
+
+
 class _Symmetric(nn.Module):
     def forward(self, w):
         return w + w.T

@@ -4,6 +4,7 @@ submodules', a shared one once), state dicts of plain arrays, train/eval mode, `
 
 from __future__ import annotations
 
+import copy
 import functools
 import weakref
 from collections import OrderedDict
@@ -108,6 +109,26 @@ def _training_is(ref: weakref.ref, value: bool, leaves: Any) -> bool:
 _SETTINGS = frozenset((int, float, bool, str, type(None)))
 
 
+def _setting(v: Any) -> Any:
+    """v as a setting a replay compares with the module's value then, or _setting itself where
+    v is none: a plain value, or a tuple or list of them or of such tuples and lists (a
+    kernel_size, a stride, an Upsample's size: pairs a forward reads as Python numbers). A
+    list is copied: written in place, it differs from the copy."""
+    c = v.__class__
+    if c in _SETTINGS:
+        return v
+    if c is not tuple and c is not list:
+        return _setting
+    stack = [v]
+    while stack:
+        for item in stack.pop():
+            if item.__class__ is tuple or item.__class__ is list:
+                stack.append(item)
+            elif item.__class__ not in _SETTINGS:
+                return _setting
+    return copy.deepcopy(v) if c is list else v
+
+
 def _hooks_of(m: Module) -> tuple:
     if not (m._forward_pre_hooks or m._forward_hooks or m._backward_hooks or m._backward_pre_hooks):
         return ()
@@ -126,8 +147,8 @@ def _guard_hooks(m: Module, tracer: Any) -> None:
     settings and the submodules it was traced with (a hook registered or removed, a setting
     changed, a submodule added or replaced since traces again)."""
     # (Module.training is guarded where it is read: see _Training.)
-    settings = m.__dict__.items()
-    settings = tuple([(k, v) for k, v in settings if v.__class__ in _SETTINGS and k != "training"])
+    settings = [(k, _setting(v)) for k, v in m.__dict__.items() if k != "training"]
+    settings = tuple([(k, v) for k, v in settings if v is not _setting])
     # Its submodules too: a container's forward loops over them (Sequential's layers, the
     # parametrizations of a tensor), so one appended after the trace must trace again.
     children = tuple(m._modules.values())
