@@ -364,6 +364,31 @@ def test_ctc_loss_steps_with_lengths_changed_between_calls(tier, targets_as):
     assert _compare(make, inputs) == 2
 
 
+@pytest.mark.parametrize(
+    "targets, input_lengths, target_lengths",
+    [
+        ([[1, 2], [3, 1]], [6, 4], [2, 2]),  # an input longer than the steps
+        ([[1, 2], [3, 1]], [-1, 4], [2, 2]),
+        ([[1, 2], [3, 1]], [5, 4], [-1, 2]),
+        ([[1, -1], [3, 1]], [5, 4], [2, 2]),  # a label below 0
+        ([1, 2, 3, 1], [5, 4], [1, 2]),  # concatenated labels the lengths don't add up to
+    ],
+    ids=["input_too_long", "input_negative", "target_negative", "label_negative", "sum"],
+)
+def test_ctc_loss_values_a_replay_cant_check_give_nan(tier, targets, input_lengths, target_lengths):
+    # Eagerly these raise; a replay runs no check, and gave a finite loss (or one from a
+    # wrapped negative index) without a word: the sample's loss is now NaN.
+    loss = cr.compile(lambda *a: F.ctc_loss(*a, reduction="none"))
+    log_probs = F.log_softmax(T(RNG.normal(size=(5, 2, 4))), dim=-1)
+    good = T([[1, 2], [3, 1]] if np.ndim(targets) == 2 else [1, 2, 3, 1])
+    for _ in range(2):  # the trace, then a replay
+        want = N(F.ctc_loss(log_probs, good, T([5, 4]), T([2, 2]), reduction="none"))
+        np.testing.assert_array_equal(N(loss(log_probs, good, T([5, 4]), T([2, 2]))), want)
+    got = N(loss(log_probs, T(targets), T(input_lengths), T(target_lengths)))
+    bad = [True, True] if np.ndim(targets) == 1 else [True, False]
+    assert np.isnan(got[bad]).all() and not np.isnan(got[~np.array(bad)]).any()
+
+
 def test_resampling_pooling_and_lookups_in_one_step_across_shapes(tier):
     def make():
         cr.random.manual_seed(0)
