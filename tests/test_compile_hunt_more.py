@@ -402,6 +402,7 @@ def test_resampling_pooling_and_lookups_in_one_step_across_shapes(tier):
             a = F.interpolate(y, size=(3, 5), mode="bicubic", antialias=True)
             b = F.interpolate(y, scale_factor=0.5, mode="area")
             c = F.interpolate(y, scale_factor=1.5, mode="bilinear", align_corners=True)
+            c = c + cr.mean(F.interpolate(y, size=(5, 3), mode="lanczos", antialias=True))
             p, where = F.max_pool2d(y, 2, return_indices=True)
             e = m.table(i)
             return (
