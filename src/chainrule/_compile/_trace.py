@@ -260,6 +260,9 @@ class Tracer:
         # counter at the end. The rest of a tensor's version change is added at the end of a
         # replay, once per counter (views share one).
         self.rebinds: list = []
+        # (how the replay finds a tensor, its counter after the write) of the writes into
+        # a tensor that the replay rebinds (see _changes)
+        self.own_writes: list = []
         self.replayed: dict[int, list] = {}
         self._counted: set[int] = set()  # ids of the counters whose change is counted
         self.grad_owner: dict[int, tuple] = {}  # id(a leaf's .grad) -> (tensor ref, leaf ref)
@@ -829,6 +832,7 @@ class Tracer:
         # The replay gives the tensor its new array (a library with immutable arrays makes
         # one) and counts the write, as the eager write did.
         self.rebinds.append((self._target, t._vc, 1))
+        self.own_writes.append((self._target, t._vc))
         self.emit(Write(WRITE, kind, before, refs, out, t._xp, self._target), reads, (out,))
 
     def accumulated(self, pairs, roots, create_graph: bool) -> None:
@@ -1611,7 +1615,7 @@ class Tracer:
                     entry[1] += bumps
         for i, t in enumerate(externals):
             if out[i]:
-                self._changes(t, self.externals[i], "a tensor from outside")
+                self._changes(t, self.externals[i], "a tensor from outside", ("ext", i))
         self._inside_leaves(externals, outputs, out)
         return out
 
@@ -1631,9 +1635,10 @@ class Tracer:
                 raise Unsupported("a leaf tensor made inside the function got a .grad", True)
             self.inside_leaves[i] = Tensor(self.externals[i].entry, t._xp, None)
 
-    def _changes(self, t: Tensor, ext: External, what: str) -> None:
+    def _changes(self, t: Tensor, ext: External, what: str, target: tuple) -> None:
         """What the replay must do at its end to tensor t from before the call (`ext`, its
-        state then): the slot of its new values, the change of its version counter."""
+        state then; `target`, how the replay finds it): the slot of its new values, the
+        change of its version counter."""
         if _edge_kind(t._edge) != ext.edge:
             raise Unsupported(f"an in-place operation inside gave {what} a history")
         if t._data is not ext.entry:
@@ -1648,7 +1653,11 @@ class Tracer:
             if vc is not None:
                 self._counted.add(id(vc))
             entry = self.replayed.get(id(vc))
-            ext.delta = t._version - ext.version - (0 if entry is None else entry[1])
+            # The writes into t that the replay counts itself under a counter that a later
+            # write replaced (a write into a copy, an optimizer's step: a counter of t's
+            # own) are in t's version too, and not in the entry of the counter it ends with.
+            earlier = sum(1 for tg, c in self.own_writes if tg == target and c is not vc)
+            ext.delta = t._version - ext.version - (0 if entry is None else entry[1]) - earlier
         # A counter made where there was none (a value saved for backward makes one) is
         # made by the replay's first write as well.
         ext.replace = vc is not ext.vc and (ext.vc is not None or vc.alias)
@@ -1658,7 +1667,7 @@ class Tracer:
         """(position, state at entry) of the arguments that the replay changes at its end."""
         out = []
         for i, ext in self.arg_entries.items():
-            self._changes(ext.ref(), ext, "an argument")
+            self._changes(ext.ref(), ext, "an argument", ("arg", self.arg_of[i]))
             if ext.writeback is not None or ext.delta or ext.replace:
                 out.append((self.arg_of[i], ext))
         return out

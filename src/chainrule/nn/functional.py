@@ -1740,8 +1740,9 @@ def _max_unpool(x: Tensor, indices: Tensor, size: list[int], name: str) -> Tenso
     out = ops.zeros((planes * count,), dtype=x.dtype)  # the output where x or a plane is empty
     if x.size and count:
         if grad_mode.extended and grad_mode.tracer is not None:
-            # the indices' range is read: chainrule.compile runs it eagerly
-            grad_mode.tracer.unsupported(f"F.max_unpool{spatial}d (it reads the indices)")
+            # the indices' range is read: chainrule.compile runs it eagerly (named without
+            # its dimension: max_unpool1d unpools a width of 1 here)
+            grad_mode.tracer.unsupported("F.max_unpool1d/2d/3d (it reads the indices)")
         low, high = ops.min(indices).item(), ops.max(indices).item()
         if low < 0 or high >= count:
             raise RuntimeError(
@@ -3963,6 +3964,18 @@ def ctc_loss(
                 f"ctc_loss: target labels must lie in [0, {classes}), got values in "
                 f"[{ops.min(seen).item()}, {ops.max(seen).item()}]"
             )
+    # Where the checks above can't read the values (a compiled replay, Dask), a sample with a
+    # value they refuse gets a NaN loss: the recursion would give it a number, or wrap a
+    # negative index, without a word.
+    refused = []
+    if not _values_known(input_lengths):
+        refused.append((input_lengths < 0) | (input_lengths > steps))
+    if not _values_known(target_lengths):
+        refused.append(target_lengths < 0)
+        if targets.ndim == 1:  # the lengths must add up to the labels given
+            refused.append(ops.sum(target_lengths) != targets.shape[0])
+    if labels.size and not _values_known(labels):
+        refused.append(ops.any(used & ((labels < 0) | (labels >= classes)), axis=1))
     labels = ops.where(used, labels, blank)
 
     # The extended labels: blank, l1, blank, l2, ..., blank (2S + 1 states per sample). State s
@@ -4002,6 +4015,8 @@ def ctc_loss(
     before = ops.take_along_axis(alpha, ops.clip(last - 1, min=0), axis=1)
     before = ops.where(last > 0, before, -math.inf)
     loss = -ops.squeeze(_ctc_logsumexp3(end, before, ops.zeros_like(end) - math.inf), axis=1)
+    for samples in refused:
+        loss = ops.where(samples, math.nan, loss)
     if zero_infinity:
         loss = ops.where(ops.isinf(loss), 0.0, loss)
     if reduction == "mean":

@@ -4,6 +4,7 @@ submodules', a shared one once), state dicts of plain arrays, train/eval mode, `
 
 from __future__ import annotations
 
+import copy
 import functools
 import weakref
 from collections import OrderedDict
@@ -140,6 +141,26 @@ def _training_is(ref: weakref.ref, value: bool, leaves: Any) -> bool:
 _SETTINGS = frozenset((int, float, bool, str, type(None)))
 
 
+def _setting(v: Any) -> Any:
+    """v as a setting a replay compares with the module's value then, or _setting itself where
+    v is none: a plain value, or a tuple or list of them or of such tuples and lists (a
+    kernel_size, a stride, an Upsample's size: pairs a forward reads as Python numbers). A
+    list is copied: written in place, it differs from the copy."""
+    c = v.__class__
+    if c in _SETTINGS:
+        return v
+    if c is not tuple and c is not list:
+        return _setting
+    stack = [v]
+    while stack:
+        for item in stack.pop():
+            if item.__class__ is tuple or item.__class__ is list:
+                stack.append(item)
+            elif item.__class__ not in _SETTINGS:
+                return _setting
+    return copy.deepcopy(v) if c is list else v
+
+
 def _hooks_of(m: Module) -> tuple:
     if not (m._forward_pre_hooks or m._forward_hooks or m._backward_hooks or m._backward_pre_hooks):
         return ()
@@ -154,17 +175,22 @@ def _hooks_of(m: Module) -> tuple:
 def _guard_hooks(m: Module, tracer: Any) -> None:
     """chainrule.compile's trace runs a module's hooks in Python (each is baked into the
     recording, or makes the function eager) and its forward reads its settings (Dropout's p,
-    BatchNorm's eps) as Python values: a replay checks that the module has the hooks and the
-    settings it was traced with (a hook registered or removed, a setting changed since
-    traces again)."""
+    BatchNorm's eps) as Python values: a replay checks that the module has the hooks, the
+    settings and the submodules it was traced with (a hook registered or removed, a setting
+    changed, a submodule added or replaced since traces again)."""
     # (Module.training is guarded where it is read: see _Training.)
-    settings = m.__dict__.items()
-    settings = tuple([(k, v) for k, v in settings if v.__class__ in _SETTINGS and k != "training"])
-    check = functools.partial(_state_is, weakref.ref(m), _hooks_of(m), settings)
+    settings = [(k, _setting(v)) for k, v in m.__dict__.items() if k != "training"]
+    settings = tuple([(k, v) for k, v in settings if v is not _setting])
+    # Its submodules too: a container's forward loops over them (Sequential's layers, the
+    # parametrizations of a tensor), so one appended after the trace must trace again.
+    children = tuple(m._modules.values())
+    check = functools.partial(_state_is, weakref.ref(m), _hooks_of(m), settings, children)
     tracer.guard((id(m), "hooks"), check)
 
 
-def _state_is(ref: weakref.ref, hooks: tuple, settings: tuple, leaves: Any) -> bool:
+def _state_is(
+    ref: weakref.ref, hooks: tuple, settings: tuple, children: tuple, leaves: Any
+) -> bool:
     m = ref()
     if m is None:
         return False
@@ -173,6 +199,11 @@ def _state_is(ref: weakref.ref, hooks: tuple, settings: tuple, leaves: Any) -> b
         now = d.get(k, _state_is)
         if now is not v and (now.__class__ is not v.__class__ or now != v):
             return False
+    now_children = m._modules.values()
+    if len(now_children) != len(children) or any(
+        a is not b for a, b in zip(now_children, children)
+    ):
+        return False
     return _hooks_of(m) == hooks
 
 

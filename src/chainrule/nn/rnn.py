@@ -14,7 +14,7 @@ from .._tensor import Tensor
 from . import functional as F
 from .layers import _uniform_parameter
 from .module import Module
-from .utils.rnn import PackedSequence
+from .utils.rnn import PackedSequence, _read
 
 __all__ = ["RNNCell", "LSTMCell", "GRUCell", "RNN", "LSTM", "GRU"]
 
@@ -445,7 +445,7 @@ class _RNNBase(Module):
         (longest first) order of the batch and given back in the batch's own order."""
         data, batch_sizes, sorted_indices, unsorted_indices = packed
         self._check_features(data)
-        sizes = batch_sizes.tolist()
+        sizes = _read(batch_sizes, f"{type(self).__name__} on a PackedSequence")
         state = []
         for k, h in enumerate(hx):
             h = self._initial(h, sizes[0], data.dtype, None, k, len(hx))

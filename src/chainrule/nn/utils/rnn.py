@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ... import _namespace as ops
+from ..._mode import grad_mode
 from ..._tensor import Tensor
 
 __all__ = [
@@ -68,9 +69,18 @@ class PackedSequence(_Fields):
         return self.to(ops.float32)
 
 
+def _read(t: Tensor, what: str) -> list:
+    """t's values as Python numbers, for the index arithmetic of packing. A trace of
+    chainrule.compile can't replay that (a call with other lengths would keep the first
+    call's steps and rows): the function runs eagerly."""
+    if grad_mode.extended and grad_mode.tracer is not None:
+        grad_mode.tracer.unsupported(f"{what} (it reads the sequences' lengths)")
+    return t.tolist()
+
+
 def _inverse(permutation: Tensor) -> Tensor:
     """The permutation that undoes `permutation` (a 1-D int64 tensor)."""
-    order = permutation.tolist()
+    order = _read(permutation, "a PackedSequence's sorted_indices")
     inverse = [0] * len(order)
     for position, index in enumerate(order):
         inverse[index] = position
@@ -85,7 +95,7 @@ def _int_list(lengths: Any) -> list[int]:
                 "'lengths' argument should be a 1D CPU int64 tensor, but got "
                 f"{lengths.ndim}D tensor"
             )
-        lengths = lengths.tolist()
+        lengths = _read(lengths, "a tensor of sequence lengths")
     return [int(n) for n in lengths]
 
 
@@ -165,7 +175,7 @@ def pad_packed_sequence(
     sequence's end filled with padding_value and time padded to total_length where given;
     lengths an int64 tensor."""
     data, batch_sizes, _, unsorted_indices = sequence
-    sizes = batch_sizes.tolist()
+    sizes = _read(batch_sizes, "pad_packed_sequence")
     steps, batch = len(sizes), sizes[0]
     if total_length is not None:
         if total_length < steps:
@@ -175,7 +185,11 @@ def pad_packed_sequence(
                 f"{steps}"
             )
         steps = total_length
-    unsorted = list(range(batch)) if unsorted_indices is None else unsorted_indices.tolist()
+    unsorted = (
+        list(range(batch))
+        if unsorted_indices is None
+        else _read(unsorted_indices, "pad_packed_sequence")
+    )
     starts = [0]
     for size in sizes:
         starts.append(starts[-1] + size)
@@ -233,7 +247,7 @@ def unpack_sequence(packed_sequences: PackedSequence) -> list[Tensor]:
     """The packed sequences as a list of tensors (length_i, *features), in the batch's
     original order."""
     padded, lengths = pad_packed_sequence(packed_sequences, batch_first=True)
-    return [padded[b, :n] for b, n in enumerate(lengths.tolist())]
+    return [padded[b, :n] for b, n in enumerate(_read(lengths, "unpack_sequence"))]
 
 
 def unpad_sequence(
