@@ -22,6 +22,11 @@ def _values(m):
     return {k: np.array(v) for k, v in m.state_dict().items()}
 
 
+def _assert_unchanged(m, before):
+    for k, v in _values(m).items():
+        np.testing.assert_array_equal(v, before[k])
+
+
 def test_hooks_run_on_each_module_with_its_prefix_pre_parents_first_post_children_first():
     m = _model()
     calls = []
@@ -86,13 +91,11 @@ def test_a_failed_load_with_post_hooks_puts_the_old_values_back():
     zeros = {k: np.zeros_like(v) for k, v in before.items() if k != "2.bias"}
     with pytest.raises(RuntimeError, match='Missing key.s. in state_dict: "2.bias"'):
         m.load_state_dict(zeros)
-    for k, v in _values(m).items():
-        np.testing.assert_array_equal(v, before[k])
+    _assert_unchanged(m, before)
     m[1][0].register_load_state_dict_post_hook(lambda mod, keys: 1)
     with pytest.raises(AssertionError, match="must return None"):
         m.load_state_dict(zeros, strict=False)
-    for k, v in _values(m).items():
-        np.testing.assert_array_equal(v, before[k])
+    _assert_unchanged(m, before)
 
 
 def test_a_message_a_pre_hook_adds_makes_the_load_raise_before_anything_is_copied():
@@ -103,8 +106,7 @@ def test_a_message_a_pre_hook_adds_makes_the_load_raise_before_anything_is_copie
     # PyTorch 2.13's message: 'Error(s) in loading state_dict for Linear:\n\tbad'
     with pytest.raises(RuntimeError, match="^Error.s. in loading state_dict for Linear:\n\tbad$"):
         m.load_state_dict(zeros, strict=False)
-    for k, v in _values(m).items():
-        np.testing.assert_array_equal(v, before[k])
+    _assert_unchanged(m, before)
 
 
 def test_strict_messages_come_first_missing_then_unexpected_as_pytorchs():
