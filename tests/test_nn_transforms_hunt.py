@@ -9,7 +9,7 @@ import numpy as np
 
 import chainrule as cr
 import chainrule.nn.functional as F
-from chainrule import func
+from chainrule import autograd, func
 from conftest import T
 
 
@@ -49,3 +49,50 @@ def test_vmap_and_jacfwd_over_quantiles_q():
     np.testing.assert_allclose(jac.numpy(), np.diag([4 * 1.5, 4 * 0.9]), rtol=1e-12)
     nan_jac = func.jacfwd(lambda q: cr.nanquantile(data, q))(T([0.1, 0.9]))
     np.testing.assert_allclose(nan_jac.numpy(), jac.numpy(), rtol=1e-12)
+
+
+def test_embedding_forward_mode_is_the_lookups_derivative_as_pytorch():
+    # PyTorch's forward mode of embedding is the lookup's derivative: neither
+    # scale_grad_by_freq nor padding_idx (reverse mode only) touch the tangents; they were
+    # divided by the counts and zeroed at the padding.
+    ids = T(np.array([[0, 2, 0], [4, 2, 2]]), np.int64)
+    weight = T(np.arange(15.0).reshape(5, 3) / 7)
+    tangent = T(np.arange(15.0).reshape(5, 3) + 1)
+
+    def lookup(w):
+        return F.embedding(ids, w, padding_idx=2, scale_grad_by_freq=True)
+
+    _, out_tangent = func.jvp(lookup, (weight,), (tangent,))
+    np.testing.assert_array_equal(out_tangent.numpy(), tangent.numpy()[ids.numpy()])
+    # PyTorch's jacfwd and jacrev of the sum: each row's count; counts / counts, 0 at padding
+    by_forward = func.jacfwd(lambda w: cr.sum(lookup(w)))(weight)
+    np.testing.assert_array_equal(by_forward.numpy()[:, 0], [2.0, 0.0, 3.0, 0.0, 1.0])
+    by_reverse = func.jacrev(lambda w: cr.sum(lookup(w)))(weight)
+    np.testing.assert_array_equal(by_reverse.numpy()[:, 0], [1.0, 0.0, 0.0, 0.0, 1.0])
+    bag = func.jacfwd(lambda w: F.embedding_bag(ids, w, mode="sum", scale_grad_by_freq=True))
+    np.testing.assert_array_equal(bag(weight).numpy()[0, 0, :, 0], [2.0, 0.0, 1.0, 0.0, 0.0])
+
+
+def test_embedding_hessians_scale_the_gradient_once_as_pytorch():
+    # The scaled gradient's own backward divided by the counts again, so a Hessian by reverse
+    # over reverse had them twice (diag(2, 1) for the squares); PyTorch's double backward
+    # leaves them out: forward over reverse is the gradient's Jacobian, reverse over reverse
+    # its transpose. Values: PyTorch 2.13, float64.
+    ids = T(np.array([[0, 1, 1]]), np.int64)
+    weight = T([[0.1], [0.2], [0.3]])
+
+    def squares(w):
+        return cr.sum(F.embedding(ids, w, scale_grad_by_freq=True) ** 2)
+
+    def coupled(w):
+        return cr.sum(cr.tanh(cr.sum(F.embedding(ids, w, scale_grad_by_freq=True), axis=1)))
+
+    diagonal = np.diag([2.0, 2.0, 0.0])
+    for hessian in (func.hessian(squares), lambda w: autograd.functional.hessian(squares, w)):
+        np.testing.assert_allclose(hessian(weight).numpy().reshape(3, 3), diagonal)
+    s = -0.7268619813835874  # d/du sech(u)^2 at u = 0.5
+    jacobian = np.array([[s, 2 * s, 0.0], [s, 2 * s, 0.0], [0.0, 0.0, 0.0]])
+    forward = func.hessian(coupled)(weight).numpy().reshape(3, 3)
+    np.testing.assert_allclose(forward, jacobian, rtol=1e-12)
+    reverse = autograd.functional.hessian(coupled, weight).numpy().reshape(3, 3)
+    np.testing.assert_allclose(reverse, jacobian.T, rtol=1e-12)
