@@ -96,3 +96,22 @@ def test_embedding_hessians_scale_the_gradient_once_as_pytorch():
     np.testing.assert_allclose(forward, jacobian, rtol=1e-12)
     reverse = autograd.functional.hessian(coupled, weight).numpy().reshape(3, 3)
     np.testing.assert_allclose(reverse, jacobian.T, rtol=1e-12)
+
+
+def test_vmap_of_ctc_loss_with_each_samples_targets_and_lengths():
+    # The labels' and lengths' range checks read the batched values as one number (vmap's
+    # data-dependent control flow error); PyTorch's ctc_loss can't be vmapped at all.
+    rng = np.random.default_rng(1)
+    log_probs = F.log_softmax(T(rng.standard_normal((3, 5, 1, 4))), dim=-1)
+    targets = T(np.array([[[1, 2]], [[3, 3]], [[2, 1]]]), np.int64)
+    input_lengths = T(np.array([[5], [4], [3]]), np.int64)
+
+    def loss(lp, target, n):
+        return F.ctc_loss(lp, target, n, [2])
+
+    loop = _stack([loss(log_probs[i], targets[i], input_lengths[i]) for i in range(3)])
+    batched = func.vmap(loss)(log_probs, targets, input_lengths)
+    np.testing.assert_allclose(batched.numpy(), loop, rtol=1e-12)
+    grads = func.vmap(func.grad(loss))(log_probs, targets, input_lengths)
+    each = _stack([func.grad(loss)(log_probs[i], targets[i], input_lengths[i]) for i in range(3)])
+    np.testing.assert_allclose(grads.numpy(), each, rtol=1e-12, atol=1e-15)

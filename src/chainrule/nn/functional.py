@@ -3874,6 +3874,7 @@ def _ctc_check_values(lengths: Tensor, name: str, high: int | None) -> None:
     """PyTorch's checks of the lengths' values (where they may be read: see _values_known)."""
     if not lengths.shape[0] or not _values_known(lengths):
         return
+    lengths = _every_value(lengths)  # inside vmap, every sample's
     low_seen = ops.min(lengths).item()
     if low_seen < 0:
         raise RuntimeError(
@@ -4000,7 +4001,7 @@ def ctc_loss(
     lengths = ops.expand_dims(target_lengths, axis=1)
     used = ops.arange(width, dtype=lengths.dtype) < lengths
     if labels.size and _values_known(labels):
-        seen = ops.where(used, labels, blank)
+        seen = _every_value(ops.where(used, labels, blank))  # inside vmap, every sample's
         if ops.min(seen).item() < 0 or ops.max(seen).item() >= classes:
             raise IndexError(
                 f"ctc_loss: target labels must lie in [0, {classes}), got values in "
