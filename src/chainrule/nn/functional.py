@@ -2786,12 +2786,13 @@ class _ScaledGradient(Function):
         return ops.where(scale == 0, 0.0, t * scale)
 
 
-def _frequency_scale(indices: Tensor, table_rows: int, dtype: DTypeLike) -> Tensor:
-    """1 / how often each of the 1-D `indices` occurs in them, shape (n, 1)."""
-    ones = ops.ones(indices.shape, dtype=dtype)
-    # the count of each table row (a scatter-add of ones), read back at each lookup
-    counts = OPS["take_add"](ones, (indices._data, 0, (table_rows,), ones._data.dtype))
-    return ops.expand_dims(1 / ops.take(counts, indices, axis=0), axis=-1)
+def _frequency_scale(indices: Tensor, dtype: DTypeLike) -> Tensor:
+    """1 / how often each of the 1-D `indices` occurs in them, shape (n, 1): the length of its
+    run in the sorted indices (found by searching, which vmap runs per sample)."""
+    ordered = ops.sort(indices)
+    ends = ops.searchsorted(ordered, indices, side="right")
+    counts = ends - ops.searchsorted(ordered, indices, side="left")
+    return ops.expand_dims(1 / ops.astype(counts, dtype), axis=-1)
 
 
 def embedding(
@@ -2826,7 +2827,7 @@ def embedding(
     if scale_grad_by_freq or padding_idx is not None:
         scale = ops.ones((flat.shape[0], 1), dtype=flat.dtype)
         if scale_grad_by_freq:
-            scale = _frequency_scale(flat_indices, weight.shape[0], flat.dtype)
+            scale = _frequency_scale(flat_indices, flat.dtype)
         if padding_idx is not None:
             if padding_idx < 0:
                 padding_idx += weight.shape[0]
@@ -2966,7 +2967,7 @@ def embedding_bag(
         member = member & (flat != padding_idx)
     looked_up = ops.take(weight, flat, axis=0)
     if scale_grad_by_freq:
-        looked_up = _LookupGradient.apply(looked_up, _frequency_scale(flat, rows, weight.dtype))
+        looked_up = _LookupGradient.apply(looked_up, _frequency_scale(flat, weight.dtype))
     if mode == "max":
         if not n:
             return ops.zeros((len(starts), weight.shape[1]), dtype=weight.dtype)
