@@ -12,6 +12,7 @@ import math
 from typing import Any, NamedTuple
 
 from . import _namespace as ops
+from ._batching import every_sample
 from ._tensor import Tensor, dual
 from ._torch_methods import _dim
 from ._typing import DTypeLike
@@ -395,7 +396,8 @@ def _quantile(name: str, skip_nan: bool) -> Any:
                 f"nearest, but got {interpolation}"
             )
         if isinstance(q, Tensor):
-            if q.size and not builtins.bool(ops.all((q >= 0) & (q <= 1))):
+            every = ops.asarray(every_sample(q._data))  # inside vmap, every sample's q
+            if every.size and not builtins.bool(ops.all((every >= 0) & (every <= 1))):
                 raise RuntimeError("quantile() q values must be in the range [0, 1]")
             qs = ops.reshape(q, (-1,))
         else:

@@ -19,6 +19,7 @@ from .._namespace import logsumexp
 from .._rules import OPS
 from .._tensor import Tensor, as_tensor, dual, no_grad
 from .._typing import DTypeLike
+from ..autograd.function import Function, FunctionCtx
 
 __all__ = [
     "logsumexp",
@@ -1743,7 +1744,8 @@ def _max_unpool(x: Tensor, indices: Tensor, size: list[int], name: str) -> Tenso
             # the indices' range is read: chainrule.compile runs it eagerly (named without
             # its dimension: max_unpool1d unpools a width of 1 here)
             grad_mode.tracer.unsupported("F.max_unpool1d/2d/3d (it reads the indices)")
-        low, high = ops.min(indices).item(), ops.max(indices).item()
+        every = _every_value(indices)  # inside vmap, every sample's
+        low, high = ops.min(every).item(), ops.max(every).item()
         if low < 0 or high >= count:
             raise RuntimeError(
                 f"Found an invalid max index: {low if low < 0 else high} (output volumes are "
@@ -2739,19 +2741,59 @@ def _renorm_rows(weight: Tensor, indices: Tensor, max_norm: float, norm_type: fl
         weight[...] = weight * ops.where(over, max_norm / (norms + 1e-7), ops.ones_like(norms))
 
 
-def _scaled_by_freq(rows: Tensor, indices: Tensor, table_rows: int) -> Tensor:
-    """rows (the table's rows at the 1-D `indices`), whose gradient is divided by how often
-    each index occurs in `indices` (PyTorch's scale_grad_by_freq): rows - (r - r.detach())
-    with r = rows / count keeps the values exactly (x - 0 is x, -0.0 included) and sends
-    back g / count; non-finite rows are r itself (r - r.detach() would be NaN there)."""
-    ones = ops.ones(indices.shape, dtype=rows.dtype)
-    # the count of each table row (a scatter-add of ones), read back at each lookup
-    counts = OPS["take_add"](ones, (indices._data, 0, (table_rows,), ones._data.dtype))
-    scaled = rows / ops.expand_dims(ops.take(counts, indices, axis=0), axis=-1)
-    finite = ops.isfinite(rows.detach())
-    zero_free = ops.where(finite, scaled, 0.0)
-    exact = rows.detach() - (zero_free.detach() - zero_free)
-    return ops.where(finite, exact, scaled)
+class _LookupGradient(Function):
+    """Rows looked up, unchanged, whose gradient is multiplied by `scale` (one factor per row,
+    shape (n, 1): 1 / its index's count for scale_grad_by_freq, 0 at padding_idx), by design
+    not the derivative, as PyTorch's. Forward mode keeps the derivative (the tangent
+    unchanged), as PyTorch's embedding does; a composite could not, its JVP being its VJP's
+    transpose."""
+
+    @staticmethod
+    def forward(ctx: FunctionCtx, rows: Tensor, scale: Tensor) -> Tensor:
+        ctx.save_for_backward(scale)
+        return rows.clone()  # the values exactly (-0.0, inf, NaN included)
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, g: Tensor) -> tuple:
+        (scale,) = ctx.saved_tensors
+        return _ScaledGradient.apply(g, scale), None
+
+    @staticmethod
+    def jvp(ctx: FunctionCtx, t: Tensor, _: Tensor | None) -> Tensor:
+        return t
+
+
+class _ScaledGradient(Function):
+    """_LookupGradient's backward: g * scale (0 where scale is, even where g is inf or NaN).
+    Its own gradient only zeroes the padding rows, unscaled by the counts, as PyTorch's double
+    backward of embedding: the scaling then enters a second derivative once, so a Hessian by
+    reverse over reverse is the derivative of the (scaled) gradient, as by forward over
+    reverse; the forward mode is g's scaled, the map being linear."""
+
+    @staticmethod
+    def forward(ctx: FunctionCtx, g: Tensor, scale: Tensor) -> Tensor:
+        ctx.save_for_backward(scale)
+        ctx.save_for_forward(scale)
+        return ops.where(scale == 0, 0.0, g * scale)
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, v: Tensor) -> tuple:
+        (scale,) = ctx.saved_tensors
+        return ops.where(scale == 0, 0.0, v), None
+
+    @staticmethod
+    def jvp(ctx: FunctionCtx, t: Tensor, _: Tensor | None) -> Tensor:
+        (scale,) = ctx.saved_tensors
+        return ops.where(scale == 0, 0.0, t * scale)
+
+
+def _frequency_scale(indices: Tensor, dtype: DTypeLike) -> Tensor:
+    """1 / how often each of the 1-D `indices` occurs in them, shape (n, 1): the length of its
+    run in the sorted indices (found by searching, which vmap runs per sample)."""
+    ordered = ops.sort(indices)
+    ends = ops.searchsorted(ordered, indices, side="right")
+    counts = ends - ops.searchsorted(ordered, indices, side="left")
+    return ops.expand_dims(1 / ops.astype(counts, dtype), axis=-1)
 
 
 def embedding(
@@ -2783,13 +2825,15 @@ def embedding(
     if max_norm is not None:
         _renorm_rows(weight, flat_indices, max_norm, norm_type)
     flat = ops.take(weight, flat_indices, axis=0)
-    if scale_grad_by_freq:
-        flat = _scaled_by_freq(flat, flat_indices, weight.shape[0])
-    if padding_idx is not None:
-        if padding_idx < 0:
-            padding_idx += weight.shape[0]
-        padding = ops.expand_dims(flat_indices == padding_idx, axis=-1)
-        flat = ops.where(padding, flat.detach(), flat)
+    if scale_grad_by_freq or padding_idx is not None:
+        scale = ops.ones((flat.shape[0], 1), dtype=flat.dtype)
+        if scale_grad_by_freq:
+            scale = _frequency_scale(flat_indices, flat.dtype)
+        if padding_idx is not None:
+            if padding_idx < 0:
+                padding_idx += weight.shape[0]
+            scale = ops.where(ops.expand_dims(flat_indices == padding_idx, axis=-1), 0.0, scale)
+        flat = _LookupGradient.apply(flat, scale)
     return ops.reshape(flat, indices.shape + (weight.shape[-1],))
 
 
@@ -2924,7 +2968,7 @@ def embedding_bag(
         member = member & (flat != padding_idx)
     looked_up = ops.take(weight, flat, axis=0)
     if scale_grad_by_freq:
-        looked_up = _scaled_by_freq(looked_up, flat, rows)
+        looked_up = _LookupGradient.apply(looked_up, _frequency_scale(flat, weight.dtype))
     if mode == "max":
         if not n:
             return ops.zeros((len(starts), weight.shape[1]), dtype=weight.dtype)
@@ -3832,6 +3876,7 @@ def _ctc_check_values(lengths: Tensor, name: str, high: int | None) -> None:
     """PyTorch's checks of the lengths' values (where they may be read: see _values_known)."""
     if not lengths.shape[0] or not _values_known(lengths):
         return
+    lengths = _every_value(lengths)  # inside vmap, every sample's
     low_seen = ops.min(lengths).item()
     if low_seen < 0:
         raise RuntimeError(
@@ -3958,7 +4003,7 @@ def ctc_loss(
     lengths = ops.expand_dims(target_lengths, axis=1)
     used = ops.arange(width, dtype=lengths.dtype) < lengths
     if labels.size and _values_known(labels):
-        seen = ops.where(used, labels, blank)
+        seen = _every_value(ops.where(used, labels, blank))  # inside vmap, every sample's
         if ops.min(seen).item() < 0 or ops.max(seen).item() >= classes:
             raise IndexError(
                 f"ctc_loss: target labels must lie in [0, {classes}), got values in "
