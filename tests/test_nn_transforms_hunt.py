@@ -134,3 +134,29 @@ def test_vmap_of_embedding_scaled_by_frequency_with_each_samples_indices():
     np.testing.assert_allclose(batched.numpy(), _stack([gradient(i)(weight) for i in ids]))
     # sample 2 looks row 1 up three times: its gradient is one lookup's
     np.testing.assert_allclose(batched.numpy()[2, 1], 1 - np.tanh(weight.numpy()[1]) ** 2)
+
+
+def test_a_compiled_step_with_padding_idx_replays_and_forward_mode_keeps_the_derivative():
+    # Reverse mode and compile take the composite (padding rows detached); forward mode the
+    # Function whose tangent is the lookup's (tested above): both here, one model.
+    weight = cr.asarray([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    ids = cr.asarray([0, 2, 0, 1])
+
+    def step(w):
+        w.grad = None
+        loss = cr.sum(F.embedding(ids, w, padding_idx=0) ** 2)
+        loss.backward()
+        return loss.detach(), w.grad
+
+    compiled = cr.compile(step)
+    eager_w, compiled_w = weight.detach().requires_grad_(), weight.detach().requires_grad_()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no CompileWarning: it replays
+        for _ in range(3):
+            for got, want in zip(compiled(compiled_w), step(eager_w)):
+                np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    np.testing.assert_array_equal(np.asarray(eager_w.grad), [[0, 0], [6, 8], [10, 12]])
+    _, tangent = func.jvp(
+        lambda w: F.embedding(ids, w, padding_idx=0), (weight,), (cr.ones_like(weight),)
+    )
+    np.testing.assert_array_equal(np.asarray(tangent), np.ones((4, 2)))

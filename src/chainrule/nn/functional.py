@@ -2825,15 +2825,21 @@ def embedding(
     if max_norm is not None:
         _renorm_rows(weight, flat_indices, max_norm, norm_type)
     flat = ops.take(weight, flat_indices, axis=0)
-    if scale_grad_by_freq or padding_idx is not None:
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += weight.shape[0]
+    if scale_grad_by_freq or (padding_idx is not None and grad_mode.forward):
         scale = ops.ones((flat.shape[0], 1), dtype=flat.dtype)
         if scale_grad_by_freq:
             scale = _frequency_scale(flat_indices, flat.dtype)
         if padding_idx is not None:
-            if padding_idx < 0:
-                padding_idx += weight.shape[0]
             scale = ops.where(ops.expand_dims(flat_indices == padding_idx, axis=-1), 0.0, scale)
         flat = _LookupGradient.apply(flat, scale)
+    elif padding_idx is not None:
+        # Without forward mode (which keeps the derivative at a padding row, as PyTorch's,
+        # where this composite gives a zero tangent) the padding rows detached give the same
+        # gradients to every order, and chainrule.compile replays it (not a Function).
+        padding = ops.expand_dims(flat_indices == padding_idx, axis=-1)
+        flat = ops.where(padding, flat.detach(), flat)
     return ops.reshape(flat, indices.shape + (weight.shape[-1],))
 
 
