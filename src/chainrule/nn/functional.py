@@ -395,7 +395,17 @@ _TORCH_DTYPE_NAMES = {
     ops.int8: "Char",
     ops.uint8: "Byte",
     ops.bool: "Bool",
+    ops.complex64: "ComplexFloat",
+    ops.complex128: "ComplexDouble",
 }
+
+
+def _real_only(x: Tensor, name: str) -> None:
+    """PyTorch's refusal of complex values where a maximum is taken (complex numbers have no
+    order; NumPy's lexicographic one would pick a meaningless element); `name` is the kernel
+    PyTorch's message names."""
+    if ops.isdtype(x.dtype, "complex floating"):
+        raise NotImplementedError(f"\"{name}\" not implemented for '{_TORCH_DTYPE_NAMES[x.dtype]}'")
 
 
 def _check_lambda(x: Tensor, lambd: float) -> None:
@@ -1001,6 +1011,11 @@ def _windows(
 def _pool_args(x: Tensor, kernel_size, stride, padding, name: str) -> tuple:
     if x.ndim not in (3, 4):
         raise RuntimeError(f"{name}: expected 3D or 4D input, got {x.ndim}D")
+    if 0 in x.shape[-3:]:  # only a batch (of 4-D input) may be empty
+        raise RuntimeError(
+            "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, "
+            f"but got:{list(x.shape)}"
+        )
     kernel = _pair(kernel_size, "kernel_size")
     if stride is None or (not isinstance(stride, int) and len(stride) == 0):
         step = kernel
@@ -1035,6 +1050,7 @@ def max_pool2d(
     maximum's int64 flat index into its (H, W) plane (see max_pool2d_with_indices)."""
     x = as_tensor(x)
     kernel, step, pad = _pool_args(x, kernel_size, stride, padding, "max_pool2d")
+    _real_only(x, "max_pool2d")
     dilation = _pair(dilation, "dilation")
     if min(dilation) <= 0:
         raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
@@ -1233,11 +1249,12 @@ def max_pool1d(
     max_pool2d on a height of 1, with the same options and the gradient to each window's
     first maximum; with return_indices, also each maximum's int64 position along L."""
     x = as_tensor(x)
-    if x.ndim not in (2, 3):
+    if x.ndim not in (2, 3) or 0 in x.shape[-2:]:
         raise RuntimeError(
             "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size "
             f"for input, but got:{list(x.shape)}"
         )
+    _real_only(x, "max_pool1d_impl")
     kernel, step, pad_, dil = _pool1d_args(x, kernel_size, stride, padding, dilation, "max_pool1d")
     if pad_[1] > kernel[1] // 2:
         raise RuntimeError(
@@ -1317,6 +1334,8 @@ def _adaptive_1d(x, output_size: int | Sequence[int], kind: str) -> tuple[Tensor
             f"adaptive_{kind}_pool1d() argument 'output_size' should contain one int (got "
             f"{len(sizes)})"
         )
+    if kind == "max":  # PyTorch's max pooling refuses an empty axis but the batch's
+        _check_adaptive_input(x.shape, "adaptive_max_pool1d", x.ndim - 1)
     _check_adaptive_input((*x.shape[:-1], 1, x.shape[-1]), f"adaptive_{kind}_pool2d", 2)
     return x, sizes[0]
 
@@ -1329,8 +1348,15 @@ def adaptive_avg_pool1d(x: Tensor, output_size: int | Sequence[int]) -> Tensor:
 
 def _pool3d_args(x: Tensor, kernel_size, stride, padding, dilation, name: str) -> tuple:
     """A 3-D pooling's options as triples, with PyTorch's checks and words."""
-    if x.ndim not in (4, 5) or x.size == 0:
-        raise RuntimeError(f"{name} non-empty 4D or 5D (batch mode) tensor expected for input")
+    if x.ndim not in (4, 5):
+        raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
+    if 0 in x.shape[-4:]:  # only a batch (of 5-D input) may be empty
+        kernel_name = "max_pool3d_with_indices_out_cpu_template" if name == "max_pool3d" else name
+        raise RuntimeError(
+            f"{kernel_name}(): Expected input's non-batch dimensions to have positive length, "
+            f"but input has a shape of {list(x.shape)} and non-batch dimension "
+            f"{x.shape[-4:].index(0)} has length zero!"
+        )
     kernel = _tuple(kernel_size, 3, "kernel_size", name)
     if stride is None or (not isinstance(stride, int) and len(stride) == 0):
         step = kernel
@@ -1414,6 +1440,7 @@ def max_pool3d(
     maximum's int64 flat index into its (D, H, W) volume (see max_pool2d_with_indices)."""
     x = as_tensor(x)
     kernel, step, pad_, dil = _pool3d_args(x, kernel_size, stride, padding, dilation, "max_pool3d")
+    _real_only(x, "max_pool3d")
     return _max_pool(x, 3, kernel, step, pad_, dil, ceil_mode, return_indices)
 
 
@@ -1608,6 +1635,8 @@ def adaptive_max_pool2d(
         raise RuntimeError(
             f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: {list(x.shape)}"
         )
+    _real_only(x, "adaptive_max_pool2d")
+    _check_adaptive_input(x.shape, "adaptive_max_pool2d", x.ndim - 1)  # all but the batch
     sizes = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
     if len(sizes) != 2:
         raise RuntimeError("adaptive_max_pool2d(): internal error: output_size.size() must be 2")
@@ -1623,7 +1652,8 @@ def adaptive_max_pool2d(
     cells, spots = [], []
     for top, bottom in _adaptive_bins(h, oh):
         for left, right in _adaptive_bins(w, ow):
-            cell = ops.reshape(x[..., top:bottom, left:right], lead + (-1,))
+            cell_size = (bottom - top) * (right - left)  # not -1: the batch may be empty
+            cell = ops.reshape(x[..., top:bottom, left:right], lead + (cell_size,))
             first = ops.argmax(cell, axis=-1, keepdims=True)
             cells.append(ops.take_along_axis(cell, first, axis=-1))
             if return_indices:
@@ -1733,11 +1763,19 @@ def _max_unpool(x: Tensor, indices: Tensor, size: list[int], name: str) -> Tenso
             f"Expected shape of indices to be same as that of the input tensor "
             f"({list(x.shape)}) but got indices tensor with shape: {list(indices.shape)}"
         )
+    for axis in range(1, x.ndim):  # PyTorch's unpooling: all but the first axis nonempty
+        if x.shape[axis] == 0:
+            raise RuntimeError(
+                f"{name}_forward_out_cpu(): Expected input to have non-zero size for non-batch "
+                f"dimensions, but got {list(x.shape)} with dimension {axis} being empty."
+            )
     single = x.ndim == spatial + 1
     if single:
         x, indices = ops.expand_dims(x, axis=0), ops.expand_dims(indices, axis=0)
     planes, count = x.shape[0] * x.shape[1], math.prod(size)
-    out = ops.zeros((planes * count,), dtype=x.dtype)  # the output where x or a plane is empty
+    # The output where x or a plane is empty: zeros, joined to x's graph (by x's empty
+    # slice) so that it requires grad as x does and sends x a zero gradient, as PyTorch's.
+    out = ops.concat([ops.reshape(x, (-1,))[:0], ops.zeros((planes * count,), dtype=x.dtype)])
     if x.size and count:
         if grad_mode.extended and grad_mode.tracer is not None:
             # the indices' range is read: chainrule.compile runs it eagerly
