@@ -142,3 +142,129 @@ def test_max_pooling_refuses_complex_values_as_pytorch(call, message):
     z = cr.asarray(np.full((1, 2, 4, 4), 1 - 1j)) + cr.asarray(np.arange(32.0).reshape(1, 2, 4, 4))
     with pytest.raises(NotImplementedError, match=f"^{message}$"):
         call(z)
+
+
+# ------------------------------------------------------------------ ctc_loss
+
+
+@pytest.mark.parametrize("shape", [(5, 0, 3), (0, 2, 3), (5, 2, 0)])
+def test_ctc_loss_of_empty_log_probs_raises_as_pytorch(shape):
+    batch = shape[1]
+    with pytest.raises(RuntimeError, match="^log_probs tensor must not be empty$"):
+        F.ctc_loss(
+            leaf(np.zeros(shape)),
+            cr.zeros((batch, 2), dtype=cr.int64),
+            [shape[0]] * batch,
+            [0] * batch,
+            reduction="sum",
+        )
+
+
+def test_ctc_loss_reads_strided_concatenated_targets_by_their_values():
+    # PyTorch 2.13's CPU kernel reads a strided 1-D targets tensor as if contiguous (sample 1
+    # gets 6.58004, not 5.63945); chainrule reads the values, as for the contiguous copy
+    log_probs = F.log_softmax(T(np.linspace(-2.0, 2.0, 48).reshape(6, 2, 4) ** 2), axis=2)
+    strided = T([1, 9, 2, 9, 2, 9, 3, 9, 1], np.int64)[::2]
+    contiguous = T([1, 2, 2, 3, 1], np.int64)
+    args = ([6, 5], [3, 2])
+    a = F.ctc_loss(log_probs, strided, *args, reduction="none")
+    b = F.ctc_loss(log_probs, contiguous, *args, reduction="none")
+    assert_values(a, N(b))
+
+
+# ------------------------------------------------------------------ spectral_norm, complex
+
+WEIGHT = [[1 + 2j, 3 - 1j, 0.5j], [2 + 0j, -1j, 1 + 1j]]
+U0, V0 = [1 + 1j, 2 + 0j], [1 + 0j, 1j, 2 + 0j]
+# PyTorch 2.13, complex128, after setting u and v to U0 and V0 normalised, a training forward
+# of |x W^T| summed and its backward: the weight read then (for the parametrization, a second
+# power iteration), the stored weight's gradient, and u.
+SPECTRAL = {
+    "parametrization": (
+        [0.22158717487587318 + 0.44317434975174635j, 0.6647615246276195 - 0.22158717487587315j,
+         -2.725646157079642e-18 + 0.11079358743793659j,
+         0.44317434975174635 + 1.0902584628318568e-17j,
+         5.451292314159284e-18 - 0.22158717487587318j,
+         0.22158717487587318 + 0.22158717487587318j],
+        [0.08732158166481814 - 0.2812451889782352j, 0.30843883689803586 + 0.07441576114500767j,
+         -0.046791084682858586 - 0.19111030624224465j,
+         -0.1056320152105734 - 0.23805031236529725j,
+         0.30291901080256983 - 0.18361894833461184j, -0.1632600108055993 - 0.08927170724419123j],
+        [0.19880239534049624 + 0.8193068414032572j, 0.5241154058976719 + 0.12048630020636135j],
+    ),
+    # the older hook conjugates nothing (W^T u, dot(u, W v)): sigma is complex there
+    "hook": (
+        [1.1306663753136477 - 0.4214138399637576j, -0.36384610088653113 - 1.667215693431858j,
+         0.26827465905910525 + 0.028783869538613227j, 0.11513547815445291 - 1.073098636236421j,
+         -0.5365493181182105 - 0.057567739077226454j, 0.594117057195437 - 0.47898157904098404j],
+        [-0.708909086765662 - 0.29736425289793506j, 0.44674367990910624 - 0.8441918985147358j,
+         -0.9243225392012535 - 0.07315760058811957j, -0.7723870343982712 - 0.3231851413939122j,
+         0.09870514303031896 - 1.3560819917708091j, -0.8531982167596601 + 0.1976837483989311j],
+        [0.624259496441183 + 0.4631602715531356j, 0.40274806222011794 + 0.4832976746641415j],
+    ),
+}  # fmt: skip
+
+
+class _ComplexLinear(cr.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = cr.nn.Parameter(T(WEIGHT))
+
+    def forward(self, x):
+        return cr.matmul(x, self.weight.mT)
+
+
+@pytest.mark.parametrize("form", sorted(SPECTRAL))
+def test_spectral_norm_of_a_complex_weight_is_pytorchs(form):
+    # registering it raised TypeError: the vectors were drawn by a real-only normal_
+    m = _ComplexLinear()
+    if form == "hook":
+        cr.nn.utils.spectral_norm(m)
+        u, v, stored = m.weight_u, m.weight_v, m.weight_orig
+    else:
+        cr.nn.utils.parametrizations.spectral_norm(m)
+        u, v = m.parametrizations.weight[0]._u, m.parametrizations.weight[0]._v
+        stored = m.parametrizations.weight.original
+    assert u.dtype == v.dtype == cr.complex128
+    with cr.no_grad():
+        u.copy_(F.normalize(T(U0), dim=0))
+        v.copy_(F.normalize(T(V0), dim=0))
+    cr.sum(cr.abs(m(T([[1 + 0j, 2 - 1j, 0.5j]])))).backward()
+    weight, gradient, u_after = SPECTRAL[form]
+    assert_values(m.weight, np.reshape(weight, (2, 3)), rtol=1e-12, atol=1e-15)
+    assert_values(stored.grad, np.reshape(gradient, (2, 3)), rtol=1e-12, atol=1e-15)
+    assert_values(u, u_after, rtol=1e-12, atol=1e-15)
+
+
+# ------------------------------------------------------------------ complex, linear pieces
+
+UNPOOL_AT = [[[[0, 3], [8, 11]]] * 2]  # (1, 2, 2, 2) flat places in 3 x 4 planes
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda z: F.avg_pool2d(z, 2, padding=1, count_include_pad=False),
+        lambda z: F.adaptive_avg_pool2d(z, (2, 3)),
+        lambda z: F.interpolate(z, size=(3, 5), mode="bicubic", align_corners=True),
+        lambda z: F.interpolate(z, size=(2, 3), mode="bilinear", antialias=True),
+        lambda z: F.max_unpool2d(z[:, :, :2, :2], T(UNPOOL_AT), 2, output_size=(3, 4)),
+    ],
+)  # fmt: skip
+def test_linear_pooling_and_resampling_of_complex_values(fn):
+    # PyTorch 2.13 raises NotImplementedError here; chainrule maps the real and imaginary
+    # parts alike (a linear map), with derivatives of every order
+    rng = np.random.default_rng(0)
+    re, im = rng.standard_normal((2, 1, 2, 3, 4))
+    assert_values(fn(T(re + 1j * im)), N(fn(T(re))) + 1j * N(fn(T(im))))
+    z = leaf(re + 1j * im)
+    assert gradcheck(lambda z: cr.abs(fn(z)) ** 2, (z,))
+    assert gradgradcheck(lambda z: cr.abs(fn(z)) ** 2, (z,))
+
+
+def test_embedding_bag_max_refuses_complex_weights_as_pytorch():
+    # it returned NumPy's lexicographic maxima; sum and mean, linear, take them
+    weight = T(np.arange(6.0).reshape(3, 2) * (1 - 1j))
+    with pytest.raises(RuntimeError, match="but got CPUComplexDoubleType instead"):
+        F.embedding_bag(T([[0, 1]], np.int64), weight, mode="max")
+    assert_values(F.embedding_bag(T([[0, 1]], np.int64), weight), [[1 - 1j, 2 - 2j]])

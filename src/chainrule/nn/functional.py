@@ -2911,6 +2911,13 @@ def embedding_bag(
     if scale_grad_by_freq and mode == "max":
         raise ValueError("max mode does not support scaling the gradient by the frequency")
     indices, weight = ops.asarray(input), as_tensor(weight)
+    if mode == "max" and weight.dtype.kind == "c":  # no order (PyTorch refuses every mode)
+        raise RuntimeError(
+            "Expected tensor for argument #1 'weight' to have one of the following scalar types: "
+            "Half, BFloat16, Float, Double; but got "
+            f"CPU{_TORCH_DTYPE_NAMES[weight.dtype]}Type instead (while checking arguments for "
+            "embedding_bag)"
+        )
     if not ops.isdtype(indices.dtype, "integral"):
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have one of the following scalar "
@@ -3972,6 +3979,8 @@ def ctc_loss(
         )
     if not ops.isdtype(log_probs.dtype, "real floating"):
         raise RuntimeError(f'"ctc_loss" not implemented for {log_probs.dtype}')
+    if log_probs.size == 0:  # an empty batch too ('mean' of no losses would be NaN)
+        raise RuntimeError("log_probs tensor must not be empty")
     unbatched = log_probs.ndim == 2
     if unbatched:
         log_probs = ops.expand_dims(log_probs, axis=1)
