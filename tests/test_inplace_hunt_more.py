@@ -268,3 +268,21 @@ def test_embedding_bag_max_refuses_complex_weights_as_pytorch():
     with pytest.raises(RuntimeError, match="but got CPUComplexDoubleType instead"):
         F.embedding_bag(T([[0, 1]], np.int64), weight, mode="max")
     assert_values(F.embedding_bag(T([[0, 1]], np.int64), weight), [[1 - 1j, 2 - 2j]])
+
+
+@pytest.mark.filterwarnings("ignore:vmap. there is no batching rule")  # take: a loop
+def test_max_unpool_under_vmap_is_the_loop_over_samples():
+    # it raised vmap's data-dependent control flow error (the indices' range check read one
+    # value for the whole batch); PyTorch's vmap runs it (by a loop)
+    x = leaf(np.sin(np.arange(48.0)).reshape(3, 1, 4, 4))
+    out, indices = F.max_pool2d(x, 2, return_indices=True)
+    values = out * T([1.0, 2.0, 3.0]).reshape(3, 1, 1, 1)
+    batched = cr.func.vmap(lambda a, b: F.max_unpool2d(a, b, 2))(values, indices)
+    looped = cr.stack([F.max_unpool2d(values[k], indices[k], 2) for k in range(3)])
+    assert_values(batched, N(looped))
+    (g,) = cr.autograd.grad(cr.sum(batched**2), [x], retain_graph=True)
+    (expected,) = cr.autograd.grad(cr.sum(looped**2), [x])
+    assert_values(g, N(expected))
+    bad = T([[[[0, 3]]], [[[0, 99]]]], np.int64)
+    with pytest.raises(RuntimeError, match=r"^Found an invalid max index: 99 \(output volumes"):
+        cr.func.vmap(lambda a, b: F.max_unpool2d(a, b, 2))(cr.ones((2, 1, 1, 2)), bad)

@@ -1780,7 +1780,8 @@ def _max_unpool(x: Tensor, indices: Tensor, size: list[int], name: str) -> Tenso
         if grad_mode.extended and grad_mode.tracer is not None:
             # the indices' range is read: chainrule.compile runs it eagerly
             grad_mode.tracer.unsupported(f"F.max_unpool{spatial}d (it reads the indices)")
-        low, high = ops.min(indices).item(), ops.max(indices).item()
+        every = _every_value(indices)  # inside vmap: every sample's
+        low, high = ops.min(every).item(), ops.max(every).item()
         if low < 0 or high >= count:
             raise RuntimeError(
                 f"Found an invalid max index: {low if low < 0 else high} (output volumes are "
