@@ -286,3 +286,17 @@ def test_max_unpool_under_vmap_is_the_loop_over_samples():
     bad = T([[[[0, 3]]], [[[0, 99]]]], np.int64)
     with pytest.raises(RuntimeError, match=r"^Found an invalid max index: 99 \(output volumes"):
         cr.func.vmap(lambda a, b: F.max_unpool2d(a, b, 2))(cr.ones((2, 1, 1, 2)), bad)
+
+
+@pytest.mark.filterwarnings("ignore:vmap. there is no batching rule")
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_under_vmap_over_indices_is_the_loop_over_samples(mode):
+    # it raised vmap's data-dependent control flow error (the indices' range check)
+    weight = leaf(np.sin(np.arange(15.0)).reshape(5, 3))
+    indices = T([[[0, 1, 1], [2, 2, 2]], [[4, 3, 3], [1, 0, 1]]], np.int64)
+    batched = cr.func.vmap(lambda i: F.embedding_bag(i, weight, mode=mode))(indices)
+    looped = cr.stack([F.embedding_bag(indices[k], weight, mode=mode) for k in range(2)])
+    assert_values(batched, N(looped))
+    (g,) = cr.autograd.grad(cr.sum(batched**2), [weight])
+    (expected,) = cr.autograd.grad(cr.sum(looped**2), [weight])
+    assert_values(g, N(expected))

@@ -2952,7 +2952,8 @@ def embedding_bag(
     flat, starts, ends = _bag_bounds(indices, offsets, include_last_offset)
     n = flat.shape[0]
     if n:
-        low, high = ops.min(flat).item(), ops.max(flat).item()
+        every = _every_value(flat)  # inside vmap: every sample's
+        low, high = ops.min(every).item(), ops.max(every).item()
         if low < 0 or high >= rows:
             raise RuntimeError(
                 f"Index of input takes value {low if low < 0 else high} which is not in the "
