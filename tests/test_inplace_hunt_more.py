@@ -268,6 +268,11 @@ def test_embedding_bag_max_refuses_complex_weights_as_pytorch():
     with pytest.raises(RuntimeError, match="but got CPUComplexDoubleType instead"):
         F.embedding_bag(T([[0, 1]], np.int64), weight, mode="max")
     assert_values(F.embedding_bag(T([[0, 1]], np.int64), weight), [[1 - 1j, 2 - 2j]])
+    # integer weights: PyTorch's error in every mode (mean raised a NumPy error, sum and max
+    # returned integers)
+    for mode in ("sum", "mean", "max"):
+        with pytest.raises(RuntimeError, match="but got torch.LongTensor instead"):
+            F.embedding_bag(T([[0, 1]], np.int64), T([[1, 2], [3, 4]], np.int64), mode=mode)
 
 
 @pytest.mark.filterwarnings("ignore:vmap. there is no batching rule")  # take: a loop

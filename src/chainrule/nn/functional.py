@@ -388,6 +388,7 @@ def hardshrink(x: Tensor, /, lambd: float = 0.5) -> Tensor:
 # PyTorch's names of the integer and floating dtypes, for its messages.
 _TORCH_DTYPE_NAMES = {
     ops.float64: "Double",
+    ops.int64: "Long",
     ops.float32: "Float",
     ops.float16: "Half",
     ops.int32: "Int",
@@ -2912,12 +2913,17 @@ def embedding_bag(
     if scale_grad_by_freq and mode == "max":
         raise ValueError("max mode does not support scaling the gradient by the frequency")
     indices, weight = ops.asarray(input), as_tensor(weight)
-    if mode == "max" and weight.dtype.kind == "c":  # no order (PyTorch refuses every mode)
+    # PyTorch takes real floating weights only; complex ones are taken where the bags are
+    # linear in them (sum, mean), not by "max" (no order)
+    if not ops.isdtype(weight.dtype, "real floating") and (
+        mode == "max" or not ops.isdtype(weight.dtype, "complex floating")
+    ):
+        name = _TORCH_DTYPE_NAMES.get(weight.dtype, weight.dtype)
+        got = f"CPU{name}Type" if weight.dtype.kind == "c" else f"torch.{name}Tensor"
         raise RuntimeError(
             "Expected tensor for argument #1 'weight' to have one of the following scalar types: "
-            "Half, BFloat16, Float, Double; but got "
-            f"CPU{_TORCH_DTYPE_NAMES[weight.dtype]}Type instead (while checking arguments for "
-            "embedding_bag)"
+            f"Half, BFloat16, Float, Double; but got {got} instead (while checking arguments "
+            "for embedding_bag)"
         )
     if not ops.isdtype(indices.dtype, "integral"):
         raise RuntimeError(
@@ -2984,7 +2990,8 @@ def embedding_bag(
         coefficients = coefficients * per_sample_weights
     out = ops.matmul(coefficients, looked_up)
     if mode == "mean":
-        counts = ops.sum(ops.astype(member, weight.dtype), axis=1, keepdims=True)
+        # real counts (maximum takes no complex values), of the weight's precision
+        counts = ops.sum(ops.astype(member, ops.finfo(weight.dtype).dtype), axis=1, keepdims=True)
         out = out / ops.maximum(counts, ops.ones_like(counts))
     return out
 
