@@ -305,3 +305,43 @@ def test_embedding_bag_under_vmap_over_indices_is_the_loop_over_samples(mode):
     (g,) = cr.autograd.grad(cr.sum(batched**2), [weight])
     (expected,) = cr.autograd.grad(cr.sum(looped**2), [weight])
     assert_values(g, N(expected))
+
+
+# ------------------------------------------------------------------ interpolate
+
+GRID = np.arange(1.0, 13.0).reshape(1, 1, 3, 4)
+# PyTorch 2.13: an axis whose length stays (3 by 1.1) is copied by its linear and antialiased
+# kernels, whatever the scale factor; the rows of a 4-to-6 (by 1.6) resampling of each row.
+ROWS_BY_1_6 = [1.0, 1.4375, 2.0625, 2.6875, 3.3125, 3.9375]
+
+
+@pytest.mark.parametrize(
+    "call, expected",
+    [
+        (lambda x: F.interpolate(x[:, :, 0], scale_factor=1.1, mode="linear"), GRID[:, :, 0]),
+        (lambda x: F.interpolate(x, scale_factor=(1.1, 1.6), mode="bilinear"),
+         np.array(ROWS_BY_1_6)[None, None, None] + 4.0 * np.arange(3.0)[:, None]),
+        (lambda x: F.interpolate(x[None], scale_factor=(1.0, 1.1, 1.6), mode="trilinear"),
+         (np.array(ROWS_BY_1_6) + 4.0 * np.arange(3.0)[:, None])[None, None, None]),
+        (lambda x: F.interpolate(x, scale_factor=1.1, mode="bilinear", antialias=True), GRID),
+        (lambda x: F.interpolate(x, scale_factor=1.1, mode="bicubic", antialias=True), GRID),
+        # plain bicubic resamples the axes
+        (lambda x: F.interpolate(x, scale_factor=1.1, mode="bicubic"),
+         [[[[0.844689143501127, 1.6845182193839219, 2.600582268970699, 3.629061795642374],
+            [4.204005447032306, 5.043834522915102, 5.959898572501878, 6.988378099173552],
+            [8.27538035311796, 9.115209429000755, 10.03127347858753, 11.0597530052592]]]]),
+    ],
+)  # fmt: skip
+def test_interpolate_copies_an_axis_whose_length_stays_as_pytorch(call, expected):
+    # the linear modes resampled such an axis by 1 / scale_factor (row 1 read 4.4545, not 5)
+    assert_values(call(T(GRID)), expected, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("mode, antialias", [("bilinear", False), ("bicubic", True)])
+def test_interpolate_with_an_axis_that_stays_derivatives(mode, antialias):
+    def fn(x):
+        return F.interpolate(x, scale_factor=(1.1, 1.6), mode=mode, antialias=antialias)
+
+    x = leaf(np.sin(np.arange(12.0)).reshape(1, 1, 3, 4))
+    assert gradcheck(fn, (x,))
+    assert gradgradcheck(fn, (x,))

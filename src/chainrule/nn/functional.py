@@ -2282,6 +2282,10 @@ def _resample_axis(
         exact = mode == "nearest-exact"
         shortcut = not exact and x.ndim == 4
         return _gather(x, _nearest_sources(n_in, n_out, scale, exact, shortcut), axis)
+    if n_out == n_in and (antialias or mode != "bicubic"):
+        # PyTorch's linear and antialiased kernels copy an axis whose length stays, whatever
+        # scale_factor says (1.1 on a length of 3); its plain bicubic one resamples it.
+        return x
     if antialias:
         kernel, reach = _ANTIALIAS_KERNELS[mode]
         return _mix(x, axis, _antialias_taps(n_in, n_out, scale, align_corners, kernel, reach))
