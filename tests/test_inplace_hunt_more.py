@@ -10,8 +10,10 @@ import chainrule as cr
 import chainrule.nn.functional as F
 from chainrule.autograd import gradcheck, gradgradcheck
 from chainrule.nn.utils import rnn
-from conftest import N, T
+from conftest import N, T, fails_on, skip_on
 from helpers import assert_values, leaf
+
+SLOW_ON_DASK = skip_on("dask", reason="these finite-difference checks take minutes there")
 
 # ------------------------------------------------------------------ nn.utils.rnn
 
@@ -43,6 +45,7 @@ def test_a_write_to_one_unpadded_sequence_leaves_its_siblings_backward_alone(unp
     assert_values(a.grad, expected)
 
 
+@SLOW_ON_DASK
 def test_unpad_sequence_derivatives():
     def fn(x):
         return cr.concat(rnn.unpad_sequence(x, T([3, 1], np.int64)), axis=0) ** 2
@@ -63,6 +66,7 @@ def test_packing_an_empty_tensor_raises_as_pytorch(shape, lengths):
 # ------------------------------------------------------------------ pooling and unpooling
 
 
+@fails_on("dask", reason="Dask's reshape can't split the empty batch (take_along_axis)")
 @pytest.mark.parametrize("spatial", [1, 2, 3])
 def test_max_pool_with_indices_and_unpool_of_an_empty_batch_backward_as_pytorch(spatial):
     # PyTorch 2.13: the unpooled zeros require grad, and x gets a zero gradient of its shape
@@ -241,6 +245,7 @@ def test_spectral_norm_of_a_complex_weight_is_pytorchs(form):
 UNPOOL_AT = [[[[0, 3], [8, 11]]] * 2]  # (1, 2, 2, 2) flat places in 3 x 4 planes
 
 
+@SLOW_ON_DASK
 @pytest.mark.parametrize(
     "fn",
     [
@@ -337,6 +342,7 @@ def test_interpolate_copies_an_axis_whose_length_stays_as_pytorch(call, expected
     assert_values(call(T(GRID)), expected, rtol=1e-12, atol=1e-12)
 
 
+@SLOW_ON_DASK
 @pytest.mark.parametrize("mode, antialias", [("bilinear", False), ("bicubic", True)])
 def test_interpolate_with_an_axis_that_stays_derivatives(mode, antialias):
     def fn(x):
