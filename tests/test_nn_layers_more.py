@@ -400,7 +400,7 @@ def test_bilinear_layer_initialisation_and_unflatten():
                           padding="same"), RuntimeError,
          "padding='same' is not supported for strided convolutions"),
         (lambda: F.max_pool3d(cr.zeros((2, 2, 2)), 2), RuntimeError,
-         "max_pool3d non-empty 4D or 5D (batch mode) tensor expected for input"),
+         "non-empty 4D or 5D (batch mode) tensor expected for input"),
         (lambda: F.max_pool3d(cr.zeros((1, 1, 4, 4, 4)), 2, padding=(2, 0, 0)), RuntimeError,
          "pad should be at most half of effective kernel size, but got pad=2, kernel_size=2 "
          "and dilation=1"),

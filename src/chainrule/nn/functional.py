@@ -389,6 +389,7 @@ def hardshrink(x: Tensor, /, lambd: float = 0.5) -> Tensor:
 # PyTorch's names of the integer and floating dtypes, for its messages.
 _TORCH_DTYPE_NAMES = {
     ops.float64: "Double",
+    ops.int64: "Long",
     ops.float32: "Float",
     ops.float16: "Half",
     ops.int32: "Int",
@@ -396,7 +397,17 @@ _TORCH_DTYPE_NAMES = {
     ops.int8: "Char",
     ops.uint8: "Byte",
     ops.bool: "Bool",
+    ops.complex64: "ComplexFloat",
+    ops.complex128: "ComplexDouble",
 }
+
+
+def _real_only(x: Tensor, name: str) -> None:
+    """PyTorch's refusal of complex values where a maximum is taken (complex numbers have no
+    order; NumPy's lexicographic one would pick a meaningless element); `name` is the kernel
+    PyTorch's message names."""
+    if ops.isdtype(x.dtype, "complex floating"):
+        raise NotImplementedError(f"\"{name}\" not implemented for '{_TORCH_DTYPE_NAMES[x.dtype]}'")
 
 
 def _check_lambda(x: Tensor, lambd: float) -> None:
@@ -1002,6 +1013,11 @@ def _windows(
 def _pool_args(x: Tensor, kernel_size, stride, padding, name: str) -> tuple:
     if x.ndim not in (3, 4):
         raise RuntimeError(f"{name}: expected 3D or 4D input, got {x.ndim}D")
+    if 0 in x.shape[-3:]:  # only a batch (of 4-D input) may be empty
+        raise RuntimeError(
+            "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, "
+            f"but got:{list(x.shape)}"
+        )
     kernel = _pair(kernel_size, "kernel_size")
     if stride is None or (not isinstance(stride, int) and len(stride) == 0):
         step = kernel
@@ -1036,6 +1052,7 @@ def max_pool2d(
     maximum's int64 flat index into its (H, W) plane (see max_pool2d_with_indices)."""
     x = as_tensor(x)
     kernel, step, pad = _pool_args(x, kernel_size, stride, padding, "max_pool2d")
+    _real_only(x, "max_pool2d")
     dilation = _pair(dilation, "dilation")
     if min(dilation) <= 0:
         raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
@@ -1234,11 +1251,12 @@ def max_pool1d(
     max_pool2d on a height of 1, with the same options and the gradient to each window's
     first maximum; with return_indices, also each maximum's int64 position along L."""
     x = as_tensor(x)
-    if x.ndim not in (2, 3):
+    if x.ndim not in (2, 3) or 0 in x.shape[-2:]:
         raise RuntimeError(
             "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size "
             f"for input, but got:{list(x.shape)}"
         )
+    _real_only(x, "max_pool1d_impl")
     kernel, step, pad_, dil = _pool1d_args(x, kernel_size, stride, padding, dilation, "max_pool1d")
     if pad_[1] > kernel[1] // 2:
         raise RuntimeError(
@@ -1318,6 +1336,8 @@ def _adaptive_1d(x, output_size: int | Sequence[int], kind: str) -> tuple[Tensor
             f"adaptive_{kind}_pool1d() argument 'output_size' should contain one int (got "
             f"{len(sizes)})"
         )
+    if kind == "max":  # PyTorch's max pooling refuses an empty axis but the batch's
+        _check_adaptive_input(x.shape, "adaptive_max_pool1d", x.ndim - 1)
     _check_adaptive_input((*x.shape[:-1], 1, x.shape[-1]), f"adaptive_{kind}_pool2d", 2)
     return x, sizes[0]
 
@@ -1330,8 +1350,15 @@ def adaptive_avg_pool1d(x: Tensor, output_size: int | Sequence[int]) -> Tensor:
 
 def _pool3d_args(x: Tensor, kernel_size, stride, padding, dilation, name: str) -> tuple:
     """A 3-D pooling's options as triples, with PyTorch's checks and words."""
-    if x.ndim not in (4, 5) or x.size == 0:
-        raise RuntimeError(f"{name} non-empty 4D or 5D (batch mode) tensor expected for input")
+    if x.ndim not in (4, 5):
+        raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
+    if 0 in x.shape[-4:]:  # only a batch (of 5-D input) may be empty
+        kernel_name = "max_pool3d_with_indices_out_cpu_template" if name == "max_pool3d" else name
+        raise RuntimeError(
+            f"{kernel_name}(): Expected input's non-batch dimensions to have positive length, "
+            f"but input has a shape of {list(x.shape)} and non-batch dimension "
+            f"{x.shape[-4:].index(0)} has length zero!"
+        )
     kernel = _tuple(kernel_size, 3, "kernel_size", name)
     if stride is None or (not isinstance(stride, int) and len(stride) == 0):
         step = kernel
@@ -1415,6 +1442,7 @@ def max_pool3d(
     maximum's int64 flat index into its (D, H, W) volume (see max_pool2d_with_indices)."""
     x = as_tensor(x)
     kernel, step, pad_, dil = _pool3d_args(x, kernel_size, stride, padding, dilation, "max_pool3d")
+    _real_only(x, "max_pool3d")
     return _max_pool(x, 3, kernel, step, pad_, dil, ceil_mode, return_indices)
 
 
@@ -1609,6 +1637,8 @@ def adaptive_max_pool2d(
         raise RuntimeError(
             f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: {list(x.shape)}"
         )
+    _real_only(x, "adaptive_max_pool2d")
+    _check_adaptive_input(x.shape, "adaptive_max_pool2d", x.ndim - 1)  # all but the batch
     sizes = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
     if len(sizes) != 2:
         raise RuntimeError("adaptive_max_pool2d(): internal error: output_size.size() must be 2")
@@ -1624,7 +1654,8 @@ def adaptive_max_pool2d(
     cells, spots = [], []
     for top, bottom in _adaptive_bins(h, oh):
         for left, right in _adaptive_bins(w, ow):
-            cell = ops.reshape(x[..., top:bottom, left:right], lead + (-1,))
+            cell_size = (bottom - top) * (right - left)  # not -1: the batch may be empty
+            cell = ops.reshape(x[..., top:bottom, left:right], lead + (cell_size,))
             first = ops.argmax(cell, axis=-1, keepdims=True)
             cells.append(ops.take_along_axis(cell, first, axis=-1))
             if return_indices:
@@ -1734,11 +1765,19 @@ def _max_unpool(x: Tensor, indices: Tensor, size: list[int], name: str) -> Tenso
             f"Expected shape of indices to be same as that of the input tensor "
             f"({list(x.shape)}) but got indices tensor with shape: {list(indices.shape)}"
         )
+    for axis in range(1, x.ndim):  # PyTorch's unpooling: all but the first axis nonempty
+        if x.shape[axis] == 0:
+            raise RuntimeError(
+                f"{name}_forward_out_cpu(): Expected input to have non-zero size for non-batch "
+                f"dimensions, but got {list(x.shape)} with dimension {axis} being empty."
+            )
     single = x.ndim == spatial + 1
     if single:
         x, indices = ops.expand_dims(x, axis=0), ops.expand_dims(indices, axis=0)
     planes, count = x.shape[0] * x.shape[1], math.prod(size)
-    out = ops.zeros((planes * count,), dtype=x.dtype)  # the output where x or a plane is empty
+    # The output where x or a plane is empty: zeros, joined to x's graph (by x's empty
+    # slice) so that it requires grad as x does and sends x a zero gradient, as PyTorch's.
+    out = ops.concat([ops.reshape(x, (-1,))[:0], ops.zeros((planes * count,), dtype=x.dtype)])
     if x.size and count:
         if grad_mode.extended and grad_mode.tracer is not None:
             # the indices' range is read: chainrule.compile runs it eagerly (named without
@@ -2245,6 +2284,10 @@ def _resample_axis(
         exact = mode == "nearest-exact"
         shortcut = not exact and x.ndim == 4
         return _gather(x, _nearest_sources(n_in, n_out, scale, exact, shortcut), axis)
+    if n_out == n_in and (antialias or mode != "bicubic"):
+        # PyTorch's linear and antialiased kernels copy an axis whose length stays, whatever
+        # scale_factor says (1.1 on a length of 3); its plain bicubic one resamples it.
+        return x
     if antialias:
         kernel, reach = _ANTIALIAS_KERNELS[mode]
         return _mix(x, axis, _antialias_taps(n_in, n_out, scale, align_corners, kernel, reach))
@@ -2924,6 +2967,18 @@ def embedding_bag(
     if scale_grad_by_freq and mode == "max":
         raise ValueError("max mode does not support scaling the gradient by the frequency")
     indices, weight = ops.asarray(input), as_tensor(weight)
+    # PyTorch takes real floating weights only; complex ones are taken where the bags are
+    # linear in them (sum, mean), not by "max" (no order)
+    if not ops.isdtype(weight.dtype, "real floating") and (
+        mode == "max" or not ops.isdtype(weight.dtype, "complex floating")
+    ):
+        name = _TORCH_DTYPE_NAMES.get(weight.dtype, weight.dtype)
+        got = f"CPU{name}Type" if weight.dtype.kind == "c" else f"torch.{name}Tensor"
+        raise RuntimeError(
+            "Expected tensor for argument #1 'weight' to have one of the following scalar types: "
+            f"Half, BFloat16, Float, Double; but got {got} instead (while checking arguments "
+            "for embedding_bag)"
+        )
     if not ops.isdtype(indices.dtype, "integral"):
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have one of the following scalar "
@@ -2957,7 +3012,8 @@ def embedding_bag(
     flat, starts, ends = _bag_bounds(indices, offsets, include_last_offset)
     n = flat.shape[0]
     if n:
-        low, high = ops.min(flat).item(), ops.max(flat).item()
+        every = _every_value(flat)  # inside vmap: every sample's
+        low, high = ops.min(every).item(), ops.max(every).item()
         if low < 0 or high >= rows:
             raise RuntimeError(
                 f"Index of input takes value {low if low < 0 else high} which is not in the "
@@ -2988,7 +3044,8 @@ def embedding_bag(
         coefficients = coefficients * per_sample_weights
     out = ops.matmul(coefficients, looked_up)
     if mode == "mean":
-        counts = ops.sum(ops.astype(member, weight.dtype), axis=1, keepdims=True)
+        # real counts (maximum takes no complex values), of the weight's precision
+        counts = ops.sum(ops.astype(member, ops.finfo(weight.dtype).dtype), axis=1, keepdims=True)
         out = out / ops.maximum(counts, ops.ones_like(counts))
     return out
 
@@ -3986,6 +4043,8 @@ def ctc_loss(
         )
     if not ops.isdtype(log_probs.dtype, "real floating"):
         raise RuntimeError(f'"ctc_loss" not implemented for {log_probs.dtype}')
+    if log_probs.size == 0:  # an empty batch too ('mean' of no losses would be NaN)
+        raise RuntimeError("log_probs tensor must not be empty")
     unbatched = log_probs.ndim == 2
     if unbatched:
         log_probs = ops.expand_dims(log_probs, axis=1)

@@ -13,7 +13,7 @@ from ..._tensor import Tensor, no_grad
 from .. import functional as F
 from ..conv_transpose import ConvTranspose1d, ConvTranspose2d
 from ..module import Module, Parameter
-from .parametrizations import _as_matrix, _norm_except_dim, _weight_norm
+from .parametrizations import _as_matrix, _norm_except_dim, _normal_vector, _weight_norm
 
 __all__ = [
     "SpectralNorm",
@@ -127,7 +127,9 @@ class SpectralNorm:
             # Copies: sigma's derivative needs these values, and the buffers change in place
             # at the next training call.
             u, v = u.clone(), v.clone()
-        sigma = ops.vecdot(u, ops.matmul(matrix, v))
+        # PyTorch's older form conjugates nothing, for complex weights too (W^T u above, and
+        # dot(u, W v), complex there): vecdot conjugates its first argument, so conj(u) it is.
+        sigma = ops.vecdot(ops.conj(u) if u.dtype.kind == "c" else u, ops.matmul(matrix, v))
         return weight / sigma
 
     def remove(self, module: Module) -> None:
@@ -167,8 +169,8 @@ def spectral_norm(
     with no_grad():
         matrix = _as_matrix(weight, dim)
         h, w = matrix.shape
-        u = F.normalize(weight.new_zeros((h,)).normal_(0.0, 1.0), dim=0, eps=eps)
-        v = F.normalize(weight.new_zeros((w,)).normal_(0.0, 1.0), dim=0, eps=eps)
+        u = F.normalize(_normal_vector(h, weight), dim=0, eps=eps)
+        v = F.normalize(_normal_vector(w, weight), dim=0, eps=eps)
     delattr(module, name)
     module.register_parameter(name + "_orig", weight)
     setattr(module, name, weight.data)

@@ -86,6 +86,17 @@ def _as_matrix(weight: Tensor, dim: int) -> Tensor:
     return ops.reshape(weight, (weight.shape[0], -1))
 
 
+def _normal_vector(n: int, like: Tensor) -> Tensor:
+    """n standard normal numbers of `like`'s dtype and library; for a complex `like`, normal
+    real and imaginary parts (PyTorch's complex normal_, but for a scale that normalising
+    removes)."""
+    real = ops.real(like) if like.dtype.kind == "c" else like
+    draw = real.new_zeros((n,)).normal_(0.0, 1.0)
+    if like.dtype.kind != "c":
+        return draw
+    return draw + 1j * real.new_zeros((n,)).normal_(0.0, 1.0)
+
+
 def _adjoint(m: Tensor) -> Tensor:
     m = ops.matrix_transpose(m)
     return ops.conj(m) if m.dtype.kind == "c" else m
@@ -117,8 +128,7 @@ class _SpectralNorm(Module):
             with no_grad():
                 matrix = _as_matrix(weight, self.dim)
                 h, w = matrix.shape
-                u = matrix.new_zeros((h,)).normal_(0.0, 1.0)
-                v = matrix.new_zeros((w,)).normal_(0.0, 1.0)
+                u, v = _normal_vector(h, matrix), _normal_vector(w, matrix)
                 self.register_buffer("_u", F.normalize(u, dim=0, eps=eps))
                 self.register_buffer("_v", F.normalize(v, dim=0, eps=eps))
             self._power_method(matrix, 15)

@@ -138,6 +138,8 @@ def pack_padded_sequence(
             f"Dimension out of range (expected to be in range of [-{input.ndim}, "
             f"{input.ndim - 1}], but got 1)"
         )
+    if input.size == 0:
+        raise RuntimeError("Cannot pack empty tensors.")
     x = _swap_first_axes(input) if batch_first else input
     steps, batch = x.shape[0], x.shape[1]
     if len(lengths) != batch:
@@ -247,7 +249,7 @@ def unpack_sequence(packed_sequences: PackedSequence) -> list[Tensor]:
     """The packed sequences as a list of tensors (length_i, *features), in the batch's
     original order."""
     padded, lengths = pad_packed_sequence(packed_sequences, batch_first=True)
-    return [padded[b, :n] for b, n in enumerate(_read(lengths, "unpack_sequence"))]
+    return unpad_sequence(padded, lengths, batch_first=True)
 
 
 def unpad_sequence(
@@ -256,6 +258,10 @@ def unpad_sequence(
     batch_first: bool = False,
 ) -> list[Tensor]:
     """The padded batch (time, batch, *features), or (batch, time, *features) with
-    batch_first, as a list of tensors cut to their lengths."""
+    batch_first, as a list of tensors cut to their lengths. Each is a copy, as PyTorch's
+    (a slice would be a view sharing the padded batch's memory and version counter: a write
+    to one would reach the batch, and fail the backward of its siblings). A difference:
+    without batch_first PyTorch transposes `padded_sequences` itself in place (its shape
+    changes); chainrule leaves it as it was."""
     x = padded_sequences if batch_first else _swap_first_axes(padded_sequences)
-    return [x[b, :n] for b, n in enumerate(_int_list(lengths))]
+    return [x[b, :n].clone() for b, n in enumerate(_int_list(lengths))]
