@@ -351,3 +351,18 @@ def test_interpolate_with_an_axis_that_stays_derivatives(mode, antialias):
     x = leaf(np.sin(np.arange(12.0)).reshape(1, 1, 3, 4))
     assert gradcheck(fn, (x,))
     assert gradgradcheck(fn, (x,))
+
+
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact", "bilinear", "bicubic"])
+def test_interpolate_keeping_every_length_returns_a_new_tensor_a_write_to_which_leaves_x(mode):
+    # Every axis copied as it was gave back x itself (nearest before; the linear modes too
+    # once an unchanged axis is copied): a write into the result wrote into x. PyTorch 2.13
+    # returns a new tensor in each mode.
+    x = cr.asarray(np.arange(12.0).reshape(1, 1, 3, 4))
+    y = F.interpolate(x, size=(3, 4), mode=mode)
+    assert y is not x
+    y.add_(1.0)
+    np.testing.assert_array_equal(np.asarray(x), np.arange(12.0).reshape(1, 1, 3, 4))
+    w = cr.asarray(np.arange(12.0).reshape(1, 1, 3, 4)).requires_grad_()
+    cr.sum(F.interpolate(w, scale_factor=1.0, mode=mode) * 2.0).backward()
+    np.testing.assert_array_equal(np.asarray(w.grad), np.full((1, 1, 3, 4), 2.0))

@@ -2405,9 +2405,12 @@ def interpolate(
             "Input and output sizes should be greater than 0, but got input "
             f"({given}){joint} output ({wanted})"
         )
+    out = x
     for axis, (n_out, scale) in enumerate(zip(sizes, scales, strict=True), start=2):
-        x = _resample_axis(x, axis, n_out, scale, mode, align_corners, antialias)
-    return x
+        out = _resample_axis(out, axis, n_out, scale, mode, align_corners, antialias)
+    # A new tensor always, as PyTorch's (every axis copied as it was: x itself, which a write
+    # into the result would change)
+    return out.clone() if out is x else out
 
 
 def layer_norm(
