@@ -2,6 +2,8 @@
 buffers (register_buffer: in state_dict, loaded, moved by `to`), `apply` and `Module.to`, with
 PyTorch's registration names and orders."""
 
+from collections import OrderedDict
+
 import numpy as np
 import pytest
 
@@ -109,3 +111,44 @@ def test_to_casts_floating_parameters_buffers_and_grads_in_place():
     m.to(device=m.running.device)
     with pytest.raises(TypeError, match="unexpected keyword"):
         m.to(cr.float32, memory_format=None)
+
+
+def _names(seq):
+    return [(k, type(m).__name__) for k, m in seq._modules.items()]
+
+
+def test_sequential_edits_as_pytorchs():
+    # Each state below is PyTorch 2.13's after the same calls on torch.nn.Sequential.
+    s = nn.Sequential(nn.Linear(2, 3), nn.Tanh(), nn.Linear(3, 1))
+    assert _names(s[1:]) == [("1", "Tanh"), ("2", "Linear")]  # a slice keeps the names
+    assert type(s[-1]).__name__ == "Linear"
+    s[1] = nn.Sigmoid()
+    assert _names(s) == [("0", "Linear"), ("1", "Sigmoid"), ("2", "Linear")]
+    del s[0]  # the rest numbered again
+    assert _names(s) == [("0", "Sigmoid"), ("1", "Linear")]
+    s.insert(0, nn.ReLU())
+    s.insert(-1, nn.Tanh())
+    assert _names(s) == [("0", "ReLU"), ("1", "Sigmoid"), ("2", "Tanh"), ("3", "Linear")]
+    s.extend([nn.ReLU(), nn.Tanh()])
+    assert type(s.pop(1)).__name__ == "Sigmoid"
+    assert _names(s) == [("0", "ReLU"), ("1", "Tanh"), ("2", "Linear"), ("3", "ReLU"),
+                         ("4", "Tanh")]  # fmt: skip
+    del s[1:3]
+    assert _names(s) == [("0", "ReLU"), ("1", "ReLU"), ("2", "Tanh")]
+    with pytest.raises(IndexError, match="^index 7 is out of range$"):
+        s[7]
+    with pytest.raises(IndexError, match="^index -9 is out of range$"):
+        s[-9] = nn.ReLU()
+    with pytest.raises(IndexError, match="^Index out of range: 9$"):
+        s.insert(9, nn.ReLU())
+    with pytest.raises(AssertionError, match="module should be of type"):
+        s.insert(0, 3)
+
+
+def test_sequential_of_an_ordered_dict_keeps_its_names():
+    d = nn.Sequential(OrderedDict([("a", nn.Linear(2, 2)), ("b", nn.Tanh())]))
+    assert _names(d) == [("a", "Linear"), ("b", "Tanh")]
+    assert list(d.state_dict()) == ["a.weight", "a.bias"]  # (PyTorch's keys)
+    assert _names(d[::-1]) == [("b", "Tanh"), ("a", "Linear")]
+    x = cr.asarray([[0.5, -1.0]])
+    np.testing.assert_array_equal(np.asarray(d(x).detach()), np.asarray(cr.tanh(d.a(x)).detach()))

@@ -5,7 +5,9 @@ chainrule's default floating dtype (float64) unless `dtype` says otherwise."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+import operator
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from .. import _namespace as ops
@@ -262,12 +264,17 @@ def _conv_repr(layer: Module) -> str:
 
 
 class Sequential(Module):
-    """Modules applied one after the other; indexable, iterable, named "0", "1", ..."""
+    """Modules applied one after the other; indexable, iterable, named "0", "1", ... (or by
+    the keys of one OrderedDict given, as PyTorch's)."""
 
     def __init__(self, *modules: Module) -> None:
         super().__init__()
-        for i, m in enumerate(modules):
-            self.add_module(str(i), m)
+        if len(modules) == 1 and isinstance(modules[0], OrderedDict):
+            for name, m in modules[0].items():
+                self.add_module(name, m)
+        else:
+            for i, m in enumerate(modules):
+                self.add_module(str(i), m)
 
     def forward(self, x: Any) -> Any:
         """Each module applied to the previous one's output."""
@@ -278,8 +285,34 @@ class Sequential(Module):
     if TYPE_CHECKING:
         __call__ = forward
 
-    def __getitem__(self, index: int) -> Module:
-        return list(self._modules.values())[index]
+    def _key(self, index: int) -> str:
+        """The name of the module at position `index` (negative: from the end)."""
+        n = len(self._modules)
+        index = operator.index(index)
+        if not -n <= index < n:
+            raise IndexError(f"index {index} is out of range")
+        return list(self._modules)[index % n]
+
+    def __getitem__(self, index: int | slice) -> Any:
+        """The module at `index`; a slice gives a Sequential of those modules, their names
+        kept."""
+        if isinstance(index, slice):
+            return type(self)(OrderedDict(list(self._modules.items())[index]))
+        return self._modules[self._key(index)]
+
+    def __setitem__(self, index: int, module: Module) -> None:
+        setattr(self, self._key(index), module)
+
+    def __delitem__(self, index: int | slice) -> None:
+        """Remove the module(s) at `index`; the rest are numbered 0, 1, ... again, as PyTorch
+        does (names given by an OrderedDict too)."""
+        keys = list(self._modules)[index] if isinstance(index, slice) else [self._key(index)]
+        for key in keys:
+            del self._modules[key]
+        rest = list(self._modules.values())
+        self._modules.clear()
+        for i, m in enumerate(rest):
+            self._modules[str(i)] = m
 
     def __len__(self) -> int:
         return len(self._modules)
@@ -291,6 +324,33 @@ class Sequential(Module):
         """Add `module` at the end; returns the Sequential."""
         self.add_module(str(len(self._modules)), module)
         return self
+
+    def extend(self, modules: Iterable[Module]) -> Sequential:
+        """Append each of `modules`; returns the Sequential."""
+        for m in modules:
+            self.append(m)
+        return self
+
+    def insert(self, index: int, module: Module) -> Sequential:
+        """Put `module` at position `index` (-len to len), those after it moving up one
+        number; returns the Sequential."""
+        if not isinstance(module, Module):
+            raise AssertionError(f"module should be of type: {Module}")
+        n = len(self._modules)
+        if not -n <= index <= n:
+            raise IndexError(f"Index out of range: {index}")
+        if index < 0:
+            index += n
+        for i in range(n, index, -1):
+            self._modules[str(i)] = self._modules[str(i - 1)]
+        self._modules[str(index)] = module
+        return self
+
+    def pop(self, index: int | slice) -> Any:
+        """Remove and return the module(s) at `index` (see __delitem__)."""
+        out = self[index]
+        del self[index]
+        return out
 
 
 class _Elementwise(Module):
