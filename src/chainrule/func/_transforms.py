@@ -87,6 +87,9 @@ def _inner(x: Tensor, outer_grad: bool) -> Tensor:
         return _rules.OPS["reshape"](x, (x.shape, x.shape))
     leaf = Tensor(x._data, x._xp, None)
     leaf._vc = _tensor.version_counter(x)
+    # x's values, as detach() gives: a member of x's alias group at x's place (where views
+    # are bookkeeping, JAX's and Dask's, a view of it replays its steps from x's root).
+    _tensor.share(x, leaf)
     fw = forward_ad._tangents_of(x)
     if fw:
         leaf._fw = fw
