@@ -176,3 +176,17 @@ def test_a_transform_of_a_view_reshapes_it_from_its_own_values():
     )
     g = func.grad(lambda t: cr.sum(cr.reshape(cr.permute_dims(t, (0, 2, 1, 3)), (8, 4)) ** 2))
     np.testing.assert_array_equal(np.asarray(g(x)), 2 * np.arange(32.0).reshape(1, 2, 4, 4))
+    # The same for a transform's output that is a view, and for a dual tensor's primal.
+    out, _ = func.vjp(lambda t: t[0], b)
+    np.testing.assert_array_equal(
+        np.asarray(cr.reshape(cr.permute_dims(out, (0, 2, 1, 3)), (8, 4))),
+        np.arange(32.0).reshape(1, 2, 4, 4).transpose(0, 2, 1, 3).reshape(8, 4),
+    )
+    with autograd.forward_ad.dual_level():
+        primal = autograd.forward_ad.unpack_dual(
+            autograd.forward_ad.make_dual(x, cr.ones_like(x))
+        ).primal
+        np.testing.assert_array_equal(
+            np.asarray(cr.reshape(cr.permute_dims(primal[0], (1, 0, 2)), (16, 2))),
+            np.arange(32.0).reshape(2, 4, 4).transpose(1, 0, 2).reshape(16, 2),
+        )

@@ -111,6 +111,14 @@ def share(source: Tensor, t: Tensor, step: tuple = ()) -> None:
     group.add(t, path + step)
 
 
+def same_values(source: Tensor, t: Tensor) -> None:
+    """t, a new tensor of source's array, made one with it in memory: one version counter (a
+    write to either counts for both) and source's place in its alias group (where views are
+    bookkeeping, JAX's and Dask's, a view of t replays source's steps from the root)."""
+    t._vc = version_counter(source)
+    share(source, t)
+
+
 def dual(t: Tensor) -> bool:
     """Whether t may carry a tangent that forward mode sees: functions that compute a result
     outside the rule table when nothing needs a gradient must take the recorded path then."""
@@ -393,8 +401,7 @@ class Tensor:
         if grad_mode.extended and grad_mode.tracer is not None:
             grad_mode.tracer.detaching(self)
         t = Tensor(self._data, self._xp, None)
-        t._vc = version_counter(self)
-        share(self, t)
+        same_values(self, t)
         return t
 
     def detach_(self) -> Tensor:

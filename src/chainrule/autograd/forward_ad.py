@@ -175,7 +175,7 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
         return UnpackedDualTensor(tensor, None)
     tangent = _wrapped(fw, level, tensor._xp)
     primal = Tensor(tensor._data, tensor._xp, tensor._edge)
-    primal._vc = _tensor.version_counter(tensor)
+    _tensor.same_values(tensor, primal)
     rest = _tangents_of(tensor)
     del rest[level]
     if rest:

@@ -86,10 +86,7 @@ def _inner(x: Tensor, outer_grad: bool) -> Tensor:
         # A view, recorded: gradients of an outer transform (or the user) reach x through it.
         return _rules.OPS["reshape"](x, (x.shape, x.shape))
     leaf = Tensor(x._data, x._xp, None)
-    leaf._vc = _tensor.version_counter(x)
-    # x's values, as detach() gives: a member of x's alias group at x's place (where views
-    # are bookkeeping, JAX's and Dask's, a view of it replays its steps from x's root).
-    _tensor.share(x, leaf)
+    _tensor.same_values(x, leaf)
     fw = forward_ad._tangents_of(x)
     if fw:
         leaf._fw = fw
@@ -118,7 +115,7 @@ def _shallow(t: Tensor, inner: set, keep: bool) -> Tensor:
     outside the transform, else cut from the graph."""
     edge = t._edge if keep and t._edge is not None and _reaches_outside([t], inner) else None
     out = Tensor(t._data, t._xp, edge)
-    out._vc = _tensor.version_counter(t)
+    _tensor.same_values(t, out)
     fw = getattr(t, "_fw", None)
     if fw is not None:
         out._fw = fw
