@@ -140,6 +140,19 @@ POOL_CASES = [
     ),
 ]
 
+# max_unpool2d of max_pool2d(x2, 2, stride=1) (PyTorch 2.13), with output_size given or not
+_UNPOOLED_2D = [
+    [
+        [
+            [-inf, 0.0, 2.0, 0.0, 0.0],
+            [0.0, 0.0, 0.0, 3.0, 0.0],
+            [1.0, 0.0, 2.0, 0.0, 0.0],
+            [0.0, 3.0, 3.0, 3.0, 0.0],
+            [0.0, 0.0, 0.0, 0.0, 0.0],
+        ]
+    ]
+]
+
 # (pooling, input, options, unpooling, output_size, PyTorch's unpooled maxima)
 UNPOOL_CASES = [
     (
@@ -164,17 +177,7 @@ UNPOOL_CASES = [
         {"kernel_size": 2, "stride": 1},
         "max_unpool2d",
         None,
-        [
-            [
-                [
-                    [-inf, 0.0, 2.0, 0.0, 0.0],
-                    [0.0, 0.0, 0.0, 3.0, 0.0],
-                    [1.0, 0.0, 2.0, 0.0, 0.0],
-                    [0.0, 3.0, 3.0, 3.0, 0.0],
-                    [0.0, 0.0, 0.0, 0.0, 0.0],
-                ]
-            ]
-        ],
+        _UNPOOLED_2D,
     ),
     (
         "max_pool2d",
@@ -182,17 +185,7 @@ UNPOOL_CASES = [
         {"kernel_size": 2, "stride": 1},
         "max_unpool2d",
         [5, 5],
-        [
-            [
-                [
-                    [-inf, 0.0, 2.0, 0.0, 0.0],
-                    [0.0, 0.0, 0.0, 3.0, 0.0],
-                    [1.0, 0.0, 2.0, 0.0, 0.0],
-                    [0.0, 3.0, 3.0, 3.0, 0.0],
-                    [0.0, 0.0, 0.0, 0.0, 0.0],
-                ]
-            ]
-        ],
+        _UNPOOLED_2D,
     ),
     (
         "max_pool3d",
