@@ -1,7 +1,7 @@
 """chainrule.linalg: the Array API linear algebra extension (2025.12), differentiable for real
-and complex inputs (PyTorch's convention for complex gradients). Decompositions, inv, det,
-solve and pinv are primitives of `_rules` (their VJPs live there); norms, trace, cross, outer
-and matrix_power are composites of differentiable ops."""
+and complex inputs (PyTorch's convention for complex gradients), and PyTorch's matrix_exp.
+Decompositions, inv, det, solve, pinv and matrix_exp are primitives of `_rules` (their VJPs
+live there); norms, trace, cross, outer and matrix_power are composites of differentiable ops."""
 
 from __future__ import annotations
 
@@ -10,12 +10,14 @@ from typing import Any, Literal, NamedTuple
 
 from . import _backend
 from ._backend import DEFAULT_FLOAT
+from ._dtypes import TORCH_DTYPE_NAMES
 from ._namespace import (
     abs,
     astype,
     complex64,
     complex128,
     conj,
+    float16,
     float32,
     imag,
     inf,
@@ -42,9 +44,9 @@ from ._typing import ArrayLike, Axis, DTypeLike
 
 __all__ = [
     "cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "matmul",
-    "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv", "qr",
-    "slogdet", "solve", "solve_triangular", "svd", "svdvals", "tensordot", "trace", "vecdot",
-    "vector_norm",
+    "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "outer",
+    "pinv", "qr", "slogdet", "solve", "solve_triangular", "svd", "svdvals", "tensordot", "trace",
+    "vecdot", "vector_norm",
     "EigResult", "EighResult", "QRResult", "SlogdetResult", "SVDResult",
 ]  # fmt: skip
 
@@ -255,6 +257,30 @@ def matrix_power(x: ArrayLike, n: int, /) -> Tensor:
         if not n:
             return positive(out) if out is x else out
         base = matmul(base, base)
+
+
+def matrix_exp(x: ArrayLike, /) -> Tensor:
+    """The exponentials of square matrices (any batch dimensions; real or complex floating), by
+    scaling and squaring with Padé approximants (float16 computed in float32). Derivatives of
+    every order in both modes: the derivative is itself a matrix exponential, of a block matrix
+    twice the size. PyTorch's errors for fewer than 2 dimensions, non-square matrices and
+    integer or bool input."""
+    x = as_tensor(x)
+    if x.ndim < 2:
+        raise RuntimeError("linalg.matrix_exp: The input tensor A must have at least 2 dimensions.")
+    if x.shape[-1] != x.shape[-2]:
+        raise RuntimeError(
+            "linalg.matrix_exp: A must be batches of square matrices, but they are "
+            f"{x.shape[-2]} by {x.shape[-1]} matrices"
+        )
+    if x.dtype.kind not in "fc":
+        raise RuntimeError(
+            "linalg.matrix_exp: Expected a floating point or complex tensor as input. Got "
+            f"{TORCH_DTYPE_NAMES.get(x.dtype, x.dtype)}"
+        )
+    if x.dtype == float16:
+        return astype(OPS["linalg_matrix_exp"](astype(x, float32)), float16)
+    return OPS["linalg_matrix_exp"](x)
 
 
 def matrix_rank(x: ArrayLike, /, *, rtol: float | ArrayLike | None = None) -> Tensor:
