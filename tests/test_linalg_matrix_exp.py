@@ -1,7 +1,8 @@
 """linalg.matrix_exp: values against PyTorch 2.13's torch.linalg.matrix_exp (recorded below:
 real, complex, batched, float32, a norm that needs squaring), against exp(A) exp(-A) = I,
 gradients against PyTorch's, first and second derivatives in both modes against finite
-differences, vmap and compile of it, and PyTorch's errors."""
+differences, vmap and compile of it, and PyTorch's errors. linalg.householder_product (which
+parametrizations.orthogonal uses too): values against PyTorch's, derivatives, errors."""
 
 import warnings
 
@@ -171,3 +172,51 @@ def test_on_dask_forward_and_backward_compute_nothing_until_asked():
         cr.sum(y * T(W)).backward()
     assert_values(y, EXP_A, rtol=1e-13, atol=1e-14)
     assert_values(a.grad, GRAD_A, rtol=1e-12, atol=1e-13)
+
+
+# ----------------------------------------------------------------------------- householder_product
+
+HA = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5], [-2.0, 1.0, 0.75], [0.5, 3.0, -1.25]])
+HTAU = np.array([1.2, 0.4])
+# torch.linalg.householder_product(HA, HTAU), and of the complex pair below (PyTorch 2.13).
+HOUSEHOLDER = np.array([
+    [-0.19999999999999996, -1.3199999999999998, 2.8800000000000003],
+    [-1.7999999999999998, -1.38, 3.9200000000000004],
+    [2.4, 2.2399999999999998, -5.160000000000001],
+    [-0.6, -1.86, 0.24],
+])  # fmt: skip
+HC = np.array([[1.0 + 0.5j, 0.2 - 1.0j], [0.3 - 0.7j, -0.4 + 0.1j], [-1.1 + 0.2j, 0.6 + 0.9j]])
+HCTAU = np.array([0.8 - 0.3j, 1.1 + 0.2j])
+HOUSEHOLDER_C = np.array([
+    [0.19999999999999996 + 0.3j, -0.6889 - 0.8248000000000001j],
+    [-0.030000000000000013 + 0.65j, -0.8840300000000001 + 0.03478999999999991j],
+    [0.8200000000000002 - 0.49000000000000005j, 0.4427500000000001 - 0.3404999999999999j],
+])  # fmt: skip
+
+
+def test_householder_product_values_are_pytorchs():
+    assert_values(cr.linalg.householder_product(T(HA), T(HTAU)), HOUSEHOLDER, rtol=1e-14)
+    assert_values(cr.linalg.householder_product(T(HC), T(HCTAU)), HOUSEHOLDER_C, rtol=1e-14)
+    batch = cr.linalg.householder_product(T(np.stack([HA, -HA])), T(np.stack([HTAU, HTAU])))
+    assert_values(batch[0], HOUSEHOLDER, rtol=1e-14)
+
+
+def test_householder_product_derivatives_in_both_modes():
+    both_modes(cr.linalg.householder_product, HA, HTAU)
+    both_modes(cr.linalg.householder_product, HC, HCTAU)
+
+
+def test_householder_product_errors_are_pytorchs():
+    hp = cr.linalg.householder_product
+    with pytest.raises(RuntimeError, match="input must have at least 2 dimensions"):
+        hp(T(np.ones(3)), T(np.ones(1)))
+    with pytest.raises(RuntimeError, match=r"input.shape\[-2\] must be greater than or equal"):
+        hp(T(np.ones((2, 3))), T(np.ones(1)))
+    with pytest.raises(RuntimeError, match=r"input.shape\[-1\] must be greater than or equal"):
+        hp(T(np.ones((3, 2))), T(np.ones(3)))
+    with pytest.raises(RuntimeError, match="tau.ndim equal to 2 and input.ndim is equal to 2"):
+        hp(T(np.ones((3, 2))), T(np.ones((2, 2))))
+    with pytest.raises(RuntimeError, match=r"equal to input.shape\[:-2\], but got \[3\]"):
+        hp(T(np.ones((2, 3, 2))), T(np.ones((3, 2))))
+    with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
+        hp(T(np.ones((3, 2), dtype=np.int64)), T(np.ones(2, dtype=np.int64)))

@@ -17,6 +17,7 @@ from ._namespace import (
     complex64,
     complex128,
     conj,
+    expand_dims,
     float16,
     float32,
     imag,
@@ -43,10 +44,10 @@ from ._tensor import Tensor, as_tensor, as_tensors, dual, grad_mode
 from ._typing import ArrayLike, Axis, DTypeLike
 
 __all__ = [
-    "cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "matmul",
-    "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "outer",
-    "pinv", "qr", "slogdet", "solve", "solve_triangular", "svd", "svdvals", "tensordot", "trace",
-    "vecdot", "vector_norm",
+    "cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh",
+    "householder_product", "inv", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
+    "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve",
+    "solve_triangular", "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm",
     "EigResult", "EighResult", "QRResult", "SlogdetResult", "SVDResult",
 ]  # fmt: skip
 
@@ -290,6 +291,56 @@ def matrix_rank(x: ArrayLike, /, *, rtol: float | ArrayLike | None = None) -> Te
 
 
 # ----------------------------------------------------------------------------- decompositions
+
+
+def householder_product(A: ArrayLike, tau: ArrayLike, /) -> Tensor:  # noqa: N803 - PyTorch's
+    """The first n columns of the product H_1 ... H_k of Householder reflectors
+    H_i = I - tau_i v_i v_i^H, as PyTorch's: v_i is column i of A (..., m, n) below its
+    diagonal, with a 1 on it and zeros above (how a QR factorization stores its reflectors),
+    k = tau.shape[-1] <= n <= m, and the batch dimensions of A and tau are equal. Composed of
+    differentiable operations (k rank-one updates), so derivatives of every order in both
+    modes; PyTorch's errors for wrong shapes."""
+    (A, tau), _ = as_tensors((A, tau), "householder_product")  # noqa: N806
+    name = "torch.linalg.householder_product"
+    if A.ndim < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    m, n = A.shape[-2:]
+    if m < n:
+        raise RuntimeError(
+            f"{name}: input.shape[-2] must be greater than or equal to input.shape[-1]"
+        )
+    if tau.ndim != A.ndim - 1:
+        raise RuntimeError(
+            f"{name}: Expected tau to have one dimension less than input, but got tau.ndim "
+            f"equal to {tau.ndim} and input.ndim is equal to {A.ndim}"
+        )
+    k = tau.shape[-1]
+    if n < k:
+        raise RuntimeError(
+            f"{name}: input.shape[-1] must be greater than or equal to tau.shape[-1]"
+        )
+    if tau.shape[:-1] != A.shape[:-2]:
+        raise RuntimeError(
+            f"{name}: Expected batch dimensions of tau to be equal to input.shape[:-2], but "
+            f"got {list(tau.shape[:-1])}"
+        )
+    dtype = result_type(A, tau)
+    if dtype.kind not in "fc":
+        raise NotImplementedError(
+            f"\"orgqr_cpu\" not implemented for '{TORCH_DTYPE_NAMES.get(dtype, dtype)}'"
+        )
+    A, tau = astype(A, dtype, copy=False), astype(tau, dtype, copy=False)  # noqa: N806
+    xp = A._xp
+    row = xp.arange(m)
+    eye = xp.astype(xp.reshape(row, (m, 1)) == xp.reshape(xp.arange(n), (1, n)), A._data.dtype)
+    q = _constant(A, xp.zeros_like(A._data) + eye)
+    # H_1 (H_2 (... (H_k I))): each reflector a rank-one update, H q = q - tau v (v^H q).
+    for i in reversed(range(k)):
+        v = where(_constant(A, row > i), A[..., i], _constant(A, xp.astype(row == i, eye.dtype)))
+        vh_q = sum(expand_dims(conj(v) if dtype.kind == "c" else v, axis=-1) * q, axis=-2)
+        scale = expand_dims(tau[..., i : i + 1], axis=-1)
+        q = q - scale * expand_dims(v, axis=-1) * expand_dims(vh_q, axis=-2)
+    return q
 
 
 def cholesky(x: ArrayLike, /, *, upper: bool = False) -> Tensor:
