@@ -23,7 +23,9 @@ DASK_2D = "Dask's linalg takes 2-D arrays only (no batches of matrices)"
 dask = pytest.importorskip("dask") if LIBRARY == "dask" else None
 
 # Inputs, and torch.linalg.matrix_exp of them (PyTorch 2.13, float64 / complex128).
-A = np.array([[0.5, -1.25, 2.0], [3.0, 0.25, -4.5], [-6.0, 1.5, 1.0]])  # 1-norm 11.5: squared
+A = np.array(
+    [[0.5, -1.25, 2.0], [3.0, 0.25, -4.5], [-6.0, 1.5, 1.0]]
+)  # 1-norm 9.5: scaled, squared twice
 EXP_A = np.array([
     [0.5311832191356316, 0.6375873632113507, -1.4687209066177302],
     [-2.8167064844033636, 0.48378226549027487, 2.5605134119324315],
@@ -82,6 +84,20 @@ def test_exp_of_a_matrix_times_exp_of_its_negative_is_the_identity(n, scale, dat
     a = data.draw(arrays((n, n))) / 10 * scale
     product = cr.matmul(cr.linalg.matrix_exp(T(a)), cr.linalg.matrix_exp(T(-a)))
     np.testing.assert_allclose(N(product), np.eye(n), atol=1e-9 * max(1.0, np.abs(a).sum()))
+
+
+@skip_on("array_api_strict", reason="array-api-strict has no float16")
+def test_float16_is_computed_in_float32_and_given_back_in_float16():
+    half = cr.linalg.matrix_exp(T(A / 4, dtype=np.float16))
+    assert half.dtype == cr.float16
+    single = N(cr.linalg.matrix_exp(T(A / 4, dtype=np.float32)))
+    np.testing.assert_allclose(N(half).astype(np.float32), single, rtol=2e-3, atol=2e-3)
+
+
+def test_jacfwd_is_jacrev():
+    a = T(A / 3)
+    forward = func.jacfwd(cr.linalg.matrix_exp)(a)
+    assert_values(forward, N(func.jacrev(cr.linalg.matrix_exp)(a)), rtol=1e-12, atol=1e-14)
 
 
 def test_diagonal_and_empty_matrices():
