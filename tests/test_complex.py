@@ -170,6 +170,7 @@ COMPLEX_SAMPLES = {
     "linalg_diagonal_embed": _adjoint("linalg_diagonal_embed"),
     "linalg_inv": _complexified("linalg_inv"),
     "linalg_det": _complexified("linalg_det"),
+    "linalg_matrix_exp": _complexified("linalg_matrix_exp"),
     "linalg_slogdet": _slogdet(),
     "linalg_solve": _complexified("linalg_solve", mixed=True),
     "linalg_solve_triangular": _complexified("linalg_solve_triangular", mixed=True),

@@ -380,6 +380,8 @@ SAMPLES = {
     "linalg_diagonal_embed": _diagonal("linalg_diagonal_embed"),
     "linalg_inv": _matrix(LA.inv),
     "linalg_det": _matrix(LA.det),
+    # matrix_exp: the dominant diagonal scaled down, to 1-norms about 3 (squared once or so).
+    "linalg_matrix_exp": st.builds(lambda a: (LA.matrix_exp, [a / a.shape[-1]]), invertible()),
     "linalg_slogdet": _matrix(lambda x: LA.slogdet(x).logabsdet),
     "linalg_solve": _solve(),
     "linalg_solve_triangular": _solve_triangular(),

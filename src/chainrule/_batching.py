@@ -782,6 +782,13 @@ def _stacked(name: str, module: str):
     return fn
 
 
+def _matrix_exp(x, /):
+    """chainrule's own matrix exponential (_backend's, no library's): one call on the batch."""
+    if x.__class__ is not Batched:
+        return _backend.matrix_exp(_library((x,)), x)
+    return Batched(_backend.matrix_exp(_library((x.value,)), x.value), x.level, x.n)
+
+
 def _solve(x1, x2, /):
     top = _top((x1, x2))
     if top is None:
@@ -857,6 +864,7 @@ def _linalg() -> types.ModuleType:
     ):  # fmt: skip
         setattr(ns, name, _stacked(name, "linalg"))
     ns.solve = _solve
+    ns.matrix_exp = _matrix_exp
     ns.vector_norm = _vector_norm
     ns.matmul = matmul
     ns.matrix_transpose = matrix_transpose

@@ -157,6 +157,7 @@ TORCH_NAMES: dict[str, str | Callable[[Any], str]] = {
     "linalg_eigh": "LinalgEighBackward0",
     "linalg_eigvalsh": "LinalgEighBackward0",
     "linalg_inv": "LinalgInvExBackward0",
+    "linalg_matrix_exp": "LinalgMatrixExpBackward0",
     "linalg_pinv": "LinalgPinvBackward0",
     "linalg_qr": "LinalgQrBackward0",
     "linalg_slogdet": "LinalgSlogdetBackward0",

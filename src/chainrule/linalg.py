@@ -1,7 +1,7 @@
 """chainrule.linalg: the Array API linear algebra extension (2025.12), differentiable for real
-and complex inputs (PyTorch's convention for complex gradients). Decompositions, inv, det,
-solve and pinv are primitives of `_rules` (their VJPs live there); norms, trace, cross, outer
-and matrix_power are composites of differentiable ops."""
+and complex inputs (PyTorch's convention for complex gradients), and PyTorch's matrix_exp.
+Decompositions, inv, det, solve, pinv and matrix_exp are primitives of `_rules` (their VJPs
+live there); norms, trace, cross, outer and matrix_power are composites of differentiable ops."""
 
 from __future__ import annotations
 
@@ -10,12 +10,15 @@ from typing import Any, Literal, NamedTuple
 
 from . import _backend
 from ._backend import DEFAULT_FLOAT
+from ._dtypes import TORCH_DTYPE_NAMES
 from ._namespace import (
     abs,
     astype,
     complex64,
     complex128,
     conj,
+    expand_dims,
+    float16,
     float32,
     imag,
     inf,
@@ -41,10 +44,10 @@ from ._tensor import Tensor, as_tensor, as_tensors, dual, grad_mode
 from ._typing import ArrayLike, Axis, DTypeLike
 
 __all__ = [
-    "cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "matmul",
-    "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv", "qr",
-    "slogdet", "solve", "solve_triangular", "svd", "svdvals", "tensordot", "trace", "vecdot",
-    "vector_norm",
+    "cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh",
+    "householder_product", "inv", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
+    "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve",
+    "solve_triangular", "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm",
     "EigResult", "EighResult", "QRResult", "SlogdetResult", "SVDResult",
 ]  # fmt: skip
 
@@ -257,6 +260,30 @@ def matrix_power(x: ArrayLike, n: int, /) -> Tensor:
         base = matmul(base, base)
 
 
+def matrix_exp(x: ArrayLike, /) -> Tensor:
+    """The exponentials of square matrices (any batch dimensions; real or complex floating), by
+    scaling and squaring with Padé approximants (float16 computed in float32). Derivatives of
+    every order in both modes: the derivative is itself a matrix exponential, of a block matrix
+    twice the size. PyTorch's errors for fewer than 2 dimensions, non-square matrices and
+    integer or bool input."""
+    x = as_tensor(x)
+    if x.ndim < 2:
+        raise RuntimeError("linalg.matrix_exp: The input tensor A must have at least 2 dimensions.")
+    if x.shape[-1] != x.shape[-2]:
+        raise RuntimeError(
+            "linalg.matrix_exp: A must be batches of square matrices, but they are "
+            f"{x.shape[-2]} by {x.shape[-1]} matrices"
+        )
+    if x.dtype.kind not in "fc":
+        raise RuntimeError(
+            "linalg.matrix_exp: Expected a floating point or complex tensor as input. Got "
+            f"{TORCH_DTYPE_NAMES.get(x.dtype, x.dtype)}"
+        )
+    if x.dtype == float16:
+        return astype(OPS["linalg_matrix_exp"](astype(x, float32)), float16)
+    return OPS["linalg_matrix_exp"](x)
+
+
 def matrix_rank(x: ArrayLike, /, *, rtol: float | ArrayLike | None = None) -> Tensor:
     """The number of singular values above rtol times the largest; no gradient."""
     x = _matrices(x, "matrix_rank")
@@ -264,6 +291,56 @@ def matrix_rank(x: ArrayLike, /, *, rtol: float | ArrayLike | None = None) -> Te
 
 
 # ----------------------------------------------------------------------------- decompositions
+
+
+def householder_product(A: ArrayLike, tau: ArrayLike, /) -> Tensor:  # noqa: N803 - PyTorch's
+    """The first n columns of the product H_1 ... H_k of Householder reflectors
+    H_i = I - tau_i v_i v_i^H, as PyTorch's: v_i is column i of A (..., m, n) below its
+    diagonal, with a 1 on it and zeros above (how a QR factorization stores its reflectors),
+    k = tau.shape[-1] <= n <= m, and the batch dimensions of A and tau are equal. Composed of
+    differentiable operations (k rank-one updates), so derivatives of every order in both
+    modes; PyTorch's errors for wrong shapes."""
+    (A, tau), _ = as_tensors((A, tau), "householder_product")  # noqa: N806
+    name = "torch.linalg.householder_product"
+    if A.ndim < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    m, n = A.shape[-2:]
+    if m < n:
+        raise RuntimeError(
+            f"{name}: input.shape[-2] must be greater than or equal to input.shape[-1]"
+        )
+    if tau.ndim != A.ndim - 1:
+        raise RuntimeError(
+            f"{name}: Expected tau to have one dimension less than input, but got tau.ndim "
+            f"equal to {tau.ndim} and input.ndim is equal to {A.ndim}"
+        )
+    k = tau.shape[-1]
+    if n < k:
+        raise RuntimeError(
+            f"{name}: input.shape[-1] must be greater than or equal to tau.shape[-1]"
+        )
+    if tau.shape[:-1] != A.shape[:-2]:
+        raise RuntimeError(
+            f"{name}: Expected batch dimensions of tau to be equal to input.shape[:-2], but "
+            f"got {list(tau.shape[:-1])}"
+        )
+    dtype = result_type(A, tau)
+    if dtype.kind not in "fc":
+        raise NotImplementedError(
+            f"\"orgqr_cpu\" not implemented for '{TORCH_DTYPE_NAMES.get(dtype, dtype)}'"
+        )
+    A, tau = astype(A, dtype, copy=False), astype(tau, dtype, copy=False)  # noqa: N806
+    xp = A._xp
+    row = xp.arange(m)
+    eye = xp.astype(xp.reshape(row, (m, 1)) == xp.reshape(xp.arange(n), (1, n)), A._data.dtype)
+    q = _constant(A, xp.zeros_like(A._data) + eye)
+    # H_1 (H_2 (... (H_k I))): each reflector a rank-one update, H q = q - tau v (v^H q).
+    for i in reversed(range(k)):
+        v = where(_constant(A, row > i), A[..., i], _constant(A, xp.astype(row == i, eye.dtype)))
+        vh_q = sum(expand_dims(conj(v) if dtype.kind == "c" else v, axis=-1) * q, axis=-2)
+        scale = expand_dims(tau[..., i : i + 1], axis=-1)
+        q = q - scale * expand_dims(v, axis=-1) * expand_dims(vh_q, axis=-2)
+    return q
 
 
 def cholesky(x: ArrayLike, /, *, upper: bool = False) -> Tensor:

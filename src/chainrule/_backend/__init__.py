@@ -1,9 +1,9 @@
 """Array libraries underneath chainrule: which namespace an array belongs to (_namespaces), the
 dtypes (_dtypes), array helpers that rules share (_helpers), and each library's gaps: indexing
 (_indexing), memory and devices (_memory), Dask's laziness (_dask), the rest (_gaps), special
-functions (_special); a traced function's raw NumPy arguments (_watched). The only package of
-the library that imports NumPy (gradcheck aside, whose finite differences run in NumPy float64)
-or names a backend's functions."""
+functions (_special); the matrix exponential (_matrix_exp); a traced function's raw NumPy
+arguments (_watched). The only package of the library that imports NumPy (gradcheck aside,
+whose finite differences run in NumPy float64) or names a backend's functions."""
 
 import numpy as np
 
@@ -68,6 +68,7 @@ from ._indexing import (
     unstack,
     write_into,
 )
+from ._matrix_exp import matrix_exp
 from ._memory import (
     aliasing,
     device,
@@ -143,6 +144,7 @@ __all__ = [
     "layout",
     "lazy_summary",
     "library",
+    "matrix_exp",
     "matrix_rank",
     "name_of",
     "namespace",

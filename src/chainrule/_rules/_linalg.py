@@ -1,6 +1,6 @@
 """The linalg extension's rules: diagonal, inv, det, slogdet, solve, solve_triangular, cholesky,
-qr, eigh, eig, svd, pinv; their VJPs and JVPs written out (the decompositions' from their defining
-identities)."""
+qr, eigh, eig, svd, pinv, matrix_exp; their VJPs and JVPs written out (the decompositions' from
+their defining identities)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from ._declare import _is_complex, linear_pair, nary, unary
 # The primitives of chainrule.linalg. Forwards call the backend's `xp.linalg`; VJPs use
 # standard functions and `xp.linalg` (chainrule.linalg under create_graph), so they
 # differentiate again. mT(a) is the matrix transpose, mH(a) the conjugate transpose (mT for
-# real values). inv, det and solve are holomorphic; the decompositions of Hermitian matrices
-# (cholesky, eigh), qr, svd and pinv have formulas written with mH, for real and complex
-# values. cholesky and eigh read only one triangle of a matrix taken as symmetric
+# real values). inv, det, solve and matrix_exp are holomorphic; the decompositions of
+# Hermitian matrices (cholesky, eigh), qr, svd and pinv have formulas written with mH, for real
+# and complex values. cholesky and eigh read only one triangle of a matrix taken as symmetric
 # (Hermitian): their gradient is the symmetric (Hermitian) one, as in PyTorch.
 
 
@@ -584,4 +584,26 @@ unary(
     "x out",
     jvp=_pinv_jvp,
     complex="own",
+)
+
+
+def _exp_derivative(xp, a, e):
+    """L(a, e), the derivative of exp at a in the direction e: the upper right block of
+    exp([[a, e], [0, a]]) (a block triangular matrix whose exponential holds it there). Written
+    with matrix_exp itself, so it differentiates again, to any order."""
+    n = a.shape[-1]
+    top = xp.concat([a, e], axis=-1)
+    bottom = xp.concat([xp.zeros_like(a), a], axis=-1)
+    block = xp.primitive("linalg_matrix_exp", xp.concat([top, bottom], axis=-2))
+    return block[..., :n, n:]
+
+
+# matrix_exp: d exp(A) = L(A, dA), and L(A, .)'s transpose is L(A^T, .): gA = L(A^T, g).
+unary(
+    "linalg_matrix_exp",
+    lambda xp, x, p: _backend.matrix_exp(xp, x),
+    lambda xp, g, x, out, p: _exp_derivative(xp, _mT(xp, x), g),
+    "x",
+    jvp=lambda xp, t, x, out, p: _exp_derivative(xp, x, t),
+    complex="holomorphic",
 )

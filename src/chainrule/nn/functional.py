@@ -14,6 +14,7 @@ from .. import _backend, linalg
 from .. import _namespace as ops
 from .. import random as _random
 from .._batching import Batched, every_sample
+from .._dtypes import TORCH_DTYPE_NAMES as _TORCH_DTYPE_NAMES
 from .._mode import grad_mode
 from .._namespace import logsumexp
 from .._rules import OPS
@@ -384,22 +385,6 @@ def hardshrink(x: Tensor, /, lambd: float = 0.5) -> Tensor:
     outside = (x < -lambd) | (x > lambd)
     inside = (x >= -lambd) & (x <= lambd)
     return ops.where(outside, x, ops.where(inside, 0.0, x.detach()))
-
-
-# PyTorch's names of the integer and floating dtypes, for its messages.
-_TORCH_DTYPE_NAMES = {
-    ops.float64: "Double",
-    ops.int64: "Long",
-    ops.float32: "Float",
-    ops.float16: "Half",
-    ops.int32: "Int",
-    ops.int16: "Short",
-    ops.int8: "Char",
-    ops.uint8: "Byte",
-    ops.bool: "Bool",
-    ops.complex64: "ComplexFloat",
-    ops.complex128: "ComplexDouble",
-}
 
 
 def _real_only(x: Tensor, name: str) -> None:
