@@ -1,0 +1,39 @@
+"""Third-party Array API code (array-api-extra, einops, opt_einsum, SciPy, scikit-learn) run
+under chainrule's transforms (vmap, jacfwd, jacrev, hessian, jvp, vjp, grad and compositions),
+forward-mode dual tensors and chainrule.compile: each answer against another path (the loop
+over samples, the other mode, finite differences, the eager call) or numbers PyTorch 2.13
+gave; where the library leaves the namespace, chainrule's clear error."""
+
+import warnings
+
+import array_api_extra as xpx
+import numpy as np
+
+import chainrule as cr
+from chainrule import func
+from conftest import N, T
+
+V = np.array([0.21, 0.35, 0.62, 0.48, 0.77])
+
+
+def _piecewise(x):
+    return xpx.apply_where(x > 0.5, x, lambda a: a**2, lambda a: -a)
+
+
+def test_jacfwd_and_hessian_through_apply_wheres_masked_writes():
+    # apply_where writes each branch through a mask; under jacfwd the mask (of the primal) is
+    # one for every tangent, and setitem read it as one bool to see whether it covers the
+    # whole array: vmap's data-dependent control flow error.
+    jac = func.jacfwd(_piecewise)(T(V))
+    hess = func.hessian(lambda x: cr.sum(_piecewise(x)))(T(V))
+    slope = np.where(V > 0.5, 2 * V, -1.0)
+    np.testing.assert_allclose(N(jac), np.diag(slope), rtol=1e-14)
+    np.testing.assert_allclose(N(func.jacrev(_piecewise)(T(V))), np.diag(slope), rtol=1e-14)
+    np.testing.assert_allclose(N(hess), np.diag(np.where(V > 0.5, 2.0, 0.0)))
+    # Samples along the last axis, each with two elements above 0.5 (x[mask] of one shape)
+    batch = np.stack([V, V + 0.01, V - 0.01], axis=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # per-sample masks: a loop over samples
+        grads = func.vmap(func.grad(lambda x: cr.sum(_piecewise(x) ** 2)), in_dims=1)(T(batch))
+    expected = [2 * np.where(b > 0.5, b**2, -b) * np.where(b > 0.5, 2 * b, -1.0) for b in batch.T]
+    np.testing.assert_allclose(N(grads), np.stack(expected), rtol=1e-14)
