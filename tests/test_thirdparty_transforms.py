@@ -8,12 +8,15 @@ import warnings
 
 import array_api_extra as xpx
 import numpy as np
+import scipy.stats as stats
 
 import chainrule as cr
-from chainrule import func
+from chainrule import autograd, func
 from conftest import N, T
 
+RNG = np.random.default_rng(5)
 V = np.array([0.21, 0.35, 0.62, 0.48, 0.77])
+A = RNG.normal(size=(5, 4))
 
 
 def _piecewise(x):
@@ -37,3 +40,16 @@ def test_jacfwd_and_hessian_through_apply_wheres_masked_writes():
         grads = func.vmap(func.grad(lambda x: cr.sum(_piecewise(x) ** 2)), in_dims=1)(T(batch))
     expected = [2 * np.where(b > 0.5, b**2, -b) * np.where(b > 0.5, 2 * b, -1.0) for b in batch.T]
     np.testing.assert_allclose(N(grads), np.stack(expected), rtol=1e-14)
+
+
+def test_jacfwd_of_jacfwd_through_scipy_stats_tvar():
+    # tvar scales its variance in place (var *= factor) by a factor apply_where computes from
+    # counts: under jacfwd of jacfwd the count mask, one row for every sample, was gathered
+    # sample by sample into n rows, and the in-place multiply then refused the value.
+    def f(x):
+        return cr.sum(stats.tvar(x, axis=0) ** 2)
+
+    forward = func.jacfwd(func.jacfwd(f))(T(A))
+    reverse = autograd.functional.hessian(f, T(A))
+    np.testing.assert_allclose(N(forward), N(reverse), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(N(func.hessian(f)(T(A))), N(reverse), rtol=1e-12, atol=1e-14)
