@@ -8,11 +8,12 @@ import warnings
 
 import array_api_extra as xpx
 import numpy as np
+import pytest
 import scipy.stats as stats
 
 import chainrule as cr
 from chainrule import autograd, func
-from conftest import N, T
+from conftest import N, T, fails_on
 
 RNG = np.random.default_rng(5)
 V = np.array([0.21, 0.35, 0.62, 0.48, 0.77])
@@ -53,3 +54,29 @@ def test_jacfwd_of_jacfwd_through_scipy_stats_tvar():
     reverse = autograd.functional.hessian(f, T(A))
     np.testing.assert_allclose(N(forward), N(reverse), rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(N(func.hessian(f)(T(A))), N(reverse), rtol=1e-12, atol=1e-14)
+
+
+def _via_dlpack(t):
+    """What code that leaves for NumPy by DLPack (scikit-learn's, for one) does."""
+    return cr.asarray(np.from_dlpack(t)) * t
+
+
+@fails_on("dask", reason="Dask arrays have no DLPack interface")
+def test_values_leaving_by_dlpack_refuse_tangents_vmap_and_compiles_trace():
+    # A tangent dropped silently: func.jvp gave a zero tangent (PyTorch's jvp raises).
+    x = T([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="Can't export tensors that have a forward-mode"):
+        func.jvp(_via_dlpack, (x,), (T([1.0, 1.0]),))
+    with pytest.raises(RuntimeError, match="Can't export tensors that have a forward-mode"):
+        func.jacfwd(_via_dlpack)(x)
+    with pytest.raises(RuntimeError, match="data-dependent control flow"):  # AttributeError
+        func.vmap(_via_dlpack)(T([[1.0, 2.0]]))
+    # compile's replay kept the first call's array: [2., 4.] for x = [2., 2.], not [4., 4.].
+    compiled = cr.compile(_via_dlpack)
+    with pytest.raises(cr.ConcretizationError, match="__dlpack__ was called"):
+        compiled(x)
+    # chainrule's own from_dlpack is recorded: made again from each call's values.
+    own = cr.compile(lambda t: cr.from_dlpack(t) * t)
+    for values in ([1.0, 2.0], [2.0, 2.0], [3.0, -1.0]):
+        np.testing.assert_array_equal(N(own(T(values))), np.square(values))
+    assert own.traces == 1

@@ -84,6 +84,7 @@ class Batched:
         )
 
     __bool__ = __float__ = __int__ = __index__ = __complex__ = __array__ = _refuse
+    __dlpack__ = __dlpack_device__ = _refuse
 
 
 def level_of(a: Any) -> int:
