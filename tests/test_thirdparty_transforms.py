@@ -15,11 +15,14 @@ import scipy.integrate as integrate
 import scipy.ndimage as ndimage
 import scipy.special as special
 import scipy.stats as stats
+import sklearn
+from sklearn.metrics import pairwise
+from sklearn.preprocessing import StandardScaler
 
 import chainrule as cr
 from chainrule import CompileWarning, autograd, func
 from chainrule.autograd import forward_ad
-from conftest import LIBRARY, N, T, fails_on, skip_on
+from conftest import BACKEND, LIBRARY, N, T, fails_on, skip_on
 
 RNG = np.random.default_rng(5)
 V = np.array([0.21, 0.35, 0.62, 0.48, 0.77])
@@ -234,3 +237,27 @@ def test_thirdparty_code_leaving_the_namespace_or_branching_on_values_raises_cle
     s = np.sum(1 / (A * A + 1), axis=0)
     expected = A.shape[0] * 2 * A / (A * A + 1) ** 2 / s**2
     np.testing.assert_allclose(N(func.grad(lambda y: cr.sum(branches(y)))(x)), expected)
+
+
+@pytest.mark.skipif(BACKEND is not np, reason="scikit-learn mixes NumPy-backed tensors in")
+@pytest.mark.filterwarnings("ignore:invalid value")  # a branch of where that is not taken
+def test_scikit_learn_pipeline_under_jvp_and_jacrev_and_its_checks_under_vmap():
+    # Scaling then an RBF kernel: jvp and jacrev against central differences of the NumPy
+    # run; scikit-learn checks its input's values (finite), which vmap and compile refuse.
+    x = RNG.normal(size=(6, 3))
+    v = RNG.normal(size=x.shape)
+
+    def f(a):
+        return pairwise.rbf_kernel(StandardScaler().fit_transform(a), gamma=0.3)
+
+    eps = 1e-6
+    expected = (f(x + eps * v) - f(x - eps * v)) / (2 * eps)
+    with sklearn.config_context(array_api_dispatch=True):
+        _, tangent = func.jvp(f, (T(x),), (T(v),))
+        jac = func.jacrev(f)(T(x))
+        with pytest.raises(RuntimeError, match="data-dependent control flow"):
+            func.vmap(f)(T(np.stack([x, x])))
+        with pytest.raises(cr.ConcretizationError, match="while chainrule.compile traced"):
+            cr.compile(f)(T(x))
+    np.testing.assert_allclose(N(tangent), expected, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(np.tensordot(N(jac), v, axes=2), expected, rtol=1e-7, atol=1e-9)
