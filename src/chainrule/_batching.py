@@ -84,6 +84,7 @@ class Batched:
         )
 
     __bool__ = __float__ = __int__ = __index__ = __complex__ = __array__ = _refuse
+    __dlpack__ = __dlpack_device__ = _refuse
 
 
 def level_of(a: Any) -> int:
@@ -186,7 +187,8 @@ def _loop(name: str, get):
         top = _top(_flat(values))
         if top is None:
             return get(_library(_flat(values)))(*args, **kwargs)
-        if name not in _WARNED:
+        n = _rows(_flat(values), top)
+        if n > 1 and name not in _WARNED:
             _WARNED.add(name)
             warnings.warn(
                 f"vmap: there is no batching rule for {name}: it runs once per sample, in a "
@@ -195,7 +197,7 @@ def _loop(name: str, get):
             )
         keys = list(kwargs)
         outs = []
-        for i in range(top.n):
+        for i in range(n):
             sample = [_sample(a, top, i) for a in values]
             xp = _library(_flat(sample))
             outs.append(get(xp)(*sample[: len(args)], **dict(zip(keys, sample[len(args) :]))))
@@ -218,6 +220,17 @@ def _loop(name: str, get):
 
     looped.__name__ = name.rsplit(".", 1)[-1]
     return looped
+
+
+def _rows(values, top: Batched) -> int:
+    """How many samples a loop over `values` runs: top.n, or one where each of top's level
+    is one row (the same for every sample): its result is one row too, where n rows would make
+    an in-place write of it into a one-row tensor fail (jacfwd's lifted primals)."""
+    if any(
+        a.__class__ is Batched and a.level == top.level and a.value.shape[0] != 1 for a in values
+    ):
+        return top.n
+    return 1
 
 
 def _flat(values) -> list:
@@ -601,11 +614,21 @@ def _split_advanced(keys) -> bool:
     return where[-1] - where[0] + 1 != len(where)
 
 
+def _shared_keys(keys: tuple) -> tuple:
+    """keys with each Batched index array that is the same for every sample (one row, as a
+    mask computed from jacfwd's lifted primal) replaced by that row: it indexes every sample
+    alike, with no per-sample gather or loop (whose result, of n rows, an in-place write into
+    a tensor of one row then refused)."""
+    return tuple(
+        k.value[0, ...] if k.__class__ is Batched and k.value.shape[0] == 1 else k for k in keys
+    )
+
+
 def getitem(a, key):
-    keys = key if isinstance(key, tuple) else (key,)
+    keys = _shared_keys(key if isinstance(key, tuple) else (key,))
     top = _top((a, *keys))
     if top is None:
-        return _backend.getitem(_library((a,)), a, key)
+        return _backend.getitem(_library((a,)), a, keys)
     if any(k.__class__ is Batched and k.level == top.level for k in keys):
         return _gather(a, keys, top)
     if _split_advanced(keys):
@@ -649,11 +672,14 @@ def _gather(a, keys, top: Batched):
 
 def assign(a, key, v):
     """`a` with a[key] = v (a new Batched where `a` is not one of v's level)."""
-    keys = key if isinstance(key, tuple) else (key,)
+    keys = _shared_keys(key if isinstance(key, tuple) else (key,))
     top = _top((a, v, *keys))
     if top is None:
-        return _backend.assign(_library((a,)), a, key, v)
-    per_sample_keys = any(k.__class__ is Batched for k in keys) or _split_advanced(keys)
+        return _backend.assign(_library((a,)), a, keys, v)
+    # Index arrays of an outer level (vmap of hessian) index with that level's assign.
+    per_sample_keys = _split_advanced(keys) or any(
+        k.__class__ is Batched and k.level == top.level for k in keys
+    )
     if a.__class__ is Batched and a.level == top.level:
         target = a.value
         # A value the same for every sample (one row) keeps a target of one row one row: in
@@ -675,7 +701,7 @@ def assign(a, key, v):
         return _assign_each(target, keys, v, top)
     phys_key = (slice(None), *keys)
     try:
-        depth = _backend.getitem(xp, target, phys_key).ndim - 1
+        depth = _backend.getitem(_library((target, *keys)), target, phys_key).ndim - 1
     except IndexError:  # as in getitem: per sample
         return _assign_each(target, keys, v, top)
     if v.__class__ is Batched and v.level == top.level:
@@ -694,7 +720,8 @@ def assign(a, key, v):
 
 def _assign_each(target, keys, v, top: Batched):
     """assign, one sample at a time (warned once, as every loop)."""
-    if "item assignment" not in _WARNED:
+    n = top.n if target.shape[0] != 1 else _rows([v, *keys], top)
+    if n > 1 and "item assignment" not in _WARNED:
         _WARNED.add("item assignment")
         warnings.warn(
             "vmap: there is no batching rule for item assignment with per-sample index "
@@ -704,7 +731,7 @@ def _assign_each(target, keys, v, top: Batched):
         )
     xp = _library((target,))
     rows = []
-    for i in range(top.n):
+    for i in range(n):
         row = xp.asarray(target[i if target.shape[0] != 1 else 0, ...], copy=True)
         sv = _sample(v, top, i)
         rows.append(_backend.assign(_library((row, sv)), row, _sample(keys, top, i), sv))

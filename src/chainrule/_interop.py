@@ -18,7 +18,8 @@ from ._numpy_composites import TABLES
 from ._numpy_composites import UFUNCS as COMPOSITE_UFUNCS
 from ._numpy_functions import VALUE_FUNCTIONS, _fn, _Missing
 from ._rules import OPS
-from ._tensor import Tensor, constant, dual, grad_mode
+from ._tensor import Tensor, constant, dual, exportable, grad_mode
+from ._tensor import _concrete as concrete
 from ._typing import Device
 
 np = _backend.np
@@ -361,9 +362,12 @@ def _given(**kwargs) -> dict:
 
 def dlpack(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
     """The backend array's DLPack capsule; as in PyTorch, not for tensors that require grad
-    (the consumer could not see the graph)."""
-    if self._edge is not None:
-        raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+    (the consumer could not see the graph), nor with a tangent; while compile traces, not at
+    all (as numpy(): the array made from it would be the trace's constant; chainrule's own
+    from_dlpack is recorded). Under vmap the batched value refuses it."""
+    exportable(self)
+    if grad_mode.extended:
+        concrete(self, "__dlpack__")
     return self._data.__dlpack__(
         **_given(stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
     )

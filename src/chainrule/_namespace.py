@@ -1302,6 +1302,10 @@ def from_dlpack(x: Any, /, *, device: Device = None, copy: bool | None = None) -
     xp = _backend.default_namespace()
     # Only the keywords given: a library that predates one of them still takes the call.
     kwargs = {k: v for k, v in (("device", device), ("copy", copy)) if v is not None}
+    if x.__class__ is Tensor:
+        # Its array, not its __dlpack__, which compile's trace refuses (this is recorded).
+        _tensor.exportable(x)
+        x = x._data
     out = Tensor(_backend.normalize(xp.from_dlpack(x, **kwargs), xp), xp, None)
     _tensor.converted(x, out, _from_dlpack, kwargs)
     return out

@@ -1328,6 +1328,19 @@ def _sequence(data: Any) -> None:
         grad_mode.tracer.sequence(data)
 
 
+def exportable(t: Tensor) -> None:
+    """Refuses to hand t's array to another library by DLPack where the values would leave
+    without what makes them differentiable: a graph (PyTorch's error) or, as numpy(), a
+    forward-mode tangent (func.jvp of np.from_dlpack(t) gave a zero tangent)."""
+    if t._edge is not None:
+        raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+    if grad_mode.forward and _has_tangent(t):
+        raise RuntimeError(
+            "Can't export tensors that have a forward-mode tangent, use tensor.detach() (the "
+            "consumer would see the values without their tangent)"
+        )
+
+
 def converted(src: Any, out: Tensor, fn: Any, p: Any) -> None:
     """`out` was made outside the recorded operations, as fn(xp, values of src, p) (a copy
     or a conversion of a tensor or an array): compile's trace records it as a computation,
