@@ -24,6 +24,21 @@ int8, int16, int32, int64 = (DTYPE_OBJECTS[n] for n in ("int8", "int16", "int32"
 uint8, uint16, uint32, uint64 = (DTYPE_OBJECTS[n] for n in ("uint8", "uint16", "uint32", "uint64"))
 bool = DTYPE_OBJECTS["bool"]  # noqa: A001 - the standard's name
 
+# PyTorch's names of the dtypes, for its messages.
+TORCH_DTYPE_NAMES = {
+    float64: "Double",
+    int64: "Long",
+    float32: "Float",
+    float16: "Half",
+    int32: "Int",
+    int16: "Short",
+    int8: "Char",
+    uint8: "Byte",
+    bool: "Bool",
+    complex64: "ComplexFloat",
+    complex128: "ComplexDouble",
+}
+
 
 e = np.e
 pi = np.pi

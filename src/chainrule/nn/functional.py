@@ -14,6 +14,7 @@ from .. import _backend, linalg
 from .. import _namespace as ops
 from .. import random as _random
 from .._batching import Batched, every_sample
+from .._dtypes import TORCH_DTYPE_NAMES
 from .._mode import grad_mode
 from .._namespace import logsumexp
 from .._rules import OPS
@@ -386,28 +387,12 @@ def hardshrink(x: Tensor, /, lambd: float = 0.5) -> Tensor:
     return ops.where(outside, x, ops.where(inside, 0.0, x.detach()))
 
 
-# PyTorch's names of the integer and floating dtypes, for its messages.
-_TORCH_DTYPE_NAMES = {
-    ops.float64: "Double",
-    ops.int64: "Long",
-    ops.float32: "Float",
-    ops.float16: "Half",
-    ops.int32: "Int",
-    ops.int16: "Short",
-    ops.int8: "Char",
-    ops.uint8: "Byte",
-    ops.bool: "Bool",
-    ops.complex64: "ComplexFloat",
-    ops.complex128: "ComplexDouble",
-}
-
-
 def _real_only(x: Tensor, name: str) -> None:
     """PyTorch's refusal of complex values where a maximum is taken (complex numbers have no
     order; NumPy's lexicographic one would pick a meaningless element); `name` is the kernel
     PyTorch's message names."""
     if ops.isdtype(x.dtype, "complex floating"):
-        raise NotImplementedError(f"\"{name}\" not implemented for '{_TORCH_DTYPE_NAMES[x.dtype]}'")
+        raise NotImplementedError(f"\"{name}\" not implemented for '{TORCH_DTYPE_NAMES[x.dtype]}'")
 
 
 def _check_lambda(x: Tensor, lambd: float) -> None:
@@ -415,7 +400,7 @@ def _check_lambda(x: Tensor, lambd: float) -> None:
         largest = ops.finfo(x.dtype).max
         raise RuntimeError(
             f"lambda must be in range [0, {largest:g}] for input dtype "
-            f"{_TORCH_DTYPE_NAMES.get(x.dtype, x.dtype)}, but found {lambd:g}"
+            f"{TORCH_DTYPE_NAMES.get(x.dtype, x.dtype)}, but found {lambd:g}"
         )
 
 
@@ -1758,7 +1743,7 @@ def _max_unpool(x: Tensor, indices: Tensor, size: list[int], name: str) -> Tenso
             f"tensor with {x.ndim} dimensions."
         )
     if indices.dtype != ops.int64:
-        got = "" if spatial == 3 else f" but got: {_TORCH_DTYPE_NAMES.get(indices.dtype)}"
+        got = "" if spatial == 3 else f" but got: {TORCH_DTYPE_NAMES.get(indices.dtype)}"
         raise RuntimeError(f"elements in indices should be type int64{got}")
     if tuple(indices.shape) != tuple(x.shape):
         raise RuntimeError(
@@ -2975,7 +2960,7 @@ def embedding_bag(
     if not ops.isdtype(weight.dtype, "real floating") and (
         mode == "max" or not ops.isdtype(weight.dtype, "complex floating")
     ):
-        name = _TORCH_DTYPE_NAMES.get(weight.dtype, weight.dtype)
+        name = TORCH_DTYPE_NAMES.get(weight.dtype, weight.dtype)
         got = f"CPU{name}Type" if weight.dtype.kind == "c" else f"torch.{name}Tensor"
         raise RuntimeError(
             "Expected tensor for argument #1 'weight' to have one of the following scalar types: "
