@@ -15,6 +15,7 @@ from .. import _namespace as ops
 from .. import random as _random
 from .._batching import Batched, every_sample
 from .._dtypes import TORCH_DTYPE_NAMES
+from .._inplace import write_out
 from .._mode import grad_mode
 from .._namespace import logsumexp
 from .._rules import OPS
@@ -427,14 +428,14 @@ def logsigmoid(x: Tensor, /) -> Tensor:
 
 
 def normalize(
-    x: Tensor, /, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: None = None
+    x: Tensor, /, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None
 ) -> Tensor:
     """x divided by its p-norm along `dim` (kept as an axis of size 1), the norm clamped below
-    at eps so that a zero vector stays zero."""
-    if out is not None:
-        raise NotImplementedError("normalize(out=...) is not supported; use the result")
+    at eps so that a zero vector stays zero. With `out`, the result is written into it (no
+    gradient flows then; its shape must be the result's) and it is returned."""
     norm = linalg.vector_norm(x, axis=dim, keepdims=True, ord=p)
-    return x / ops.maximum(norm, eps)
+    result = x / ops.maximum(norm, eps)
+    return result if out is None else write_out(out, result, "div")
 
 
 def _broadcast_pair(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
