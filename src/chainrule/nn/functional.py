@@ -1763,7 +1763,9 @@ def _max_unpool(x: Tensor, indices: Tensor, size: list[int], name: str) -> Tenso
     planes, count = x.shape[0] * x.shape[1], math.prod(size)
     # The output where x or a plane is empty: zeros, joined to x's graph (by x's empty
     # slice) so that it requires grad as x does and sends x a zero gradient, as PyTorch's.
-    out = ops.concat([ops.reshape(x, (-1,))[:0], ops.zeros((planes * count,), dtype=x.dtype)])
+    # (x's empty slice taken by indexing: Dask can't reshape an empty batch)
+    nothing = x[(slice(0, 0),) + (0,) * (x.ndim - 1)]
+    out = ops.concat([nothing, ops.zeros((planes * count,), dtype=x.dtype)])
     if x.size and count:
         if grad_mode.extended and grad_mode.tracer is not None:
             # the indices' range is read: chainrule.compile runs it eagerly (named without
