@@ -63,6 +63,7 @@ __all__ = [
     "rebase_dirty",
     "setitem",
     "undo_writes",
+    "write_out",
 ]
 
 _LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -756,6 +757,35 @@ def _written(t: Tensor, value) -> Tensor:
 
 
 _NUMBERS = (bool, int, float, complex)
+
+
+def write_out(out: Tensor, value: Tensor, name: str) -> Tensor:
+    """An op's `out=` argument given its result `value` (in place, as copy_), as PyTorch's:
+    refused where a gradient or a tangent would flow (out= functions have neither), and not
+    noted for the func transforms (grad_mode.writes): PyTorch's refusal of a write into a
+    captured tensor covers in-place ops, not out= ones (its spectral_norm writes its power
+    iteration's vectors through out= inside torch.func's transforms)."""
+    if dual(value) or dual(out):
+        raise NotImplementedError(
+            f"Trying to use forward AD with {name}_out that does not support it because it is "
+            "an out= function"
+        )
+    if grad_mode.enabled and (value._edge is not None or out._edge is not None):
+        raise RuntimeError(
+            f"{name}(): functions with out=... arguments don't support automatic "
+            "differentiation, but one of the arguments requires grad."
+        )
+    if out.shape != value.shape:
+        raise NotImplementedError(
+            f"{name}(out=...): an out of shape {list(out.shape)} for a result of shape "
+            f"{list(value.shape)} (PyTorch resizes it) is not supported"
+        )
+    outer, grad_mode.writes = grad_mode.writes, None
+    try:
+        setitem(out, Ellipsis, value)
+    finally:
+        grad_mode.writes = outer
+    return out
 
 
 def setitem(self: Tensor, key, value) -> None:

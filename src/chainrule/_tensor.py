@@ -1280,6 +1280,7 @@ class Tensor:
         softmax = _torch_methods.softmax
         log_softmax = _torch_methods.log_softmax
         pow = _torch_methods.pow
+        xlogy = _torch_methods.xlogy
         masked_fill = _torch_methods.masked_fill
         where = _torch_methods.where
         clamp = _torch_methods.clamp
@@ -1289,6 +1290,7 @@ class Tensor:
         fill_ = _torch_methods.fill_
         copy_ = _torch_methods.copy_
         clamp_ = _torch_methods.clamp_
+        xlogy_ = _torch_methods.xlogy_
         normal_ = _torch_methods.normal_
         uniform_ = _torch_methods.uniform_
         to = _torch_methods.to

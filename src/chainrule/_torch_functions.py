@@ -4,11 +4,12 @@ from chainrule's default generator (`manual_seed`, `rand`, `randn`, `randint`, `
 `from_numpy`, `einsum`, the default floating dtype (`get_default_dtype`, `set_default_dtype`),
 and the tensor functions PyTorch has at the top level beside its methods (`cat`, `flatten`,
 `unsqueeze`, `transpose`, `chunk`, `split`, `unbind`, `sigmoid`, `relu`, `clamp`, `mm`, `bmm`,
-`diag`, `topk`), and the sorting and selection ones (`kthvalue`, `quantile`...; PyTorch's
+`diag`, `topk`, `xlogy`), and the sorting and selection ones (`kthvalue`, `quantile`...; PyTorch's
 `median` and `nanmedian` are Tensor methods only: see Tensor.median)."""
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,7 +17,7 @@ import numpy as np
 
 from . import _torch_methods as _method
 from . import _torch_sorting as _sorting
-from . import linalg
+from . import linalg, special
 from . import random as _random
 from ._backend import DEFAULT_FLOAT, DType, from_backend_dtype
 from ._batching import Batched
@@ -49,7 +50,7 @@ __all__ = [
     "chunk", "split", "unbind", "sigmoid", "relu", "clamp", "mm", "bmm", "diagonal", "diag", "topk",
     "cholesky_solve", "logdet", "cdist",
     "msort", "kthvalue", "mode", "cummax", "cummin", "logcumsumexp",
-    "aminmax", "nansum", "nanmean", "quantile", "nanquantile",
+    "aminmax", "nansum", "nanmean", "quantile", "nanquantile", "xlogy",
 ]  # fmt: skip
 
 _COMPLEX_OF = {float16: complex64, float32: complex64, float64: complex128}
@@ -346,6 +347,19 @@ def relu(input: ArrayLike) -> Tensor:  # noqa: A002
 def clamp(input: ArrayLike, min: ArrayLike = None, max: ArrayLike = None) -> Tensor:  # noqa: A002
     """`input.clamp(min, max)`."""
     return _method.clamp(as_tensor(input), min, max)
+
+
+def xlogy(input: ArrayLike, other: ArrayLike) -> Tensor:  # noqa: A002
+    """input * log(other), 0 where input is 0 (chainrule.special.xlogy, its derivatives
+    too); one of the two may be a Python number, not both (PyTorch's TypeError)."""
+    if isinstance(input, numbers.Number) and isinstance(other, numbers.Number):
+        raise TypeError(
+            f"xlogy() received an invalid combination of arguments - got "
+            f"({type(input).__name__}, {type(other).__name__}), but expected one of: "
+            "(Tensor input, Tensor other), (Number self, Tensor other), "
+            "(Tensor input, Number other)"
+        )
+    return special.xlogy(input, other)
 
 
 def mm(input: ArrayLike, mat2: ArrayLike) -> Tensor:  # noqa: A002

@@ -9,11 +9,12 @@ import numbers
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from . import _backend, linalg
+from . import _backend, linalg, special
 from . import _namespace as ops
 from . import random as _random
 from ._backend import DType
 from ._batching import every_sample
+from ._dtypes import TORCH_DTYPE_NAMES
 from ._inplace import INPLACE_OPERATORS, setitem
 from ._rules import OPS
 from ._tensor import Tensor
@@ -499,6 +500,11 @@ def clamp(self: Tensor, min: ArrayLike = None, max: ArrayLike = None) -> Tensor:
     return ops.clip(self if dtype == self.dtype else ops.astype(self, dtype), min, max)
 
 
+def xlogy(self: Tensor, other: ArrayLike) -> Tensor:
+    """self * log(other), 0 where self is 0 (chainrule.special.xlogy, its derivatives too)."""
+    return special.xlogy(self, other)
+
+
 def pow(self: Tensor, exponent: ArrayLike) -> Tensor:  # noqa: A001
     """This tensor to the power `exponent`."""
     return ops.pow(self, exponent)
@@ -623,6 +629,23 @@ def _set_imag(self: Tensor, value: ArrayLike) -> None:
 def clamp_(self: Tensor, min: ArrayLike = None, max: ArrayLike = None) -> Tensor:  # noqa: A002
     """Limit this tensor to [min, max], in place."""
     setitem(self, Ellipsis, clamp(self, min, max))
+    return self
+
+
+def xlogy_(self: Tensor, other: ArrayLike) -> Tensor:
+    """self * log(other) written into this tensor, which keeps its shape and dtype."""
+    out = xlogy(self, other)
+    if out.shape != self.shape:
+        raise RuntimeError(
+            f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+            f"{list(out.shape)}"
+        )
+    if out.dtype != self.dtype and not ops.isdtype(self.dtype, "real floating"):
+        raise RuntimeError(
+            f"result type {TORCH_DTYPE_NAMES[out.dtype]} can't be cast to the desired output "
+            f"type {TORCH_DTYPE_NAMES[self.dtype]}"
+        )
+    setitem(self, Ellipsis, out)
     return self
 
 
@@ -919,6 +942,7 @@ TORCH_METHODS = {
     "softmax": softmax,
     "log_softmax": log_softmax,
     "pow": pow,
+    "xlogy": xlogy,
     "add": _add,
     "sub": _sub,
     "mul": _mul,
@@ -949,6 +973,7 @@ TORCH_METHODS = {
     "real": property(_real, _set_real, doc=_real.__doc__),
     "imag": property(_imag, _set_imag, doc=_imag.__doc__),
     "clamp_": clamp_,
+    "xlogy_": xlogy_,
     "normal_": normal_,
     "uniform_": uniform_,
     # dtypes, devices, copies, sizes

@@ -107,13 +107,22 @@ class Generator:
         return out if dtype is None or out.dtype == dtype else asarray(out, dtype=dtype)
 
     def _floats(self, kind: str, shape: tuple[int, ...], dtype: DTypeLike) -> Any:
+        """Uniform ("rand") or standard normal numbers; of a complex dtype as PyTorch's:
+        the real and then the imaginary parts drawn in the parts' dtype, a normal's parts
+        each of variance 1/2 (the complex number's is 1)."""
         dt = np.dtype(DEFAULT_FLOAT.real if dtype is None else dtype)
-        if dt.kind != "f":
-            raise TypeError(f"{kind}: dtype must be a real floating dtype, not {dt}")
+        if dt.kind not in "fc":
+            raise TypeError(f"{kind}: dtype must be a floating or complex dtype, not {dt}")
+        part = np.finfo(dt).dtype  # dt itself where it is real
         draw = self._rng.random if kind == "rand" else self._rng.standard_normal
         if self._native and self._xp is not np:
-            return draw(shape, dtype=_backend.to_backend_dtype(self._xp, dt))
-        return draw(shape, dtype=dt)
+            part = _backend.to_backend_dtype(self._xp, part)
+        if dt.kind == "f":
+            return draw(shape, dtype=part)
+        real, imag = draw(shape, dtype=part), draw(shape, dtype=part)
+        if kind == "randn":
+            real, imag = real * math.sqrt(0.5), imag * math.sqrt(0.5)
+        return real + 1j * imag
 
     def rand(
         self, *shape: int | Sequence[int], dtype: DTypeLike = None, device: Device = None
@@ -138,9 +147,10 @@ class Generator:
         dtype: DTypeLike = None,
         device: Device = None,
     ) -> Tensor:
-        """Uniform numbers in [low, high) of `shape`."""
+        """Uniform numbers in [low, high) of `shape`; of a complex dtype, their real and
+        imaginary parts each (PyTorch's complex uniform_)."""
         u = self.rand(shape, dtype=dtype, device=device)
-        return u * (high - low) + low
+        return u * (high - low) + (low * (1 + 1j) if u.dtype.kind == "c" else low)
 
     def normal(
         self,
@@ -151,10 +161,13 @@ class Generator:
         dtype: DTypeLike = None,
         device: Device = None,
     ) -> Tensor:
-        """Normal numbers of mean `mean` and standard deviation `std`, of `shape`."""
+        """Normal numbers of mean `mean` and standard deviation `std`, of `shape`; of a
+        complex dtype, PyTorch's complex normal_: real and imaginary parts each of mean
+        `mean` and standard deviation std / sqrt(2)."""
         if std < 0:
             raise ValueError(f"normal expects std >= 0.0, but found std {std}")
-        return self.randn(shape, dtype=dtype, device=device) * std + mean
+        z = self.randn(shape, dtype=dtype, device=device)
+        return z * std + (mean * (1 + 1j) if z.dtype.kind == "c" else mean)
 
     def randint(
         self,

@@ -1,7 +1,8 @@
-"""The other library gaps that rules call: Dask's broadcasts in chunks, Cholesky factor,
-searches, one-chunk transforms, wide identity matrices, PyTorch's unique_all and linear
-algebra that array-api-compat passes on wrongly; inverses in the input's dtype, and JAX's
-singular inverses and solves refused; PyTorch's own derivative kernels."""
+"""The other library gaps that rules call: Dask's broadcasts in chunks and reshapes of empty
+arrays, Cholesky factor, searches, one-chunk transforms, wide identity matrices, PyTorch's
+unique_all and linear algebra that array-api-compat passes on wrongly; inverses in the
+input's dtype, and JAX's singular inverses and solves refused; PyTorch's own derivative
+kernels."""
 
 from __future__ import annotations
 
@@ -38,6 +39,15 @@ def broadcast_to(xp, a, shape, layout=None):
 
 def _broadcast_block(a, zeros):
     return np.broadcast_to(a, zeros.shape)
+
+
+def reshape_empty(xp, a, shape):
+    """xp.reshape of an array with no element; on Dask new zeros of the shape (its reshape
+    merges or splits axes by their chunks, which an axis of length 0 defeats: an empty
+    batch). The shape is resolved (-1) as NumPy does, with NumPy's error."""
+    if library(xp) == "dask":
+        return xp.zeros(np.empty(a.shape, dtype=bool).reshape(shape).shape, dtype=a.dtype)
+    return xp.reshape(a, shape)
 
 
 def complex_from_parts(xp, re, im):

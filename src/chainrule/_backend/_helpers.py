@@ -193,6 +193,8 @@ def take_along_add(xp, g, p):
             for d, k in enumerate(g.shape)
         )
         out = index_add(xp, g, (key, full, dtype))
+    elif math.prod(g.shape) == 0:  # nothing to add (an empty batch): Dask can't flatten g
+        out = xp.zeros(full, dtype=dtype)
     else:
         positions = xp.reshape(flat_positions(xp, full, indices, axis, g.shape), (-1,))
         size = math.prod(full)

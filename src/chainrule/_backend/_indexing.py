@@ -371,6 +371,8 @@ def take_along_axis(xp, x, indices, axis: int):
     indices = _checked_when_computed(indices, 0, x.shape[axis], axis)
     shape = tuple(max(a, b) for a, b in zip(x.shape, indices.shape))
     shape = shape[:axis] + (indices.shape[axis],) + shape[axis + 1 :]
+    if math.prod(shape) == 0:  # nothing picked (an empty batch): Dask can't flatten an empty x
+        return xp.zeros(shape, dtype=x.dtype)
     flat = xp.reshape(x, (-1,))
     return xp.reshape(
         xp.take(flat, xp.reshape(flat_positions(xp, x.shape, indices, axis, shape), (-1,))), shape

@@ -13,10 +13,11 @@ from ._declare import _is_complex, _zero_like, crossing, linear_pair, nary, unar
 # ----------------------------------------------------------------------------- shape and order
 # p carries the input shape where the VJP needs it, so that no input is kept alive for it.
 
+# (An array with no element goes to _backend.reshape_empty: Dask can't reshape an empty batch.)
 unary(
     "reshape",
-    lambda xp, x, p: xp.reshape(x, p[0]),
-    lambda xp, g, x, out, p: xp.reshape(g, p[1]),
+    lambda xp, x, p: xp.reshape(x, p[0]) if x.size else _backend.reshape_empty(xp, x, p[0]),
+    lambda xp, g, x, out, p: xp.reshape(g, p[1]) if g.size else _backend.reshape_empty(xp, g, p[1]),
     jvp="linear",
     view=True,
     complex="own",

@@ -53,12 +53,17 @@ def _inputs(inputs, fn: str) -> tuple:
     return found, None
 
 
-def _targets(inputs, what: str):
+_NO_RETAIN = "can't retain_grad on Tensor that has requires_grad=False"
+
+
+def _targets(inputs, what: str, refusal: str):
+    """The nodes of `inputs`, each one refused with `refusal` where it does not require
+    grad (PyTorch's words differ between grad and backward: backward would retain_grad)."""
     for t in inputs:
         if t.__class__ is not Tensor:
             raise TypeError(f"{what} must be Tensors, got {type(t).__name__}")
         if t._edge is None:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
+            raise RuntimeError(refusal)
     return {node_of(t._edge) for t in inputs}
 
 
@@ -79,6 +84,10 @@ def backward(
 ) -> None:
     """Sum the gradients of `tensors` (weighted by `grad_tensors`) into the `.grad` of the
     leaves that require grad, or only of `inputs` when given."""
+    if inputs is not None:  # checked first, as PyTorch
+        inputs = _inputs(inputs, "backward")[0]
+        if not inputs:
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     tensors = _seq(tensors)
     grad_tensors = (None,) * len(tensors) if grad_tensors is None else _seq(grad_tensors)
     if retain_graph is None:
@@ -89,10 +98,7 @@ def backward(
         return  # nothing to differentiate, as PyTorch
     targets = None
     if inputs is not None:
-        inputs = _inputs(inputs, "backward")[0]
-        if not inputs:
-            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-        targets = _targets(inputs, "inputs")
+        targets = _targets(inputs, "inputs", _NO_RETAIN)
     stored = {id(g) for _, g in roots}
 
     def accumulate_now(node, g) -> None:
@@ -315,12 +321,14 @@ def grad(
     if allow_unused is None:
         allow_unused = materialize_grads
     if not inputs:
-        raise RuntimeError("grad requires at least one input")
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     grad_outputs = (None,) * len(outputs) if grad_outputs is None else _seq(grad_outputs)
     if retain_graph is None:
         retain_graph = create_graph
-    targets = _targets(inputs, "inputs")
+    # The outputs are checked before the inputs, as PyTorch's: a gradient without a graph
+    # differentiated by itself is refused as an output.
     roots = _root_grads(outputs, grad_outputs, runs_on_tensors(create_graph), "outputs")
+    targets = _targets(inputs, "inputs", "One of the differentiated Tensors does not require grad")
     captured = execute(roots, targets, retain_graph, create_graph, outputs[0]._xp) if roots else {}
     result: list[Tensor | None] = []
     for t in inputs:

@@ -306,6 +306,19 @@ def _stack(grads, x: Tensor):
     return _namespace.stack(grads)
 
 
+def _jacobian_depends(gs) -> None:
+    """strict mode of hessian, vhp and hvp: every gradient must depend on the inputs."""
+    for i, g in enumerate(gs):
+        if not g.requires_grad:
+            raise RuntimeError(
+                "While computing the hessian, found that the jacobian of the user-provided "
+                f"function with respect to input {i} is independent of the input. This is not "
+                "allowed in strict mode. You should ensure that your function is twice "
+                "differentiable and that the jacobian depends on the inputs (this would be "
+                "violated by a linear function for example)."
+            )
+
+
 def hessian(
     func: Callable[..., Any],
     inputs: _Inputs,
@@ -335,16 +348,7 @@ def hessian(
             )
         gs = _grad((out,), xs, None, True, strict=strict)
         if strict:
-            for i, g in enumerate(gs):
-                if not g.requires_grad:
-                    raise RuntimeError(
-                        "While computing the hessian, found that the jacobian of the "
-                        f"user-provided function with respect to input {i} is independent of "
-                        "the input. This is not allowed in strict mode. You should ensure that "
-                        "your function is twice differentiable and that the jacobian depends "
-                        "on the inputs (this would be violated by a linear function for "
-                        "example)."
-                    )
+            _jacobian_depends(gs)
         return _unpack(gs, inputs)
 
     if outer_jacobian_strategy == "forward-mode":
@@ -370,10 +374,13 @@ def vhp(
     strict: bool = False,
 ) -> tuple[Tensor, Any]:
     """(func(inputs), v^T H) for scalar func, by grad of grad. strict: an input the output
-    does not depend on raises."""
+    does not depend on raises, and so does a gradient that does not depend on the inputs (a
+    linear func)."""
     xs = _leaves(inputs, create_graph)
     out = func(*xs)
     gs = _grad((out,), xs, None, True, strict=strict)
+    if strict:
+        _jacobian_depends(gs)
     dots = [_namespace.sum(g * as_tensor(u)) for g, u in zip(gs, _tuple(v))]
     total = dots[0]
     for d in dots[1:]:

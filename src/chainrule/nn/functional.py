@@ -14,7 +14,8 @@ from .. import _backend, linalg
 from .. import _namespace as ops
 from .. import random as _random
 from .._batching import Batched, every_sample
-from .._dtypes import TORCH_DTYPE_NAMES as _TORCH_DTYPE_NAMES
+from .._dtypes import TORCH_DTYPE_NAMES
+from .._inplace import write_out
 from .._mode import grad_mode
 from .._namespace import logsumexp
 from .._rules import OPS
@@ -392,7 +393,7 @@ def _real_only(x: Tensor, name: str) -> None:
     order; NumPy's lexicographic one would pick a meaningless element); `name` is the kernel
     PyTorch's message names."""
     if ops.isdtype(x.dtype, "complex floating"):
-        raise NotImplementedError(f"\"{name}\" not implemented for '{_TORCH_DTYPE_NAMES[x.dtype]}'")
+        raise NotImplementedError(f"\"{name}\" not implemented for '{TORCH_DTYPE_NAMES[x.dtype]}'")
 
 
 def _check_lambda(x: Tensor, lambd: float) -> None:
@@ -400,7 +401,7 @@ def _check_lambda(x: Tensor, lambd: float) -> None:
         largest = ops.finfo(x.dtype).max
         raise RuntimeError(
             f"lambda must be in range [0, {largest:g}] for input dtype "
-            f"{_TORCH_DTYPE_NAMES.get(x.dtype, x.dtype)}, but found {lambd:g}"
+            f"{TORCH_DTYPE_NAMES.get(x.dtype, x.dtype)}, but found {lambd:g}"
         )
 
 
@@ -427,14 +428,14 @@ def logsigmoid(x: Tensor, /) -> Tensor:
 
 
 def normalize(
-    x: Tensor, /, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: None = None
+    x: Tensor, /, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None
 ) -> Tensor:
     """x divided by its p-norm along `dim` (kept as an axis of size 1), the norm clamped below
-    at eps so that a zero vector stays zero."""
-    if out is not None:
-        raise NotImplementedError("normalize(out=...) is not supported; use the result")
+    at eps so that a zero vector stays zero. With `out`, the result is written into it (no
+    gradient flows then; its shape must be the result's) and it is returned."""
     norm = linalg.vector_norm(x, axis=dim, keepdims=True, ord=p)
-    return x / ops.maximum(norm, eps)
+    result = x / ops.maximum(norm, eps)
+    return result if out is None else write_out(out, result, "div")
 
 
 def _broadcast_pair(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
@@ -1743,7 +1744,7 @@ def _max_unpool(x: Tensor, indices: Tensor, size: list[int], name: str) -> Tenso
             f"tensor with {x.ndim} dimensions."
         )
     if indices.dtype != ops.int64:
-        got = "" if spatial == 3 else f" but got: {_TORCH_DTYPE_NAMES.get(indices.dtype)}"
+        got = "" if spatial == 3 else f" but got: {TORCH_DTYPE_NAMES.get(indices.dtype)}"
         raise RuntimeError(f"elements in indices should be type int64{got}")
     if tuple(indices.shape) != tuple(x.shape):
         raise RuntimeError(
@@ -1762,7 +1763,9 @@ def _max_unpool(x: Tensor, indices: Tensor, size: list[int], name: str) -> Tenso
     planes, count = x.shape[0] * x.shape[1], math.prod(size)
     # The output where x or a plane is empty: zeros, joined to x's graph (by x's empty
     # slice) so that it requires grad as x does and sends x a zero gradient, as PyTorch's.
-    out = ops.concat([ops.reshape(x, (-1,))[:0], ops.zeros((planes * count,), dtype=x.dtype)])
+    # (x's empty slice taken by indexing: Dask can't reshape an empty batch)
+    nothing = x[(slice(0, 0),) + (0,) * (x.ndim - 1)]
+    out = ops.concat([nothing, ops.zeros((planes * count,), dtype=x.dtype)])
     if x.size and count:
         if grad_mode.extended and grad_mode.tracer is not None:
             # the indices' range is read: chainrule.compile runs it eagerly (named without
@@ -2960,7 +2963,7 @@ def embedding_bag(
     if not ops.isdtype(weight.dtype, "real floating") and (
         mode == "max" or not ops.isdtype(weight.dtype, "complex floating")
     ):
-        name = _TORCH_DTYPE_NAMES.get(weight.dtype, weight.dtype)
+        name = TORCH_DTYPE_NAMES.get(weight.dtype, weight.dtype)
         got = f"CPU{name}Type" if weight.dtype.kind == "c" else f"torch.{name}Tensor"
         raise RuntimeError(
             "Expected tensor for argument #1 'weight' to have one of the following scalar types: "

@@ -10,6 +10,7 @@ from typing import Literal
 from .. import _namespace as ops
 from .. import linalg
 from .. import random as _random
+from .._dtypes import TORCH_DTYPE_NAMES
 from .._tensor import Tensor, no_grad
 
 __all__ = [
@@ -109,6 +110,10 @@ def trunc_normal_(
     conditioned on [a, b] (drawn again where they fall outside, until none does)."""
     if not a < b:
         raise ValueError(f"trunc_normal_: expected a < b, got a={a}, b={b}")
+    if tensor.dtype.kind == "c":  # complex numbers have no order to truncate by
+        raise NotImplementedError(
+            f"\"lt_cpu\" not implemented for '{TORCH_DTYPE_NAMES[tensor.dtype]}'"
+        )
     gen = _random.default_generator if generator is None else generator
     with no_grad():
         values = gen.normal(mean, std, tensor.shape, dtype=tensor.dtype)

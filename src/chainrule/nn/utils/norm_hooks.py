@@ -117,13 +117,12 @@ class SpectralNorm:
         matrix = _as_matrix(weight, self.dim)
         if do_power_iteration:
             with no_grad():
+                # Written through normalize's out=, as PyTorch's (the func transforms allow
+                # that where they refuse an in-place write into a captured tensor).
                 for _ in range(self.n_power_iterations):
-                    v.copy_(
-                        F.normalize(
-                            ops.matmul(ops.matrix_transpose(matrix), u), dim=0, eps=self.eps
-                        )
-                    )
-                    u.copy_(F.normalize(ops.matmul(matrix, v), dim=0, eps=self.eps))
+                    transposed = ops.matrix_transpose(matrix)
+                    F.normalize(ops.matmul(transposed, u), dim=0, eps=self.eps, out=v)
+                    F.normalize(ops.matmul(matrix, v), dim=0, eps=self.eps, out=u)
             # Copies: sigma's derivative needs these values, and the buffers change in place
             # at the next training call.
             u, v = u.clone(), v.clone()

@@ -134,13 +134,13 @@ class _SpectralNorm(Module):
             self._power_method(matrix, 15)
 
     def _power_method(self, matrix: Tensor, n_power_iterations: int) -> None:
-        """Move _u and _v (in place) towards the leading singular vectors of `matrix`."""
+        """Move _u and _v (written through normalize's out=, as PyTorch's, which the func
+        transforms allow where they refuse an in-place write into a captured tensor) towards
+        the leading singular vectors of `matrix`."""
         with no_grad():
             for _ in range(n_power_iterations):
-                self._u.copy_(F.normalize(ops.matmul(matrix, self._v), dim=0, eps=self.eps))
-                self._v.copy_(
-                    F.normalize(ops.matmul(_adjoint(matrix), self._u), dim=0, eps=self.eps)
-                )
+                F.normalize(ops.matmul(matrix, self._v), dim=0, eps=self.eps, out=self._u)
+                F.normalize(ops.matmul(_adjoint(matrix), self._u), dim=0, eps=self.eps, out=self._v)
 
     def forward(self, weight: Tensor) -> Tensor:
         """The weight divided by its estimated spectral norm (a vector: normalised); in
