@@ -5,6 +5,8 @@ boundary (batch, unbatch). All are linear: each is its own JVP."""
 
 from __future__ import annotations
 
+import math
+
 from .. import _backend, _batching
 from .._backend import sum_to
 from .._node import ZERO
@@ -13,11 +15,32 @@ from ._declare import _is_complex, _zero_like, crossing, linear_pair, nary, unar
 # ----------------------------------------------------------------------------- shape and order
 # p carries the input shape where the VJP needs it, so that no input is kept alive for it.
 
-# (An array with no element goes to _backend.reshape_empty: Dask can't reshape an empty batch.)
+
+# Dask refuses to reshape an array with no element (its reshape merges or splits chunks: an
+# empty batch): such an array goes to _backend.reshape_empty once the library has refused it,
+# so a reshape reads nothing more than before (the try costs nothing until it raises).
+def _reshape_fwd(xp, x, p):
+    try:
+        return xp.reshape(x, p[0])
+    except Exception:
+        if math.prod(x.shape) != 0:
+            raise
+        return _backend.reshape_empty(xp, x, p[0])
+
+
+def _reshape_vjp(xp, g, x, out, p):
+    try:
+        return xp.reshape(g, p[1])
+    except Exception:
+        if math.prod(g.shape) != 0:
+            raise
+        return _backend.reshape_empty(xp, g, p[1])
+
+
 unary(
     "reshape",
-    lambda xp, x, p: xp.reshape(x, p[0]) if x.size else _backend.reshape_empty(xp, x, p[0]),
-    lambda xp, g, x, out, p: xp.reshape(g, p[1]) if g.size else _backend.reshape_empty(xp, g, p[1]),
+    _reshape_fwd,
+    _reshape_vjp,
     jvp="linear",
     view=True,
     complex="own",
