@@ -79,7 +79,7 @@ class Alias:
     (paths). graph: a member ever needed grad (a graph may hold the
     memory's arrays without a version to check)."""
 
-    __slots__ = ("members", "arrays", "mutable", "graph", "root")
+    __slots__ = ("members", "arrays", "mutable", "graph", "root", "prune_at")
 
     def __init__(self, mutable: bool) -> None:
         self.members: list = []
@@ -87,15 +87,27 @@ class Alias:
         self.mutable = mutable
         self.graph = False
         self.root: Any = None
+        self.prune_at = 16
 
     def add(self, t: Any, path: tuple) -> None:
         """Make t a member (its counter set: its group becomes this one)."""
         t._vc.group = self
-        self.members = [e for e in self.members if e[0]() is not t]  # w.data = t: again
+        # t is new to the group (a member that takes other memory leaves first: `drop`), so
+        # nothing is looked up; dead members are dropped once the list has doubled since the
+        # last time. A loop that took a view at each step (y[1:3] = x[0:2], or a chain of
+        # reshapes) made each add pass over every member before it: quadratic in the steps.
+        if len(self.members) >= self.prune_at:
+            self.live()
+            self.prune_at = 2 * len(self.members) + 16
         self.members.append((weakref.ref(t), path))
         if t._edge is not None:
             self.graph = True
         self.held(t)
+
+    def drop(self, t: Any) -> None:
+        """t leaves the group (its .data is set: it joins the group of other memory, or this
+        one again with another path)."""
+        self.members = [e for e in self.members if e[0]() is not t]
 
     def held(self, t: Any) -> None:
         """Note t's array object (new, or t's after a write)."""

@@ -542,6 +542,9 @@ class Tensor:
             mixed_error("data =", self._xp, value._xp)
         self._data = value._data
         # Out of the group of its former memory: a counter of its own, version kept.
+        former = alias_group(self)
+        if former is not None:
+            former.drop(self)
         self._vc = VersionCounter(self._version)
         self._view = None
         share(value, self)
