@@ -150,8 +150,3 @@ def test_hardtanh_with_min_above_max_raises():
         nn.Hardtanh(1.0, -1.0)
     with pytest.raises(ValueError, match="min_val cannot be greater than max_val"):
         F.hardtanh(T([0.0]), 1.0, -1.0)
-
-
-def test_normalize_out_argument_is_not_supported():
-    with pytest.raises(NotImplementedError, match="out="):
-        F.normalize(T([[1.0, 2.0]]), out=T([[0.0, 0.0]]))
