@@ -321,8 +321,9 @@ def _eig(draw):
 
     def parts(x):
         w, v = LA.eig(x)
-        order = cr.argsort(cr.real(w))
-        w, v = cr.take(w, order), cr.take(v, order, axis=-1)
+        order = cr.argsort(cr.real(w), axis=-1)
+        w = cr.take_along_axis(w, order, axis=-1)
+        v = cr.take_along_axis(v, cr.broadcast_to(order[..., None, :], v.shape), axis=-1)
         return w, v * cr.conj(v[..., :1, :])
 
     return parts, [a]
