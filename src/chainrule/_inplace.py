@@ -734,17 +734,6 @@ def _write_key(xp, a, key, v, mutable: bool):
     return _backend.assign(xp, a, key, v)
 
 
-def _covers_all(shape, key) -> bool:
-    """Whether key selects every element of an array of `shape` (setitem's gradient to the
-    overwritten tensor is then zero). Not when the key holds a vmapped array: a mask's values
-    are each sample's, not one answer (and reading them raised vmap's control flow error
-    under jacfwd of array_api_extra's apply_where)."""
-    keys = key if key.__class__ is tuple else (key,)
-    if any(k.__class__ is Batched for k in keys):
-        return False
-    return _backend.covers_all(shape, key)
-
-
 def _written(t: Tensor, value) -> Tensor:
     """The tensor of a value written into t: a Python number in t's dtype, as the standard
     casts a scalar written into an array (array_api_strict refused int64 into float64)."""
@@ -798,7 +787,7 @@ def setitem(self: Tensor, key, value) -> None:
 
         def compute(src):
             v = value if value.__class__ is Tensor else _written(self, value)
-            covered = _covers_all(self._data.shape, key)
+            covered = _backend.covers_all(self._data.shape, key)
             return OPS["setitem"]((src, v), (key, v.shape, covered))
 
         raw = value._data if value.__class__ is Tensor else value
@@ -812,14 +801,14 @@ def setitem(self: Tensor, key, value) -> None:
     lifted = _lifts(self, value, "setitem")
     if records or lifted:
         v = value if value.__class__ is Tensor else _written(self, value)
-        covered = _covers_all(self._data.shape, key)
+        covered = _backend.covers_all(self._data.shape, key)
         new = OPS["setitem"]((self, v), (key, v.shape, covered))
         _take_value(self, new, "setitem", recorded=records)
         return
     _same_library(self, value, "setitem")
     if dual(self) or dual(value):
         v = value if value.__class__ is Tensor else _written(self, value)
-        covered = _covers_all(self._data.shape, key)
+        covered = _backend.covers_all(self._data.shape, key)
         self._fw = getattr(OPS["setitem"]((self, v), (key, v.shape, covered)), "_fw", None)
     v = value._data if value.__class__ is Tensor else value
     tracer = grad_mode.tracer if grad_mode.extended else None

@@ -110,7 +110,9 @@ def _selects_by_array(k) -> bool:
 def covers_all(shape, key) -> bool:
     """Whether indexing an array of `shape` with `key` selects every element: decided from
     the key's structure, and for a boolean mask from its values, except on lazy arrays
-    (Dask), where that would compute: then False. Integer arrays count as not covering."""
+    (Dask), where that would compute, and under vmap, where each sample has its own values
+    (reading them raised vmap's control flow error: jacfwd of array_api_extra's apply_where):
+    then False. Integer arrays count as not covering."""
     keys = key if isinstance(key, tuple) else (key,)
     # Several arrays (masks too, and Python bools, which index as 0-d masks) select
     # elements pairwise (their positions broadcast together), not each its whole axes.
@@ -140,7 +142,7 @@ def covers_all(shape, key) -> bool:
             if len(range(*k.indices(shape[axis]))) != shape[axis]:
                 return False
             axis += 1
-        elif dtype_kind(k.dtype) != "b" or is_lazy(k):
+        elif dtype_kind(k.dtype) != "b" or is_lazy(k) or library(namespace(k)) == "vmap":
             return False
         else:
             if tuple(k.shape) != tuple(shape[axis : axis + k.ndim]):
