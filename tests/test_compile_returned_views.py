@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import chainrule as cr
+from chainrule._tensor import alias_group
 from conftest import N, T, fails_on
 
 RNG = np.random.default_rng(8)
@@ -108,4 +109,28 @@ def test_a_returned_view_of_a_tensor_from_outside_is_its_view_after_a_replay(vie
         out_eager.mul_(2.0)
         assert (p._version, out._version) == (p_eager._version, out_eager._version)
         np.testing.assert_array_equal(N(p), N(p_eager))
+    assert compiled.traces == 1
+
+
+def test_a_view_of_an_argument_returned_twice_joins_its_group_once():
+    # The replay makes a returned view a member of its argument's alias group; the same
+    # view at two positions is one tensor, made a member once (as eagerly).
+    def fn(x):
+        v = x[1:3]
+        return v, v
+
+    compiled = cr.compile(fn)
+    for _ in range(3):
+        x, x_eager = T(np.arange(4.0)), T(np.arange(4.0))
+        (a, b), (a_eager, b_eager) = compiled(x), fn(x_eager)
+        assert a is b
+        members = [t for t, _ in alias_group(x).live()]
+        assert sum(t is a for t in members) == 1
+        assert len(members) == len(alias_group(x_eager).live())
+        a.add_(1.0)
+        a_eager.add_(1.0)
+        np.testing.assert_array_equal(N(x), N(x_eager))
+        np.testing.assert_array_equal(N(b), N(b_eager))
+        assert (x._version, b._version) == (x_eager._version, b_eager._version)
+        del members
     assert compiled.traces == 1

@@ -693,10 +693,8 @@ def _fix_outputs(outs: list, same: list, out_versions: list, views: list, bases:
         vc = VersionCounter(value, alias, inference)
         for i in positions:
             outs[i]._vc = vc
-    repeated = {i for i, _ in same}  # (the object at its first position joins its group once)
     for (i, _, steps, path), base in zip(views, bases):
-        if i not in repeated:
-            _as_view(base, outs[i], steps, path)
+        _as_view(base, outs[i], steps, path)
     return outs
 
 
